@@ -1,0 +1,16 @@
+"""opt_suite: a declarative benchmark suite for option discovery in multi-task RL.
+
+Importing this package never imports TensorFlow (the CLI's non-training commands must answer in well
+under a second); it only makes sure that, whenever TensorFlow *is* imported later, it uses Keras 2
+(tf-keras), which tf-agents and tensorflow-probability require.
+"""
+
+import os as _os
+
+# Must happen before anything imports TensorFlow; setdefault lets a user override it deliberately.
+_os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+_os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

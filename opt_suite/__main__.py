@@ -1,0 +1,5 @@
+import sys
+
+from opt_suite.cli import main
+
+sys.exit(main())

@@ -1,0 +1,59 @@
+"""The ``opt-suite`` command line.
+
+Each subcommand lives in its own module ``opt_suite.cli.<name>`` exposing ``add_arguments(parser)``
+and ``run(args) -> int``; it is imported only when chosen, so commands that do not train (``validate``,
+``list``, ``report``, ``compare``) never import TensorFlow and answer in well under a second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> (module, one-line help). Order is the order shown by --help.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("opt_suite.cli.run", "run a spec's whole protocol and write the leaderboard"),
+    "validate": ("opt_suite.cli.validate", "check a spec and report every problem at once"),
+    "list": ("opt_suite.cli.list_cmd", "list task families, methods, learners and bundled specs"),
+    "report": ("opt_suite.cli.report", "(re)write the leaderboard, curves and index.html of a run"),
+    "compare": ("opt_suite.cli.compare", "gate CI: fail when results regress against a baseline"),
+    "show-options": ("opt_suite.cli.show_options", "draw the options of a run as PNG pictures"),
+    "validate-objective": (
+        "opt_suite.cli.validate_objective",
+        "reproduce the paper's Appendix D check of the exact objective against Monte Carlo",
+    ),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="opt-suite",
+        description="A declarative benchmark suite for option discovery in multi-task RL.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (_, help_text) in COMMANDS.items():
+        sub.add_parser(name, help=help_text, description=help_text)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    # Parse the command name first, then let only that command's module add its arguments.
+    if argv and argv[0] in COMMANDS:
+        module = importlib.import_module(COMMANDS[argv[0]][0])
+        sub = argparse.ArgumentParser(prog=f"opt-suite {argv[0]}", description=COMMANDS[argv[0]][1])
+        module.add_arguments(sub)
+        args = sub.parse_args(argv[1:])
+        try:
+            return int(module.run(args) or 0)
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            return 130
+    parser.parse_args(argv)  # prints help / usage error and exits
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

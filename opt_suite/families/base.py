@@ -1,0 +1,162 @@
+"""The task-family contract: how a family of related MDPs is described and built.
+
+A *task family* (e.g. four rooms) is one module that turns typed parameters into gymnasium
+environments. A *task* is one member of the family — one MDP variation (a start and goal, a transition
+table, a reward scale, a frame skip, ...). Families never import the runner, specs or leaderboard.
+
+Three dataclasses per family, all frozen and validated by the spec loader (see ``opt_suite.params``):
+
+- ``Params``: family-wide settings (layout, slip, rewards, episode cap, ...) — spec key ``family.params``;
+- ``Variation``: how task variations are *sampled* — spec key ``tasks.vary``;
+- ``TaskParams``: one task's concrete variation — produced by :meth:`TaskFamily.sample_tasks`, or listed
+  explicitly under the spec key ``tasks.list``.
+
+Tabular families also expose their exact model (:class:`TabularModel`) — experts (value iteration),
+eigenoptions (the state graph) and the fast vectorised test-time learner need it. Families without a
+known model (Atari) return ``None`` from :meth:`TaskFamily.tabular_model`.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+__all__ = ["Task", "TabularModel", "TaskFamily"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Task:
+    """One MDP of a family, with a readable stable id such as ``fourrooms-40x40/train/3``.
+
+    Attributes:
+      task_id: stable, readable id: ``{family instance name}/{split}/{index within split}``.
+      split: ``"train"`` or ``"test"``.
+      index: position within its split.
+      params: the family's ``TaskParams`` instance for this task.
+    """
+
+    task_id: str
+    split: str
+    index: int
+    params: Any
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TabularModel:
+    """The exact model of one tabular task, in a compact "K outcomes per (s, a)" form.
+
+    Every (state, action) pair has K possible outcomes (padded with probability-0 entries): the agent
+    moves to ``next_state[s, a, k]`` with probability ``prob[s, a, k]`` and receives
+    ``reward[s, a, k]``. ``terminal[s]`` marks absorbing states where episodes end (the goal); their
+    rows are never used. This form vectorises well (one gather per step for thousands of runs) and is
+    small even for 40x40 grids (dense P would be S*A*S).
+
+    Attributes:
+      next_state: int32 [S, A, K].
+      prob: float64 [S, A, K], rows sum to 1.
+      reward: float64 [S, A, K].
+      terminal: bool [S].
+      start: int, the start state of this task (the initial state distribution is a point mass).
+      cells: int32 [S, 2] (row, col) of each state for grid families, else None — for pictures and
+        coordinate features.
+      shape: (rows, cols) of the grid for grid families, else None.
+    """
+
+    next_state: np.ndarray
+    prob: np.ndarray
+    reward: np.ndarray
+    terminal: np.ndarray
+    start: int
+    cells: np.ndarray | None = None
+    shape: tuple[int, int] | None = None
+
+    @property
+    def num_states(self) -> int:
+        return int(self.next_state.shape[0])
+
+    @property
+    def num_actions(self) -> int:
+        return int(self.next_state.shape[1])
+
+    def dense_transitions(self) -> np.ndarray:
+        """P[s, a, s'] as a dense float64 array (for small models, tests and value iteration)."""
+        S, A, K = self.next_state.shape
+        P = np.zeros((S, A, S))
+        s_idx, a_idx = np.meshgrid(np.arange(S), np.arange(A), indexing="ij")
+        for k in range(K):
+            np.add.at(P, (s_idx, a_idx, self.next_state[:, :, k]), self.prob[:, :, k])
+        return P
+
+    def expected_reward(self) -> np.ndarray:
+        """R[s, a] = E[r | s, a]."""
+        return (self.prob * self.reward).sum(axis=-1)
+
+
+class TaskFamily(abc.ABC):
+    """A family of related MDPs. Subclass, set the class attributes, implement the three methods.
+
+    Registered through the ``opt_suite.families`` entry point group; the entry point's name is the
+    family's spec name. Class attributes:
+
+    Attributes:
+      name: the spec name (``family.name``), e.g. ``"fourrooms"``.
+      description: one line for ``opt-suite list``.
+      env_id: the versioned gymnasium id the family registers, e.g. ``"opt_suite/FourRooms-v0"``.
+      Params, Variation, TaskParams: frozen dataclasses (see the module docstring).
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    env_id: ClassVar[str]
+    Params: ClassVar[type]
+    Variation: ClassVar[type]
+    TaskParams: ClassVar[type]
+
+    def __init__(self, params: Any) -> None:
+        self.params = params
+
+    @property
+    def instance_name(self) -> str:
+        """Prefix of task ids, e.g. ``fourrooms-40x40``; override to include the defining params."""
+        return self.name
+
+    @abc.abstractmethod
+    def sample_tasks(self, variation: Any, count: int, rng: np.random.Generator) -> list[Any]:
+        """Draw ``count`` TaskParams according to ``variation``, using only ``rng``."""
+
+    def check_task(self, task_params: Any) -> list[tuple[str, str]]:
+        """Problems with an explicitly listed task, as ``(field, message)`` (e.g. a cell in a wall)."""
+        return []
+
+    @abc.abstractmethod
+    def make_env(self, task: Task, **kwargs: Any) -> Any:
+        """A fresh ``gymnasium.Env`` for ``task``; kwargs may include ``render_mode``."""
+
+    def tabular_model(self, task: Task) -> TabularModel | None:
+        """The exact model of ``task``, or None when the family has none (e.g. Atari)."""
+        return None
+
+    def make_tasks(
+        self, variation: Any, listed: Sequence[Any], count: int, train: int, test: int, seed: int
+    ) -> tuple[list[Task], list[Task]]:
+        """The train and test tasks of a spec: listed ones first, the rest sampled from ``seed``.
+
+        The first ``train`` tasks (in listed-then-sampled order) are train tasks, the next ``test``
+        are test tasks. Sampling uses its own ``SeedSequence(seed)`` stream so that task identity
+        never depends on anything but the spec.
+        """
+        rng = np.random.default_rng(np.random.SeedSequence(seed))
+        params = list(listed)[:count]
+        if len(params) < count:
+            params += self.sample_tasks(variation, count - len(params), rng)
+        prefix = self.instance_name
+        train_tasks = [Task(f"{prefix}/train/{i}", "train", i, p) for i, p in enumerate(params[:train])]
+        test_tasks = [
+            Task(f"{prefix}/test/{i}", "test", i, p)
+            for i, p in enumerate(params[train : train + test])
+        ]
+        return train_tasks, test_tasks

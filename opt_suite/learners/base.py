@@ -1,0 +1,66 @@
+"""The test-time learner contract: the same learner runs for every method on every test task.
+
+A learner learns a policy over primitives + a method's options on held-out test tasks and records the
+per-episode return and number of primitive env steps. It is registered through the
+``opt_suite.learners`` entry point group (spec key ``evaluation.learner``) and declares its
+parameters as a frozen ``Params`` dataclass (``evaluation.params``).
+
+Runs are passed in batches — (task, seed) pairs that share one option set — so that a learner can
+advance many runs together, vectorised.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from opt_suite.families.base import Task, TaskFamily
+from opt_suite.methods.base import TabularOptionSet
+
+__all__ = ["EpisodeLog", "Learner", "LearnerRun"]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class EpisodeLog:
+    """One run's learning curve: ``returns[e]`` and primitive ``steps[e]`` of episode e."""
+
+    returns: np.ndarray
+    steps: np.ndarray
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class LearnerRun:
+    """One (test task, seed) run of a learner."""
+
+    task: Task
+    seed: np.random.SeedSequence
+
+
+class Learner(abc.ABC):
+    """A test-time learner. Subclass, set the class attributes, implement :meth:`run`."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Params: ClassVar[type]
+
+    def __init__(self, params: Any) -> None:
+        self.params = params
+
+    @abc.abstractmethod
+    def run(
+        self,
+        family: TaskFamily,
+        runs: Sequence[LearnerRun],
+        options: TabularOptionSet,
+        episodes: int,
+        max_steps: int,
+    ) -> list[EpisodeLog]:
+        """Learn on every run's task from scratch; one EpisodeLog per run, in order.
+
+        Each run's randomness comes from its own seed only, so results do not depend on how runs
+        are batched.
+        """

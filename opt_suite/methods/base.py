@@ -1,0 +1,148 @@
+"""The method contract: every option-discovery method, ours and every baseline, implements it.
+
+Given the train tasks, their demonstrations (and, for methods that learn by interacting, an interaction
+budget) and a seed, a method returns an option set. The protocol (``opt_suite.runner``) then runs the
+*same* test-time learner for every method on the same held-out test tasks with the same seeds — the
+comparison is fair by construction.
+
+Methods are registered through the ``opt_suite.methods`` entry point group (the entry point name is the
+spec's ``methods[].method``). A method module must not import TensorFlow at import time (``opt-suite
+list`` and ``validate`` load every registered class); import it inside :meth:`Method.discover`.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from opt_suite.families.base import Task, TaskFamily
+
+__all__ = ["Trajectory", "TabularOptionSet", "DiscoveryContext", "Discovery", "Method"]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Trajectory:
+    """One demonstration: observations s_0..s_T, actions a_0..a_{T-1}, rewards r_1..r_T.
+
+    For tabular families ``observations`` are int state indices [T+1]; for image families they are
+    arrays [T+1, ...]. ``len(trajectory)`` is T, the number of actions (|h| in the paper).
+    """
+
+    task_id: str
+    observations: np.ndarray
+    actions: np.ndarray
+    rewards: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.actions.shape[0])
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TabularOptionSet:
+    """Learned options tabulated over every state: acting is a lookup, not a network call.
+
+    The primitives are *not* part of the set: the test-time learner always acts over the primitives
+    plus these options (as in the paper, where Algorithm 1 starts from the primitive options).
+
+    Attributes:
+      mu: float [m, S, A], mu[o, s, a] = probability that option o takes action a in state s.
+      beta: float [m, S], beta[o, s] = probability that option o terminates on reaching s.
+      names: m readable names (e.g. ``option-0``).
+    """
+
+    mu: np.ndarray
+    beta: np.ndarray
+    names: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.mu.ndim != 3 or self.beta.ndim != 2 or self.mu.shape[:2] != self.beta.shape:
+            raise ValueError(
+                f"TabularOptionSet: expected mu [m, S, A] and beta [m, S], "
+                f"got {self.mu.shape} and {self.beta.shape}"
+            )
+        if not self.names:
+            object.__setattr__(self, "names", tuple(f"option-{i}" for i in range(len(self))))
+
+    def __len__(self) -> int:
+        return int(self.mu.shape[0])
+
+    @classmethod
+    def empty(cls, num_states: int, num_actions: int) -> TabularOptionSet:
+        """No options at all: the learner uses primitives alone."""
+        return cls(np.zeros((0, num_states, num_actions)), np.zeros((0, num_states)), ())
+
+    def save(self, path: str | Path) -> None:
+        """Write to an ``.npz`` file (the runner stores discovered option sets with the run)."""
+        np.savez_compressed(path, mu=self.mu, beta=self.beta, names=np.array(self.names, dtype=str))
+
+    @classmethod
+    def load(cls, path: str | Path) -> TabularOptionSet:
+        with np.load(path) as data:
+            return cls(data["mu"], data["beta"], tuple(str(n) for n in data["names"]))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class DiscoveryContext:
+    """Everything a method may use to discover options.
+
+    Attributes:
+      family: the task family (its exact models are available through ``family.tabular_model``).
+      train_tasks: the train tasks.
+      demonstrations: demonstration trajectories sampled from experts on the train tasks.
+      interaction_budget: env steps a method that learns by interacting may spend, summed over the
+        train tasks.
+      seed: the only source of randomness a method may use.
+    """
+
+    family: TaskFamily
+    train_tasks: Sequence[Task]
+    demonstrations: Sequence[Trajectory]
+    interaction_budget: int
+    seed: np.random.SeedSequence
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Discovery:
+    """What a method returns.
+
+    Attributes:
+      options: the discovered option set.
+      curves: named per-step/epoch training curves to store with the run (e.g. ``jhat``,
+        ``log_prob``, ``terminations`` per epoch for offline_options; steps per episode for
+        option-critic). Arrays of any 1-D length.
+      info: small JSON-serialisable facts (e.g. number of options kept, wall time).
+    """
+
+    options: TabularOptionSet
+    curves: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    info: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+
+class Method(abc.ABC):
+    """An option-discovery method. Subclass, set the class attributes, implement :meth:`discover`.
+
+    Attributes:
+      name: the spec name (``methods[].method``).
+      description: one line for ``opt-suite list``.
+      Params: frozen dataclass of its parameters (``methods[].params``), see ``opt_suite.params``.
+      uses_demonstrations: whether it learns from the demonstrations.
+      uses_interaction: whether it learns by interacting with the train tasks (within the budget).
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Params: ClassVar[type]
+    uses_demonstrations: ClassVar[bool] = False
+    uses_interaction: ClassVar[bool] = False
+
+    def __init__(self, params: Any) -> None:
+        self.params = params
+
+    @abc.abstractmethod
+    def discover(self, context: DiscoveryContext) -> Discovery:
+        """Return an option set for ``context.family`` learned from ``context`` alone."""

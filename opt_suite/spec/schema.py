@@ -1,0 +1,127 @@
+"""The typed, frozen form of a benchmark spec (what ``opt_suite.spec.load_spec`` returns).
+
+Sections, in YAML order:
+
+.. code-block:: yaml
+
+    name: fourrooms-quick                 # identifier used in result paths and leaderboards
+    description: one paragraph
+    extends: base.yaml                    # optional: shared defaults, resolved against this folder
+    family:
+      name: fourrooms                     # a registered task family
+      params: {layout: sutton-13x13, slip: 0.1}    # the family's Params
+    tasks:
+      count: 30                           # task variations in all
+      train: 6                            # the first `train` are train tasks ...
+      test: 24                            # ... the next `test` are test tasks
+      seed: 0                             # task sampling seed
+      vary: {starts: random, goals: random}        # the family's Variation
+      list: []                            # explicit TaskParams, used before sampling
+    demonstrations:
+      trajectories_per_task: 1
+      expert: {alpha: 0.5, gamma: 0.99, epsilon: 0.2, max_episodes: 20000}
+    methods:
+      - {name: primitives, method: primitives}
+      - {name: ours, method: offline_options, params: {lambda2: 100}}
+    evaluation:
+      learner: smdp_q_learning
+      params: {alpha: 0.1, gamma: 0.99, epsilon: 0.1}
+      episodes: 100
+      max_steps: 1000
+      seeds: 5
+      interaction_budget: 100000
+    report:
+      baseline: primitives
+      threshold: null
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from opt_suite.params import param
+
+__all__ = [
+    "FamilySpec",
+    "TasksSpec",
+    "ExpertSpec",
+    "DemonstrationsSpec",
+    "MethodSpec",
+    "EvaluationSpec",
+    "ReportSpec",
+    "Spec",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class FamilySpec:
+    name: str = param(doc="registered task family name")
+    params: Any = param(None, doc="the family's Params")
+
+
+@dataclasses.dataclass(frozen=True)
+class TasksSpec:
+    count: int = param(doc="number of task variations", ge=1)
+    train: int = param(doc="number of train tasks (the first ones)", ge=1)
+    test: int = param(doc="number of test tasks (the next ones)", ge=1)
+    seed: int = param(0, doc="seed of task sampling", ge=0)
+    vary: Any = param(None, doc="the family's Variation: how tasks are sampled")
+    list: tuple[Any, ...] = param((), doc="explicit TaskParams, used before any sampled task")
+
+
+@dataclasses.dataclass(frozen=True)
+class ExpertSpec:
+    """Tabular Q-learning expert, trained until its greedy policy is optimal."""
+
+    alpha: float = param(0.5, doc="Q-learning step size", gt=0, le=1)
+    gamma: float = param(0.99, doc="discount", gt=0, le=1)
+    epsilon: float = param(0.2, doc="epsilon-greedy exploration", ge=0, le=1)
+    max_episodes: int = param(20000, doc="give up (error) after this many episodes", ge=1)
+    check_every: int = param(100, doc="episodes between optimality checks", ge=1)
+
+
+@dataclasses.dataclass(frozen=True)
+class DemonstrationsSpec:
+    trajectories_per_task: int = param(1, doc="trajectories sampled from each train task's expert", ge=1)
+    max_steps: int = param(2000, doc="cap on one demonstration's length", ge=1)
+    expert: ExpertSpec = param(ExpertSpec(), doc="expert training settings")
+
+
+@dataclasses.dataclass(frozen=True)
+class MethodSpec:
+    name: str = param(doc="unique display name of this entry (leaderboard row)")
+    method: str = param(doc="registered method")
+    params: Any = param(None, doc="the method's Params")
+
+
+@dataclasses.dataclass(frozen=True)
+class EvaluationSpec:
+    learner: str = param("smdp_q_learning", doc="registered test-time learner")
+    params: Any = param(None, doc="the learner's Params")
+    episodes: int = param(100, doc="episodes per test task and seed", ge=1)
+    max_steps: int = param(1000, doc="primitive steps per episode before it is cut", ge=1)
+    seeds: int = param(5, doc="number of independent seeds (0..seeds-1)", ge=1)
+    interaction_budget: int = param(
+        100000, doc="env steps for methods that learn by interacting (over all train tasks)", ge=1
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportSpec:
+    baseline: str | None = param("primitives", doc="method entry the others are compared to")
+    threshold: float | None = param(None, doc="return threshold for episodes_to_threshold")
+    final_fraction: float = param(0.1, doc="fraction of last episodes in final_return", gt=0, le=1)
+    bootstrap: int = param(2000, doc="bootstrap resamples for confidence intervals", ge=100)
+
+
+@dataclasses.dataclass(frozen=True)
+class Spec:
+    name: str = param(doc="spec name")
+    family: FamilySpec = param(doc="task family")
+    tasks: TasksSpec = param(doc="task variations and split")
+    methods: tuple[MethodSpec, ...] = param(doc="methods to compare")
+    description: str = param("", doc="what this benchmark measures")
+    demonstrations: DemonstrationsSpec = param(DemonstrationsSpec(), doc="demonstrations")
+    evaluation: EvaluationSpec = param(EvaluationSpec(), doc="test-time evaluation protocol")
+    report: ReportSpec = param(ReportSpec(), doc="leaderboard settings")
