@@ -1,0 +1,71 @@
+"""The results store of one run directory: an embedded SQLite database plus one folder per cell.
+
+``opt-suite run SPEC --out DIR`` writes everything under ``DIR``:
+
+.. code-block:: text
+
+    DIR/results.sqlite        SQLite (WAL): runs, plan, tasks, cells, episodes, curves, option sets
+    DIR/spec.yaml             the resolved spec of the latest run (canonical YAML)
+    DIR/cells/<cell id>/      files of one completed cell, renamed into place atomically:
+        demonstrations.npz      (demonstrations cells)
+        options.npz             (discovery cells: the TabularOptionSet)
+        cell.json               (every cell: kind, method, seed, the hashed inputs, info)
+    DIR/claims/<cell id>.lock the lock a runner holds while it computes that cell
+
+A cell is *done* when its row in ``cells`` has ``status = 'done'``; that row is committed in the
+same transaction as the cell's episodes and curves, and only after the cell's folder has been
+renamed into place — so a crash at any moment leaves either a done cell with all its data or none.
+
+Read API (for reports, stats and comparisons; never imports TensorFlow)::
+
+    from opt_suite.store import ResultsStore
+
+    store = ResultsStore("results/fourrooms-quick")   # raises StoreError if DIR holds no results
+    store.spec_yaml()          # str: DIR/spec.yaml (the resolved spec of the latest run)
+    store.spec()               # opt_suite.spec.Spec, loaded from DIR/spec.yaml
+    store.run()                # RunInfo of the latest run (provenance: spec hash, git commit,
+                               #   versions, host, start/end times, backend, seeds, counts, status)
+    store.runs()               # every RunInfo, oldest first
+    store.methods()            # method entry names of the latest run, in spec order
+    store.seeds()              # seed indices of the latest run
+    store.tasks("test")        # list[TaskInfo(split, index, task_id, params)] of the latest run
+    store.cells()              # list[CellInfo] planned by the latest run (status 'done', 'failed',
+                               #   or 'missing' when never finished)
+    store.episodes(method=None)           # [EpisodeRow(method, seed, task, episode, ret, steps)]
+    store.episode_arrays(method)          # EpisodeArrays(returns [seeds, tasks, episodes],
+                               #   steps [same], seeds, tasks): only complete (method, seed) cells
+    store.curves(method=None, name=None)  # [CurveRow(method, seed, name, step, value)]
+    store.option_set(method, seed)        # TabularOptionSet, or None (not discovered yet)
+    store.demonstrations(seed)            # [Trajectory] used by that seed's discovery cells
+
+Everything is restricted to the cells planned by the *latest* run in DIR (a DIR may also hold cells
+of earlier specs, kept so that unchanged slices are reused). Rows are ordered by method (spec
+order), seed, task, episode/step. ``method`` is always the spec's method *entry* name
+(``methods[].name``).
+
+Writing is :class:`opt_suite.store.writer.StoreWriter`'s job (the runner's side).
+"""
+
+from opt_suite.store.reader import (
+    CellInfo,
+    CurveRow,
+    EpisodeArrays,
+    EpisodeRow,
+    ResultsStore,
+    RunInfo,
+    TaskInfo,
+)
+from opt_suite.store.schema import DB_NAME, SCHEMA_VERSION, StoreError
+
+__all__ = [
+    "ResultsStore",
+    "RunInfo",
+    "CellInfo",
+    "TaskInfo",
+    "EpisodeRow",
+    "EpisodeArrays",
+    "CurveRow",
+    "StoreError",
+    "DB_NAME",
+    "SCHEMA_VERSION",
+]

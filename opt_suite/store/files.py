@@ -1,0 +1,113 @@
+"""The files of one cell folder (``DIR/cells/<cell id>/``) and how they are written atomically."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "DEMOS_FILE",
+    "OPTIONS_FILE",
+    "CELL_FILE",
+    "cell_dir",
+    "write_cell_dir",
+    "load_demonstrations",
+    "load_options",
+    "write_text_atomic",
+    "remove_stale_temporaries",
+]
+
+DEMOS_FILE = "demonstrations.npz"
+OPTIONS_FILE = "options.npz"
+CELL_FILE = "cell.json"
+
+
+def cell_dir(directory: Path, cell_id: str) -> Path:
+    """Where a cell's files live once it is complete."""
+    return directory / "cells" / cell_id
+
+
+def write_cell_dir(
+    directory: Path, cell_id: str, meta: dict[str, Any], writers: dict[str, Callable[[Path], None]]
+) -> Path:
+    """Write a cell's files into a temporary folder, then rename it into place.
+
+    Args:
+      directory: the run directory.
+      cell_id: the cell's id (its folder name).
+      meta: JSON-serialisable facts written to ``cell.json``.
+      writers: file name -> function writing that file at the given path.
+
+    Returns:
+      The cell's final folder. A folder left there by an interrupted attempt is replaced; the claim
+      the runner holds on the cell guarantees no other writer is using it.
+    """
+    final = cell_dir(directory, cell_id)
+    tmp = directory / "cells" / f".tmp-{cell_id}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir(parents=True)
+    try:
+        for name, write in writers.items():
+            write(tmp / name)
+        (tmp / CELL_FILE).write_text(json.dumps(meta, indent=1, sort_keys=True, default=str))
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename (never half-written)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def load_demonstrations(folder: Path) -> list[Any]:
+    """The demonstrations stored in a demonstrations cell's folder."""
+    from opt_suite.demonstrations import load_demonstrations as load
+
+    return list(load(folder / DEMOS_FILE))
+
+
+def load_options(folder: Path) -> Any:
+    """The ``TabularOptionSet`` stored in a discovery cell's folder."""
+    from opt_suite.methods.base import TabularOptionSet
+
+    return TabularOptionSet.load(folder / OPTIONS_FILE)
+
+
+def remove_stale_temporaries(directory: Path) -> list[Path]:
+    """Delete temporary cell folders left by killed runners (on this host) and return them."""
+    root = directory / "cells"
+    if not root.is_dir():
+        return []
+    removed = []
+    for tmp in root.glob(".tmp-*"):
+        pid = tmp.name.rsplit("-", 2)[-2]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(tmp, ignore_errors=True)
+            removed.append(tmp)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

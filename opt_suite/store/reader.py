@@ -1,0 +1,336 @@
+"""Reading a run directory's results: the API reports, statistics and comparisons build on.
+
+See the package docstring (``opt_suite.store``) for the directory layout and a summary of the API.
+Every query is restricted to the cells planned by the latest run in the directory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from opt_suite.store.schema import DB_NAME, StoreError, connect
+
+__all__ = [
+    "ResultsStore",
+    "RunInfo",
+    "CellInfo",
+    "TaskInfo",
+    "EpisodeRow",
+    "EpisodeArrays",
+    "CurveRow",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunInfo:
+    """Provenance of one ``opt-suite run`` (``finished`` is None while it runs or if killed)."""
+
+    run_id: int
+    spec_name: str
+    spec_hash: str
+    git_commit: str | None
+    versions: dict[str, str]
+    host: str
+    pid: int
+    argv: list[str]
+    backend: str
+    workers: int
+    seeds: list[int]
+    started: float
+    finished: float | None
+    status: str
+    cells_total: int | None
+    cells_reused: int | None
+    cells_computed: int | None
+    cells_failed: int | None
+
+
+@dataclasses.dataclass(frozen=True)
+class CellInfo:
+    """One planned cell: ``status`` is ``done``, ``failed`` or ``missing`` (never finished)."""
+
+    cell_id: str
+    kind: str
+    method: str | None
+    seed: int
+    status: str
+    error: str | None
+    attempts: int
+    wall_s: float | None
+    started: float | None
+    finished: float | None
+    host: str | None
+    info: dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskInfo:
+    """One task of the latest run: ``task_id`` like ``fourrooms-13x13/test/3``, params as JSON."""
+
+    split: str
+    index: int
+    task_id: str
+    params: Any
+
+
+@dataclasses.dataclass(frozen=True)
+class EpisodeRow:
+    """One test-time episode: its return and primitive steps."""
+
+    method: str
+    seed: int
+    task: int
+    episode: int
+    ret: float
+    steps: int
+
+
+@dataclasses.dataclass(frozen=True)
+class CurveRow:
+    """One point of a method's training curve (``value`` is NaN where the method recorded NaN)."""
+
+    method: str
+    seed: int
+    name: str
+    step: int
+    value: float
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class EpisodeArrays:
+    """One method's test-time results as dense arrays over the seeds with a completed evaluation.
+
+    Attributes:
+      returns: float64 [len(seeds), len(tasks), episodes].
+      steps: int64 [len(seeds), len(tasks), episodes].
+      seeds: seed indices, ascending (one row each).
+      tasks: test task indices, ascending.
+    """
+
+    returns: np.ndarray
+    steps: np.ndarray
+    seeds: tuple[int, ...]
+    tasks: tuple[int, ...]
+
+
+class ResultsStore:
+    """Read-only view of the results in a run directory (written by ``opt-suite run``).
+
+    Args:
+      directory: the ``--out`` directory of a run.
+
+    Raises:
+      StoreError: the directory holds no results store, or no run has been recorded in it.
+    """
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        self.db_path = self.directory / DB_NAME
+        self._conn = connect(self.db_path, create=False)
+        self._conn.row_factory = sqlite3.Row
+        latest = self._conn.execute("SELECT MAX(run_id) FROM runs").fetchone()[0]
+        if latest is None:
+            raise StoreError(f"{self.db_path} records no run yet")
+        self.run_id = int(latest)
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self._conn.close()
+
+    def __enter__(self) -> ResultsStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the spec and provenance -------------------------------------------------------------
+    def spec_yaml(self) -> str:
+        """The resolved spec of the latest run, as canonical YAML."""
+        row = self._conn.execute(
+            "SELECT spec_yaml FROM runs WHERE run_id = ?", (self.run_id,)
+        ).fetchone()
+        return str(row[0])
+
+    def spec(self) -> Any:
+        """The latest run's spec as a typed ``opt_suite.spec.Spec`` (needs its plugins)."""
+        from opt_suite.spec import load_spec  # imported lazily: reading rows needs no registry
+
+        return load_spec(self.directory / "spec.yaml")
+
+    def runs(self) -> list[RunInfo]:
+        """Every run recorded in this directory, oldest first."""
+        rows = self._conn.execute("SELECT * FROM runs ORDER BY run_id").fetchall()
+        return [_run_info(row) for row in rows]
+
+    def run(self) -> RunInfo:
+        """The latest run."""
+        return self.runs()[-1]
+
+    def methods(self) -> list[str]:
+        """Method entry names of the latest run, in spec order."""
+        rows = self._conn.execute(
+            "SELECT DISTINCT method, position FROM plan WHERE run_id = ? AND method IS NOT NULL "
+            "ORDER BY position",
+            (self.run_id,),
+        ).fetchall()
+        return [str(r["method"]) for r in rows]
+
+    def seeds(self) -> list[int]:
+        """Seed indices of the latest run, ascending."""
+        return sorted(
+            json.loads(
+                self._conn.execute(
+                    "SELECT seeds FROM runs WHERE run_id = ?", (self.run_id,)
+                ).fetchone()[0]
+            )
+        )
+
+    def tasks(self, split: str | None = None) -> list[TaskInfo]:
+        """Tasks of the latest run (``split`` = ``"train"`` or ``"test"``, or both when None)."""
+        query = "SELECT * FROM tasks WHERE run_id = ?"
+        args: tuple[Any, ...] = (self.run_id,)
+        if split is not None:
+            query += " AND split = ?"
+            args += (split,)
+        rows = self._conn.execute(query + " ORDER BY split DESC, idx", args).fetchall()
+        return [
+            TaskInfo(r["split"], int(r["idx"]), r["task_id"], json.loads(r["params"])) for r in rows
+        ]
+
+    # -- cells -----------------------------------------------------------------------------------
+    def cells(self) -> list[CellInfo]:
+        """The cells the latest run planned, with their status (``missing`` = never finished)."""
+        rows = self._conn.execute(
+            "SELECT p.cell_id, p.kind, p.method, p.seed, c.status, c.error, c.attempts, c.wall_s, "
+            "c.started, c.finished, c.host, c.info FROM plan p LEFT JOIN cells c USING (cell_id) "
+            "WHERE p.run_id = ? ORDER BY p.seed, p.position, p.kind",
+            (self.run_id,),
+        ).fetchall()
+        return [
+            CellInfo(
+                cell_id=r["cell_id"],
+                kind=r["kind"],
+                method=r["method"],
+                seed=int(r["seed"]),
+                status=r["status"] or "missing",
+                error=r["error"],
+                attempts=int(r["attempts"] or 0),
+                wall_s=r["wall_s"],
+                started=r["started"],
+                finished=r["finished"],
+                host=r["host"],
+                info=json.loads(r["info"]) if r["info"] else {},
+            )
+            for r in rows
+        ]
+
+    # -- results ---------------------------------------------------------------------------------
+    def _done_cells(self, kind: str) -> str:
+        # Only rows of cells that the latest run planned and that completed.
+        return (
+            "SELECT p.cell_id, p.method AS entry, p.seed AS seed, p.position FROM plan p "
+            f"JOIN cells c USING (cell_id) WHERE p.run_id = ? AND p.kind = '{kind}' "
+            "AND c.status = 'done'"
+        )
+
+    def episodes(self, method: str | None = None) -> list[EpisodeRow]:
+        """Per-episode test-time returns and steps of completed evaluation cells."""
+        query = (
+            f"SELECT d.entry, e.seed, e.task, e.episode, e.ret, e.steps FROM episodes e "
+            f"JOIN ({self._done_cells('evaluation')}) d USING (cell_id)"
+        )
+        args: tuple[Any, ...] = (self.run_id,)
+        if method is not None:
+            query += " WHERE d.entry = ?"
+            args += (method,)
+        query += " ORDER BY d.position, e.seed, e.task, e.episode"
+        return [
+            EpisodeRow(r[0], int(r[1]), int(r[2]), int(r[3]), float(r[4]), int(r[5]))
+            for r in self._conn.execute(query, args)
+        ]
+
+    def episode_arrays(self, method: str) -> EpisodeArrays:
+        """``method``'s returns and steps as [seeds, tasks, episodes] arrays (completed seeds)."""
+        rows = self.episodes(method)
+        seeds = tuple(sorted({r.seed for r in rows}))
+        tasks = tuple(sorted({r.task for r in rows}))
+        episodes = 1 + max((r.episode for r in rows), default=-1)
+        returns = np.full((len(seeds), len(tasks), episodes), np.nan)
+        steps = np.zeros((len(seeds), len(tasks), episodes), dtype=np.int64)
+        seed_pos = {s: i for i, s in enumerate(seeds)}
+        task_pos = {t: i for i, t in enumerate(tasks)}
+        for r in rows:
+            returns[seed_pos[r.seed], task_pos[r.task], r.episode] = r.ret
+            steps[seed_pos[r.seed], task_pos[r.task], r.episode] = r.steps
+        return EpisodeArrays(returns, steps, seeds, tasks)
+
+    def curves(self, method: str | None = None, name: str | None = None) -> list[CurveRow]:
+        """Training curves recorded by completed discovery cells."""
+        query = (
+            f"SELECT d.entry, k.seed, k.name, k.step, k.value FROM curves k "
+            f"JOIN ({self._done_cells('discovery')}) d USING (cell_id) WHERE 1 = 1"
+        )
+        args: tuple[Any, ...] = (self.run_id,)
+        if method is not None:
+            query += " AND d.entry = ?"
+            args += (method,)
+        if name is not None:
+            query += " AND k.name = ?"
+            args += (name,)
+        query += " ORDER BY d.position, k.seed, k.name, k.step"
+        return [
+            CurveRow(
+                r[0], int(r[1]), r[2], int(r[3]), float("nan") if r[4] is None else float(r[4])
+            )
+            for r in self._conn.execute(query, args)
+        ]
+
+    def option_set(self, method: str, seed: int) -> Any:
+        """The ``TabularOptionSet`` that ``method`` discovered for ``seed``, or None."""
+        from opt_suite.methods.base import TabularOptionSet
+
+        row = self._conn.execute(
+            f"SELECT o.path FROM option_sets o JOIN ({self._done_cells('discovery')}) d "
+            "USING (cell_id) WHERE d.entry = ? AND o.seed = ?",
+            (self.run_id, method, seed),
+        ).fetchone()
+        return None if row is None else TabularOptionSet.load(self.directory / row[0])
+
+    def demonstrations(self, seed: int) -> list[Any] | None:
+        """The demonstrations (list of ``Trajectory``) of ``seed``, or None if not collected yet."""
+        from opt_suite.store.files import load_demonstrations
+
+        row = self._conn.execute(
+            f"SELECT d.cell_id FROM ({self._done_cells('demonstrations')}) d WHERE d.seed = ?",
+            (self.run_id, seed),
+        ).fetchone()
+        return None if row is None else load_demonstrations(self.directory / "cells" / row[0])
+
+
+def _run_info(row: sqlite3.Row) -> RunInfo:
+    return RunInfo(
+        run_id=int(row["run_id"]),
+        spec_name=row["spec_name"],
+        spec_hash=row["spec_hash"],
+        git_commit=row["git_commit"],
+        versions=json.loads(row["versions"]),
+        host=row["host"],
+        pid=int(row["pid"]),
+        argv=json.loads(row["argv"]),
+        backend=row["backend"],
+        workers=int(row["workers"]),
+        seeds=json.loads(row["seeds"]),
+        started=float(row["started"]),
+        finished=row["finished"],
+        status=row["status"],
+        cells_total=row["cells_total"],
+        cells_reused=row["cells_reused"],
+        cells_computed=row["cells_computed"],
+        cells_failed=row["cells_failed"],
+    )

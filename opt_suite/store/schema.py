@@ -1,0 +1,147 @@
+"""The SQLite schema of the results store, and how to open it safely from several processes.
+
+WAL mode lets readers (a report being written) and one writer work at once; ``busy_timeout`` makes
+a second runner on the same directory wait for a short transaction instead of failing. Only the
+runner's parent process writes — workers (local processes or Ray) return their results to it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+__all__ = ["DB_NAME", "SCHEMA_VERSION", "StoreError", "connect", "CELL_STATUSES"]
+
+DB_NAME = "results.sqlite"
+SCHEMA_VERSION = 1
+CELL_STATUSES = ("done", "failed")
+
+# One statement per table; `IF NOT EXISTS` so that concurrent runners may both create it.
+_TABLES = (
+    # Provenance of each `opt-suite run` invocation on this directory.
+    """CREATE TABLE IF NOT EXISTS runs (
+        run_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        spec_name TEXT NOT NULL,
+        spec_hash TEXT NOT NULL,
+        spec_yaml TEXT NOT NULL,
+        git_commit TEXT,
+        versions TEXT NOT NULL,          -- JSON {package: version}
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        argv TEXT NOT NULL,              -- JSON list
+        backend TEXT NOT NULL,
+        workers INTEGER NOT NULL,
+        seeds TEXT NOT NULL,             -- JSON list of seed indices
+        started REAL NOT NULL,           -- unix time
+        finished REAL,
+        status TEXT NOT NULL,            -- running | done | failed | interrupted
+        cells_total INTEGER,
+        cells_reused INTEGER,
+        cells_computed INTEGER,
+        cells_failed INTEGER
+    )""",
+    # The cells a run planned (its view of the directory); method is the entry name.
+    """CREATE TABLE IF NOT EXISTS plan (
+        run_id INTEGER NOT NULL,
+        cell_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        method TEXT,
+        seed INTEGER NOT NULL,
+        position INTEGER NOT NULL,       -- method's position in the spec (ordering)
+        PRIMARY KEY (run_id, cell_id)
+    )""",
+    """CREATE TABLE IF NOT EXISTS tasks (
+        run_id INTEGER NOT NULL,
+        split TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        task_id TEXT NOT NULL,
+        params TEXT NOT NULL,            -- JSON of the TaskParams
+        PRIMARY KEY (run_id, split, idx)
+    )""",
+    # One row per cell ever attempted; status 'done' is the source of truth for completion.
+    """CREATE TABLE IF NOT EXISTS cells (
+        cell_id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,              -- demonstrations | discovery | evaluation
+        method TEXT,
+        seed INTEGER NOT NULL,
+        status TEXT NOT NULL,            -- done | failed
+        error TEXT,
+        attempts INTEGER NOT NULL DEFAULT 1,
+        started REAL,
+        finished REAL,
+        wall_s REAL,
+        host TEXT,
+        inputs TEXT NOT NULL,            -- JSON of the hashed inputs (spec slices, seed, deps)
+        info TEXT                        -- JSON of the method's Discovery.info etc.
+    )""",
+    """CREATE TABLE IF NOT EXISTS episodes (
+        cell_id TEXT NOT NULL,
+        method TEXT NOT NULL,
+        seed INTEGER NOT NULL,
+        task INTEGER NOT NULL,           -- test task index
+        episode INTEGER NOT NULL,
+        ret REAL NOT NULL,
+        steps INTEGER NOT NULL,
+        PRIMARY KEY (cell_id, task, episode)
+    )""",
+    """CREATE TABLE IF NOT EXISTS curves (
+        cell_id TEXT NOT NULL,
+        method TEXT NOT NULL,
+        seed INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        step INTEGER NOT NULL,
+        value REAL,                      -- NULL where the curve held NaN
+        PRIMARY KEY (cell_id, name, step)
+    )""",
+    """CREATE TABLE IF NOT EXISTS option_sets (
+        cell_id TEXT PRIMARY KEY,
+        method TEXT NOT NULL,
+        seed INTEGER NOT NULL,
+        path TEXT NOT NULL,              -- relative to the run directory
+        num_options INTEGER NOT NULL
+    )""",
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+)
+
+
+class StoreError(RuntimeError):
+    """The directory holds no usable results store (missing, unreadable, or a newer schema)."""
+
+
+def connect(path: str | Path, *, create: bool) -> sqlite3.Connection:
+    """Open (and with ``create``, initialise) the store database at ``path``.
+
+    Raises:
+      StoreError: the database does not exist (and ``create`` is false), or has another schema
+        version, or is not an SQLite file.
+    """
+    path = Path(path)
+    if not create and not path.exists():
+        raise StoreError(f"no results store at {path} (run `opt-suite run SPEC --out DIR` first)")
+    # isolation_level=None: we issue BEGIN/COMMIT ourselves so one cell is one transaction.
+    conn = sqlite3.connect(str(path), timeout=60.0, isolation_level=None)
+    try:
+        conn.execute("PRAGMA busy_timeout = 60000")
+        if create:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable at checkpoint
+            conn.execute("BEGIN IMMEDIATE")
+            for statement in _TABLES:
+                conn.execute(statement)
+            conn.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+            conn.execute("COMMIT")
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise StoreError(f"{path} is not a readable opt-suite results store: {exc}") from exc
+    if row is None or int(row[0]) != SCHEMA_VERSION:
+        conn.close()
+        found = row[0] if row else "none"
+        raise StoreError(
+            f"{path} has results store schema version {found}; this opt-suite reads "
+            f"version {SCHEMA_VERSION} (use a fresh --out directory)"
+        )
+    return conn

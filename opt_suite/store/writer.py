@@ -1,0 +1,268 @@
+"""Writing the results store: the runner's parent process is its only writer.
+
+The order of a cell's commit is what makes a crash at any moment harmless: first its files go into
+a temporary folder that is renamed into place, then one SQLite transaction writes its episodes,
+curves, option-set row and finally its ``cells`` row with ``status = 'done'``. A cell is done only
+when that row exists, so a crash before the commit leaves a folder that the next attempt replaces,
+and a crash after it leaves a complete cell.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import socket
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from opt_suite.store.files import OPTIONS_FILE, cell_dir, write_cell_dir, write_text_atomic
+from opt_suite.store.schema import DB_NAME, connect
+
+__all__ = ["CellRecord", "StoreWriter"]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CellRecord:
+    """Everything stored about one completed cell.
+
+    Attributes:
+      cell_id, kind, method, seed: the cell's identity (``method`` is the spec entry name).
+      inputs: JSON-serialisable inputs the id hashes (written for provenance).
+      started, finished, wall_s, host: when and where it ran (``wall_s`` is the compute alone).
+      info: small JSON facts (a method's ``Discovery.info``).
+      files: file name -> writer, for the cell folder.
+      num_options: the option set's size, for discovery cells (their folder holds options.npz).
+      episodes: (task, returns [E], steps [E]) per test task, for evaluation cells.
+      curves: name -> 1-D array, for discovery cells.
+    """
+
+    cell_id: str
+    kind: str
+    method: str | None
+    seed: int
+    inputs: dict[str, Any]
+    started: float
+    finished: float
+    wall_s: float
+    host: str
+    info: dict[str, Any] = dataclasses.field(default_factory=dict)
+    files: dict[str, Callable[[Path], None]] = dataclasses.field(default_factory=dict)
+    num_options: int | None = None
+    episodes: Sequence[tuple[int, np.ndarray, np.ndarray]] = ()
+    curves: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+
+
+class StoreWriter:
+    """Creates and writes the results store of one run directory.
+
+    Args:
+      directory: the run directory (created if missing).
+
+    Raises:
+      OSError: the directory cannot be created or written.
+      StoreError: it holds a store of another schema version.
+    """
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        (self.directory / "cells").mkdir(parents=True, exist_ok=True)
+        self.conn = connect(self.directory / DB_NAME, create=True)
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self.conn.close()
+
+    # -- runs ------------------------------------------------------------------------------------
+    def begin_run(
+        self,
+        *,
+        spec_name: str,
+        spec_hash: str,
+        spec_yaml: str,
+        provenance: dict[str, Any],
+        backend: str,
+        workers: int,
+        seeds: Sequence[int],
+        argv: Sequence[str],
+    ) -> int:
+        """Record a new run (status ``running``) and write ``spec.yaml``; return its id."""
+        write_text_atomic(self.directory / "spec.yaml", spec_yaml)
+        cursor = self.conn.execute(
+            "INSERT INTO runs (spec_name, spec_hash, spec_yaml, git_commit, versions, host, pid, "
+            "argv, backend, workers, seeds, started, status) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running')",
+            (
+                spec_name,
+                spec_hash,
+                spec_yaml,
+                provenance.get("git_commit"),
+                json.dumps(provenance.get("versions", {}), sort_keys=True),
+                provenance.get("host", socket.gethostname()),
+                os.getpid(),
+                json.dumps(list(argv)),
+                backend,
+                workers,
+                json.dumps(sorted(seeds)),
+                time.time(),
+            ),
+        )
+        return int(cursor.lastrowid)
+
+    def record_plan(
+        self,
+        run_id: int,
+        cells: Iterable[tuple[str, str, str | None, int, int]],
+        tasks: Iterable[tuple[str, int, str, Any]],
+    ) -> None:
+        """Record the run's cells and tasks.
+
+        Args:
+          run_id: the run.
+          cells: (cell id, kind, method entry name, seed, method position) per planned cell.
+          tasks: (split, index, task id, plain params) per task.
+        """
+        with _transaction(self.conn):
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO plan (run_id, cell_id, kind, method, seed, position) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [(run_id, *cell) for cell in cells],
+            )
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO tasks (run_id, split, idx, task_id, params) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [
+                    (run_id, split, idx, task_id, json.dumps(params, sort_keys=True, default=str))
+                    for split, idx, task_id, params in tasks
+                ],
+            )
+
+    def finish_run(self, run_id: int, status: str, counts: dict[str, int]) -> None:
+        """Mark the run finished with its cell counts (total, reused, computed, failed)."""
+        self.conn.execute(
+            "UPDATE runs SET finished = ?, status = ?, cells_total = ?, cells_reused = ?, "
+            "cells_computed = ?, cells_failed = ? WHERE run_id = ?",
+            (
+                time.time(),
+                status,
+                counts.get("total"),
+                counts.get("reused"),
+                counts.get("computed"),
+                counts.get("failed"),
+                run_id,
+            ),
+        )
+
+    # -- cells -----------------------------------------------------------------------------------
+    def done_cells(self, cell_ids: Iterable[str]) -> set[str]:
+        """Those of ``cell_ids`` that are complete (row done and folder present)."""
+        wanted = set(cell_ids)
+        rows = self.conn.execute("SELECT cell_id FROM cells WHERE status = 'done'").fetchall()
+        return {r[0] for r in rows if r[0] in wanted and cell_dir(self.directory, r[0]).is_dir()}
+
+    def is_done(self, cell_id: str) -> bool:
+        """Whether ``cell_id`` is complete (another runner may have finished it meanwhile)."""
+        row = self.conn.execute("SELECT status FROM cells WHERE cell_id = ?", (cell_id,)).fetchone()
+        return row is not None and row[0] == "done" and cell_dir(self.directory, cell_id).is_dir()
+
+    def commit_cell(self, record: CellRecord) -> None:
+        """Store a completed cell: folder first (atomic rename), then one transaction of rows."""
+        meta = {
+            "cell_id": record.cell_id,
+            "kind": record.kind,
+            "method": record.method,
+            "seed": record.seed,
+            "inputs": record.inputs,
+            "info": record.info,
+            "wall_s": record.wall_s,
+            "host": record.host,
+        }
+        write_cell_dir(self.directory, record.cell_id, meta, dict(record.files))
+        with _transaction(self.conn):
+            for table in ("episodes", "curves", "option_sets"):
+                self.conn.execute(f"DELETE FROM {table} WHERE cell_id = ?", (record.cell_id,))
+            self.conn.executemany(
+                "INSERT INTO episodes (cell_id, method, seed, task, episode, ret, steps) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (record.cell_id, record.method, record.seed, int(task), e, float(r), int(s))
+                    for task, returns, steps in record.episodes
+                    for e, (r, s) in enumerate(zip(returns, steps, strict=True))
+                ],
+            )
+            self.conn.executemany(
+                "INSERT INTO curves (cell_id, method, seed, name, step, value) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (record.cell_id, record.method, record.seed, name, i, _finite_or_none(v))
+                    for name, values in record.curves.items()
+                    for i, v in enumerate(np.asarray(values, dtype=np.float64).ravel())
+                ],
+            )
+            if record.num_options is not None:
+                self.conn.execute(
+                    "INSERT INTO option_sets (cell_id, method, seed, path, num_options) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (
+                        record.cell_id,
+                        record.method,
+                        record.seed,
+                        f"cells/{record.cell_id}/{OPTIONS_FILE}",
+                        record.num_options,
+                    ),
+                )
+            self._upsert_cell(record, status="done", error=None)
+
+    def record_failure(self, record: CellRecord, error: str) -> None:
+        """Record that a cell failed (it stays not done, so the next run retries it)."""
+        with _transaction(self.conn):
+            self._upsert_cell(record, status="failed", error=error)
+
+    def _upsert_cell(self, record: CellRecord, *, status: str, error: str | None) -> None:
+        self.conn.execute(
+            "INSERT INTO cells (cell_id, kind, method, seed, status, error, attempts, started, "
+            "finished, wall_s, host, inputs, info) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (cell_id) DO UPDATE SET status = excluded.status, "
+            "error = excluded.error, attempts = cells.attempts + 1, started = excluded.started, "
+            "finished = excluded.finished, wall_s = excluded.wall_s, host = excluded.host, "
+            "inputs = excluded.inputs, info = excluded.info",
+            (
+                record.cell_id,
+                record.kind,
+                record.method,
+                record.seed,
+                status,
+                error,
+                record.started,
+                record.finished,
+                record.wall_s,
+                record.host,
+                json.dumps(record.inputs, sort_keys=True, default=str),
+                json.dumps(record.info, sort_keys=True, default=str),
+            ),
+        )
+
+
+class _transaction:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` (rollback on error): one cell is all or nothing."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.conn.execute("COMMIT")
+        else:
+            self.conn.execute("ROLLBACK")
+
+
+def _finite_or_none(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None
