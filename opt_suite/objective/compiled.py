@@ -1,0 +1,202 @@
+"""The one ``tf.function`` boundary around Ĵ, and padding trajectories into batches for it.
+
+Shapes: every compiled function here has an input signature with unknown batch size, length and
+number of options, so it is traced once per dtype (and once more for the KL variant) — never per batch
+shape. The recursion itself handles any length (it pads time to a multiple of its chunk internally,
+with identity steps); :func:`pad_batch` pads to that multiple up front so no copy is needed.
+
+Two entry points:
+
+- :class:`CompiledObjective` — Ĵ and the trajectory terms from ready tables (validation, analysis);
+- :func:`make_jhat_step` — networks → tables → Ĵ → gradients in one graph (training), e.g.::
+
+      step = make_jhat_step(tables_fn, variables, JhatConfig(lambda1=1e-3, lambda2=100.0))
+      batch = pad_batch(trajectories)
+      parts, grads = step(batch.observations, batch.actions, batch.lengths)
+      optimizer.apply_gradients(zip([-g for g in grads], variables))  # ascend Ĵ
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import tensorflow as tf
+
+from opt_suite.objective.jhat import JhatConfig, JhatParts, jhat
+from opt_suite.objective.recursions import DEFAULT_CHUNK, TrajectoryTerms, trajectory_terms
+
+__all__ = [
+    "Tables",
+    "PaddedBatch",
+    "padded_length",
+    "pad_batch",
+    "CompiledObjective",
+    "make_jhat_step",
+]
+
+
+class Tables(NamedTuple):
+    """What networks produce for Ĵ, on a padded batch (see ``trajectory_terms`` for the layout).
+
+    Attributes:
+      pi: [B, L, n] policy over options (primitives included in the n options).
+      mu: [B, L, n] probability that each option takes the demonstrated action.
+      beta: [B, L, n] termination probabilities.
+      option_action_probs: [B, L, m, A] full action distributions of the m learned options (for the KL
+        term), or None.
+    """
+
+    pi: Any
+    mu: Any
+    beta: Any
+    option_action_probs: Any = None
+
+
+class PaddedBatch(NamedTuple):
+    """Trajectories padded to a common number of states L (a multiple of the chunk, plus one).
+
+    Attributes:
+      observations: [B, L, ...] (past the end: the last observation repeated, so lookups stay valid).
+      actions: int32 [B, L] (past the end: 0, a valid action index whose value is ignored).
+      lengths: int32 [B], the number of actions T_b.
+    """
+
+    observations: np.ndarray
+    actions: np.ndarray
+    lengths: np.ndarray
+
+
+def padded_length(max_actions: int, chunk: int = DEFAULT_CHUNK) -> int:
+    """L for a batch whose longest trajectory has ``max_actions`` actions: chunk·⌈T/chunk⌉ + 1."""
+    return chunk * max(1, -(-int(max_actions) // chunk)) + 1
+
+
+def pad_batch(trajectories: Sequence[Any], chunk: int = DEFAULT_CHUNK) -> PaddedBatch:
+    """Pads ``Trajectory`` objects (``observations`` [T+1, ...], ``actions`` [T]) into one batch."""
+    if not trajectories:
+        raise ValueError("pad_batch: expected at least one trajectory, got none")
+    lengths = np.array([len(tr.actions) for tr in trajectories], dtype=np.int32)
+    length = padded_length(int(lengths.max()), chunk)
+    first = np.asarray(trajectories[0].observations)
+    observations = np.empty((len(trajectories), length) + first.shape[1:], dtype=first.dtype)
+    actions = np.zeros((len(trajectories), length), dtype=np.int32)
+    for b, tr in enumerate(trajectories):
+        obs = np.asarray(tr.observations)
+        if len(obs) != lengths[b] + 1:
+            raise ValueError(
+                f"pad_batch: trajectory {b} ({getattr(tr, 'task_id', '?')}) has "
+                f"{len(obs)} observations and {lengths[b]} actions; expected T+1 observations"
+            )
+        observations[b, : len(obs)] = obs
+        observations[b, len(obs) :] = obs[-1]
+        actions[b, : lengths[b]] = tr.actions
+    return PaddedBatch(observations, actions, lengths)
+
+
+def _table_spec(dtype: tf.DType, rank: int = 3) -> tf.TensorSpec:
+    return tf.TensorSpec([None] * rank, dtype)
+
+
+_LENGTHS = tf.TensorSpec([None], tf.int32)
+
+
+class CompiledObjective:
+    """Ĵ and the trajectory terms, compiled once per dtype (tables → numbers).
+
+    Args:
+      config: Ĵ's hyper-parameters.
+    """
+
+    def __init__(self, config: JhatConfig = JhatConfig()) -> None:
+        self.config = config
+        self._functions: dict[tuple[str, tf.DType], Callable] = {}
+
+    def _function(self, kind: str, dtype: tf.DType) -> Callable:
+        key = (kind, dtype)
+        if key not in self._functions:
+            cfg = self.config
+            if kind == "terms":
+                specs = [_table_spec(dtype)] * 3 + [_LENGTHS]
+                fn = lambda pi, mu, beta, lengths: trajectory_terms(  # noqa: E731
+                    pi, mu, beta, lengths, chunk=cfg.chunk
+                )
+            else:
+                specs = [_table_spec(dtype)] * 3 + [_LENGTHS]
+                if kind == "jhat_kl":
+                    specs.append(_table_spec(dtype, rank=4))
+
+                def fn(pi, mu, beta, lengths, probs=None):
+                    return jhat(
+                        pi, mu, beta, lengths, probs, cfg.lambda1, cfg.lambda2, cfg.likelihood,
+                        cfg.chunk,
+                    )  # fmt: skip
+
+            self._functions[key] = tf.function(fn, input_signature=specs, reduce_retracing=True)
+        return self._functions[key]
+
+    @staticmethod
+    def _inputs(pi, mu, beta, lengths):
+        pi = tf.convert_to_tensor(pi)
+        if pi.dtype not in (tf.float32, tf.float64):
+            raise ValueError(f"pi: expected float32 or float64, got {pi.dtype.name}")
+        return (
+            pi,
+            tf.convert_to_tensor(mu, pi.dtype),
+            tf.convert_to_tensor(beta, pi.dtype),
+            tf.convert_to_tensor(np.asarray(lengths, dtype=np.int32)),
+        )
+
+    def trajectory_terms(self, pi, mu, beta, lengths) -> TrajectoryTerms:
+        """Compiled :func:`opt_suite.objective.trajectory_terms`."""
+        args = self._inputs(pi, mu, beta, lengths)
+        return self._function("terms", args[0].dtype)(*args)
+
+    def jhat(self, pi, mu, beta, lengths, option_action_probs=None) -> JhatParts:
+        """Compiled :func:`opt_suite.objective.jhat` with this object's config."""
+        args = self._inputs(pi, mu, beta, lengths)
+        if option_action_probs is None:
+            return self._function("jhat", args[0].dtype)(*args)
+        probs = tf.convert_to_tensor(option_action_probs, args[0].dtype)
+        return self._function("jhat_kl", args[0].dtype)(*args, probs)
+
+
+def make_jhat_step(
+    tables_fn: Callable[[tf.Tensor, tf.Tensor], Tables],
+    variables: Sequence[tf.Variable],
+    config: JhatConfig = JhatConfig(),
+    observation_spec: tf.TensorSpec = tf.TensorSpec([None, None], tf.int32),
+    apply_gradients: Callable[[list[tf.Tensor]], Any] | None = None,
+) -> Callable[[Any, Any, Any], tuple[JhatParts, list[tf.Tensor]]]:
+    """Networks → tables → Ĵ → dĴ/dvariables as one compiled function (traced once).
+
+    Args:
+      tables_fn: maps (observations [B, L, ...], actions int32 [B, L]) to :class:`Tables`.
+      variables: the variables to differentiate Ĵ with respect to.
+      config: Ĵ's hyper-parameters.
+      observation_spec: signature of the observations, with unknown batch and length.
+      apply_gradients: optional callback run inside the compiled function with the gradients of Ĵ
+        (e.g. an optimizer step; note that optimizers *minimise*, so negate them to ascend Ĵ).
+
+    Returns:
+      ``step(observations, actions, lengths) -> (JhatParts, gradients of Ĵ)``.
+    """
+    variables = list(variables)
+
+    @tf.function(
+        input_signature=[observation_spec, tf.TensorSpec([None, None], tf.int32), _LENGTHS]
+    )
+    def step(observations, actions, lengths):
+        with tf.GradientTape() as tape:
+            tables = Tables(*tables_fn(observations, actions))
+            parts = jhat(
+                tables.pi, tables.mu, tables.beta, lengths, tables.option_action_probs,
+                config.lambda1, config.lambda2, config.likelihood, config.chunk,
+            )  # fmt: skip
+        grads = tape.gradient(parts.total, variables)
+        if apply_gradients is not None:
+            apply_gradients(grads)
+        return parts, grads
+
+    return step
