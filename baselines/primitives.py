@@ -1,0 +1,34 @@
+"""Primitives: no options at all — the floor every method must beat.
+
+The test-time learner always acts over the primitive actions (``TabularOptionSet`` holds only the
+extra options), so an empty option set is exactly "Q-learning with primitives" in the paper's
+Fig. 4.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+from baselines._models import train_models
+from opt_suite.methods.base import Discovery, DiscoveryContext, Method, TabularOptionSet
+
+__all__ = ["Primitives"]
+
+
+@dataclasses.dataclass(frozen=True)
+class PrimitivesParams:
+    """No parameters: the primitives are fixed by the family."""
+
+
+class Primitives(Method):
+    """The empty option set; the learner uses the family's primitive actions alone."""
+
+    name: ClassVar[str] = "primitives"
+    description: ClassVar[str] = "no options: the test-time learner uses primitive actions only"
+    Params: ClassVar[type] = PrimitivesParams
+
+    def discover(self, context: DiscoveryContext) -> Discovery:
+        """An empty ``TabularOptionSet`` shaped for the family's states and actions."""
+        model = train_models(context, self.name)[0]
+        return Discovery(TabularOptionSet.empty(model.num_states, model.num_actions))
