@@ -1,0 +1,109 @@
+"""``opt-suite compare DIR --baseline FILE``: fail CI when results regress against a baseline.
+
+Exit status: 0 when no method entry's metric is significantly worse than in the baseline, 1 when at
+least one is (a regression), 2 on bad input (missing directory or baseline, spec hash mismatch, a
+baseline method entry missing from the run, ...). The test is described in
+:mod:`opt_suite.report.gate` and named in the output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+__all__ = ["add_arguments", "run"]
+
+
+def _alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"alpha must be a number between 0 and 1, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 100:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 100, got {text!r}")
+    return int(text)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare DIR, --baseline and the test's options."""
+    from opt_suite.report.metrics import METRICS
+
+    parser.add_argument("directory", metavar="DIR", type=Path, help="the --out directory of a run")
+    parser.add_argument(
+        "--baseline",
+        metavar="FILE",
+        type=Path,
+        required=True,
+        help="baseline written by `opt-suite report DIR --export-baseline FILE`",
+    )
+    parser.add_argument(
+        "--metric", choices=METRICS, default="auc", help="per-run metric to test (default: auc)"
+    )
+    parser.add_argument(
+        "--alpha",
+        type=_alpha,
+        default=0.05,
+        help="significance level, family-wise over method entries (default: 0.05)",
+    )
+    parser.add_argument(
+        "--correction",
+        choices=("holm", "none"),
+        default="holm",
+        help="multiple-comparison correction over method entries (default: holm)",
+    )
+    parser.add_argument(
+        "--permutations",
+        type=_positive,
+        default=10_000,
+        help="random permutations / bootstrap resamples (default: 10000)",
+    )
+    parser.add_argument(
+        "--allow-spec-change",
+        action="store_true",
+        help="compare even if the run's spec hash differs from the baseline's",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compare; 0 pass, 1 regression, 2 bad input."""
+    from opt_suite.report import (
+        BaselineError,
+        CompareError,
+        ReportDataError,
+        compare_runs,
+        format_comparison,
+        load_baseline,
+    )
+    from opt_suite.report.source import load_inputs
+    from opt_suite.store import StoreError
+
+    if not args.directory.is_dir():
+        print(f"opt-suite compare: {args.directory}: no such directory", file=sys.stderr)
+        return 2
+    try:
+        baseline = load_baseline(args.baseline)
+        inputs, warnings = load_inputs(args.directory)
+        result = compare_runs(
+            inputs,
+            baseline,
+            metric=args.metric,
+            alpha=args.alpha,
+            allow_spec_change=args.allow_spec_change,
+            correction=args.correction,
+            permutations=args.permutations,
+        )
+    except (BaselineError, CompareError, StoreError, ReportDataError) as exc:
+        print(f"opt-suite compare: {exc}", file=sys.stderr)
+        return 2
+    for message in [*warnings, *result.warnings]:
+        print(f"warning: {message}", file=sys.stderr)
+    print(f"opt-suite compare: {args.directory} against {args.baseline}, metric {args.metric}")
+    print(format_comparison(result))
+    return 1 if result.regressions else 0

@@ -1,0 +1,52 @@
+"""``opt-suite report DIR [--export-baseline FILE]``: (re)write a run's reports from its store.
+
+Writes ``returns.csv``, ``leaderboard.{md,csv,json}``, ``curves.png`` and ``index.html`` into DIR
+(the same files ``opt-suite run`` writes at its end); ``--export-baseline FILE`` also writes the CI
+baseline that ``opt-suite compare`` tests later runs against. Exit status 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare DIR and --export-baseline."""
+    parser.add_argument("directory", metavar="DIR", type=Path, help="the --out directory of a run")
+    parser.add_argument(
+        "--export-baseline",
+        metavar="FILE",
+        type=Path,
+        help="also write the run's per-run metrics as a baseline for `opt-suite compare`",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the reports (and the baseline); 0 on success, 2 on bad input."""
+    from opt_suite.report import ReportDataError, analyse, export_baseline, write_report_files
+    from opt_suite.report.source import load_inputs
+    from opt_suite.store import StoreError
+
+    if not args.directory.is_dir():
+        print(f"opt-suite report: {args.directory}: no such directory", file=sys.stderr)
+        return 2
+    try:
+        inputs, warnings = load_inputs(args.directory)
+        for message in warnings:
+            print(f"warning: {message}", file=sys.stderr)
+        for path in write_report_files(inputs, args.directory):
+            print(f"wrote {path}")
+        if args.export_baseline is not None:
+            path = export_baseline(inputs, analyse(inputs), args.export_baseline)
+            print(f"wrote baseline {path}")
+    except (StoreError, ReportDataError) as exc:
+        print(f"opt-suite report: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"opt-suite report: cannot write: {exc}", file=sys.stderr)
+        return 2
+    return 0

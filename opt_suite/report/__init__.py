@@ -1,0 +1,70 @@
+"""Reports of a run: leaderboard (Markdown, CSV, JSON), raw returns, learning curves, index.html.
+
+``write_reports(DIR)`` is what ``opt-suite run`` calls at its end and ``opt-suite report DIR`` runs;
+everything below it works on plain data (:class:`EpisodeTable`), so it is tested without a store:
+
+* :mod:`~opt_suite.report.episodes` -- the episode table and its per-method learning-curve grids;
+* :mod:`~opt_suite.report.metrics` -- per-run metrics (auc, final_return, episodes_to_threshold);
+* :mod:`~opt_suite.report.leaderboard` -- aggregation (mean ± s.e., IQM + CI, P(improvement));
+* :mod:`~opt_suite.report.tables`, :mod:`~opt_suite.report.curves`, :mod:`~opt_suite.report.html`
+  -- the files;
+* :mod:`~opt_suite.report.baseline`, :mod:`~opt_suite.report.gate` -- the CI baseline and the
+  regression test of ``opt-suite compare``;
+* :mod:`~opt_suite.report.source` -- the adapter from the results store.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from opt_suite.report.baseline import Baseline, BaselineError, export_baseline, load_baseline
+from opt_suite.report.build import REPORT_FILES, Analysis, ReportInputs, analyse, write_report_files
+from opt_suite.report.episodes import EpisodeTable, LearningCurves, ReportDataError
+from opt_suite.report.gate import CompareError, Comparison, compare_runs, format_comparison
+from opt_suite.report.metrics import HIGHER_IS_BETTER, METRICS
+
+__all__ = [
+    "HIGHER_IS_BETTER",
+    "METRICS",
+    "REPORT_FILES",
+    "Analysis",
+    "Baseline",
+    "BaselineError",
+    "CompareError",
+    "Comparison",
+    "EpisodeTable",
+    "LearningCurves",
+    "ReportDataError",
+    "ReportInputs",
+    "analyse",
+    "compare_runs",
+    "export_baseline",
+    "format_comparison",
+    "load_baseline",
+    "write_report_files",
+    "write_reports",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def write_reports(directory: str | Path) -> list[Path]:
+    """Write every report file of the latest run in ``directory`` into ``directory``.
+
+    Warnings (cells left out because they failed or never finished) are logged to this module's
+    logger.
+
+    Returns:
+        The written files, in the order of :data:`REPORT_FILES`.
+
+    Raises:
+        opt_suite.store.StoreError: ``directory`` holds no results store.
+        ReportDataError: there are no (complete) results to report.
+    """
+    from opt_suite.report.source import load_inputs
+
+    inputs, warnings = load_inputs(directory)
+    for message in warnings:
+        logger.warning(message)
+    return write_report_files(inputs, directory)

@@ -1,0 +1,174 @@
+"""The CI baseline file: every run's metric values, so a later run can be tested against them.
+
+``opt-suite report DIR --export-baseline FILE`` writes it; ``opt-suite compare`` reads it. It keeps
+the per-run values (one per seed x test task), not just the means, because a regression test needs
+the spread and the pairing, and the per-task ``episodes_to_threshold`` thresholds, so that a new run
+is measured against the same thresholds rather than ones re-derived from its own results:
+
+.. code-block:: json
+
+    {"format": "opt-suite-baseline", "version": 1,
+     "spec": {"name": "ci-gate", "hash": "…"},
+     "settings": {"final_fraction": 0.1, "window": 10},
+     "thresholds": {"0": -35.2, "1": -20.0},
+     "methods": {"primitives": {"seeds": [0, 1], "tasks": [0, 1],
+                                "metrics": {"auc": [[…per task…], …per seed…], …}}}}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from opt_suite.report.build import Analysis, ReportInputs
+from opt_suite.report.metrics import METRICS, SMOOTHING_WINDOW
+
+__all__ = ["Baseline", "BaselineError", "baseline_document", "export_baseline", "load_baseline"]
+
+FORMAT = "opt-suite-baseline"
+VERSION = 1
+
+
+class BaselineError(ValueError):
+    """A baseline file is missing or malformed; the message names the file and the problem."""
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class BaselineRuns:
+    """One method entry's stored runs: ``metrics[name][s, t]`` for ``seeds[s]``, ``tasks[t]``."""
+
+    seeds: tuple[int, ...]
+    tasks: tuple[Any, ...]
+    metrics: Mapping[str, np.ndarray]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Baseline:
+    """A loaded baseline file (see the module docstring for its JSON)."""
+
+    path: Path
+    spec_name: str
+    spec_hash: str
+    final_fraction: float
+    window: int
+    thresholds: Mapping[str, float]  # keyed by str(task)
+    methods: Mapping[str, BaselineRuns]
+
+
+def baseline_document(inputs: ReportInputs, analysis: Analysis) -> dict[str, Any]:
+    """The baseline's JSON content for an analysed run."""
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "spec": {"name": inputs.spec_name, "hash": inputs.spec_hash},
+        "settings": {"final_fraction": inputs.settings.final_fraction, "window": SMOOTHING_WINDOW},
+        "thresholds": {str(t): float(v) for t, v in analysis.thresholds.items()},
+        "methods": {
+            name: {
+                "seeds": list(m.seeds),
+                "tasks": list(m.tasks),
+                "metrics": {k: m.values[k].tolist() for k in METRICS},
+            }
+            for name, m in analysis.metrics.items()
+        },
+    }
+
+
+def export_baseline(inputs: ReportInputs, analysis: Analysis, path: str | Path) -> Path:
+    """Write the baseline of an analysed run to ``path`` (parent folders are created)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = baseline_document(inputs, analysis)
+    path.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n")
+    return path
+
+
+def _require(cond: bool, path: Path, message: str) -> None:
+    if not cond:
+        raise BaselineError(f"{path}: {message}")
+
+
+def load_baseline(path: str | Path) -> Baseline:
+    """Read and check a baseline file.
+
+    Raises:
+        BaselineError: the file is missing, not JSON, or not shaped as :func:`baseline_document`
+            writes it (the message names the key and what was expected).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise BaselineError(
+            f"{path}: no such baseline file (write one with `opt-suite report DIR"
+            f" --export-baseline {path}`)"
+        )
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BaselineError(f"{path}: not a JSON baseline file ({exc})") from None
+    _require(
+        isinstance(doc, dict) and doc.get("format") == FORMAT, path, f"format is not {FORMAT!r}"
+    )
+    _require(
+        doc.get("version") == VERSION, path, f"version {doc.get('version')!r}, expected {VERSION}"
+    )
+    spec, settings = doc.get("spec"), doc.get("settings")
+    _require(
+        isinstance(spec, dict)
+        and isinstance(spec.get("name"), str)
+        and isinstance(spec.get("hash"), str),
+        path,
+        "spec must be {name: str, hash: str}",
+    )
+    _require(
+        isinstance(settings, dict)
+        and isinstance(settings.get("final_fraction"), int | float)
+        and isinstance(settings.get("window"), int),
+        path,
+        "settings must be {final_fraction: number, window: int}",
+    )
+    thresholds = doc.get("thresholds")
+    _require(
+        isinstance(thresholds, dict)
+        and all(isinstance(v, int | float) for v in thresholds.values()),
+        path,
+        "thresholds must map task -> number",
+    )
+    methods = doc.get("methods")
+    _require(isinstance(methods, dict) and methods, path, "methods must be a non-empty mapping")
+    return Baseline(
+        path=path,
+        spec_name=spec["name"],
+        spec_hash=spec["hash"],
+        final_fraction=float(settings["final_fraction"]),
+        window=int(settings["window"]),
+        thresholds={str(k): float(v) for k, v in thresholds.items()},
+        methods={name: _runs(path, name, entry) for name, entry in methods.items()},
+    )
+
+
+def _runs(path: Path, name: str, entry: Any) -> BaselineRuns:
+    where = f"methods.{name}"
+    _require(isinstance(entry, dict), path, f"{where} must be a mapping")
+    seeds, tasks, metrics = entry.get("seeds"), entry.get("tasks"), entry.get("metrics")
+    _require(isinstance(seeds, list) and seeds, path, f"{where}.seeds must be a non-empty list")
+    _require(isinstance(tasks, list) and tasks, path, f"{where}.tasks must be a non-empty list")
+    _require(isinstance(metrics, dict), path, f"{where}.metrics must be a mapping")
+    values = {}
+    for k, v in metrics.items():
+        try:
+            arr = np.asarray(v, dtype=np.float64)
+        except (TypeError, ValueError):
+            arr = np.empty(0)
+        _require(
+            arr.shape == (len(seeds), len(tasks)) and bool(np.all(np.isfinite(arr))),
+            path,
+            f"{where}.metrics.{k} must be a {len(seeds)} x {len(tasks)} (seeds x tasks) matrix"
+            f" of finite numbers",
+        )
+        values[k] = arr
+    return BaselineRuns(tuple(int(s) for s in seeds), tuple(tasks), values)

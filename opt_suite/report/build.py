@@ -1,0 +1,125 @@
+"""From plain results to every report file: the pipeline ``write_reports`` runs.
+
+``ReportInputs`` (episodes, spec identity and ``report:`` settings) -> :func:`analyse` (complete
+learning-curve grids, per-task thresholds, per-run metrics) -> :func:`write_report_files`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from opt_suite.report.curves import write_curves_png
+from opt_suite.report.episodes import EpisodeTable, LearningCurves, learning_curves
+from opt_suite.report.html import write_index_html
+from opt_suite.report.leaderboard import Leaderboard, build_leaderboard
+from opt_suite.report.metrics import MethodMetrics, resolve_thresholds, run_metrics
+from opt_suite.report.tables import (
+    leaderboard_json,
+    leaderboard_markdown,
+    write_json,
+    write_leaderboard_csv,
+    write_returns_csv,
+)
+from opt_suite.spec.schema import ReportSpec
+
+__all__ = ["Analysis", "REPORT_FILES", "ReportInputs", "analyse", "write_report_files"]
+
+REPORT_FILES = (
+    "returns.csv",
+    "leaderboard.md",
+    "leaderboard.csv",
+    "leaderboard.json",
+    "curves.png",
+    "index.html",
+)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ReportInputs:
+    """What a report is computed from.
+
+    Attributes:
+        episodes: every test-time episode.
+        spec_name: the spec's ``name``.
+        spec_hash: the spec's hash (``opt_suite.spec.spec_hash``).
+        settings: the spec's ``report:`` section.
+        methods: method entry names in spec order (None: the table's order).
+        pictures: option pictures, as paths relative to the report folder.
+    """
+
+    episodes: EpisodeTable
+    spec_name: str
+    spec_hash: str
+    settings: ReportSpec = ReportSpec()
+    methods: tuple[str, ...] | None = None
+    pictures: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Analysis:
+    """The per-run view of the results: grids, thresholds and metrics per method entry."""
+
+    curves: Mapping[str, LearningCurves]
+    thresholds: Mapping[Any, float]
+    metrics: Mapping[str, MethodMetrics]
+
+    @property
+    def episodes(self) -> int:
+        """Episodes per run."""
+        return len(next(iter(self.curves.values())).episodes)
+
+
+def analyse(inputs: ReportInputs, thresholds: Mapping[Any, float] | None = None) -> Analysis:
+    """Group the episodes and compute every run's metrics.
+
+    Args:
+        inputs: the results.
+        thresholds: task -> episodes_to_threshold threshold; None resolves them from the spec's
+            ``report.threshold`` or the default rule (see :mod:`opt_suite.report.metrics`).
+    """
+    curves = learning_curves(inputs.episodes, inputs.methods)
+    s = inputs.settings
+    if thresholds is None:
+        thresholds = resolve_thresholds(curves, s.threshold, s.final_fraction)
+    return Analysis(curves, dict(thresholds), run_metrics(curves, s.final_fraction, thresholds))
+
+
+def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
+    """The aggregated leaderboard of an analysis."""
+    return build_leaderboard(
+        analysis.metrics,
+        spec_name=inputs.spec_name,
+        spec_hash=inputs.spec_hash,
+        episodes=analysis.episodes,
+        baseline=inputs.settings.baseline,
+        bootstrap=inputs.settings.bootstrap,
+        thresholds=analysis.thresholds,
+    )
+
+
+def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
+    """Write :data:`REPORT_FILES` into ``out_dir`` and return their paths, in that order.
+
+    Raises:
+        ReportDataError: the episodes cannot be reported (empty, incomplete, inconsistent).
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    analysis = analyse(inputs)
+    board = leaderboard(inputs, analysis)
+    return [
+        write_returns_csv(inputs.episodes, out / "returns.csv", list(analysis.curves)),
+        _write_text(out / "leaderboard.md", leaderboard_markdown(board)),
+        write_leaderboard_csv(board, out / "leaderboard.csv"),
+        write_json(leaderboard_json(board), out / "leaderboard.json"),
+        write_curves_png(analysis.curves, out / "curves.png", inputs.spec_name),
+        write_index_html(board, out / "index.html", inputs.pictures),
+    ]
+
+
+def _write_text(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,149 @@
+"""The plain data every report is computed from: one row per (method, seed, task, episode).
+
+Reports never read the results store directly (see :mod:`opt_suite.report.source`); they take an
+:class:`EpisodeTable`, which tests build from synthetic numbers, and turn it into one
+:class:`LearningCurves` grid per method entry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["COLUMNS", "EpisodeTable", "LearningCurves", "ReportDataError", "learning_curves"]
+
+# Column names of returns.csv and of the rows :meth:`EpisodeTable.from_rows` accepts.
+COLUMNS = ("method", "seed", "task", "episode", "return", "steps")
+
+
+class ReportDataError(ValueError):
+    """The results cannot be reported: empty, incomplete or inconsistent. The message says which."""
+
+
+def label_key(label: Any) -> tuple:
+    """Sort key that orders integer labels numerically and puts them before text labels."""
+    if isinstance(label, int | np.integer):
+        return (0, int(label), "")
+    return (1, 0, str(label))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class EpisodeTable:
+    """Column arrays of equal length; ``returns`` is the ``return`` column (a Python keyword)."""
+
+    method: np.ndarray
+    seed: np.ndarray
+    task: np.ndarray
+    episode: np.ndarray
+    returns: np.ndarray
+    steps: np.ndarray
+
+    def __post_init__(self) -> None:
+        lengths = {f.name: len(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        if len(set(lengths.values())) != 1:
+            raise ReportDataError(f"episode columns have different lengths: {lengths}")
+
+    def __len__(self) -> int:
+        return len(self.returns)
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[Mapping[str, Any] | Sequence[Any]]) -> EpisodeTable:
+        """Build from rows: mappings with :data:`COLUMNS` keys, or tuples in that order."""
+        columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+        for row in rows:
+            values = [row[name] for name in COLUMNS] if isinstance(row, Mapping) else list(row)
+            if len(values) != len(COLUMNS):
+                raise ReportDataError(f"episode row {row!r} does not have the columns {COLUMNS}")
+            for name, value in zip(COLUMNS, values, strict=True):
+                columns[name].append(value)
+        return cls(
+            method=np.array(columns["method"], dtype=object),
+            seed=np.array(columns["seed"], dtype=np.int64),
+            task=np.array(columns["task"], dtype=object),
+            episode=np.array(columns["episode"], dtype=np.int64),
+            returns=np.array(columns["return"], dtype=np.float64),
+            steps=np.array(columns["steps"], dtype=np.int64),
+        )
+
+    def methods(self) -> list[str]:
+        """Method entry names in order of first appearance."""
+        return list(dict.fromkeys(self.method.tolist()))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class LearningCurves:
+    """One method entry's complete grid: ``returns[s, t, e]`` of seed ``seeds[s]`` on ``tasks[t]``.
+
+    ``episodes`` holds the stored episode numbers (the grid's third axis, sorted).
+    """
+
+    method: str
+    seeds: tuple[int, ...]
+    tasks: tuple[Any, ...]
+    episodes: tuple[int, ...]
+    returns: np.ndarray
+    steps: np.ndarray
+
+
+def _grid(table: EpisodeTable, mask: np.ndarray, name: str) -> LearningCurves:
+    seed, task, episode = table.seed[mask], table.task[mask], table.episode[mask]
+    seeds = tuple(sorted({int(s) for s in seed}))
+    tasks = tuple(sorted(set(task.tolist()), key=label_key))
+    episodes = tuple(sorted({int(e) for e in episode}))
+    shape = (len(seeds), len(tasks), len(episodes))
+    s_idx = np.searchsorted(np.array(seeds), seed)
+    t_pos = {t: i for i, t in enumerate(tasks)}
+    t_idx = np.array([t_pos[t] for t in task.tolist()], dtype=np.int64)
+    e_idx = np.searchsorted(np.array(episodes), episode)
+    flat = np.ravel_multi_index((s_idx, t_idx, e_idx), shape)
+    counts = np.bincount(flat, minlength=int(np.prod(shape))).reshape(shape)
+    if np.any(counts > 1):
+        s, t, e = np.argwhere(counts > 1)[0]
+        raise ReportDataError(
+            f"method {name!r}: seed {seeds[s]}, task {tasks[t]}, episode {episodes[e]} is recorded"
+            f" {counts[s, t, e]} times (expected once)"
+        )
+    if np.any(counts == 0):
+        missing = np.argwhere(counts == 0)
+        s, t, e = missing[0]
+        raise ReportDataError(
+            f"method {name!r}: results are incomplete ({len(missing)} of {counts.size} episodes"
+            f" missing), e.g. seed {seeds[s]}, task {tasks[t]}, episode {episodes[e]}; every"
+            f" (seed, task) run needs the same episodes {episodes[0]}..{episodes[-1]}"
+        )
+    returns = np.empty(shape)
+    steps = np.empty(shape, dtype=np.int64)
+    returns.flat[flat] = table.returns[mask]
+    steps.flat[flat] = table.steps[mask]
+    return LearningCurves(name, seeds, tasks, episodes, returns, steps)
+
+
+def learning_curves(
+    table: EpisodeTable, methods: Sequence[str] | None = None
+) -> dict[str, LearningCurves]:
+    """Group the table into one complete grid per method entry.
+
+    Args:
+        table: the episodes.
+        methods: the order of method entries (the spec's); None keeps the table's order. A
+            method named here with no episodes is an error; one in the table but not named here
+            is appended.
+
+    Raises:
+        ReportDataError: the table is empty, a named method has no episodes, or a method's
+            (seed, task, episode) grid has a hole or a duplicate.
+    """
+    if len(table) == 0:
+        raise ReportDataError("there are no episodes to report")
+    present = table.methods()
+    order = list(methods) if methods is not None else []
+    order += [m for m in present if m not in order]
+    absent = [m for m in order if m not in present]
+    if absent:
+        raise ReportDataError(f"no episodes recorded for method entries {absent}")
+    if not np.all(np.isfinite(table.returns)):
+        raise ReportDataError("some recorded returns are NaN or infinite")
+    return {name: _grid(table, table.method == name, name) for name in order}

@@ -1,0 +1,92 @@
+"""Read a run directory's results store into :class:`ReportInputs` (the only store-aware module).
+
+Only the latest run recorded in the directory is reported (the store restricts every query to it).
+Evaluation cells that failed or never finished are left out with a warning; a method entry with no
+completed evaluation at all is left out of the report likewise, so a report can still be written
+for the rest of a run in which one method crashed (``opt-suite compare`` then refuses to pass).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from opt_suite.report.build import ReportInputs
+from opt_suite.report.episodes import EpisodeTable, ReportDataError
+from opt_suite.spec.schema import ReportSpec
+
+__all__ = ["PICTURE_DIRS", "find_pictures", "load_inputs"]
+
+# Folders of a run directory whose PNGs index.html shows as option pictures.
+PICTURE_DIRS = ("pictures", "options")
+
+
+def find_pictures(directory: Path) -> tuple[str, ...]:
+    """PNG files under the picture folders, as sorted paths relative to ``directory``."""
+    found = []
+    for sub in PICTURE_DIRS:
+        found += [p.relative_to(directory).as_posix() for p in (directory / sub).rglob("*.png")]
+    return tuple(sorted(found))
+
+
+def report_settings(spec_yaml: str) -> ReportSpec:
+    """The ``report:`` section of a resolved spec's YAML, without loading the spec's plugins.
+
+    Raises:
+        ReportDataError: the section is not a mapping of ``ReportSpec`` fields.
+    """
+    section: Any = (yaml.safe_load(spec_yaml) or {}).get("report") or {}
+    known = {f.name for f in dataclasses.fields(ReportSpec)}
+    if not isinstance(section, dict) or set(section) - known:
+        raise ReportDataError(
+            f"the stored spec's report section {section!r} is not a mapping of {sorted(known)}"
+        )
+    return ReportSpec(**section)
+
+
+def load_inputs(directory: str | Path) -> tuple[ReportInputs, list[str]]:
+    """The report inputs of the latest run in ``directory``, and warnings for people.
+
+    Raises:
+        opt_suite.store.StoreError: the directory holds no results store or no run.
+        ReportDataError: no evaluation episode has been recorded.
+    """
+    from opt_suite.store import ResultsStore  # the store module pulls in sqlite only
+
+    directory = Path(directory)
+    warnings = []
+    with ResultsStore(directory) as store:
+        run = store.run()
+        planned = store.methods()
+        rows = store.episodes()
+        incomplete = [c for c in store.cells() if c.kind == "evaluation" and c.status != "done"]
+        settings = report_settings(store.spec_yaml())
+    if run.status != "done":
+        warnings.append(f"the latest run in {directory} has status {run.status!r}")
+    for c in incomplete:
+        reason = f": {c.error.strip().splitlines()[-1]}" if c.error else ""
+        warnings.append(f"left out: evaluation of {c.method!r} seed {c.seed} is {c.status}{reason}")
+    present = {r.method for r in rows}
+    methods = tuple(m for m in planned if m in present)
+    if not methods:
+        raise ReportDataError(f"{directory} has no completed evaluation episodes to report yet")
+    if len(methods) < len(planned):
+        warnings.append(
+            "method entries with no completed evaluation:"
+            f" {[m for m in planned if m not in present]}"
+        )
+    table = EpisodeTable.from_rows(
+        (r.method, r.seed, r.task, r.episode, r.ret, r.steps) for r in rows
+    )
+    inputs = ReportInputs(
+        episodes=table,
+        spec_name=run.spec_name,
+        spec_hash=run.spec_hash,
+        settings=settings,
+        methods=methods,
+        pictures=find_pictures(directory),
+    )
+    return inputs, warnings

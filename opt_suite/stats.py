@@ -1,0 +1,278 @@
+"""Aggregate statistics over (runs x tasks) score matrices, and the tests the CI gate uses.
+
+The aggregates follow rliable (Agarwal et al., "Deep RL at the Edge of the Statistical Precipice",
+NeurIPS 2021), re-implemented here because rliable draws its bootstrap indices from numpy's *global*
+random state and ignores the ``random_state`` it is given; every random draw here comes from an
+explicit ``np.random.Generator``, so the same scores and seed give the same intervals.
+
+Conventions:
+
+* ``scores`` has shape ``[..., runs, tasks]``: ``scores[..., n, m]`` is run (seed) ``n`` on task
+  ``m``.
+  Every aggregate reduces the last two axes and broadcasts over leading ones, which is how a whole
+  batch of bootstrap resamples is evaluated at once.
+* Confidence intervals are percentile intervals (``np.percentile``, linear interpolation), as
+  rliable's default ``method='percentile'``.
+* The bootstrap is *stratified*: runs are resampled with replacement independently within each
+  task, tasks are never mixed (rliable's ``StratifiedBootstrap`` with ``task_bootstrap=False``). It
+  captures the uncertainty of re-running the same tasks with new seeds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import scipy.stats
+
+__all__ = [
+    "holm",
+    "iqm",
+    "mean",
+    "paired_sign_flip_test",
+    "percentile_interval",
+    "permutation_test",
+    "probability_of_improvement",
+    "probability_of_improvement_ci",
+    "standard_error",
+    "stratified_bootstrap",
+    "stratified_bootstrap_ci",
+    "stratified_bootstrap_difference_ci",
+]
+
+Statistic = Callable[[np.ndarray], np.ndarray]
+
+# Bootstrap resamples are evaluated in batches of at most this many score entries, so memory stays
+# bounded (about 64 MB of float64) whatever ``reps`` is; the batch size depends on the shape only,
+# so results stay deterministic.
+_MAX_BATCH_ENTRIES = 8_000_000
+
+
+def _check_scores(scores: np.ndarray, name: str = "scores") -> np.ndarray:
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 2 or scores.shape[0] < 1 or scores.shape[1] < 1:
+        raise ValueError(
+            f"{name} must be a [runs, tasks] matrix with at least one of each, got shape"
+            f" {scores.shape}"
+        )
+    if not np.all(np.isfinite(scores)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return scores
+
+
+def _flatten_runs_tasks(scores: np.ndarray) -> np.ndarray:
+    scores = np.asarray(scores, dtype=np.float64)
+    return scores.reshape(*scores.shape[:-2], scores.shape[-2] * scores.shape[-1])
+
+
+def mean(scores: np.ndarray) -> np.ndarray:
+    """Mean over all runs and tasks (rliable's ``aggregate_mean``: every task has equal runs)."""
+    return np.mean(_flatten_runs_tasks(scores), axis=-1)
+
+
+def standard_error(scores: np.ndarray) -> np.ndarray:
+    """Standard error of :func:`mean`, treating each (run, task) entry as one sample.
+
+    ``std(ddof=1) / sqrt(runs * tasks)``. Tasks are random draws from the task family and seeds are
+    independent, so this counts both sources of variation. NaN when there is a single entry.
+    """
+    flat = _flatten_runs_tasks(scores)
+    n = flat.shape[-1]
+    if n < 2:
+        return np.full(flat.shape[:-1], np.nan)[()]
+    return np.std(flat, axis=-1, ddof=1) / np.sqrt(n)
+
+
+def iqm(scores: np.ndarray) -> np.ndarray:
+    """Interquartile mean: the 25% trimmed mean over the flattened runs x tasks.
+
+    Exactly rliable's ``aggregate_iqm`` (``scipy.stats.trim_mean(scores, 0.25, axis=None)``): sort
+    the ``n`` entries, drop ``floor(n / 4)`` from each end, average the rest.
+    """
+    return np.asarray(scipy.stats.trim_mean(_flatten_runs_tasks(scores), 0.25, axis=-1))[()]
+
+
+def percentile_interval(distribution: np.ndarray, alpha: float) -> tuple[float, float]:
+    """Two-sided ``1 - alpha`` percentile interval of a bootstrap distribution."""
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    low, high = np.percentile(distribution, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    return float(low), float(high)
+
+
+def _batches(reps: int, entries_per_rep: int):
+    if reps < 1:
+        raise ValueError(f"reps must be >= 1, got {reps}")
+    size = max(1, _MAX_BATCH_ENTRIES // max(1, entries_per_rep))
+    for start in range(0, reps, size):
+        yield min(size, reps - start)
+
+
+def _stratified_resample(scores: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``count`` stratified resamples, shape ``[count, runs, tasks]``.
+
+    Entry ``[b, n, m]`` is ``scores[idx[b, n, m], m]`` with ``idx`` uniform over runs: runs are
+    drawn with replacement, independently per task: task ``m`` only ever receives task ``m``'s
+    runs.
+    """
+    runs, tasks = scores.shape
+    idx = rng.integers(0, runs, size=(count, runs, tasks))
+    return scores[idx, np.arange(tasks)]
+
+
+def stratified_bootstrap(
+    scores: np.ndarray, statistic: Statistic, reps: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Bootstrap distribution ``[reps]`` of ``statistic`` under stratified resampling of runs.
+
+    Args:
+        scores: ``[runs, tasks]`` matrix.
+        statistic: reduces the last two axes of a ``[..., runs, tasks]`` array (e.g. :func:`iqm`).
+        reps: number of bootstrap resamples.
+        rng: the only source of randomness.
+    """
+    scores = _check_scores(scores)
+    out = [
+        np.asarray(statistic(_stratified_resample(scores, count, rng)), dtype=np.float64)
+        for count in _batches(reps, scores.size)
+    ]
+    return np.concatenate(out)
+
+
+def stratified_bootstrap_ci(
+    scores: np.ndarray,
+    statistic: Statistic,
+    reps: int,
+    rng: np.random.Generator,
+    alpha: float = 0.05,
+) -> tuple[float, float]:
+    """Percentile ``1 - alpha`` confidence interval of ``statistic(scores)``.
+
+    rliable's ``get_interval_estimates(..., method='percentile', task_bootstrap=False)``.
+    """
+    return percentile_interval(stratified_bootstrap(scores, statistic, reps, rng), alpha)
+
+
+def probability_of_improvement(scores_x: np.ndarray, scores_y: np.ndarray) -> np.ndarray:
+    """Average probability that a run of X beats a run of Y on the same task.
+
+    Per task m, ``P(X_m > Y_m) + 0.5 P(X_m = Y_m)`` over all pairs of X's and Y's runs -- the
+    Mann-Whitney U statistic of X against Y divided by ``runs_x * runs_y`` -- then the mean over
+    tasks (rliable's ``probability_of_improvement``). Higher scores are better; pass negated scores
+    for a metric where lower is better.
+
+    Args:
+        scores_x: ``[..., runs_x, tasks]``.
+        scores_y: ``[..., runs_y, tasks]``, same tasks; leading axes broadcast with ``scores_x``'s.
+    """
+    x = np.asarray(scores_x, dtype=np.float64)[..., :, None, :]
+    y = np.asarray(scores_y, dtype=np.float64)[..., None, :, :]
+    if x.shape[-1] != y.shape[-1]:
+        raise ValueError(f"X and Y must have the same tasks, got {x.shape[-1]} and {y.shape[-1]}")
+    per_task = np.mean((x > y) + 0.5 * (x == y), axis=(-3, -2))
+    return np.mean(per_task, axis=-1)
+
+
+def probability_of_improvement_ci(
+    scores_x: np.ndarray,
+    scores_y: np.ndarray,
+    reps: int,
+    rng: np.random.Generator,
+    alpha: float = 0.05,
+) -> tuple[float, float]:
+    """Percentile CI of :func:`probability_of_improvement`.
+
+    X's and Y's runs are resampled independently, each stratified by task (rliable's
+    ``StratifiedIndependentBootstrap``).
+    """
+    x = _check_scores(scores_x, "scores_x")
+    y = _check_scores(scores_y, "scores_y")
+    if x.shape[1] != y.shape[1]:
+        raise ValueError(f"X and Y must have the same tasks, got {x.shape[1]} and {y.shape[1]}")
+    per_rep = x.shape[0] * y.shape[0] * x.shape[1]
+    dist = [
+        probability_of_improvement(
+            _stratified_resample(x, count, rng), _stratified_resample(y, count, rng)
+        )
+        for count in _batches(reps, per_rep)
+    ]
+    return percentile_interval(np.concatenate(dist), alpha)
+
+
+def stratified_bootstrap_difference_ci(
+    scores_x: np.ndarray,
+    scores_y: np.ndarray,
+    reps: int,
+    rng: np.random.Generator,
+    alpha: float = 0.05,
+) -> tuple[float, float]:
+    """Percentile CI of ``mean(X) - mean(Y)`` for independent samples, each resampled stratified."""
+    x = _check_scores(scores_x, "scores_x")
+    y = _check_scores(scores_y, "scores_y")
+    dist = [
+        mean(_stratified_resample(x, count, rng)) - mean(_stratified_resample(y, count, rng))
+        for count in _batches(reps, x.size + y.size)
+    ]
+    return percentile_interval(np.concatenate(dist), alpha)
+
+
+def _at_most(values: np.ndarray, observed: float) -> np.ndarray:
+    # Sign flips that reproduce the observed arrangement sum the same numbers in another order;
+    # a relative tolerance keeps floating-point reassociation from excluding them.
+    return values <= observed + 1e-12 * max(1.0, abs(observed))
+
+
+def paired_sign_flip_test(differences: np.ndarray, reps: int, rng: np.random.Generator) -> float:
+    """One-sided p-value for "the mean paired difference is below zero".
+
+    Under H0 each difference is symmetric about zero, so flipping its sign leaves the distribution
+    unchanged. The p-value is the fraction of sign patterns whose mean is at most the observed mean:
+    exact (all ``2**n`` patterns) when ``2**n <= reps``, otherwise ``(1 + hits) / (1 + reps)`` over
+    ``reps`` random patterns (a valid Monte Carlo p-value). All-zero differences give p = 1.
+    """
+    d = np.asarray(differences, dtype=np.float64).ravel()
+    if d.size == 0:
+        raise ValueError("no differences to test")
+    observed = float(np.mean(d))
+    if d.size < 63 and 2**d.size <= reps:
+        patterns = (np.arange(2**d.size)[:, None] >> np.arange(d.size)) & 1
+        flipped = np.mean(np.where(patterns == 1, -d, d), axis=1)
+        return float(np.mean(_at_most(flipped, observed)))
+    hits = 0
+    for count in _batches(reps, d.size):
+        signs = rng.choice(np.array([-1.0, 1.0]), size=(count, d.size))
+        hits += int(np.sum(_at_most(np.mean(signs * d, axis=1), observed)))
+    return (1 + hits) / (1 + reps)
+
+
+def permutation_test(
+    new: np.ndarray, old: np.ndarray, reps: int, rng: np.random.Generator
+) -> float:
+    """One-sided two-sample permutation p-value for "mean(new) < mean(old)".
+
+    Labels are shuffled ``reps`` times; p = ``(1 + #{shuffled diff <= observed}) / (1 + reps)``.
+    """
+    new = np.asarray(new, dtype=np.float64).ravel()
+    old = np.asarray(old, dtype=np.float64).ravel()
+    if new.size == 0 or old.size == 0:
+        raise ValueError("both samples need at least one value")
+    pooled = np.concatenate([new, old])
+    observed = float(np.mean(new) - np.mean(old))
+    hits = 0
+    for count in _batches(reps, pooled.size):
+        order = np.argsort(rng.random((count, pooled.size)), axis=1)
+        shuffled = pooled[order]
+        diff = np.mean(shuffled[:, : new.size], axis=1) - np.mean(shuffled[:, new.size :], axis=1)
+        hits += int(np.sum(_at_most(diff, observed)))
+    return (1 + hits) / (1 + reps)
+
+
+def holm(p_values: np.ndarray) -> np.ndarray:
+    """Holm-Bonferroni adjusted p-values: reject where adjusted <= alpha (FWER <= alpha)."""
+    p = np.asarray(p_values, dtype=np.float64)
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    scaled = np.minimum(1.0, np.maximum.accumulate(p[order] * (m - np.arange(m))))
+    adjusted = np.empty(m)
+    adjusted[order] = scaled
+    return adjusted
