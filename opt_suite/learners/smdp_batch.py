@@ -1,0 +1,180 @@
+"""SMDP Q-learning for many runs at once: each active run advances one primitive step per iteration.
+
+Each iteration is a fixed sequence of numpy operations over the active runs (each with its own task,
+Q table, running option, step count within the option, accumulated reward and episode counters), so
+its cost is spread over all of them. Runs that finish their episodes drop out; once few are left the
+rest are handed to the scalar engine mid-episode (:class:`~.smdp_scalar.Progress`), which is faster
+per run. The arithmetic matches :mod:`.smdp_scalar` operation for operation, so a run's numbers do
+not depend on the batch it is in (the update is the SMDP Q-learning rule documented there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from opt_suite.learners.smdp_scalar import Progress, ScalarOptions, ScalarRun, ScalarTables
+from opt_suite.learners.smdp_tables import (
+    BLOCK_STEPS,
+    U_ACTION,
+    U_CHOICE,
+    U_EXPLORE,
+    U_OUTCOME,
+    U_TERMINATE,
+    Hyper,
+    OptionTables,
+    TaskTables,
+    draw_block,
+)
+
+__all__ = ["HANDOFF_RUNS", "run_batch"]
+
+HANDOFF_RUNS = 40
+"""Below this many active runs a numpy iteration costs more than scalar steps (measured, see
+``benchmarks/bench_learner.py``); the remaining runs finish in the scalar engine."""
+
+
+def _choose(
+    q_rows: np.ndarray, u_explore: np.ndarray, u_choice: np.ndarray, eps: float
+) -> np.ndarray:
+    """Epsilon-greedy option choice; greedy ties broken by ``u_choice`` (as the scalar engine)."""
+    num_options = q_rows.shape[1]
+    best = q_rows.max(axis=1)
+    ties = q_rows == best[:, None]
+    n_best = ties.sum(axis=1)
+    j = np.minimum((u_choice * n_best).astype(np.int64), n_best - 1)
+    greedy = np.argmax(np.cumsum(ties, axis=1) > j[:, None], axis=1)
+    explore = np.minimum((u_choice * num_options).astype(np.int64), num_options - 1)
+    return np.where(u_explore < eps, explore, greedy)
+
+
+def _first_above(cum: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Per row, the first index whose cumulative probability exceeds u (clipped to the last)."""
+    return np.minimum((cum <= u[:, None]).sum(axis=1), cum.shape[1] - 1)
+
+
+def run_batch(
+    tasks: TaskTables,
+    run_tasks: Sequence[int],
+    options: OptionTables,
+    hyper: Hyper,
+    rngs: Sequence[np.random.Generator],
+    episodes: int,
+    handoff: int = HANDOFF_RUNS,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Run ``len(rngs)`` independent learners: run i on task ``run_tasks[i]``, drawing from rngs[i].
+
+    Args:
+      tasks: the stacked task models.
+      run_tasks: int [R], each run's task index into ``tasks``.
+      options: primitives + options.
+      hyper: the learner's numbers.
+      rngs: one generator per run, its only source of randomness.
+      episodes: episodes per run.
+      handoff: hand the remaining runs to the scalar engine once fewer than this are active.
+
+    Returns:
+      (returns float [R, episodes], steps int [R, episodes]).
+    """
+    T, S, A, K = tasks.shape
+    n_opts, R = options.num_options, len(rngs)
+    ns_flat = tasks.next_state.reshape(T * S * A, K)
+    cum_flat = tasks.outcome_cum.reshape(T * S * A, K)
+    rew_flat = tasks.reward.reshape(T * S * A, K)
+    term_flat = tasks.terminal.reshape(T * S)
+    act_cum, det_action, beta = options.action_cum, options.det_action, options.beta
+    alpha, gamma, eps, bump = hyper.alpha, hyper.gamma, hyper.epsilon, hyper.termination_bump
+    q = np.full((R * S, n_opts), hyper.q_init)  # run r's Q(s, .) is row r * S + s
+    returns = np.zeros((R, episodes))
+    steps = np.zeros((R, episodes), dtype=np.int64)
+
+    # The active runs' state, compacted whenever runs finish.
+    run = np.arange(R)
+    task = np.asarray(run_tasks, dtype=np.int64)
+    s = tasks.start[task].copy()
+    o = np.full(R, -1)
+    s0, k, t_ep, ep = (
+        np.zeros(R, np.int64),
+        np.zeros(R, np.int64),
+        np.zeros(R, np.int64),
+        np.zeros(R, np.int64),
+    )
+    racc, disc, ret = np.zeros(R), np.ones(R), np.zeros(R)
+    block = np.empty((R, BLOCK_STEPS, 5))
+    pos = BLOCK_STEPS  # all runs start together, so they share the position in their blocks
+
+    while run.size >= handoff:
+        if pos == BLOCK_STEPS:
+            block = np.stack([draw_block(rngs[r]) for r in run])
+            pos = 0
+        u = block[:, pos]
+        pos += 1
+
+        decide = np.flatnonzero(o < 0)
+        if decide.size:
+            sd = s[decide]
+            o[decide] = _choose(
+                q[run[decide] * S + sd], u[decide, U_EXPLORE], u[decide, U_CHOICE], eps
+            )
+            s0[decide], k[decide], racc[decide], disc[decide] = sd, 0, 0.0, 1.0
+        a = det_action[o, s]
+        sample = np.flatnonzero(a < 0)
+        if sample.size:
+            a[sample] = _first_above(act_cum[o[sample], s[sample]], u[sample, U_ACTION])
+        sa = (task * S + s) * A + a
+        outcome = _first_above(cum_flat[sa], u[:, U_OUTCOME])
+        s2, r = ns_flat[sa, outcome], rew_flat[sa, outcome]
+        k += 1
+        racc += disc * r
+        disc *= gamma
+        ret += r
+        t_ep += 1
+        done = term_flat[task * S + s2]
+        over = done | (t_ep >= hyper.max_steps)
+        end = np.flatnonzero(over | (u[:, U_TERMINATE] < beta[o, s2] + bump * k))
+        if end.size:  # SMDP Q-learning update of the options that just ended
+            re = run[end] * S
+            boot = racc[end] + disc[end] * q[re + s2[end]].max(axis=1)
+            target = np.where(done[end], racc[end], boot)
+            rows, cols = re + s0[end], o[end]
+            q[rows, cols] = q[rows, cols] + alpha * (target - q[rows, cols])
+            o[end] = -1
+        s = s2
+        if over.any():
+            f = np.flatnonzero(over)
+            returns[run[f], ep[f]] = ret[f]
+            steps[run[f], ep[f]] = t_ep[f]
+            ep[f] += 1
+            s[f], ret[f], t_ep[f] = tasks.start[task[f]], 0.0, 0
+            live = ep < episodes
+            if not live.all():
+                run, task, s, o, s0, k, t_ep, ep = (
+                    x[live] for x in (run, task, s, o, s0, k, t_ep, ep)
+                )
+                racc, disc, ret, block = racc[live], disc[live], ret[live], block[live]
+
+    # Few runs left: finish each in the scalar engine, from exactly where it is.
+    tables: dict[int, ScalarTables] = {}
+    option_lists = ScalarOptions.build(options) if run.size else None
+    for i, r in enumerate(run):
+        ti = int(task[i])
+        if ti not in tables:
+            tables[ti] = ScalarTables.build(tasks, ti, option_lists)
+        progress = Progress(
+            state=int(s[i]),
+            option=int(o[i]),
+            option_start=int(s0[i]),
+            option_steps=int(k[i]),
+            option_reward=float(racc[i]),
+            option_discount=float(disc[i]),
+            episode_return=float(ret[i]),
+            episode_steps=int(t_ep[i]),
+            block=block[i] if pos < BLOCK_STEPS else None,
+            block_pos=pos,
+        )
+        scalar = ScalarRun(tables[ti], hyper, rngs[r], q=q[r * S : (r + 1) * S], progress=progress)
+        scalar.run_episodes(episodes - int(ep[i]))
+        returns[r, ep[i] :] = scalar.returns
+        steps[r, ep[i] :] = scalar.steps
+    return returns, steps

@@ -1,0 +1,104 @@
+"""The test-time learner: tabular SMDP Q-learning over primitives + a method's options.
+
+On each held-out test task an agent learns from scratch with epsilon-greedy SMDP Q-learning (Sutton,
+Precup & Singh, 1999, eq. 11) over the A primitive actions (options that act once and terminate)
+followed by the method's options. A chosen option runs until its termination function fires, the
+goal is reached, or the episode is cut at ``max_steps`` primitive steps; then
+
+    Q(s, o) <- Q(s, o) + alpha [R + gamma^k max_o' Q(s', o') - Q(s, o)]
+
+with R the discounted reward over the option's k steps (no bootstrap at the goal). As in the paper's
+implementation notes (appendix E), the termination probability gets ``termination_bump`` added per
+step the option has run, beta(s) + bump * k, so with the default 0.05 no option runs past 20 steps.
+This is the paper's evaluation (Section 4.1: "the tabular form of Q-learning ... with epsilon-greedy
+exploration"); acting is a table look-up in the tabulated mu and beta.
+
+Many (task, seed) runs are advanced together (:mod:`.smdp_batch`); a run's numbers depend only on
+its own seed, never on the batch it is in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+
+from opt_suite.families.base import TabularModel, TaskFamily
+from opt_suite.learners.base import EpisodeLog, Learner, LearnerRun
+from opt_suite.learners.smdp_batch import run_batch
+from opt_suite.learners.smdp_tables import Hyper, OptionTables, TaskTables
+from opt_suite.methods.base import TabularOptionSet
+from opt_suite.params import param
+
+__all__ = ["SMDPQLearning"]
+
+
+class SMDPQLearning(Learner):
+    """Epsilon-greedy tabular SMDP Q-learning over primitives + options (the paper's learner)."""
+
+    name = "smdp_q_learning"
+    description = (
+        "tabular SMDP Q-learning over primitives + options, epsilon-greedy (paper Sec. 4.1)"
+    )
+
+    @dataclasses.dataclass(frozen=True)
+    class Params:
+        """Hyper-parameters of SMDP Q-learning."""
+
+        alpha: float = param(0.1, doc="step size of the Q update", gt=0, le=1)
+        gamma: float = param(0.99, doc="discount per primitive step", gt=0, le=1)
+        epsilon: float = param(
+            0.1, doc="probability of choosing a uniformly random option", ge=0, le=1
+        )
+        termination_bump: float = param(
+            0.05,
+            doc="added to an option's beta per step it has run (paper app. E); 0 disables",
+            ge=0,
+            le=1,
+        )
+        q_init: float = param(0.0, doc="initial value of every Q(s, o)")
+
+    def run(
+        self,
+        family: TaskFamily,
+        runs: Sequence[LearnerRun],
+        options: TabularOptionSet,
+        episodes: int,
+        max_steps: int,
+    ) -> list[EpisodeLog]:
+        """Learn on every run's task from scratch, all runs advanced together.
+
+        Returns:
+          One EpisodeLog per run, in order: undiscounted return and primitive steps per episode.
+
+        Raises:
+          ValueError: the family has no tabular model, its tasks differ in (S, A), or the options do
+            not match its states and actions.
+        """
+        if not runs:
+            return []
+        models: dict[str, TabularModel] = {}
+        for r in runs:
+            if r.task.task_id not in models:
+                model = family.tabular_model(r.task)
+                if model is None:
+                    raise ValueError(
+                        f"learner {self.name!r} needs a tabular model, but family "
+                        f"{family.name!r} has none for task {r.task.task_id!r}"
+                    )
+                models[r.task.task_id] = model
+        order = list(models)
+        tasks = TaskTables.stack([models[t] for t in order])
+        _, S, A, _ = tasks.shape
+        p = self.params
+        hyper = Hyper(p.alpha, p.gamma, p.epsilon, p.termination_bump, p.q_init, max_steps)
+        returns, steps = run_batch(
+            tasks,
+            [order.index(r.task.task_id) for r in runs],
+            OptionTables.build(options, S, A),
+            hyper,
+            [np.random.default_rng(r.seed) for r in runs],
+            episodes,
+        )
+        return [EpisodeLog(returns[i], steps[i]) for i in range(len(runs))]
