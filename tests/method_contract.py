@@ -90,13 +90,15 @@ class MethodContract:
     interaction_budget: ClassVar[int] = 3000
 
     @pytest.fixture(scope="class")
-    def setting(self) -> Setting:
+    @classmethod
+    def setting(cls) -> Setting:
         return tiny_setting()
 
     @pytest.fixture(scope="class")
-    def discovery(self, setting: Setting) -> Discovery:
-        method = self.method_class(self.params)
-        return method.discover(context_for(setting, 0, self.interaction_budget))
+    @classmethod
+    def discovery(cls, setting: Setting) -> Discovery:
+        method = cls.method_class(cls.params)
+        return method.discover(context_for(setting, 0, cls.interaction_budget))
 
     def test_contract_class_attributes(self) -> None:
         cls = self.method_class
