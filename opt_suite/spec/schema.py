@@ -56,12 +56,16 @@ __all__ = [
 
 @dataclasses.dataclass(frozen=True)
 class FamilySpec:
+    """``family``: which registered task family, and its family-wide ``Params``."""
+
     name: str = param(doc="registered task family name")
     params: Any = param(None, doc="the family's Params")
 
 
 @dataclasses.dataclass(frozen=True)
 class TasksSpec:
+    """``tasks``: how many task variations, the train/test split, and how they are drawn."""
+
     count: int = param(doc="number of task variations", ge=1)
     train: int = param(doc="number of train tasks (the first ones)", ge=1)
     test: int = param(doc="number of test tasks (the next ones)", ge=1)
@@ -83,13 +87,19 @@ class ExpertSpec:
 
 @dataclasses.dataclass(frozen=True)
 class DemonstrationsSpec:
-    trajectories_per_task: int = param(1, doc="trajectories sampled from each train task's expert", ge=1)
+    """``demonstrations``: trajectories of an expert on each train task (the paper uses one)."""
+
+    trajectories_per_task: int = param(
+        1, doc="trajectories sampled from each train task's expert", ge=1
+    )
     max_steps: int = param(2000, doc="cap on one demonstration's length", ge=1)
     expert: ExpertSpec = param(ExpertSpec(), doc="expert training settings")
 
 
 @dataclasses.dataclass(frozen=True)
 class MethodSpec:
+    """One entry of ``methods``: a leaderboard row running a registered method."""
+
     name: str = param(doc="unique display name of this entry (leaderboard row)")
     method: str = param(doc="registered method")
     params: Any = param(None, doc="the method's Params")
@@ -97,6 +107,8 @@ class MethodSpec:
 
 @dataclasses.dataclass(frozen=True)
 class EvaluationSpec:
+    """``evaluation``: the test-time learner and protocol, identical for every method."""
+
     learner: str = param("smdp_q_learning", doc="registered test-time learner")
     params: Any = param(None, doc="the learner's Params")
     episodes: int = param(100, doc="episodes per test task and seed", ge=1)
@@ -109,6 +121,8 @@ class EvaluationSpec:
 
 @dataclasses.dataclass(frozen=True)
 class ReportSpec:
+    """``report``: how the leaderboard compares methods."""
+
     baseline: str | None = param("primitives", doc="method entry the others are compared to")
     threshold: float | None = param(None, doc="return threshold for episodes_to_threshold")
     final_fraction: float = param(0.1, doc="fraction of last episodes in final_return", gt=0, le=1)
@@ -117,6 +131,8 @@ class ReportSpec:
 
 @dataclasses.dataclass(frozen=True)
 class Spec:
+    """A whole benchmark: one task family, its tasks, the methods compared and the protocol."""
+
     name: str = param(doc="spec name")
     family: FamilySpec = param(doc="task family")
     tasks: TasksSpec = param(doc="task variations and split")

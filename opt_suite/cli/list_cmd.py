@@ -1,0 +1,140 @@
+"""``opt-suite list [--json]``: the registered task families, methods, learners and bundled specs.
+
+Everything registered is shown, including third-party plugins; an entry point that fails to load is
+listed with its error instead of stopping the command. Nothing here imports TensorFlow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from opt_suite import registry
+from opt_suite.spec import bundled_specs
+from opt_suite.spec.errors import Problems
+from opt_suite.spec.extends import read_spec_tree
+from opt_suite.spec.tree import Scalar
+
+_GROUPS = {
+    "families": (registry.FAMILIES, "Task families"),
+    "methods": (registry.METHODS, "Methods"),
+    "learners": (registry.LEARNERS, "Test-time learners"),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the command's arguments."""
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the listing; always 0 (broken entries are listed, not fatal)."""
+    listing = collect()
+    if args.json:
+        json.dump(listing, sys.stdout, indent=2)
+        print()
+    else:
+        print(render(listing), end="")
+    return 0
+
+
+def _first_line(text: Any) -> str:
+    lines = str(text or "").strip().splitlines()
+    return lines[0].strip() if lines else ""
+
+
+def describe_entry(group: str, name: str) -> dict[str, Any]:
+    """What ``list`` shows about one registered name (``error`` is None when it loads)."""
+    entry: dict[str, Any] = {"name": name}
+    try:
+        cls = registry.load(group, name)
+    except Exception as exc:  # RegistryError, or anything a broken plugin throws
+        return {**entry, "description": "", "error": str(exc)}
+    entry["description"] = _first_line(getattr(cls, "description", "") or cls.__doc__)
+    if group == registry.FAMILIES:
+        entry["env_id"] = getattr(cls, "env_id", "")
+    if group == registry.METHODS:
+        entry["uses_demonstrations"] = bool(getattr(cls, "uses_demonstrations", False))
+        entry["uses_interaction"] = bool(getattr(cls, "uses_interaction", False))
+    return {**entry, "error": None}
+
+
+def describe_spec(path: Any) -> dict[str, Any]:
+    """Name and first description line of a bundled spec (read, not validated: that is fast)."""
+    problems = Problems()
+    tree = read_spec_tree(path, problems)
+    values = {}
+    for key in ("name", "description"):
+        entry = tree.entries.get(key) if tree is not None else None
+        if entry is not None and isinstance(entry.node, Scalar):
+            values[key] = entry.node.value
+    return {
+        "name": str(values.get("name", path.stem)),
+        "file": str(path),
+        "description": _first_line(values.get("description")),
+        "error": problems.lines()[0] if len(problems) else None,
+    }
+
+
+def collect() -> dict[str, list[dict[str, Any]]]:
+    """The whole listing as plain data (what ``--json`` prints)."""
+    listing = {
+        key: [describe_entry(group, name) for name in registry.names(group)]
+        for key, (group, _) in _GROUPS.items()
+    }
+    listing["specs"] = [describe_spec(path) for path in bundled_specs()]
+    return listing
+
+
+def _learns_from(entry: dict[str, Any]) -> str:
+    sources = [
+        word
+        for word, used in (
+            ("demonstrations", entry.get("uses_demonstrations")),
+            ("interaction", entry.get("uses_interaction")),
+        )
+        if used
+    ]
+    return " + ".join(sources) or "-"
+
+
+def _table(title: str, header: list[str], rows: list[list[str]]) -> str:
+    if not rows:
+        return f"{title}\n  (none)\n\n"
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
+    lines = [title]
+    for row in [header, *rows]:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        lines.append(("  " + "  ".join([*cells, row[-1]])).rstrip())
+    return "\n".join(lines) + "\n\n"
+
+
+def render(listing: dict[str, list[dict[str, Any]]]) -> str:
+    """The listing as aligned text tables."""
+
+    def about(entry: dict[str, Any]) -> str:
+        return f"ERROR: {entry['error']}" if entry.get("error") else entry["description"]
+
+    out = _table(
+        _GROUPS["families"][1],
+        ["NAME", "GYMNASIUM ID", "DESCRIPTION"],
+        [[e["name"], e.get("env_id", ""), about(e)] for e in listing["families"]],
+    )
+    out += _table(
+        _GROUPS["methods"][1],
+        ["NAME", "LEARNS FROM", "DESCRIPTION"],
+        [[e["name"], _learns_from(e), about(e)] for e in listing["methods"]],
+    )
+    out += _table(
+        _GROUPS["learners"][1],
+        ["NAME", "DESCRIPTION"],
+        [[e["name"], about(e)] for e in listing["learners"]],
+    )
+    out += _table(
+        "Bundled specs (opt-suite validate NAME / opt-suite run NAME)",
+        ["NAME", "DESCRIPTION"],
+        [[e["name"], about(e)] for e in listing["specs"]],
+    )
+    return out

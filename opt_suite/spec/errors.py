@@ -1,0 +1,96 @@
+"""Where a spec problem is, what it is, and the error that carries all of them at once.
+
+Every problem becomes one line, ``file:LINE:COL: key.path: message`` (1-based line and column, the
+key path written like ``methods[1].params.lambda2``), so that editors and CI logs can jump
+to it. The loader never stops at the first problem: it collects them all and raises one
+:class:`SpecError`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+__all__ = ["Mark", "KeyPath", "format_path", "Problem", "Problems", "SpecError"]
+
+# A place in the spec: field names and list indices from the top, e.g. ("methods", 1, "name").
+KeyPath = tuple[str | int, ...]
+
+ROOT_LABEL = "(spec)"
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Mark:
+    """A 1-based position in a file (as shown to users)."""
+
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+def format_path(path: KeyPath) -> str:
+    """Write a key path as users read it: ``methods[1].params.lambda2``.
+
+    The root ``()`` is written ``(spec)``: problems about the whole file are about it.
+    """
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text or ROOT_LABEL
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Problem:
+    """One thing wrong with a spec, at one place."""
+
+    mark: Mark
+    path: KeyPath = dataclasses.field(compare=False)
+    message: str = dataclasses.field(compare=False)
+
+    def __str__(self) -> str:
+        return f"{self.mark}: {format_path(self.path)}: {self.message}"
+
+
+class Problems:
+    """Collects problems while a spec is read; shown in file order, each line once."""
+
+    def __init__(self) -> None:
+        self._items: list[Problem] = []
+
+    def add(self, mark: Mark, path: KeyPath, message: str) -> None:
+        """Record that ``path`` (written at ``mark``) has the problem ``message``."""
+        self._items.append(Problem(mark, tuple(path), message))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def lines(self) -> list[str]:
+        """One line per problem, sorted by file, line and column (stable), without duplicates."""
+        seen: set[str] = set()
+        out = []
+        for problem in sorted(self._items):
+            line = str(problem)
+            if line not in seen:
+                seen.add(line)
+                out.append(line)
+        return out
+
+    def raise_if_any(self) -> None:
+        """Raise :class:`SpecError` with every problem, if there is any."""
+        if self._items:
+            raise SpecError(self.lines())
+
+
+class SpecError(Exception):
+    """A spec that cannot be used; ``problems`` holds every problem found, one line each."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = list(problems)
+        count = len(self.problems)
+        header = f"{count} problem{'s' if count != 1 else ''} in spec"
+        super().__init__("\n".join([header, *self.problems]))

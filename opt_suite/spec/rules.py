@@ -1,0 +1,148 @@
+"""Spec-level rules: what must hold across sections, checked after every value is read.
+
+Rules read the converter's values by key path, so they still run when some other part of the spec is
+broken — every problem is reported in one go. Rules about one dataclass's own fields belong in that
+dataclass's ``check()`` instead (see ``opt_suite.params``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from opt_suite import registry
+from opt_suite.spec.convert import INVALID, Converter
+from opt_suite.spec.errors import KeyPath, Problems
+from opt_suite.spec.resolve import SpecTypes
+
+__all__ = ["NAME_PATTERN", "check_spec"]
+
+# Spec and method entry names end up in result paths and leaderboard rows.
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def check_spec(conv: Converter, types: SpecTypes, problems: Problems) -> None:
+    """Add a problem for every broken cross-section rule."""
+    _Rules(conv, types, problems).run()
+
+
+class _Rules:
+    def __init__(self, conv: Converter, types: SpecTypes, problems: Problems) -> None:
+        self.conv, self.types, self.problems = conv, types, problems
+
+    def get(self, *path: str | int) -> Any:
+        return self.conv.values.get(tuple(path), INVALID)
+
+    def report(self, path: KeyPath, message: str) -> None:
+        self.problems.add(self.conv.mark_of(path), path, message)
+
+    def run(self) -> None:
+        self.name(("name",), self.get("name"))
+        self.task_counts()
+        self.listed_tasks()
+        names = self.method_names()
+        self.baseline(names)
+        self.final_fraction()
+
+    def name(self, path: KeyPath, value: Any) -> None:
+        if isinstance(value, str) and not NAME_PATTERN.fullmatch(value):
+            self.report(
+                path,
+                "not usable as a file name (expected 1-64 letters, digits, '.', '_' or '-', "
+                f"starting with a letter or digit, got {value!r})",
+            )
+
+    def task_counts(self) -> None:
+        count, train, test = (
+            self.get("tasks", "count"),
+            self.get("tasks", "train"),
+            self.get("tasks", "test"),
+        )
+        if INVALID not in (count, train, test) and train + test > count:
+            self.report(
+                ("tasks", "test"),
+                f"more tasks used than sampled (expected train + test <= count, got "
+                f"{train} + {test} > {count})",
+            )
+
+    def listed_tasks(self) -> None:
+        count, listed = self.get("tasks", "count"), self.get("tasks", "list")
+        if listed is INVALID:
+            return
+        if count is not INVALID and len(listed) > count:
+            self.report(
+                ("tasks", "list"),
+                f"more tasks listed than used (expected at most count = {count}, "
+                f"got {len(listed)})",
+            )
+        family_cls, params = self.types.classes.get(("family",)), self.get("family", "params")
+        if family_cls is None or params is INVALID or not listed:
+            return
+        try:
+            family = family_cls(params)
+            for i, task in enumerate(listed):
+                for field, message in family.check_task(task):
+                    self.report(
+                        ("tasks", "list", i, str(field)) if field else ("tasks", "list", i),
+                        str(message),
+                    )
+        except Exception as exc:  # a plugin's check must not turn into a traceback
+            self.report(("tasks", "list"), f"the family could not check these tasks: {exc!r}")
+
+    def method_names(self) -> list[str] | None:
+        """The entry names, in order (None when one of them is unreadable)."""
+        methods = self.get("methods")
+        if methods is not INVALID and not methods:
+            self.report(("methods",), "no methods (expected at least one method entry)")
+        names: list[str] = []
+        first_at: dict[str, int] = {}
+        complete = True
+        for i in range(_length(self.conv, ("methods",))):
+            name = self.get("methods", i, "name")
+            if isinstance(name, str):
+                self._entry_name(i, name, first_at)
+                names.append(name)
+            else:
+                complete = False
+        return names if complete else None
+
+    def _entry_name(self, i: int, name: str, first_at: dict[str, int]) -> None:
+        path = ("methods", i, "name")
+        self.name(path, name)
+        if name in first_at:
+            self.report(
+                path,
+                f"duplicate method entry name {name!r} (expected unique names; also "
+                f"methods[{first_at[name]}].name)",
+            )
+        else:
+            first_at[name] = i
+
+    def baseline(self, names: list[str] | None) -> None:
+        baseline = self.get("report", "baseline")
+        if isinstance(baseline, str) and names is not None and baseline not in names:
+            self.report(
+                ("report", "baseline"),
+                f"no method entry is named {baseline!r}{registry.suggest(baseline, names)} "
+                f"(expected one of: {', '.join(names) or 'none'}, or null)",
+            )
+
+    def final_fraction(self) -> None:
+        fraction, episodes = (
+            self.get("report", "final_fraction"),
+            self.get("evaluation", "episodes"),
+        )
+        if INVALID not in (fraction, episodes) and fraction * episodes < 1:
+            self.report(
+                ("report", "final_fraction"),
+                f"selects no episode (expected final_fraction * evaluation.episodes >= 1, got "
+                f"{fraction} * {episodes})",
+            )
+
+
+def _length(conv: Converter, path: KeyPath) -> int:
+    """How many items the list at ``path`` had in the YAML (read or not)."""
+    count = 0
+    while path + (count,) in conv.marks:
+        count += 1
+    return count

@@ -1,0 +1,192 @@
+"""Small fake families, methods and learners, so spec tests do not depend on the real ones.
+
+``fake_registry()`` swaps ``opt_suite.registry.load``/``names`` for a table of these classes; the
+spec loader looks everything up through ``opt_suite.registry``, exactly as with real entry points.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import textwrap
+from typing import Literal
+
+import pytest
+
+from opt_suite import registry
+from opt_suite.params import param
+
+
+@dataclasses.dataclass(frozen=True)
+class GridParams:
+    layout: Literal["small", "large"] = param("small", doc="grid layout")
+    size: int = param(8, doc="side length", ge=2, le=100)
+    slip: float = param(0.1, doc="probability of a random move", ge=0, lt=1)
+    step_reward: float = param(-1.0, doc="reward per step")
+    walls: tuple[tuple[int, int], ...] = param((), doc="extra wall cells")
+    max_steps: int | None = param(None, doc="episode cap", ge=1)
+
+    def check(self) -> list[tuple[str, str]]:
+        if self.layout == "large" and self.size < 10:
+            return [("size", f"the large layout needs size >= 10 (got {self.size})")]
+        return []
+
+
+@dataclasses.dataclass(frozen=True)
+class GridVariation:
+    starts: Literal["random", "fixed"] = param("random", doc="how starts are drawn")
+    goals: Literal["random", "fixed"] = param("random", doc="how goals are drawn")
+
+
+@dataclasses.dataclass(frozen=True)
+class GridTask:
+    start: tuple[int, int] = param(doc="start cell (row, col)", ge=0)
+    goal: tuple[int, int] = param(doc="goal cell (row, col)", ge=0)
+
+
+class FakeGrid:
+    name = "grid"
+    description = "A fake grid family for spec tests."
+    env_id = "fake/Grid-v0"
+    Params = GridParams
+    Variation = GridVariation
+    TaskParams = GridTask
+
+    def __init__(self, params: GridParams) -> None:
+        self.params = params
+
+    def check_task(self, task: GridTask) -> list[tuple[str, str]]:
+        size = self.params.size
+        return [
+            (field, f"cell {cell} is outside the {size}x{size} grid")
+            for field, cell in (("start", task.start), ("goal", task.goal))
+            if max(cell) >= size
+        ]
+
+
+@dataclasses.dataclass(frozen=True)
+class NoParams:
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class OptionsParams:
+    lambda1: float = param(0.0, doc="KL weight", ge=0)
+    lambda2: float = param(100.0, doc="probability weight", gt=0)
+    delta: float = param(0.1, doc="relative improvement threshold", gt=0, lt=1)
+    epochs: int = param(50, doc="epochs per option", ge=1)
+    hidden: tuple[int, ...] = param((32, 32), doc="hidden layer sizes", ge=1)
+    optimizer: Literal["adam", "sgd"] = param("adam", doc="optimizer")
+
+
+class FakePrimitives:
+    name = "primitives"
+    description = "No options."
+    Params = NoParams
+    uses_demonstrations = False
+    uses_interaction = False
+
+
+class FakeOptions:
+    name = "options"
+    description = "Fake option learner."
+    Params = OptionsParams
+    uses_demonstrations = True
+    uses_interaction = False
+
+
+@dataclasses.dataclass(frozen=True)
+class LearnerParams:
+    alpha: float = param(0.1, doc="step size", gt=0, le=1)
+    gamma: float = param(0.99, doc="discount", gt=0, le=1)
+    epsilon: float = param(0.1, doc="exploration", ge=0, le=1)
+
+
+class FakeLearner:
+    name = "smdp_q_learning"
+    description = "Fake learner."
+    Params = LearnerParams
+
+
+TABLE = {
+    registry.FAMILIES: {"grid": FakeGrid},
+    registry.METHODS: {"primitives": FakePrimitives, "options": FakeOptions},
+    registry.LEARNERS: {"smdp_q_learning": FakeLearner},
+}
+
+
+KINDS = {registry.FAMILIES: "task family", registry.METHODS: "method", registry.LEARNERS: "learner"}
+
+
+def _fake_load(group: str, name: str) -> type:
+    known = TABLE[group]
+    if name not in known:
+        raise registry.RegistryError(
+            f"unknown {KINDS[group]} {name!r}{registry.suggest(name, list(known))} "
+            f"(known: {', '.join(sorted(known))})"
+        )
+    return known[name]
+
+
+@contextlib.contextmanager
+def fake_registry():
+    """Make the registry know only the fakes above (usable outside function-scoped fixtures)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(registry, "load", _fake_load)
+        mp.setattr(registry, "names", lambda group: sorted(TABLE[group]))
+        yield
+
+
+VALID = textwrap.dedent(
+    """\
+    name: grid-test
+    description: |
+      A small spec for tests.
+      Second line.
+    family:
+      name: grid
+      params:
+        size: 12
+        slip: 0.2
+    tasks:
+      count: 6
+      train: 2
+      test: 3
+      seed: 7
+      vary:
+        starts: random
+      list:
+        - {start: [0, 0], goal: [5, 5]}
+    methods:
+      - name: primitives
+        method: primitives
+      - name: ours
+        method: options
+        params:
+          lambda2: 100
+          hidden: [16, 16]
+    evaluation:
+      episodes: 20
+      seeds: 2
+      params: {alpha: 0.2}
+    report:
+      baseline: primitives
+    """
+)
+
+
+def problems_of(text: str, source: str = "spec.yaml") -> list[str]:
+    """The problem lines of YAML ``text`` (which must be invalid)."""
+    from opt_suite.spec import SpecError, parse_spec
+
+    with pytest.raises(SpecError) as info:
+        parse_spec(text, source)
+    return info.value.problems
+
+
+def where(text: str, fragment: str, token: str | None = None) -> str:
+    """``LINE:COL`` (1-based) of ``token`` on the first line of ``text`` containing ``fragment``."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if fragment in line:
+            return f"{number}:{line.index(token or fragment) + 1}"
+    raise AssertionError(f"{fragment!r} not in the text")
