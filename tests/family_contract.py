@@ -1,0 +1,261 @@
+"""The contract every task family's tests inherit (in the spirit of dm_env's EnvironmentTestMixin).
+
+Subclass :class:`FamilyContract` in ``tests/test_families_<name>.py`` and provide the family (and,
+if the default ``Variation()`` does not suit, a variation); every ``test_contract_*`` then runs for
+it::
+
+    class TestChainContract(FamilyContract):
+        def family(self):
+            return Chain(Chain.Params(num_states=5))
+
+What it checks: the family is registered under its name and its env under its versioned gymnasium
+id; ``check_env`` passes with warnings as errors in every render mode; seeded determinism (and, for
+stochastic families, that seeds matter); the env samples exactly the ``tabular_model``'s
+transitions and rewards (chi-square on the outcome frequencies); an episode end is reachable (the
+greedy policy of value iteration on the exact model reaches a terminal state); the model is
+well-formed; ``make_tasks`` is deterministic in its seed with readable ids; and Params, Variation
+and TaskParams survive the YAML -> dataclass -> YAML round trip.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import subprocess
+import sys
+import warnings
+from collections import Counter
+from typing import Any, ClassVar
+
+import gymnasium
+import numpy as np
+import pytest
+import yaml
+from gymnasium.utils.env_checker import check_env
+from scipy import stats
+
+from opt_suite import registry
+from opt_suite.families.base import TabularModel, Task, TaskFamily
+
+__all__ = ["FamilyContract", "greedy_policy", "yaml_round_trip"]
+
+
+def greedy_policy(model: TabularModel, gamma: float = 0.99, tol: float = 1e-9) -> np.ndarray:
+    """Greedy policy [S] of value iteration on the exact model (terminal rows are absorbing)."""
+    values = np.zeros(model.num_states)
+    for _ in range(100_000):
+        q = (model.prob * (model.reward + gamma * values[model.next_state])).sum(axis=-1)
+        q[model.terminal] = 0.0
+        new_values = q.max(axis=1)
+        if np.abs(new_values - values).max() < tol:
+            break
+        values = new_values
+    return q.argmax(axis=1)
+
+
+def _plain(value: Any) -> Any:
+    """Dataclass -> YAML-able dicts, lists and scalars (fallback until opt_suite.spec.to_plain)."""
+    if dataclasses.is_dataclass(value):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _from_plain(cls: type, plain: dict[str, Any]) -> Any:
+    def tuples(v: Any) -> Any:
+        return tuple(tuples(x) for x in v) if isinstance(v, list) else v
+
+    return cls(**{k: tuples(v) for k, v in plain.items()})
+
+
+def yaml_round_trip(obj: Any) -> tuple[Any, str]:
+    """``obj`` -> plain -> YAML text -> plain -> ``type(obj)``; returns the copy and the YAML."""
+    text = yaml.safe_dump(_plain(obj), sort_keys=False)
+    return _from_plain(type(obj), yaml.safe_load(text)), text
+
+
+class FamilyContract:
+    """Inherit and implement :meth:`family` (and :meth:`variation` if needed)."""
+
+    stochastic: ClassVar[bool] = True  # some transition has two outcomes of positive probability
+    frequency_samples: ClassVar[int] = 3000  # env steps per (s, a) in the frequency test
+
+    def family(self) -> TaskFamily:
+        """The family instance under test (small settings keep the contract fast)."""
+        raise NotImplementedError
+
+    def variation(self) -> Any:
+        """How tasks are sampled; the family's default Variation unless overridden."""
+        return type(self.family()).Variation()
+
+    def tasks(self, seed: int = 0) -> list[Task]:
+        """Three train and three test tasks sampled with ``seed``."""
+        train, test = self.family().make_tasks(self.variation(), (), 6, 3, 3, seed)
+        return train + test
+
+    # Registration ---------------------------------------------------------------------------
+
+    def test_contract_registered_under_its_name(self):
+        family = self.family()
+        cls = type(family)
+        assert registry.load(registry.FAMILIES, cls.name) is cls
+        assert re.fullmatch(r"opt_suite/[A-Za-z]+-v\d+", cls.env_id), cls.env_id
+        assert cls.env_id in gymnasium.registry
+        assert cls.description and "\n" not in cls.description
+        for params_cls in (cls.Params, cls.Variation, cls.TaskParams):
+            assert dataclasses.is_dataclass(params_cls)
+            assert params_cls.__dataclass_params__.frozen, params_cls
+
+    def test_contract_module_does_not_import_tensorflow(self):
+        module = type(self.family()).__module__
+        code = f"import sys, {module}, opt_suite.families; print('tensorflow' in sys.modules)"
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == "False"
+
+    # Gymnasium env --------------------------------------------------------------------------
+
+    @pytest.mark.parametrize("render_mode", [None, "ansi", "rgb_array"])
+    def test_contract_check_env(self, render_mode):
+        env = self.family().make_env(self.tasks()[0], render_mode=render_mode)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            check_env(env.unwrapped)
+        env.reset(seed=0)
+        picture = env.render()
+        if render_mode == "rgb_array":
+            assert picture.dtype == np.uint8 and picture.ndim == 3 and picture.shape[-1] == 3
+        if render_mode == "ansi":
+            assert isinstance(picture, str) and picture
+
+    def test_contract_env_is_the_model(self):
+        family = self.family()
+        for task in self.tasks()[:2]:
+            env = family.make_env(task)
+            model = family.tabular_model(task)
+            inner = env.unwrapped.model
+            for name in ("next_state", "prob", "reward", "terminal"):
+                np.testing.assert_array_equal(getattr(inner, name), getattr(model, name))
+            assert env.observation_space == gymnasium.spaces.Discrete(model.num_states)
+            assert env.action_space == gymnasium.spaces.Discrete(model.num_actions)
+            assert env.reset(seed=0)[0] == model.start
+            assert env.spec.max_episode_steps == family.params.max_episode_steps
+            registered = gymnasium.spec(type(family).env_id).max_episode_steps
+            assert registered == type(family).Params().max_episode_steps
+            remade = gymnasium.make(env.spec)  # the spec's kwargs rebuild the same task
+            np.testing.assert_array_equal(remade.unwrapped.model.prob, model.prob)
+            assert remade.unwrapped.model.start == model.start
+
+    def _rollout(self, task: Task, seed: int, steps: int = 200) -> list[tuple]:
+        env = self.family().make_env(task)
+        actions = np.random.default_rng(12345)  # the same action sequence for every env seed
+        obs, _ = env.reset(seed=seed)
+        trajectory = [obs]
+        for _ in range(steps):
+            obs, reward, terminated, truncated, _ = env.step(
+                int(actions.integers(env.action_space.n))
+            )
+            trajectory.append((obs, reward, terminated, truncated))
+            if terminated or truncated:
+                trajectory.append(env.reset()[0])  # no seed: continues the seeded stream
+        return trajectory
+
+    def test_contract_seeded_determinism(self):
+        task = self.tasks()[0]
+        assert self._rollout(task, seed=7) == self._rollout(task, seed=7)
+
+    def test_contract_seeds_matter_exactly_when_stochastic(self):
+        task = self.tasks()[0]
+        differ = self._rollout(task, seed=1) != self._rollout(task, seed=2)
+        assert differ == self.stochastic
+
+    def test_contract_episode_end_is_reachable(self):
+        family = self.family()
+        for task in self.tasks()[:3]:
+            policy = greedy_policy(family.tabular_model(task))
+            env = family.make_env(task)
+            obs, _ = env.reset(seed=0)
+            terminated = truncated = False
+            while not (terminated or truncated):
+                obs, _, terminated, truncated, _ = env.step(int(policy[obs]))
+            assert terminated, f"{task.task_id}: the optimal policy did not reach a terminal state"
+
+    def test_contract_env_frequencies_match_the_model(self):
+        family = self.family()
+        for task in self.tasks()[:2]:
+            model = family.tabular_model(task)
+            env = family.make_env(task)
+            env.reset(seed=2024)
+            s = model.start
+            for a in range(model.num_actions):
+                expected = Counter()
+                for k in range(model.prob.shape[-1]):
+                    expected[int(model.next_state[s, a, k])] += model.prob[s, a, k]
+                seen = Counter()
+                for _ in range(self.frequency_samples):
+                    env.reset()
+                    obs, reward, *_ = env.step(a)
+                    seen[obs] += 1
+                    outcomes = model.next_state[s, a] == obs
+                    assert outcomes.any() and model.prob[s, a][outcomes].sum() > 0
+                    assert reward in set(model.reward[s, a][outcomes])
+                support = sorted(o for o, p in expected.items() if p > 0)
+                assert set(seen) <= set(support), (s, a, seen, expected)
+                if len(support) > 1:
+                    f_obs = np.array([seen[o] for o in support])
+                    f_exp = np.array([expected[o] for o in support]) * self.frequency_samples
+                    p_value = stats.chisquare(f_obs, f_exp).pvalue
+                    assert p_value > 1e-4, (task.task_id, s, a, f_obs, f_exp)
+
+    # The exact model ------------------------------------------------------------------------
+
+    def test_contract_model_is_well_formed(self):
+        family = self.family()
+        for task in self.tasks():
+            model = family.tabular_model(task)
+            S, A, K = model.next_state.shape
+            assert model.next_state.dtype == np.int32 and model.prob.dtype == np.float64
+            assert model.prob.shape == model.reward.shape == (S, A, K)
+            assert model.terminal.shape == (S,) and model.terminal.dtype == bool
+            assert ((model.next_state >= 0) & (model.next_state < S)).all()
+            assert (model.prob >= 0).all()
+            np.testing.assert_allclose(model.prob.sum(axis=-1), 1.0, atol=1e-12)
+            assert model.terminal.any() and not model.terminal[model.start]
+            dense = model.dense_transitions()[model.terminal]  # terminal rows are absorbing
+            goals = np.flatnonzero(model.terminal)
+            np.testing.assert_array_equal(dense[np.arange(len(goals)), :, goals], 1.0)
+            assert not model.prob.flags.writeable and not model.next_state.flags.writeable
+            if model.cells is not None:
+                assert model.cells.shape == (S, 2) and model.shape is not None
+                assert len({tuple(c) for c in model.cells}) == S
+
+    # Tasks ----------------------------------------------------------------------------------
+
+    def test_contract_make_tasks_is_deterministic_with_readable_ids(self):
+        family = self.family()
+        train, test = family.make_tasks(self.variation(), (), 6, 4, 2, seed=3)
+        again_train, again_test = family.make_tasks(self.variation(), (), 6, 4, 2, seed=3)
+        assert train + test == again_train + again_test
+        assert [t.task_id for t in train] == [f"{family.instance_name}/train/{i}" for i in range(4)]
+        assert [t.task_id for t in test] == [f"{family.instance_name}/test/{i}" for i in range(2)]
+        other_train, other_test = family.make_tasks(self.variation(), (), 6, 4, 2, seed=4)
+        assert [t.params for t in train + test] != [t.params for t in other_train + other_test]
+
+    def test_contract_listed_tasks_come_first(self):
+        family = self.family()
+        listed = self.tasks(seed=9)[-1].params
+        train, _ = family.make_tasks(self.variation(), (listed,), 3, 2, 1, seed=0)
+        assert train[0].params == listed
+
+    def test_contract_sampled_tasks_pass_check_task(self):
+        family = self.family()
+        for task in self.tasks():
+            assert family.check_task(task.params) == []
+
+    def test_contract_yaml_round_trip(self):
+        family = self.family()
+        for obj in (family.params, self.variation(), *(t.params for t in self.tasks()[:2])):
+            copy, text = yaml_round_trip(obj)
+            assert copy == obj, text
+            assert yaml_round_trip(copy)[1] == text
