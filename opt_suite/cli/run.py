@@ -1,0 +1,160 @@
+"""``opt-suite run SPEC``: run a spec's whole protocol, store the results and write the reports.
+
+Exit status: 0 when every cell is done, 1 when some cell failed (they are listed and retried by the
+next run of the same command), 2 for bad input (spec, names, seeds, directory, backend).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+__all__ = ["add_arguments", "run", "parse_seeds"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare ``opt-suite run``'s arguments."""
+    parser.add_argument("spec", help="spec file (YAML), or the name of a bundled spec")
+    parser.add_argument(
+        "--out", metavar="DIR", help="results directory (default: results/<spec name>)"
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="worker processes (default: one per core; 0: run cells in this process)",
+    )
+    parser.add_argument(
+        "--backend", choices=("local", "ray"), default="local", help="where cells run"
+    )
+    parser.add_argument("--address", metavar="ADDR", help="Ray cluster to join (--backend ray)")
+    parser.add_argument(
+        "--seeds",
+        metavar="LIST",
+        help="seed indices to run, e.g. '0-4' or '0,2,7' (default: 0..evaluation.seeds-1)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress line")
+    parser.add_argument("--no-report", action="store_true", help="do not write the reports")
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``"0-2,5"`` -> ``[0, 1, 2, 5]``.
+
+    Raises:
+      ValueError: with a message naming the bad part.
+    """
+    seeds: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        low, dash, high = part.partition("-")
+        try:
+            first, last = (int(low), int(high)) if dash else (int(part), int(part))
+        except ValueError:
+            raise ValueError(
+                f"--seeds: {part!r} is not a seed index or range (expected e.g. '0-4' or '0,2,7')"
+            ) from None
+        if first < 0 or last < first:
+            raise ValueError(f"--seeds: {part!r} is not a non-empty range of indices >= 0")
+        seeds.update(range(first, last + 1))
+    return sorted(seeds)
+
+
+def _check_writable(directory: Path) -> str | None:
+    """None if results can be written in ``directory`` (created if missing), else why not."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / f".write-test-{os.getpid()}"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        return f"cannot write results to {directory}: {exc.strerror or exc}"
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the protocol; print a one-line summary and the failed cells."""
+    from opt_suite.registry import RegistryError
+    from opt_suite.runner import BackendError, run_protocol
+    from opt_suite.runner.progress import format_duration
+    from opt_suite.spec import SpecError, find_spec, load_spec
+
+    def error(message: str) -> int:
+        print(f"opt-suite run: error: {message}", file=sys.stderr)
+        return 2
+
+    try:
+        seeds = parse_seeds(args.seeds) if args.seeds else None
+    except ValueError as exc:
+        return error(str(exc))
+    if args.workers is not None and args.workers < 0:
+        return error(f"--workers must be >= 0, got {args.workers}")
+    if args.address and args.backend != "ray":
+        return error("--address needs --backend ray")
+    try:
+        spec = load_spec(find_spec(args.spec))
+    except SpecError as exc:
+        for line in exc.problems:
+            print(line, file=sys.stderr)
+        return 2
+    directory = Path(args.out or Path("results") / spec.name)
+    problem = _check_writable(directory)
+    if problem:
+        return error(problem)
+    try:
+        result = run_protocol(
+            spec,
+            directory,
+            seeds=seeds,
+            workers=args.workers,
+            backend=args.backend,
+            address=args.address,
+            argv=["opt-suite", "run", *sys.argv[2:]],
+            quiet=args.quiet,
+        )
+    except (RegistryError, BackendError) as exc:
+        return error(str(exc))
+    except OSError as exc:
+        return error(f"cannot write results to {directory}: {exc}")
+
+    summary = result.summary
+    for _label, message in summary.failed:
+        print(f"failed: {message}", file=sys.stderr)
+    for label, reason in summary.skipped:
+        print(f"not run: {label} ({reason})", file=sys.stderr)
+    written = [str(directory / "results.sqlite")]
+    if not args.no_report:
+        written += _write_reports(directory)
+    state = (
+        "all done"
+        if summary.ok
+        else f"{len(summary.failed)} failed, {len(summary.skipped)} not run"
+    )
+    print(
+        f"opt-suite run: {spec.name}: {summary.total} cells ({summary.reused} reused, "
+        f"{summary.computed} computed"
+        + (f", {summary.by_others} by another runner" if summary.by_others else "")
+        + f") {state} in {format_duration(result.wall_s)}; wrote {', '.join(written)}"
+        + ("" if summary.ok else "; rerun the same command to retry the failed cells"),
+        file=sys.stderr,
+    )
+    return 0 if summary.ok else 1
+
+
+def _write_reports(directory: Path) -> list[str]:
+    """Write the reports; a problem there is reported but never loses the stored results."""
+    try:
+        from opt_suite.report import write_reports
+    except ImportError as exc:
+        print(f"reports not written: opt_suite.report is unavailable ({exc})", file=sys.stderr)
+        return []
+    try:
+        return [str(p) for p in write_reports(directory)]
+    except Exception as exc:  # the results are safe in the store; `opt-suite report` can retry
+        print(
+            f"reports not written: {type(exc).__name__}: {exc} "
+            f"(the results are stored; retry with `opt-suite report {directory}`)",
+            file=sys.stderr,
+        )
+        return []

@@ -1,0 +1,179 @@
+"""Where cells run: in this process, in a local process pool, or on a Ray cluster.
+
+All three take :class:`~opt_suite.runner.cells.CellJob` objects and hand back
+:class:`~opt_suite.runner.cells.CellOutcome` objects as they complete; a cell's numbers depend only
+on its job (its seeds travel with it), so every backend and worker count gives the same results.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+import time
+from typing import Any
+
+from opt_suite.runner.cells import CellJob, CellOutcome, execute, init_worker, worker_environment
+
+__all__ = ["Backend", "InlineBackend", "PoolBackend", "RayBackend", "BackendError", "make_backend"]
+
+
+class BackendError(RuntimeError):
+    """A backend cannot start (e.g. Ray is not installed or the cluster cannot be reached)."""
+
+
+class Backend:
+    """Runs cell jobs. ``capacity`` is how many cells to keep in flight at once."""
+
+    name = "backend"
+    capacity = 1
+
+    def submit(self, job: CellJob) -> None:
+        """Start computing ``job``."""
+        raise NotImplementedError
+
+    def wait(self, timeout: float | None) -> list[CellOutcome]:
+        """Outcomes of submitted jobs completed within ``timeout`` seconds (maybe none)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Stop the workers."""
+
+
+class InlineBackend(Backend):
+    """Runs each cell in this process when waited on (``--workers 0``: debugging, profiling)."""
+
+    name = "inline"
+
+    def __init__(self) -> None:
+        self._queue: list[CellJob] = []
+        for key, value in worker_environment().items():
+            os.environ.setdefault(key, value)  # takes effect if TensorFlow is not imported yet
+
+    def submit(self, job: CellJob) -> None:  # noqa: D102
+        self._queue.append(job)
+
+    def wait(self, timeout: float | None) -> list[CellOutcome]:  # noqa: D102
+        return [execute(self._queue.pop(0))] if self._queue else []
+
+
+class PoolBackend(Backend):
+    """A pool of ``workers`` spawned processes (not forked: TensorFlow does not survive a fork)."""
+
+    name = "local"
+
+    def __init__(self, workers: int) -> None:
+        self.capacity = workers
+        self._workers = workers
+        self._pool = self._start()
+        self._futures: dict[cf.Future, tuple[str, str]] = {}
+
+    def _start(self) -> cf.ProcessPoolExecutor:
+        return cf.ProcessPoolExecutor(
+            max_workers=self._workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=init_worker,
+        )
+
+    def submit(self, job: CellJob) -> None:  # noqa: D102
+        self._futures[self._pool.submit(execute, job)] = (job.cell_id, job.label)
+
+    def wait(self, timeout: float | None) -> list[CellOutcome]:  # noqa: D102
+        if not self._futures:
+            return []
+        done, _ = cf.wait(self._futures, timeout=timeout, return_when=cf.FIRST_COMPLETED)
+        outcomes, broken = [], False
+        for future in done:
+            cell = self._futures.pop(future)
+            try:
+                outcomes.append(future.result())
+            except Exception as exc:  # a worker died (killed, out of memory) or pickling failed
+                broken = broken or isinstance(exc, cf.process.BrokenProcessPool)
+                outcomes.append(_lost(*cell, exc))
+        if broken:  # every other job of a broken pool is lost too; start a fresh pool
+            for cell in self._futures.values():
+                outcomes.append(_lost(*cell, cf.process.BrokenProcessPool("worker pool broke")))
+            self._futures.clear()
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = self._start()
+        return outcomes
+
+    def close(self) -> None:  # noqa: D102
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class RayBackend(Backend):
+    """Cells as Ray tasks (one CPU each) on a local or existing cluster (``--address``)."""
+
+    name = "ray"
+
+    def __init__(self, workers: int | None, address: str | None) -> None:
+        try:
+            import ray
+        except ImportError as exc:
+            raise BackendError("--backend ray needs Ray: pip install 'opt-suite[ray]'") from exc
+        self._ray = ray
+        self._started_here = not ray.is_initialized()
+        runtime_env = {"env_vars": worker_environment()}
+        try:
+            if self._started_here:
+                if address:
+                    ray.init(address=address, runtime_env=runtime_env, log_to_driver=False)
+                else:
+                    ray.init(
+                        num_cpus=workers or None,
+                        include_dashboard=False,
+                        runtime_env=runtime_env,
+                        log_to_driver=False,
+                    )
+        except Exception as exc:
+            where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
+            raise BackendError(f"could not start or join {where}: {exc}") from exc
+        self.capacity = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self._remote = ray.remote(num_cpus=1, max_retries=0)(execute)
+        self._refs: dict[Any, tuple[str, str]] = {}
+
+    def submit(self, job: CellJob) -> None:  # noqa: D102
+        self._refs[self._remote.remote(job)] = (job.cell_id, job.label)
+
+    def wait(self, timeout: float | None) -> list[CellOutcome]:  # noqa: D102
+        if not self._refs:
+            return []
+        ready, _ = self._ray.wait(list(self._refs), num_returns=1, timeout=timeout)
+        if ready:  # collect everything else already finished too
+            ready, _ = self._ray.wait(list(self._refs), num_returns=len(self._refs), timeout=0)
+        outcomes = []
+        for ref in ready:
+            cell = self._refs.pop(ref)
+            try:
+                outcomes.append(self._ray.get(ref))
+            except Exception as exc:  # the worker died, or the object was lost
+                outcomes.append(_lost(*cell, exc))
+        return outcomes
+
+    def close(self) -> None:  # noqa: D102
+        for ref in self._refs:
+            self._ray.cancel(ref, force=True)
+        self._refs.clear()
+        if self._started_here:
+            self._ray.shutdown()
+
+
+def _lost(cell_id: str, label: str, exc: BaseException) -> CellOutcome:
+    now = time.time()
+    return CellOutcome(
+        cell_id,
+        f"{label} failed: its worker was lost ({type(exc).__name__}: {exc})",
+        started=now,
+        finished=now,
+    )
+
+
+def make_backend(kind: str, workers: int | None, address: str | None) -> Backend:
+    """The backend for ``--backend kind``: ``local`` (``workers`` 0: this process) or ``ray``."""
+    if kind == "ray":
+        return RayBackend(workers, address)
+    if kind != "local":
+        raise BackendError(f"unknown backend {kind!r} (expected 'local' or 'ray')")
+    count = (os.cpu_count() or 1) if workers is None else workers
+    return InlineBackend() if count == 0 else PoolBackend(count)

@@ -1,0 +1,212 @@
+"""Computing one cell, in whatever process runs it (in-process, a local worker or a Ray worker).
+
+A :class:`CellJob` carries everything the cell needs — registered classes (pickled by reference),
+their params, the tasks, the cell's seed and the outputs of the cells it depends on — so a worker
+needs neither the registry, the spec file nor the results directory. :func:`execute` never raises:
+an exception, or a non-finite number in the output, becomes a failed :class:`CellOutcome` whose
+message names the cell.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import socket
+import time
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from opt_suite.families.base import Task
+
+__all__ = ["CellJob", "CellOutcome", "execute", "worker_environment", "init_worker"]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CellJob:
+    """What a worker needs to compute one cell.
+
+    Attributes:
+      cell_id, kind, label: the cell (``label`` names it in messages).
+      family_cls, family_params: the task family.
+      tasks: train tasks (demonstrations, discovery) or test tasks (evaluation).
+      seed: the cell's ``SeedSequence`` (one per test task for evaluation).
+      component_cls, component_params: the method (discovery) or learner (evaluation).
+      demonstrations_spec: the spec's ``demonstrations`` section (demonstrations cells).
+      demonstrations: the demonstrations (discovery cells of methods that use them).
+      interaction_budget: env steps for methods that learn by interacting.
+      options: the method's option set (evaluation cells).
+      episodes, max_steps: the evaluation budget.
+    """
+
+    cell_id: str
+    kind: str
+    label: str
+    family_cls: type
+    family_params: Any
+    tasks: Sequence[Task]
+    seed: np.random.SeedSequence | Sequence[np.random.SeedSequence]
+    component_cls: type | None = None
+    component_params: Any = None
+    demonstrations_spec: Any = None
+    demonstrations: Sequence[Any] = ()
+    interaction_budget: int = 0
+    options: Any = None
+    episodes: int = 0
+    max_steps: int = 0
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CellOutcome:
+    """The result of one cell; ``error`` is None on success.
+
+    Attributes:
+      cell_id: the cell.
+      error: one-paragraph message naming the cell and the cause (None on success).
+      details: the traceback of a failure.
+      started, finished, wall_s, host: when and where it ran (``wall_s`` covers the compute only).
+      demonstrations: list of Trajectory (demonstrations cells).
+      options, curves, info: the Discovery (discovery cells).
+      episodes: (test task index, returns, steps) per test task (evaluation cells).
+    """
+
+    cell_id: str
+    error: str | None
+    details: str = ""
+    started: float = 0.0
+    finished: float = 0.0
+    wall_s: float = 0.0
+    host: str = ""
+    demonstrations: Sequence[Any] | None = None
+    options: Any = None
+    curves: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    info: dict[str, Any] = dataclasses.field(default_factory=dict)
+    episodes: Sequence[tuple[int, np.ndarray, np.ndarray]] = ()
+
+
+def worker_environment() -> dict[str, str]:
+    """Environment every worker runs with: one thread per op, deterministic TensorFlow kernels.
+
+    Parallelism comes from running cells side by side; a multi-threaded reduction could also sum in
+    an order that depends on the thread count, and results must not depend on the worker count.
+    """
+    return {
+        "TF_NUM_INTRAOP_THREADS": "1",
+        "TF_NUM_INTEROP_THREADS": "1",
+        "TF_DETERMINISTIC_OPS": "1",
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+
+
+def init_worker() -> None:
+    """Process-pool initializer: set :func:`worker_environment` before anything imports TF."""
+    for key, value in worker_environment().items():
+        os.environ.setdefault(key, value)
+
+
+_FAMILIES: dict[tuple[type, str], Any] = {}
+
+
+def _family(cls: type, params: Any) -> Any:
+    # Families may precompute models; build each one once per worker process.
+    key = (cls, repr(params))
+    if key not in _FAMILIES:
+        _FAMILIES.clear()
+        _FAMILIES[key] = cls(params)
+    return _FAMILIES[key]
+
+
+def execute(job: CellJob) -> CellOutcome:
+    """Compute ``job``'s cell; failures (exceptions, NaN) come back as an outcome, never raised."""
+    started = time.time()
+    clock = time.perf_counter()
+    host = socket.gethostname()
+    try:
+        result = _RUN[job.kind](job)
+        problem = _non_finite(job.kind, result)
+        error = None if problem is None else f"{job.label} produced {problem}"
+        details = ""
+    except Exception as exc:  # any failure of a method/learner must not stop the other cells
+        result = {}
+        error = f"{job.label} failed: {type(exc).__name__}: {exc}"
+        details = traceback.format_exc()
+    wall = time.perf_counter() - clock
+    return CellOutcome(
+        job.cell_id,
+        error,
+        details,
+        started,
+        started + wall,
+        wall,
+        host,
+        **(result if not error else {}),
+    )
+
+
+def _demonstrations(job: CellJob) -> dict[str, Any]:
+    from opt_suite.demonstrations import collect_demonstrations
+
+    family = _family(job.family_cls, job.family_params)
+    demos = collect_demonstrations(family, list(job.tasks), job.demonstrations_spec, job.seed)
+    if not demos:
+        raise ValueError("no demonstration was collected")
+    return {"demonstrations": list(demos)}
+
+
+def _discovery(job: CellJob) -> dict[str, Any]:
+    from opt_suite.methods.base import DiscoveryContext
+
+    family = _family(job.family_cls, job.family_params)
+    method = job.component_cls(job.component_params)
+    context = DiscoveryContext(
+        family, list(job.tasks), list(job.demonstrations), job.interaction_budget, job.seed
+    )
+    found = method.discover(context)
+    curves = {
+        name: np.asarray(values, dtype=np.float64).ravel() for name, values in found.curves.items()
+    }
+    return {"options": found.options, "curves": curves, "info": dict(found.info)}
+
+
+def _evaluation(job: CellJob) -> dict[str, Any]:
+    from opt_suite.learners.base import LearnerRun
+
+    family = _family(job.family_cls, job.family_params)
+    learner = job.component_cls(job.component_params)
+    runs = [LearnerRun(task, seed) for task, seed in zip(job.tasks, job.seed, strict=True)]
+    logs = learner.run(family, runs, job.options, job.episodes, job.max_steps)
+    if len(logs) != len(runs):
+        raise ValueError(f"the learner returned {len(logs)} logs for {len(runs)} runs")
+    episodes = []
+    for task, log in zip(job.tasks, logs, strict=True):
+        returns = np.asarray(log.returns, dtype=np.float64)
+        steps = np.asarray(log.steps)
+        if returns.shape != (job.episodes,) or steps.shape != (job.episodes,):
+            raise ValueError(
+                f"the learner logged returns {returns.shape} and steps {steps.shape} on "
+                f"{task.task_id}; expected ({job.episodes},) each"
+            )
+        episodes.append((task.index, returns, steps.astype(np.float64)))
+    return {"episodes": episodes}
+
+
+_RUN = {"demonstrations": _demonstrations, "discovery": _discovery, "evaluation": _evaluation}
+
+
+def _non_finite(kind: str, result: dict[str, Any]) -> str | None:
+    """Describe the first NaN/inf in a cell's numbers, or None when all are finite."""
+    if kind == "discovery":
+        options = result["options"]
+        for name in ("mu", "beta"):
+            if not np.all(np.isfinite(getattr(options, name))):
+                return f"NaN/inf in its option set ({name})"
+    if kind == "evaluation":
+        for task, returns, steps in result["episodes"]:
+            if not (np.all(np.isfinite(returns)) and np.all(np.isfinite(steps))):
+                bad = int(np.argmin(np.isfinite(returns) & np.isfinite(steps)))
+                return f"NaN/inf on test task {task}, episode {bad}"
+    return None

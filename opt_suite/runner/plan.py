@@ -1,0 +1,177 @@
+"""Splitting a spec's protocol into cells, each named by a hash of exactly what it depends on.
+
+For every seed index i the protocol is: train the experts and sample demonstrations on the train
+tasks; let every method entry discover options; run the test-time learner with each method's options
+on every held-out test task. One cell per step:
+
+- ``demonstrations`` (seed i): family params, the train tasks' params, ``demonstrations`` section;
+- ``discovery`` (method entry m, seed i): family params, train tasks, the entry (name, method,
+  params), the demonstrations cell's id *if* the method declares ``uses_demonstrations``, and the
+  interaction budget *if* it declares ``uses_interaction``;
+- ``evaluation`` (m, i): family params, the test tasks' params, the learner settings (learner,
+  params, episodes, max_steps) and the discovery cell's id. All test tasks run in one vectorised
+  learner call (each (task, seed) run still has its own seed, so batching never changes a number).
+
+A cell id is ``content_hash`` of that input, so editing the spec keeps every cell whose inputs did
+not change (a new method entry reuses the demonstrations and the other methods' results; more seeds
+reuse the old seeds). Tasks enter through their resolved params, not the ``tasks`` section, so e.g.
+adding test tasks keeps the discovery cells whenever the train tasks stay the same.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from opt_suite.families.base import Task
+from opt_suite.spec import content_hash, to_plain
+
+__all__ = ["PROTOCOL", "KINDS", "Cell", "Plan", "build_plan"]
+
+# Bump when the meaning of a cell's inputs changes (e.g. seeding), so old cells are not reused.
+PROTOCOL = 1
+KINDS = ("demonstrations", "discovery", "evaluation")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Cell:
+    """One unit of work.
+
+    Attributes:
+      cell_id: content hash of ``inputs``.
+      kind: one of :data:`KINDS`.
+      seed: seed index.
+      method: the method entry name (None for demonstrations).
+      position: the entry's position in ``spec.methods`` (-1 for demonstrations).
+      deps: ids of the cells whose outputs this one reads.
+      inputs: the plain (JSON-able) data hashed into ``cell_id``.
+    """
+
+    cell_id: str
+    kind: str
+    seed: int
+    method: str | None
+    position: int
+    deps: tuple[str, ...]
+    inputs: dict[str, Any]
+
+    @property
+    def label(self) -> str:
+        """Readable name used in every message, e.g. ``discovery of 'ours', seed 2``."""
+        who = f" of {self.method!r}" if self.method is not None else ""
+        return f"{self.kind}{who}, seed {self.seed}"
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Plan:
+    """Every cell of a run, in a dependency-respecting order, plus the tasks they use."""
+
+    cells: tuple[Cell, ...]
+    train_tasks: tuple[Task, ...]
+    test_tasks: tuple[Task, ...]
+
+    def by_id(self) -> dict[str, Cell]:
+        """Cells keyed by id."""
+        return {c.cell_id: c for c in self.cells}
+
+
+def _make(
+    kind: str,
+    seed: int,
+    method: str | None,
+    position: int,
+    deps: Sequence[str],
+    inputs: dict[str, Any],
+) -> Cell:
+    return Cell(content_hash(inputs), kind, seed, method, position, tuple(deps), inputs)
+
+
+def build_plan(
+    spec: Any,
+    seeds: Sequence[int],
+    train_tasks: Sequence[Task],
+    test_tasks: Sequence[Task],
+    method_classes: Sequence[type],
+) -> Plan:
+    """The cells of ``spec`` for ``seeds``.
+
+    Args:
+      spec: the loaded ``Spec``.
+      seeds: seed indices to run.
+      train_tasks: the spec's train tasks (``family.make_tasks``).
+      test_tasks: the spec's test tasks.
+      method_classes: the registered class of each ``spec.methods`` entry, in order (their
+        ``uses_demonstrations`` / ``uses_interaction`` flags decide what a discovery depends on).
+    """
+    family = to_plain(spec.family)
+    train = [to_plain(t.params) for t in train_tasks]
+    test = [to_plain(t.params) for t in test_tasks]
+    evaluation = to_plain(spec.evaluation)
+    learner = {k: evaluation[k] for k in ("learner", "params", "episodes", "max_steps")}
+    uses = [
+        (
+            bool(getattr(c, "uses_demonstrations", False)),
+            bool(getattr(c, "uses_interaction", False)),
+        )
+        for c in method_classes
+    ]
+    cells: list[Cell] = []
+    for seed in seeds:
+        # The seed streams derive from (tasks.seed, seed index): both are part of every input.
+        common = {
+            "protocol": PROTOCOL,
+            "seed": seed,
+            "task_seed": spec.tasks.seed,
+            "family": family,
+        }
+        demos = _make(
+            "demonstrations",
+            seed,
+            None,
+            -1,
+            (),
+            {
+                **common,
+                "kind": "demonstrations",
+                "train_tasks": train,
+                "demonstrations": to_plain(spec.demonstrations),
+            },
+        )
+        if any(uses_demos for uses_demos, _ in uses):  # experts are only trained when needed
+            cells.append(demos)
+        for position, entry in enumerate(spec.methods):
+            uses_demos, uses_budget = uses[position]
+            discovery = _make(
+                "discovery",
+                seed,
+                entry.name,
+                position,
+                (demos.cell_id,) if uses_demos else (),
+                {
+                    **common,
+                    "kind": "discovery",
+                    "train_tasks": train,
+                    "method": to_plain(entry),
+                    "demonstrations": demos.cell_id if uses_demos else None,
+                    "interaction_budget": (
+                        spec.evaluation.interaction_budget if uses_budget else None
+                    ),
+                },
+            )
+            evaluation_cell = _make(
+                "evaluation",
+                seed,
+                entry.name,
+                position,
+                (discovery.cell_id,),
+                {
+                    **common,
+                    "kind": "evaluation",
+                    "test_tasks": test,
+                    "learner": learner,
+                    "discovery": discovery.cell_id,
+                },
+            )
+            cells += [discovery, evaluation_cell]
+    return Plan(tuple(cells), tuple(train_tasks), tuple(test_tasks))

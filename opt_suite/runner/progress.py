@@ -1,0 +1,108 @@
+"""A live progress line on stderr: cells done / total, the current phase, elapsed time and ETA.
+
+On a terminal the line is redrawn in place; otherwise (CI logs, files) a plain line is printed at
+most every ``interval`` seconds and whenever the phase changes, so logs stay short.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+__all__ = ["Progress", "format_duration"]
+
+
+def format_duration(seconds: float) -> str:
+    """``75`` -> ``1m15s``; ``3700`` -> ``1h01m``."""
+    seconds = max(0, int(round(seconds)))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+class Progress:
+    """Tracks and draws the progress of one run.
+
+    Args:
+      total: cells planned.
+      reused: cells already done before this run started (counted as done, excluded from ETA).
+      stream: where to draw (stderr by default).
+      interval: seconds between plain lines when ``stream`` is not a terminal.
+      enabled: draw nothing when false (``--quiet``).
+    """
+
+    def __init__(
+        self,
+        total: int,
+        reused: int = 0,
+        stream: TextIO | None = None,
+        interval: float = 10.0,
+        enabled: bool = True,
+    ) -> None:
+        self.total = total
+        self.reused = reused
+        self.done = reused
+        self.failed = 0
+        self.stream = stream or sys.stderr
+        self.interval = interval
+        self.enabled = enabled
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.start = time.monotonic()
+        self._last_line = 0.0
+        self._last_phase = ""
+        self._width = 0
+
+    def eta(self) -> float | None:
+        """Seconds left, from the pace of the cells computed so far (None before the first)."""
+        computed = self.done + self.failed - self.reused
+        remaining = self.total - self.done - self.failed
+        if computed <= 0:
+            return None
+        return (time.monotonic() - self.start) / computed * remaining
+
+    def line(self, phase: str, detail: str = "") -> str:
+        """The progress text for ``phase`` (e.g. ``discovery``) and ``detail`` (``2 running``)."""
+        eta = self.eta()
+        parts = [
+            f"[{self.done}/{self.total} cells]",
+            f"{phase} ({detail})" if detail else phase,
+            f"elapsed {format_duration(time.monotonic() - self.start)}",
+            f"ETA {format_duration(eta) if eta is not None else '?'}",
+        ]
+        if self.failed:
+            parts.insert(1, f"{self.failed} failed")
+        return " | ".join(parts)
+
+    def update(self, phase: str, detail: str = "", force: bool = False) -> None:
+        """Redraw (terminal) or print a line if due (phase changed, interval passed, ``force``)."""
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        text = self.line(phase, detail)
+        if self.tty:
+            pad = max(0, self._width - len(text))
+            self.stream.write("\r" + text + " " * pad)
+            self._width = len(text)
+        elif force or phase != self._last_phase or now - self._last_line >= self.interval:
+            self.stream.write(text + "\n")
+            self._last_line = now
+        self._last_phase = phase
+        self.stream.flush()
+
+    def message(self, text: str) -> None:
+        """Print a line (e.g. a failed cell) without garbling the live line."""
+        if self.tty and self._width:
+            self.stream.write("\r" + " " * self._width + "\r")
+            self._width = 0
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """End the live line."""
+        if self.enabled and self.tty and self._width:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._width = 0

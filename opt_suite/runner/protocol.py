@@ -1,0 +1,269 @@
+"""The standardized protocol of one spec, end to end: plan the cells, run them, store them.
+
+For each seed: demonstrations on the train tasks -> every method's option discovery -> the
+test-time learner with each method's options on every held-out test task, for the evaluation
+budget (see :mod:`.plan` for the cells and :mod:`.seeding` for where each random draw comes from).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from opt_suite import registry
+from opt_suite.runner.backends import make_backend
+from opt_suite.runner.cells import CellJob, CellOutcome
+from opt_suite.runner.claims import Claims
+from opt_suite.runner.plan import Cell, Plan, build_plan
+from opt_suite.runner.progress import Progress
+from opt_suite.runner.scheduler import Summary, execute_plan
+from opt_suite.runner.seeding import demonstrations_seed, discovery_seed, evaluation_seed
+from opt_suite.spec import canonical_yaml, spec_hash, to_plain
+from opt_suite.store.files import (
+    DEMOS_FILE,
+    OPTIONS_FILE,
+    cell_dir,
+    load_demonstrations,
+    load_options,
+    remove_stale_temporaries,
+)
+from opt_suite.store.provenance import collect_provenance
+from opt_suite.store.writer import CellRecord, StoreWriter
+
+__all__ = ["Components", "RunResult", "resolve_components", "run_protocol"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Components:
+    """The registered classes a spec names."""
+
+    family: type
+    methods: tuple[type, ...]
+    learner: type
+
+
+@dataclasses.dataclass(frozen=True)
+class RunResult:
+    """What ``run_protocol`` did: the summary, where results went and how long it took."""
+
+    summary: Summary
+    directory: Path
+    run_id: int
+    wall_s: float
+    reuse_note: str
+
+
+def resolve_components(spec: Any) -> Components:
+    """The family, method and learner classes of ``spec``.
+
+    Raises:
+      opt_suite.registry.RegistryError: a name is not registered or its module fails to import.
+    """
+    return Components(
+        family=registry.load(registry.FAMILIES, spec.family.name),
+        methods=tuple(registry.load(registry.METHODS, m.method) for m in spec.methods),
+        learner=registry.load(registry.LEARNERS, spec.evaluation.learner),
+    )
+
+
+class _Inputs:
+    """Builds cell jobs, keeping the outputs of recent cells in memory to avoid re-reading them."""
+
+    def __init__(self, spec: Any, plan: Plan, components: Components, directory: Path) -> None:
+        self.spec, self.plan, self.components, self.directory = spec, plan, components, directory
+        self.cells = plan.by_id()
+        self._cache: dict[str, Any] = {}
+
+    def remember(self, cell: Cell, outcome: CellOutcome) -> None:
+        if cell.kind == "demonstrations":
+            self._cache[cell.cell_id] = list(outcome.demonstrations or ())
+        elif cell.kind == "discovery":
+            self._cache[cell.cell_id] = outcome.options
+        while len(self._cache) > 64:  # bounded: an option set of a big grid is megabytes
+            self._cache.pop(next(iter(self._cache)))
+
+    def _output(self, cell_id: str) -> Any:
+        if cell_id not in self._cache:
+            folder = cell_dir(self.directory, cell_id)
+            kind = self.cells[cell_id].kind
+            self._cache[cell_id] = (
+                load_demonstrations(folder) if kind == "demonstrations" else load_options(folder)
+            )
+        return self._cache[cell_id]
+
+    def job(self, cell: Cell) -> CellJob:
+        spec, comp = self.spec, self.components
+        task_seed = spec.tasks.seed
+        common = {
+            "cell_id": cell.cell_id,
+            "kind": cell.kind,
+            "label": cell.label,
+            "family_cls": comp.family,
+            "family_params": spec.family.params,
+        }
+        if cell.kind == "demonstrations":
+            return CellJob(
+                **common,
+                tasks=self.plan.train_tasks,
+                seed=demonstrations_seed(task_seed, cell.seed),
+                demonstrations_spec=spec.demonstrations,
+            )
+        method = comp.methods[cell.position]
+        if cell.kind == "discovery":
+            uses_budget = bool(getattr(method, "uses_interaction", False))
+            return CellJob(
+                **common,
+                tasks=self.plan.train_tasks,
+                seed=discovery_seed(task_seed, cell.seed, cell.method or ""),
+                component_cls=method,
+                component_params=spec.methods[cell.position].params,
+                demonstrations=self._output(cell.deps[0]) if cell.deps else (),
+                interaction_budget=spec.evaluation.interaction_budget if uses_budget else 0,
+            )
+        return CellJob(
+            **common,
+            tasks=self.plan.test_tasks,
+            seed=[evaluation_seed(task_seed, cell.seed, t.index) for t in self.plan.test_tasks],
+            component_cls=comp.learner,
+            component_params=spec.evaluation.params,
+            options=self._output(cell.deps[0]),
+            episodes=spec.evaluation.episodes,
+            max_steps=spec.evaluation.max_steps,
+        )
+
+    def record(self, cell: Cell, outcome: CellOutcome) -> CellRecord:
+        self.remember(cell, outcome)
+        files: dict[str, Any] = {}
+        if cell.kind == "demonstrations":
+            from opt_suite.demonstrations import save_demonstrations
+
+            demos = list(outcome.demonstrations or ())
+            files[DEMOS_FILE] = lambda path: save_demonstrations(path, demos)
+        if cell.kind == "discovery":
+            files[OPTIONS_FILE] = outcome.options.save
+        return CellRecord(
+            cell_id=cell.cell_id,
+            kind=cell.kind,
+            method=cell.method,
+            seed=cell.seed,
+            inputs=cell.inputs,
+            started=outcome.started,
+            finished=outcome.finished,
+            wall_s=outcome.wall_s,
+            host=outcome.host,
+            info=dict(outcome.info),
+            files=files,
+            num_options=len(outcome.options) if cell.kind == "discovery" else None,
+            episodes=outcome.episodes,
+            curves=dict(outcome.curves),
+        )
+
+
+def run_protocol(
+    spec: Any,
+    directory: str | Path,
+    *,
+    seeds: Sequence[int] | None = None,
+    workers: int | None = None,
+    backend: str = "local",
+    address: str | None = None,
+    argv: Sequence[str] = (),
+    stream: TextIO | None = None,
+    quiet: bool = False,
+) -> RunResult:
+    """Run ``spec``'s protocol into ``directory``, skipping cells that are already done.
+
+    Args:
+      spec: the loaded ``Spec``.
+      directory: the results directory (created if missing).
+      seeds: seed indices (default ``range(spec.evaluation.seeds)``).
+      workers: local worker processes (None: one per core; 0: in this process) or Ray CPUs.
+      backend: ``"local"`` or ``"ray"``.
+      address: the Ray cluster to join (``--address``).
+      argv: the command line, for provenance.
+      stream: where progress and messages go (stderr by default).
+      quiet: no progress line (messages about failures still appear).
+
+    Raises:
+      opt_suite.registry.RegistryError: a family, method or learner is not registered.
+      OSError: the directory cannot be created or written.
+      opt_suite.runner.backends.BackendError: the backend cannot start.
+    """
+    stream = stream or sys.stderr
+    start = time.monotonic()
+    directory = Path(directory)
+    seeds = sorted(set(range(spec.evaluation.seeds) if seeds is None else seeds))
+    components = resolve_components(spec)
+    family = components.family(spec.family.params)
+    t = spec.tasks
+    train, test = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
+    plan = build_plan(spec, seeds, train, test, components.methods)
+
+    writer = StoreWriter(directory)
+    remove_stale_temporaries(directory)
+    reuse_note = _reuse_note(writer, spec_hash(spec), plan)
+    run_id = writer.begin_run(
+        spec_name=spec.name,
+        spec_hash=spec_hash(spec),
+        spec_yaml=canonical_yaml(spec),
+        provenance=collect_provenance(),
+        backend=backend,
+        workers=-1 if workers is None else workers,
+        seeds=seeds,
+        argv=argv,
+    )
+    writer.record_plan(
+        run_id,
+        [(c.cell_id, c.kind, c.method, c.seed, c.position) for c in plan.cells],
+        [(task.split, task.index, task.task_id, to_plain(task.params)) for task in train + test],
+    )
+    if reuse_note:
+        print(reuse_note, file=stream)
+    inputs = _Inputs(spec, plan, components, directory)
+    progress = Progress(len(plan.cells), stream=stream, enabled=not quiet)
+    claims = Claims(directory)
+    summary: Summary | None = None
+    try:
+        runner = make_backend(backend, workers, address)
+        try:
+            summary = execute_plan(
+                plan, writer, runner, claims, progress, inputs.job, inputs.record
+            )
+        finally:
+            progress.close()
+            runner.close()
+    finally:
+        claims.release_all()
+        counts = {"total": len(plan.cells)}
+        if summary is not None:
+            counts.update(
+                reused=summary.reused, computed=summary.computed, failed=len(summary.failed)
+            )
+        status = "interrupted" if summary is None else "done" if summary.ok else "failed"
+        writer.finish_run(run_id, status, counts)
+        writer.close()
+    return RunResult(summary, directory, run_id, time.monotonic() - start, reuse_note)
+
+
+def _reuse_note(writer: StoreWriter, new_hash: str, plan: Plan) -> str:
+    """Say what is reused when the directory already holds results (of this spec or another)."""
+    row = writer.conn.execute("SELECT spec_hash FROM runs ORDER BY run_id DESC LIMIT 1").fetchone()
+    if row is None:
+        return ""
+    done = writer.done_cells(c.cell_id for c in plan.cells)
+    if row[0] == new_hash:
+        return f"resuming: {len(done)} of {len(plan.cells)} cells already done"
+    kinds = {
+        k: sum(1 for c in plan.cells if c.kind == k and c.cell_id in done)
+        for k in ("demonstrations", "discovery", "evaluation")
+    }
+    detail = ", ".join(f"{n} {k}" for k, n in kinds.items() if n)
+    return (
+        f"the spec changed since the last run in {writer.directory} "
+        f"({row[0][:12]} -> {new_hash[:12]}): reusing {len(done)} of {len(plan.cells)} cells "
+        f"whose inputs are unchanged" + (f" ({detail})" if detail else "")
+    )
