@@ -1,0 +1,175 @@
+"""The report files written from synthetic results: names, columns, JSON shape and hand numbers."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+from report_fakes import linear_table
+
+from opt_suite.report import REPORT_FILES, ReportInputs, write_report_files
+from opt_suite.report.curves import curve_bands
+from opt_suite.report.episodes import learning_curves
+from opt_suite.spec.schema import ReportSpec
+
+SETTINGS = ReportSpec(threshold=0.0, bootstrap=200)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    """Primitives (shift 0) and ours (shift 5), 2 seeds x 2 tasks x 20 episodes (report_fakes)."""
+    out = tmp_path_factory.mktemp("report")
+    (out / "pictures").mkdir()
+    inputs = ReportInputs(
+        linear_table({"primitives": 0.0, "ours": 5.0}),
+        spec_name="toy-spec",
+        spec_hash="feedc0de",
+        settings=SETTINGS,
+        methods=("primitives", "ours"),
+        pictures=("pictures/ours-seed0.png",),
+    )
+    return out, write_report_files(inputs, out)
+
+
+def test_every_file_is_written(report):
+    out, paths = report
+    assert [p.name for p in paths] == list(REPORT_FILES)
+    assert all((out / name).stat().st_size > 0 for name in REPORT_FILES)
+
+
+def test_returns_csv_is_every_episode_in_spec_order(report):
+    out, _ = report
+    with (out / "returns.csv").open() as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["method", "seed", "task", "episode", "return", "steps"]
+    assert len(rows) == 1 + 2 * 2 * 2 * 20
+    # r = -10 + e + s + 2t + k; steps = 100 + e.
+    assert rows[1] == ["primitives", "0", "0", "0", "-10.0", "100"]
+    assert rows[20 + 1] == ["primitives", "0", "1", "0", "-8.0", "100"]
+    assert rows[-1] == ["ours", "1", "1", "19", "17.0", "119"]
+
+
+def test_leaderboard_json_shape_and_numbers(report):
+    out, _ = report
+    doc = json.loads((out / "leaderboard.json").read_text())
+    assert set(doc) == {"spec", "methods", "probability_of_improvement", "protocol"}
+    assert doc["spec"] == {"name": "toy-spec", "hash": "feedc0de"}
+    assert list(doc["methods"]) == ["ours", "primitives"]  # best auc IQM first
+    for per_metric in doc["methods"].values():
+        assert set(per_metric) == {"auc", "final_return", "episodes_to_threshold"}
+        for fields in per_metric.values():
+            assert set(fields) == {"mean", "se", "iqm", "ci_low", "ci_high"}
+    # primitives' auc runs: -0.5 + s + 2t = -0.5, 1.5, 0.5, 2.5 -> mean 1, se sqrt(5/3)/2, IQM
+    # (drop one at each end) mean(0.5, 1.5) = 1.
+    auc = doc["methods"]["primitives"]["auc"]
+    assert auc["mean"] == pytest.approx(1.0)
+    assert auc["se"] == pytest.approx(np.sqrt(5 / 3) / 2)
+    assert auc["iqm"] == pytest.approx(1.0)
+    assert auc["ci_low"] <= 1.0 <= auc["ci_high"]
+    # ours' episodes_to_threshold runs: 11, 10, 10, 10 -> mean 10.25.
+    assert doc["methods"]["ours"]["episodes_to_threshold"]["mean"] == pytest.approx(10.25)
+    poi = doc["probability_of_improvement"]
+    assert poi["baseline"] == "primitives"
+    assert list(poi["methods"]) == ["ours"]
+    # Every ours run beats every primitives run on the same task, on every metric.
+    for metric in ("auc", "final_return", "episodes_to_threshold"):
+        assert poi["methods"]["ours"][metric] == {"probability": 1.0, "ci_low": 1.0, "ci_high": 1.0}
+    protocol = doc["protocol"]
+    assert (protocol["seeds"], protocol["tasks"], protocol["episodes"]) == (2, 2, 20)
+    assert protocol["lower_is_better"] == ["episodes_to_threshold"]
+    assert protocol["thresholds"] == {"0": 0.0, "1": 0.0}
+
+
+def test_leaderboard_csv(report):
+    out, _ = report
+    with (out / "leaderboard.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0]) == [
+        "method",
+        "metric",
+        "runs",
+        "mean",
+        "se",
+        "iqm",
+        "ci_low",
+        "ci_high",
+        "p_improvement",
+        "p_improvement_ci_low",
+        "p_improvement_ci_high",
+    ]
+    assert [(r["method"], r["metric"]) for r in rows] == [
+        (m, k)
+        for m in ("ours", "primitives")
+        for k in ("auc", "final_return", "episodes_to_threshold")
+    ]
+    ours_final = rows[1]
+    # ours' final returns 8.5 + s + 2t + 5: 13.5, 15.5, 14.5, 16.5 -> mean 15.
+    assert float(ours_final["mean"]) == pytest.approx(15.0)
+    assert ours_final["runs"] == "4"
+    assert float(ours_final["p_improvement"]) == 1.0
+    assert rows[3]["p_improvement"] == ""  # the baseline is not compared with itself
+
+
+def test_leaderboard_markdown(report):
+    out, _ = report
+    text = (out / "leaderboard.md").read_text()
+    assert "# Leaderboard: toy-spec" in text
+    assert "hash `feedc0de`" in text
+    assert "2 seeds × 2 test tasks × 20 episodes" in text
+    table = [line for line in text.splitlines() if line.startswith("|")]
+    assert table[0].startswith("| method | auc ↑: mean ± s.e. | auc: IQM [95% CI] |")
+    assert table[0].endswith("| P(auc > primitives) [95% CI] |")
+    assert table[2].startswith("| ours | 6.00 ± 0.65 |")
+    assert table[2].endswith("| 1.00 [1.00, 1.00] |")
+    assert table[3].startswith("| primitives | 1.00 ± 0.65 | 1.00 [")
+    assert table[3].endswith("| — |")
+    assert "episodes_to_threshold ↓" in table[0]
+
+
+def test_curves_png_and_its_numbers(report):
+    out, _ = report
+    data = (out / "curves.png").read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    curves = learning_curves(linear_table({"primitives": 0.0}))
+    mean, se = curve_bands(curves["primitives"])
+    # mean over s, t in {0, 1} of -10 + e + s + 2t = e - 8.5; spread of s + 2t: 0, 2, 1, 3.
+    np.testing.assert_allclose(mean, np.arange(20) - 8.5)
+    np.testing.assert_allclose(se, np.sqrt(5 / 3) / 2)
+
+
+def test_index_html_is_self_contained(report):
+    out, _ = report
+    page = (out / "index.html").read_text()
+    assert '<img src="curves.png"' in page
+    assert 'src="pictures/ours-seed0.png"' in page
+    assert "<td>ours</td>" in page and "<td>primitives</td>" in page
+    assert "feedc0de" in page
+    assert "http" not in page and "<script" not in page
+
+
+def test_no_baseline_entry_means_no_improvement_column(tmp_path):
+    inputs = ReportInputs(
+        linear_table({"a": 0.0, "b": 1.0}), "x", "h", ReportSpec(baseline=None, bootstrap=100)
+    )
+    write_report_files(inputs, tmp_path)
+    doc = json.loads((tmp_path / "leaderboard.json").read_text())
+    assert doc["probability_of_improvement"] == {"baseline": None, "methods": {}}
+    assert "P(" not in (tmp_path / "leaderboard.md").read_text()
+
+
+def test_one_run_has_no_standard_error(tmp_path):
+    inputs = ReportInputs(linear_table({"a": 0.0}, seeds=1, tasks=1), "x", "h", SETTINGS)
+    write_report_files(inputs, tmp_path)
+    doc = json.loads((tmp_path / "leaderboard.json").read_text())
+    assert doc["methods"]["a"]["auc"]["se"] is None
+    assert "-0.50 ± n/a" in (tmp_path / "leaderboard.md").read_text()
+
+
+def test_reports_are_deterministic(tmp_path):
+    inputs = ReportInputs(linear_table({"primitives": 0.0, "ours": 0.5}, noise=3.0), "x", "h")
+    write_report_files(inputs, tmp_path / "a")
+    write_report_files(inputs, tmp_path / "b")
+    for name in ("leaderboard.json", "leaderboard.csv", "leaderboard.md", "returns.csv"):
+        assert (tmp_path / "a" / name).read_text() == (tmp_path / "b" / name).read_text()
