@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,10 +13,12 @@ from method_contract import MethodContract
 from baselines.option_critic import OptionCritic, OptionCriticParams
 from baselines.option_critic import loop as oc_loop
 from baselines.option_critic.method import _task_arrays, loop_config
-from opt_suite.families.base import TabularModel, Task
+from opt_suite import registry
+from opt_suite.families.base import TabularModel
 from opt_suite.families.fourrooms import FourRooms, TaskParams
 from opt_suite.families.fourrooms import Params as FourRoomsParams
 from opt_suite.methods.base import DiscoveryContext
+from opt_suite.spec import load_spec
 
 
 class TestOptionCriticContract(MethodContract):
@@ -134,19 +137,36 @@ def test_seeds_change_the_run_and_the_options():
     assert not np.array_equal(a.options.mu, b.options.mu)
 
 
+SUTTON_SPEC = Path(__file__).resolve().parents[1] / "specs" / "option-critic-sutton.yaml"
+
+
 @pytest.fixture(scope="module")
-def sutton_run():
-    """The original four-rooms experiment, 1 seed: east-hallway goal, then a south-east goal."""
-    family = FourRooms(
-        FourRoomsParams(
-            layout="sutton-13x13", dynamics="random-neighbour", step_reward=0.0, goal_reward=1.0
-        )
-    )
-    goals = [(7, 9), (9, 9)]
-    tasks = [Task(f"t/{i}", "train", i, TaskParams((1, 1), g)) for i, g in enumerate(goals)]
-    context = DiscoveryContext(family, tasks, (), 2_000_000, np.random.SeedSequence(3))
-    params = OptionCriticParams(episodes_per_task=1000, random_starts=True)
-    return OptionCritic(params).discover(context)
+def sutton():
+    """The shipped spec of the original experiment: its family, train tasks and one run."""
+    spec = load_spec(SUTTON_SPEC)
+    family = registry.load(registry.FAMILIES, spec.family.name)(spec.family.params)
+    t = spec.tasks
+    train, _ = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
+    method = registry.load(registry.METHODS, spec.methods[0].method)(spec.methods[0].params)
+    budget = spec.evaluation.interaction_budget
+    context = DiscoveryContext(family, train, (), budget, np.random.SeedSequence(3))
+    return family, train, method.discover(context)
+
+
+@pytest.fixture(scope="module")
+def sutton_run(sutton):
+    return sutton[2]
+
+
+def test_sutton_spec_is_the_original_setting(sutton):
+    family, train, _ = sutton
+    p = family.params
+    assert (p.layout, p.dynamics, p.fail_prob) == ("sutton-13x13", "random-neighbour", 1 / 3)
+    assert (p.step_reward, p.goal_reward) == (0.0, 1.0)
+    assert train[0].params.goal == (7, 9)  # east hallway
+    south_east = {tuple(c) for c in family.layout.rooms["south-east"]}
+    assert tuple(train[1].params.goal) in south_east
+    assert family.tabular_model(train[0]).num_states == 104
 
 
 def test_learns_the_sutton_four_rooms_and_recovers_after_the_goal_moves(sutton_run):
