@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from opt_suite.families.base import TabularModel
+from opt_suite.families.base import TabularModel, Task, TaskFamily
 
 MOVES = ((-1, 0), (0, 1), (1, 0), (0, -1))  # up, right, down, left
 
@@ -91,3 +91,31 @@ def corridor(length: int, slip: float = 0.0) -> TabularModel:
         (1, length),
         slip,
     )
+
+
+class ToyFamily(TaskFamily):
+    """A family whose tasks carry their hand-built TabularModel as ``task.params``."""
+
+    name = "toy"
+    description = "hand-built tabular models for tests"
+    env_id = "opt_suite/Toy-v0"
+    Params = type(None)
+    Variation = type(None)
+    TaskParams = TabularModel
+
+    def __init__(self) -> None:
+        super().__init__(None)
+
+    def sample_tasks(self, variation, count, rng):
+        raise NotImplementedError("toy tasks are built by hand")
+
+    def make_env(self, task, **kwargs):
+        raise NotImplementedError("toy tasks have no env")
+
+    def tabular_model(self, task: Task) -> TabularModel:
+        return task.params
+
+
+def toy_tasks(*models: TabularModel) -> list[Task]:
+    """Tasks of :class:`ToyFamily` wrapping ``models``."""
+    return [Task(f"toy/test/{i}", "test", i, m) for i, m in enumerate(models)]
