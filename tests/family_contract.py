@@ -36,8 +36,9 @@ from scipy import stats
 
 from opt_suite import registry
 from opt_suite.families.base import TabularModel, Task, TaskFamily
+from opt_suite.spec import Spec, canonical_yaml, parse_spec, to_plain
 
-__all__ = ["FamilyContract", "greedy_policy", "yaml_round_trip"]
+__all__ = ["FamilyContract", "greedy_policy", "spec_round_trip"]
 
 
 def greedy_policy(model: TabularModel, gamma: float = 0.99, tol: float = 1e-9) -> np.ndarray:
@@ -53,26 +54,26 @@ def greedy_policy(model: TabularModel, gamma: float = 0.99, tol: float = 1e-9) -
     return q.argmax(axis=1)
 
 
-def _plain(value: Any) -> Any:
-    """Dataclass -> YAML-able dicts, lists and scalars (fallback until opt_suite.spec.to_plain)."""
-    if dataclasses.is_dataclass(value):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
-    return value
+def spec_round_trip(family: TaskFamily, variation: Any, listed: list[Any]) -> tuple[Spec, str]:
+    """The family's params, variation and tasks written into a spec's YAML and read back.
 
-
-def _from_plain(cls: type, plain: dict[str, Any]) -> Any:
-    def tuples(v: Any) -> Any:
-        return tuple(tuples(x) for x in v) if isinstance(v, list) else v
-
-    return cls(**{k: tuples(v) for k, v in plain.items()})
-
-
-def yaml_round_trip(obj: Any) -> tuple[Any, str]:
-    """``obj`` -> plain -> YAML text -> plain -> ``type(obj)``; returns the copy and the YAML."""
-    text = yaml.safe_dump(_plain(obj), sort_keys=False)
-    return _from_plain(type(obj), yaml.safe_load(text)), text
+    Goes through the real spec pipeline (``to_plain`` -> YAML -> ``parse_spec``), so the family's
+    annotations must be ones the spec converter reads. Returns the spec and its canonical YAML.
+    """
+    plain = {
+        "name": "family-round-trip",
+        "family": {"name": type(family).name, "params": to_plain(family.params)},
+        "tasks": {
+            "count": len(listed),
+            "train": 1,
+            "test": len(listed) - 1,
+            "vary": to_plain(variation),
+            "list": to_plain(list(listed)),
+        },
+        "methods": [{"name": "primitives", "method": "primitives"}],
+    }
+    spec = parse_spec(yaml.safe_dump(plain, sort_keys=False), source="family_contract")
+    return spec, canonical_yaml(spec)
 
 
 class FamilyContract:
@@ -253,9 +254,13 @@ class FamilyContract:
         for task in self.tasks():
             assert family.check_task(task.params) == []
 
-    def test_contract_yaml_round_trip(self):
-        family = self.family()
-        for obj in (family.params, self.variation(), *(t.params for t in self.tasks()[:2])):
-            copy, text = yaml_round_trip(obj)
-            assert copy == obj, text
-            assert yaml_round_trip(copy)[1] == text
+    def test_contract_spec_yaml_round_trip(self):
+        family, variation = self.family(), self.variation()
+        listed = [task.params for task in self.tasks()[:3]]
+        spec, text = spec_round_trip(family, variation, listed)
+        assert spec.family.params == family.params
+        assert spec.tasks.vary == variation
+        assert spec.tasks.list == tuple(listed)
+        again = parse_spec(text)  # canonical YAML -> dataclasses -> YAML is stable
+        assert to_plain(again.family) == to_plain(spec.family)
+        assert to_plain(again.tasks) == to_plain(spec.tasks)

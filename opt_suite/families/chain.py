@@ -25,14 +25,15 @@ import gymnasium
 import numpy as np
 
 from opt_suite.families.base import TabularModel, Task, TaskFamily
-from opt_suite.families.env_kwargs import params_from_kwargs
 from opt_suite.families.tabular_task import (
     AGENT,
     FREE,
     GOAL,
     TabularEnv,
+    checked_task,
     goal_model,
     make_registered_env,
+    raise_problems,
 )
 from opt_suite.params import param
 
@@ -104,9 +105,7 @@ class Chain(TaskFamily):
 
     def sample_tasks(self, variation: Variation, count: int, rng: np.random.Generator) -> list[Any]:
         """Success probabilities ~ Uniform(low, high), to 3 decimals; start fixed or uniform."""
-        problems = self.check_variation(variation)
-        if problems:
-            raise ValueError("; ".join(f"tasks.vary.{k}: {m}" for k, m in problems))
+        raise_problems(self.check_variation(variation), prefix="tasks.vary.")
         low, high, width = variation.success_low, variation.success_high, self.params.num_states - 1
         tasks = []
         for _ in range(count):
@@ -137,10 +136,7 @@ class Chain(TaskFamily):
 
     def tabular_model(self, task: Task | TaskParams) -> TabularModel:
         """Exact model: outcome 0 is the intended move, outcome 1 the opposite one (K = 2)."""
-        task_params = task.params if isinstance(task, Task) else task
-        problems = self.check_task(task_params)
-        if problems:
-            raise ValueError("; ".join(f"{k}: {m}" for k, m in problems))
+        task_params = checked_task(self, task)
         n = self.params.num_states
         states = np.arange(n)
         left, right = np.maximum(states - 1, 0), np.minimum(states + 1, n - 1)
@@ -208,11 +204,7 @@ class ChainEnv(TabularEnv):
         takes) and of :class:`TaskParams`.
     """
 
-    def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
-        params, task_params = params_from_kwargs(kwargs, Params, TaskParams)
-        self.family = Chain(params)
-        self.task_params = task_params
-        super().__init__(self.family.tabular_model(task_params), render_mode)
+    family_class = Chain
 
     def _cell_colours(self) -> np.ndarray:
         image = np.broadcast_to(FREE, (1, self.model.num_states, 3)).copy()

@@ -23,15 +23,16 @@ import numpy as np
 
 from opt_suite.families import grid_dynamics, layouts  # importing the package registers the ids
 from opt_suite.families.base import TabularModel, Task, TaskFamily
-from opt_suite.families.env_kwargs import params_from_kwargs
 from opt_suite.families.tabular_task import (
     AGENT,
     FREE,
     GOAL,
     WALL,
     TabularEnv,
+    checked_task,
     goal_model,
     make_registered_env,
+    raise_problems,
 )
 from opt_suite.params import param
 
@@ -166,9 +167,7 @@ class FourRooms(TaskFamily):
 
     def sample_tasks(self, variation: Variation, count: int, rng: np.random.Generator) -> list[Any]:
         """Goal uniformly from its region (or fixed), then start uniformly among the other cells."""
-        problems = self.check_variation(variation)
-        if problems:
-            raise ValueError("; ".join(f"tasks.vary.{k}: {m}" for k, m in problems))
+        raise_problems(self.check_variation(variation), prefix="tasks.vary.")
         goals = self._cells(variation.goal, variation.goal_region)
         starts = self._cells(variation.start, variation.start_region)
         tasks = []
@@ -194,10 +193,7 @@ class FourRooms(TaskFamily):
 
     def tabular_model(self, task: Task | TaskParams) -> TabularModel:
         """The exact model; shares the cached transition table, builds rewards in microseconds."""
-        task_params = task.params if isinstance(task, Task) else task
-        problems = self.check_task(task_params)
-        if problems:
-            raise ValueError("; ".join(f"{k}: {m}" for k, m in problems))
+        task_params = checked_task(self, task)
         p = self.params
         slip_or_fail = p.slip if p.dynamics == "slip" else p.fail_prob
         next_state, prob = _dynamics(p.layout, p.dynamics, slip_or_fail)
@@ -270,11 +266,7 @@ class FourRoomsEnv(TabularEnv):
         takes) and of :class:`TaskParams` (``start`` and ``goal``).
     """
 
-    def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
-        params, task_params = params_from_kwargs(kwargs, Params, TaskParams)
-        self.family = FourRooms(params)
-        self.task_params = task_params
-        super().__init__(self.family.tabular_model(task_params), render_mode)
+    family_class = FourRooms
 
     def _cell_colours(self) -> np.ndarray:
         walls = self.family.layout.walls

@@ -18,8 +18,19 @@ import numpy as np
 from gymnasium import spaces
 
 from opt_suite.families.base import TabularModel, Task, TaskFamily
+from opt_suite.families.env_kwargs import params_from_kwargs
 
-__all__ = ["goal_model", "make_registered_env", "TabularEnv", "WALL", "FREE", "GOAL", "AGENT"]
+__all__ = [
+    "goal_model",
+    "checked_task",
+    "raise_problems",
+    "make_registered_env",
+    "TabularEnv",
+    "WALL",
+    "FREE",
+    "GOAL",
+    "AGENT",
+]
 
 # Picture colours (RGB) shared by the tabular families' rgb_array renderings.
 WALL, FREE, GOAL, AGENT = (
@@ -58,13 +69,26 @@ def goal_model(
     terminal[np.asarray(goals, dtype=np.int64)] = True
     next_state = np.array(next_state, dtype=np.int32)
     prob = np.array(prob, dtype=np.float64)
-    reward = np.where(terminal[next_state], goal_reward, step_reward).astype(np.float64)
+    reward = np.where(terminal[next_state], np.float64(goal_reward), np.float64(step_reward))
     next_state[terminal] = np.flatnonzero(terminal)[:, None, None]
     prob[terminal] = np.eye(prob.shape[-1])[0]
     reward[terminal] = 0.0
     for array in (next_state, prob, reward, terminal):
         array.flags.writeable = False  # models are shared between envs and learners
     return TabularModel(next_state, prob, reward, terminal, int(start), cells, shape)
+
+
+def raise_problems(problems: list[tuple[str, str]], prefix: str = "") -> None:
+    """Raise one ``ValueError`` listing ``(field, message)`` problems, if there are any."""
+    if problems:
+        raise ValueError("; ".join(f"{prefix}{field}: {message}" for field, message in problems))
+
+
+def checked_task(family: TaskFamily, task: Task | Any) -> Any:
+    """The TaskParams of ``task`` (a Task or TaskParams), after ``family.check_task`` passed."""
+    task_params = task.params if isinstance(task, Task) else task
+    raise_problems(family.check_task(task_params))
+    return task_params
 
 
 def make_registered_env(family: TaskFamily, task: Task | Any, **kwargs: Any) -> gymnasium.Env:
@@ -83,22 +107,34 @@ def make_registered_env(family: TaskFamily, task: Task | Any, **kwargs: Any) -> 
 class TabularEnv(gymnasium.Env):
     """A gymnasium env that samples transitions from a :class:`TabularModel` (families' base).
 
-    Observations are state indices (``Discrete(S)``), actions ``Discrete(A)``. An episode starts
-    at ``model.start`` and terminates on entering a terminal state. Truncation is gymnasium's
-    ``TimeLimit`` (``gymnasium.make(..., max_episode_steps=...)``), not the env's. Subclasses
-    provide the pictures (:meth:`_cell_colours`, :meth:`_text`) and the Gymnasium docstring.
+    Made from flat keyword arguments (as ``gymnasium.make`` passes them): the fields of the
+    family's ``Params`` and ``TaskParams``, validated. Observations are state indices
+    (``Discrete(S)``), actions ``Discrete(A)``. An episode starts at ``model.start`` and terminates
+    on entering a terminal state. Truncation is gymnasium's ``TimeLimit``
+    (``gymnasium.make(..., max_episode_steps=...)``), not the env's. Subclasses set
+    ``family_class`` and provide the pictures (:meth:`_cell_colours`, :meth:`_text`) and the
+    Gymnasium docstring.
+
+    Attributes:
+      family: the family instance built from the keyword arguments.
+      task_params: this env's TaskParams.
+      model: the exact model every transition is sampled from.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     pixels_per_cell: ClassVar[int] = 8
+    family_class: ClassVar[type[TaskFamily]]
 
-    def __init__(self, model: TabularModel, render_mode: str | None = None) -> None:
+    def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be one of {self.metadata['render_modes']} or None, "
                 f"got {render_mode!r}"
             )
-        self.model = model
+        cls = self.family_class
+        params, self.task_params = params_from_kwargs(kwargs, cls.Params, cls.TaskParams)
+        self.family = cls(params)
+        self.model = model = self.family.tabular_model(self.task_params)
         self.render_mode = render_mode
         self.observation_space = spaces.Discrete(model.num_states)
         self.action_space = spaces.Discrete(model.num_actions)
