@@ -1,0 +1,57 @@
+"""Random options: the paper's "options before training" (Garcia, Nota & Thomas 2020, Sec. 5).
+
+``count`` options whose networks are initialised exactly as Algorithm 1 initialises a newly
+introduced option (line 6), tabulated over every state and never trained. The initialisation is
+``offline_options``' own (``opt_suite.methods.offline_options.initial_options``), so the i-th option
+here is the i-th option offline_options would start from with the same seed: the comparison
+isolates what training adds.
+
+Params nest the offline_options Params rather than copying their fields: the network shape and state
+features (``hidden_sizes``, ``features``) can then never drift from the method they stand in for.
+Keep them equal to the ``offline_options`` entry of the same spec.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+from baselines._models import train_models
+from opt_suite.methods.base import Discovery, DiscoveryContext, Method
+from opt_suite.methods.offline_options.params import Params as OfflineOptionsParams
+from opt_suite.params import param
+
+__all__ = ["RandomOptions", "RandomOptionsParams"]
+
+
+@dataclasses.dataclass(frozen=True)
+class RandomOptionsParams:
+    """How many untrained options, and the offline_options networks they are drawn from."""
+
+    count: int = param(4, doc="number of options (offline_options' max_options: 4)", ge=1)
+    offline_options: OfflineOptionsParams = param(
+        OfflineOptionsParams(),
+        doc="the offline_options Params whose initialisation is copied (hidden_sizes and "
+        "features matter); keep equal to the spec's offline_options entry",
+    )
+
+
+class RandomOptions(Method):
+    """Untrained options initialised as offline_options initialises its options."""
+
+    name: ClassVar[str] = "random_options"
+    description: ClassVar[str] = (
+        "options before training: offline_options' initial networks, untrained"
+    )
+    Params: ClassVar[type] = RandomOptionsParams
+
+    def discover(self, context: DiscoveryContext) -> Discovery:
+        """``count`` options from ``initial_options`` with this run's seed (TF loads here)."""
+        from opt_suite.methods.offline_options import initial_options
+
+        model = train_models(context, self.name)[0]
+        options = initial_options(
+            context.family, model, self.params.offline_options, self.params.count, context.seed
+        )
+        names = tuple(f"random-{i}" for i in range(len(options)))
+        return Discovery(type(options)(options.mu, options.beta, names))
