@@ -1,0 +1,28 @@
+"""The baselines every option-discovery method is compared against.
+
+Each registers through the ``opt_suite.methods`` entry points exactly like ``offline_options`` and
+receives the same train tasks, demonstrations, interaction budget and seed:
+
+- ``primitives`` (:mod:`baselines.primitives`): no options, the floor;
+- ``random_options`` (:mod:`baselines.random_options`): offline_options' options before training;
+- ``eigenoptions`` (:mod:`baselines.eigenoptions`): Machado, Bellemare & Bowling (2017);
+- ``option_critic`` (:mod:`baselines.option_critic`): Bacon, Harb & Precup (2017), tabular.
+
+None imports TensorFlow or numba at import time.
+"""
+
+from baselines.eigenoptions import Eigenoptions, EigenoptionsParams
+from baselines.option_critic import OptionCritic, OptionCriticParams
+from baselines.primitives import Primitives, PrimitivesParams
+from baselines.random_options import RandomOptions, RandomOptionsParams
+
+__all__ = [
+    "Primitives",
+    "PrimitivesParams",
+    "RandomOptions",
+    "RandomOptionsParams",
+    "Eigenoptions",
+    "EigenoptionsParams",
+    "OptionCritic",
+    "OptionCriticParams",
+]

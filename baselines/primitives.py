@@ -13,7 +13,7 @@ from typing import ClassVar
 from baselines._models import train_models
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method, TabularOptionSet
 
-__all__ = ["Primitives"]
+__all__ = ["Primitives", "PrimitivesParams"]
 
 
 @dataclasses.dataclass(frozen=True)

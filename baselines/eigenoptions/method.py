@@ -36,7 +36,6 @@ from baselines.eigenoptions.graph import (
     normalized_laplacian,
     transition_adjacency,
 )
-from baselines.eigenoptions.purpose import eigenoption, layout_dynamics
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method, TabularOptionSet
 from opt_suite.params import param
 
@@ -84,6 +83,9 @@ class Eigenoptions(Method):
 
     def discover(self, context: DiscoveryContext) -> Discovery:
         """Eigenoptions of the train tasks' state graph (deterministic: uses no random draw)."""
+        # Dynamic programming needs scipy, which `opt-suite list` should not pay for.
+        from baselines.eigenoptions.purpose import eigenoption, layout_dynamics
+
         p = self.params
         models = train_models(context, self.name)
         num_states = models[0].num_states
