@@ -121,13 +121,8 @@ class Chain(TaskFamily):
         for key in ("success_left", "success_right"):
             values = getattr(task_params, key)
             if len(values) != width:
-                problems.append(
-                    (
-                        key,
-                        f"expected {width} probabilities (states 0..{width - 1}), "
-                        f"got {len(values)}",
-                    )
-                )
+                message = f"expected {width} probabilities (states 0..{width - 1})"
+                problems.append((key, f"{message}, got {len(values)}"))
             elif not all(0 <= v <= 1 for v in values):
                 problems.append((key, f"probabilities must lie in [0, 1], got {values}"))
         if not 0 <= task_params.start < width:
@@ -135,7 +130,11 @@ class Chain(TaskFamily):
         return problems
 
     def tabular_model(self, task: Task | TaskParams) -> TabularModel:
-        """Exact model: outcome 0 is the intended move, outcome 1 the opposite one (K = 2)."""
+        """The exact model: outcome 0 is the intended move, outcome 1 the opposite one (K = 2).
+
+        Rewards: ``step_reward`` per step, ``goal_reward`` instead on the step that reaches
+        ``N-1``, whose row is absorbing (reward 0). ``cells`` are ``(0, s)``, ``shape`` ``(1, N)``.
+        """
         task_params = checked_task(self, task)
         n = self.params.num_states
         states = np.arange(n)

@@ -192,7 +192,13 @@ class FourRooms(TaskFamily):
         return problems
 
     def tabular_model(self, task: Task | TaskParams) -> TabularModel:
-        """The exact model; shares the cached transition table, builds rewards in microseconds."""
+        """The exact model of ``task`` (a Task or its TaskParams).
+
+        Rewards: ``step_reward`` on every step that does not enter the goal, ``goal_reward``
+        *instead* on the step that does; the goal's own row is absorbing (reward 0). The
+        reward-independent table is built once per (layout, dynamics, probability) and cached, so
+        a model costs one copy and one ``np.where`` (well under a millisecond on 40x40).
+        """
         task_params = checked_task(self, task)
         p = self.params
         slip_or_fail = p.slip if p.dynamics == "slip" else p.fail_prob
