@@ -90,6 +90,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         baseline = load_baseline(args.baseline)
         inputs, warnings = load_inputs(args.directory)
+        # Printed first: a cell that failed in the run is often why a comparison is impossible.
+        for message in warnings:
+            print(f"warning: {message}", file=sys.stderr)
         result = compare_runs(
             inputs,
             baseline,
@@ -102,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     except (BaselineError, CompareError, StoreError, ReportDataError) as exc:
         print(f"opt-suite compare: {exc}", file=sys.stderr)
         return 2
-    for message in [*warnings, *result.warnings]:
+    for message in result.warnings:
         print(f"warning: {message}", file=sys.stderr)
     print(f"opt-suite compare: {args.directory} against {args.baseline}, metric {args.metric}")
     print(format_comparison(result))
