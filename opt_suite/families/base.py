@@ -128,6 +128,15 @@ class TaskFamily(abc.ABC):
     def sample_tasks(self, variation: Any, count: int, rng: np.random.Generator) -> list[Any]:
         """Draw ``count`` TaskParams according to ``variation``, using only ``rng``."""
 
+    def check_variation(self, variation: Any) -> list[tuple[str, str]]:
+        """Problems with ``tasks.vary`` that need the family's params, as ``(field, message)``.
+
+        E.g. a fixed goal cell that is a wall of the chosen layout. The default defers to the
+        variation's own ``check()`` hook, if any.
+        """
+        check = getattr(variation, "check", None)
+        return list(check()) if callable(check) else []
+
     def check_task(self, task_params: Any) -> list[tuple[str, str]]:
         """Problems with an explicitly listed task, as ``(field, message)`` (e.g. a cell in a wall)."""
         return []
