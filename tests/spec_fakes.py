@@ -25,6 +25,7 @@ class GridParams:
     step_reward: float = param(-1.0, doc="reward per step")
     walls: tuple[tuple[int, int], ...] = param((), doc="extra wall cells")
     max_steps: int | None = param(None, doc="episode cap", ge=1)
+    diagonal: bool = param(False, doc="allow diagonal moves")
 
     def check(self) -> list[tuple[str, str]]:
         if self.layout == "large" and self.size < 10:
@@ -190,3 +191,42 @@ def where(text: str, fragment: str, token: str | None = None) -> str:
         if fragment in line:
             return f"{number}:{line.index(token or fragment) + 1}"
     raise AssertionError(f"{fragment!r} not in the text")
+
+
+def edited(*pairs: tuple[str, str], text: str = VALID) -> str:
+    """``text`` with each ``(old, new)`` replaced; each ``old`` must occur exactly once."""
+    for old, new in pairs:
+        assert text.count(old) == 1, f"{old!r} occurs {text.count(old)} times"
+        text = text.replace(old, new)
+    return text
+
+
+# One spec with ten different mistakes, and the ten lines they must give (as "file:LINE:COL: …").
+TEN_MISTAKES = edited(
+    ("name: grid-test", "name: grid test!"),
+    ("    size: 12\n", "    size: 8\n    layout: large\n    lyout: small\n"),
+    ("  test: 3", "  test: 5"),
+    ("    starts: random", "    starts: randm"),
+    ("goal: [5, 5]", "goal: [50, 5]"),
+    ("lambda2: 100", "lambda2: -1"),
+    ("hidden: [16, 16]", "hidden: [16, x]"),
+    ("episodes: 20", "episodes: many"),
+    ("baseline: primitives", "baseline: primitive"),
+)
+TEN_LINES = [
+    "{f}:1:7: name: not usable as a file name (expected 1-64 letters, digits, '.', '_' or '-', "
+    "starting with a letter or digit, got 'grid test!')",
+    "{f}:8:11: family.params.size: the large layout needs size >= 10 (got 8)",
+    "{f}:10:5: family.params.lyout: unknown key; did you mean 'layout'? (expected one of: layout, "
+    "size, slip, step_reward, walls, max_steps, diagonal)",
+    "{f}:15:9: tasks.test: more tasks used than sampled (expected train + test <= count, got "
+    "2 + 5 > 6)",
+    "{f}:18:13: tasks.vary.starts: wrong type (expected one of 'random', 'fixed', got str "
+    "'randm'); did you mean 'random'?",
+    "{f}:20:29: tasks.list[0].goal: cell (50, 5) is outside the 8x8 grid",
+    "{f}:27:16: methods[1].params.lambda2: out of range (expected > 0, got -1.0)",
+    "{f}:28:20: methods[1].params.hidden[1]: wrong type (expected int, got str 'x')",
+    "{f}:30:13: evaluation.episodes: wrong type (expected int, got str 'many')",
+    "{f}:34:13: report.baseline: no method entry is named 'primitive'; did you mean "
+    "'primitives'? (expected one of: primitives, ours, or null)",
+]

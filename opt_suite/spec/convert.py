@@ -200,7 +200,9 @@ class Converter:
         if len(args) == 2 and args[1] is Ellipsis:
             element_types = [args[0]] * len(node.items)
         elif len(node.items) != len(args):
-            return self._mismatch(node, path, label(tp), f" with {len(node.items)} items")
+            count = f"{len(node.items)} item{'s' if len(node.items) != 1 else ''}"
+            self.problems.add(node.mark, path, f"wrong length (expected {label(tp)}, got {count})")
+            return INVALID
         else:
             element_types = list(args)
         items = [

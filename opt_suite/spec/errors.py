@@ -9,6 +9,7 @@ to it. The loader never stops at the first problem: it collects them all and rai
 from __future__ import annotations
 
 import dataclasses
+import re
 
 __all__ = ["Mark", "KeyPath", "format_path", "Problem", "Problems", "SpecError"]
 
@@ -16,6 +17,7 @@ __all__ = ["Mark", "KeyPath", "format_path", "Problem", "Problems", "SpecError"]
 KeyPath = tuple[str | int, ...]
 
 ROOT_LABEL = "(spec)"
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -39,8 +41,10 @@ def format_path(path: KeyPath) -> str:
     for part in path:
         if isinstance(part, int):
             text += f"[{part}]"
-        else:
-            text += f".{part}" if text else str(part)
+        elif _PLAIN_KEY.fullmatch(part):
+            text += f".{part}" if text else part
+        else:  # a key with spaces, dots or newlines stays one readable token
+            text += f"[{part!r}]"
     return text or ROOT_LABEL
 
 

@@ -1,0 +1,91 @@
+"""Rules across spec sections; many problems reported at once (lines: spec_fakes.VALID)."""
+
+from __future__ import annotations
+
+import pytest
+from spec_fakes import TEN_LINES, TEN_MISTAKES, edited, fake_registry, problems_of
+
+from opt_suite.spec import parse_spec
+
+
+@pytest.fixture(autouse=True)
+def _fakes():
+    with fake_registry():
+        yield
+
+
+def test_ten_mistakes_give_ten_precise_lines():
+    assert problems_of(TEN_MISTAKES, "ten.yaml") == [
+        line.format(f="ten.yaml") for line in TEN_LINES
+    ]
+
+
+@pytest.mark.parametrize(
+    "pairs, line",
+    [
+        (
+            [("  test: 3", "  test: 5")],
+            "x.yaml:13:9: tasks.test: more tasks used than sampled (expected train + test <= "
+            "count, got 2 + 5 > 6)",
+        ),
+        (
+            [
+                (
+                    "    - {start: [0, 0], goal: [5, 5]}\n",
+                    "    - {start: [0, 0], goal: [5, 5]}\n" * 7,
+                )
+            ],
+            "x.yaml:18:5: tasks.list: more tasks listed than used (expected at most count = 6, "
+            "got 7)",
+        ),
+        (
+            [("  - name: ours", "  - name: primitives")],
+            "x.yaml:22:11: methods[1].name: duplicate method entry name 'primitives' (expected "
+            "unique names; also methods[0].name)",
+        ),
+        (
+            [("  - name: ours", "  - name: ../ours")],
+            "x.yaml:22:11: methods[1].name: not usable as a file name (expected 1-64 letters, "
+            "digits, '.', '_' or '-', starting with a letter or digit, got '../ours')",
+        ),
+        (
+            [("baseline: primitives", "baseline: nobody")],
+            "x.yaml:32:13: report.baseline: no method entry is named 'nobody' (expected one of: "
+            "primitives, ours, or null)",
+        ),
+        (
+            [("episodes: 20", "episodes: 5")],
+            "x.yaml:32:3: report.final_fraction: selects no episode (expected final_fraction * "
+            "evaluation.episodes >= 1, got 0.1 * 5)",
+        ),
+    ],
+)
+def test_cross_section_rules(pairs, line):
+    assert problems_of(edited(*pairs), "x.yaml") == [line]
+
+
+def test_no_methods():
+    text = edited(
+        (
+            "  - name: primitives\n    method: primitives\n  - name: ours\n    method: options\n"
+            "    params:\n      lambda2: 100\n      hidden: [16, 16]\n",
+            "  []\n",
+        ),
+        ("baseline: primitives", "baseline: null"),
+    )
+    assert problems_of(text, "x.yaml") == [
+        "x.yaml:20:3: methods: no methods (expected at least one method entry)"
+    ]
+
+
+def test_null_baseline_and_exact_split_are_fine():
+    spec = parse_spec(edited(("baseline: primitives", "baseline: null"), ("test: 3", "test: 4")))
+    assert spec.report.baseline is None and spec.tasks.train + spec.tasks.test == spec.tasks.count
+
+
+def test_baseline_is_not_judged_when_a_name_is_unreadable():
+    # methods[0].name is broken: the baseline might have been it, so only the name is reported
+    problems = problems_of(edited(("  - name: primitives", "  - name: [primitives]")), "x.yaml")
+    assert problems == [
+        "x.yaml:20:11: methods[0].name: wrong type (expected str, got a list)",
+    ]
