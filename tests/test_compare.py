@@ -119,6 +119,8 @@ class TestGate:
         assert result.rows[0].runs == "20 vs 20 runs"
         assert result.regressions == ["ours"]
         assert any("no (seed, task) run in common" in w for w in result.warnings)
+        text = format_comparison(result)
+        assert "two-sample permutation test" in text and "sign-flip" not in text
         # Why pairing: seeds and tasks move auc by s + 2t (0..9), which pairing cancels. A drop of
         # 1.5 is plain to the paired test and lost in that spread without pairs.
         assert compare_runs(inputs_of(shifted("ours", -1.5)), baseline).regressions == ["ours"]
@@ -206,6 +208,7 @@ class TestCommand:
         code, out, err = self.run(capsys, tmp_path / "base", "--baseline", baseline)
         assert code == 0, err
         assert "one-sided paired sign-flip permutation test" in out
+        assert "two-sample" not in out
         assert "PASS: no method entry is significantly worse on auc" in out
 
     def test_regression_exits_one_and_prints_the_table(self, setup, capsys):

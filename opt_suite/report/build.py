@@ -97,6 +97,7 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
         baseline=inputs.settings.baseline,
         bootstrap=inputs.settings.bootstrap,
         thresholds=analysis.thresholds,
+        final_fraction=inputs.settings.final_fraction,
     )
 
 

@@ -188,10 +188,19 @@ def describe_test(c: Comparison) -> str:
         if c.correction == "holm"
         else "uncorrected"
     )
+    kinds = {r.test for r in c.rows}
+    tests = []
+    if "paired" in kinds:
+        tests.append(
+            "one-sided paired sign-flip permutation test of the mean per-(seed, task) difference"
+        )
+    if "unpaired" in kinds:
+        tests.append(
+            "one-sided two-sample permutation test of the difference of means (unpaired runs)"
+        )
     return (
-        f"test: one-sided paired sign-flip permutation test of the mean per-(seed, task) difference"
-        f" (two-sample permutation test where runs cannot be paired), H1: run worse than baseline;"
-        f" {c.metric} is better {direction}; p-values {corrected}; regression if p <= {c.alpha:g}"
+        f"test: {'; '.join(tests)}; H1: run worse than baseline; {c.metric} is better {direction};"
+        f" p-values {corrected}; regression if p <= {c.alpha:g}"
     )
 
 

@@ -71,6 +71,7 @@ class Leaderboard:
     rows: tuple[LeaderboardRow, ...]
     metrics: tuple[str, ...] = METRICS
     primary: str = "auc"
+    final_fraction: float = 0.1
     confidence: float = CONFIDENCE
 
 
@@ -114,6 +115,7 @@ def build_leaderboard(
     baseline: str | None,
     bootstrap: int,
     thresholds: Mapping[str, float],
+    final_fraction: float = 0.1,
 ) -> Leaderboard:
     """Aggregate per-run metrics (method -> :class:`MethodMetrics`) into a :class:`Leaderboard`.
 
@@ -145,4 +147,5 @@ def build_leaderboard(
         thresholds=dict(thresholds),
         rows=tuple(rows),
         primary=primary,
+        final_fraction=final_fraction,
     )

@@ -102,6 +102,8 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
             "episodes": board.episodes,
             "bootstrap": board.bootstrap,
             "confidence": board.confidence,
+            "final_fraction": board.final_fraction,
+            "threshold_window": SMOOTHING_WINDOW,
             "lower_is_better": [k for k in board.metrics if not HIGHER_IS_BETTER[k]],
             "thresholds": {str(t): v for t, v in board.thresholds.items()},
         },
@@ -181,7 +183,8 @@ def leaderboard_markdown(board: Leaderboard) -> str:
     lines += [
         "",
         "Metrics per (seed, task) run: **auc** = mean return over all episodes (area under the"
-        " learning curve per episode); **final_return** = mean return of the last episodes;"
+        " learning curve per episode); **final_return** = mean return of the last"
+        f" {100 * board.final_fraction:g}% of the episodes;"
         f" **episodes_to_threshold** = first episode whose {SMOOTHING_WINDOW}-episode trailing mean"
         f" return reaches the task's threshold ({shown}{more}), {board.episodes + 1} when never"
         " reached. IQM = 25% trimmed mean over all seeds × tasks. Rows are sorted by"
