@@ -191,3 +191,12 @@ def test_method_refuses_more_options_than_eigenvectors():
     params = EigenoptionsParams(count=20, both_signs=True)
     with pytest.raises(ValueError, match="count=20 options asked for"):
         Eigenoptions(params).discover(_context(corridor_models(5)))
+
+
+def test_partial_eigendecomposition_gives_the_smallest_pairs(room_models):
+    laplacian = normalized_laplacian(model_adjacency(room_models))
+    all_values, _ = laplacian_eigenvectors(laplacian)
+    values, vectors = laplacian_eigenvectors(laplacian, 5)
+    assert vectors.shape == (laplacian.shape[0], 5)
+    np.testing.assert_allclose(values, all_values[:5], atol=1e-10)
+    np.testing.assert_allclose(laplacian @ vectors, vectors * values, atol=1e-10)

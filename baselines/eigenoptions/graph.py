@@ -94,19 +94,30 @@ def normalized_laplacian(adjacency: np.ndarray) -> np.ndarray:
     return inv_sqrt[:, None] * laplacian * inv_sqrt[None, :]
 
 
-def laplacian_eigenvectors(laplacian: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Eigenvalues in increasing order and the unit eigenvectors as columns, signs fixed.
+def laplacian_eigenvectors(
+    laplacian: np.ndarray, count: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``count`` smallest eigenvalues, increasing, and their unit eigenvectors, signs fixed.
 
-    L is symmetric, so ``numpy.linalg.eigh`` gives real eigenpairs (the authors' code used the
-    general ``eig``, which may return complex round-off). An eigenvector's sign is arbitrary; we fix
-    it so that its entry of largest magnitude (the first, on ties) is positive, which makes the
-    result reproducible. Within a repeated eigenvalue any orthonormal basis is an answer; ``eigh``'s
-    is deterministic for a given matrix.
+    L is symmetric, so a symmetric solver gives real eigenpairs (the authors' code used the general
+    ``eig``, which may return complex round-off); only the smallest ``count`` are computed
+    (``scipy.linalg.eigh`` with ``subset_by_index``: a 40x40 grid's full decomposition takes ~10x
+    longer). An eigenvector's sign is arbitrary; we fix it so that its entry of largest magnitude
+    (the first, on ties) is positive, which makes the result reproducible. Within a repeated
+    eigenvalue any orthonormal basis is an answer; LAPACK's is deterministic for a given matrix.
+
+    Args:
+      laplacian: float [S, S], symmetric.
+      count: how many eigenpairs (all S when None).
 
     Returns:
-      (eigenvalues float [S], eigenvectors float [S, S], column i for eigenvalue i).
+      (eigenvalues float [count], eigenvectors float [S, count], column i for eigenvalue i).
     """
-    eigenvalues, eigenvectors = np.linalg.eigh(laplacian)
+    import scipy.linalg  # only discovery needs it; `opt-suite list` imports this module's package
+
+    size = laplacian.shape[0]
+    count = size if count is None else min(int(count), size)
+    eigenvalues, eigenvectors = scipy.linalg.eigh(laplacian, subset_by_index=[0, count - 1])
     largest = np.argmax(np.abs(eigenvectors), axis=0)
     signs = np.sign(eigenvectors[largest, np.arange(eigenvectors.shape[1])])
     return eigenvalues, eigenvectors * np.where(signs == 0.0, 1.0, signs)[None, :]

@@ -96,15 +96,17 @@ class Eigenoptions(Method):
                 ((t.observations[:-1], t.observations[1:]) for t in context.demonstrations),
                 num_states,
             )
-        eigenvalues, eigenvectors = laplacian_eigenvectors(normalized_laplacian(adjacency))
-        order = range(1 if p.skip_constant else 0, num_states)
         signs = (1.0, -1.0) if p.both_signs else (1.0,)
-        chosen = [(i, sign) for i in order for sign in signs][: p.count]
-        if len(chosen) < p.count:
+        skip = 1 if p.skip_constant else 0
+        needed = skip + -(-p.count // len(signs))  # eigenvectors that give `count` options
+        if needed > num_states:
             raise ValueError(
                 f"eigenoptions: count={p.count} options asked for, but the {num_states}-state "
-                f"graph gives only {len(chosen)}"
+                f"graph gives only {(num_states - skip) * len(signs)}"
             )
+        laplacian = normalized_laplacian(adjacency)
+        eigenvalues, eigenvectors = laplacian_eigenvectors(laplacian, needed)
+        chosen = [(i, sign) for i in range(skip, needed) for sign in signs][: p.count]
         dynamics = layout_dynamics(models)
         options = [
             eigenoption(dynamics, sign * eigenvectors[:, i], p.gamma, p.termination_tol)
