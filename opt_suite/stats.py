@@ -60,6 +60,15 @@ def _check_scores(scores: np.ndarray, name: str = "scores") -> np.ndarray:
     return scores
 
 
+def _check_pair(
+    scores_x: np.ndarray, scores_y: np.ndarray, same_tasks: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    x, y = _check_scores(scores_x, "scores_x"), _check_scores(scores_y, "scores_y")
+    if same_tasks and x.shape[1] != y.shape[1]:
+        raise ValueError(f"X and Y must have the same tasks, got {x.shape[1]} and {y.shape[1]}")
+    return x, y
+
+
 def _flatten_runs_tasks(scores: np.ndarray) -> np.ndarray:
     scores = np.asarray(scores, dtype=np.float64)
     return scores.reshape(*scores.shape[:-2], scores.shape[-2] * scores.shape[-1])
@@ -185,10 +194,7 @@ def probability_of_improvement_ci(
     X's and Y's runs are resampled independently, each stratified by task (rliable's
     ``StratifiedIndependentBootstrap``).
     """
-    x = _check_scores(scores_x, "scores_x")
-    y = _check_scores(scores_y, "scores_y")
-    if x.shape[1] != y.shape[1]:
-        raise ValueError(f"X and Y must have the same tasks, got {x.shape[1]} and {y.shape[1]}")
+    x, y = _check_pair(scores_x, scores_y, same_tasks=True)
     per_rep = x.shape[0] * y.shape[0] * x.shape[1]
     dist = [
         probability_of_improvement(
@@ -207,8 +213,7 @@ def stratified_bootstrap_difference_ci(
     alpha: float = 0.05,
 ) -> tuple[float, float]:
     """Percentile CI of ``mean(X) - mean(Y)`` for independent samples, each resampled stratified."""
-    x = _check_scores(scores_x, "scores_x")
-    y = _check_scores(scores_y, "scores_y")
+    x, y = _check_pair(scores_x, scores_y, same_tasks=False)
     dist = [
         mean(_stratified_resample(x, count, rng)) - mean(_stratified_resample(y, count, rng))
         for count in _batches(reps, x.size + y.size)

@@ -11,8 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from opt_suite.report.leaderboard import Leaderboard
-from opt_suite.report.metrics import HIGHER_IS_BETTER
-from opt_suite.report.tables import fmt
+from opt_suite.report.tables import table_cells
 
 __all__ = ["index_html", "write_index_html"]
 
@@ -29,30 +28,15 @@ figcaption { font-size: 0.8em; color: #555; }
 
 
 def _table(board: Leaderboard) -> str:
-    pct = round(100 * board.confidence)
-    head = ["method"]
-    for k in board.metrics:
-        arrow = "↑" if HIGHER_IS_BETTER[k] else "↓"
-        head += [f"{k} {arrow}<br>mean ± s.e.", f"{k}<br>IQM [{pct}% CI]"]
-    if board.baseline is not None:
-        head.append(f"P({board.primary} &gt; {html.escape(board.baseline)})<br>[{pct}% CI]")
-    rows = []
-    for row in board.rows:
-        cells = [f"<td>{html.escape(row.method)}</td>"]
-        for k in board.metrics:
-            e = row.estimates[k]
-            d = 1 if k == "episodes_to_threshold" else 2
-            cells.append(f'<td class="num">{fmt(e.mean, d)} ± {fmt(e.se, d)}</td>')
-            cells.append(
-                f'<td class="num">{fmt(e.iqm, d)} [{fmt(e.ci_low, d)}, {fmt(e.ci_high, d)}]</td>'
-            )
-        if board.baseline is not None:
-            p = row.improvement.get(board.primary)
-            text = "—" if p is None else f"{p.probability:.2f} [{p.ci_low:.2f}, {p.ci_high:.2f}]"
-            cells.append(f'<td class="num">{text}</td>')
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    header = "<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
-    return "<table>\n" + header + "\n" + "\n".join(rows) + "\n</table>"
+    header, rows = table_cells(board)
+    head = "<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr>"
+    body = [
+        f"<tr><td>{html.escape(cells[0])}</td>"
+        + "".join(f'<td class="num">{html.escape(c)}</td>' for c in cells[1:])
+        + "</tr>"
+        for cells in rows
+    ]
+    return "<table>\n" + head + "\n" + "\n".join(body) + "\n</table>"
 
 
 def index_html(

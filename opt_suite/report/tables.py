@@ -141,27 +141,16 @@ def fmt(x: float, digits: int = 2) -> str:
     return "n/a" if x is None or not np.isfinite(x) else f"{x:.{digits}f}"
 
 
-def leaderboard_markdown(board: Leaderboard) -> str:
-    """The table people paste into papers, with a header saying what was measured."""
+def table_cells(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
+    """The leaderboard table as plain-text cells: (header, one row per method entry)."""
     pct = round(100 * board.confidence)
-    poi = board.primary
     header = ["method"]
     for k in board.metrics:
         arrow = "↑" if HIGHER_IS_BETTER[k] else "↓"
         header += [f"{k} {arrow}: mean ± s.e.", f"{k}: IQM [{pct}% CI]"]
     if board.baseline is not None:
-        header.append(f"P({poi} > {board.baseline}) [{pct}% CI]")
-    lines = [
-        f"# Leaderboard: {board.spec_name}",
-        "",
-        f"Spec `{board.spec_name}` (hash `{board.spec_hash}`): {board.seeds} seeds × {board.tasks}"
-        f" test tasks × {board.episodes} episodes per method entry; intervals are {pct}%"
-        f" stratified-bootstrap percentile CIs ({board.bootstrap} resamples of seeds within"
-        " tasks).",
-        "",
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
-    ]
+        header.append(f"P({board.primary} > {board.baseline}) [{pct}% CI]")
+    rows = []
     for row in board.rows:
         cells = [row.method]
         for k in board.metrics:
@@ -172,11 +161,29 @@ def leaderboard_markdown(board: Leaderboard) -> str:
                 f"{fmt(e.iqm, digits)} [{fmt(e.ci_low, digits)}, {fmt(e.ci_high, digits)}]"
             )
         if board.baseline is not None:
-            p = row.improvement.get(poi)
+            p = row.improvement.get(board.primary)
             cells.append(
                 "—" if p is None else f"{p.probability:.2f} [{p.ci_low:.2f}, {p.ci_high:.2f}]"
             )
-        lines.append("| " + " | ".join(cells) + " |")
+        rows.append(cells)
+    return header, rows
+
+
+def leaderboard_markdown(board: Leaderboard) -> str:
+    """The table people paste into papers, with a header saying what was measured."""
+    header, rows = table_cells(board)
+    lines = [
+        f"# Leaderboard: {board.spec_name}",
+        "",
+        f"Spec `{board.spec_name}` (hash `{board.spec_hash}`): {board.seeds} seeds × {board.tasks}"
+        f" test tasks × {board.episodes} episodes per method entry; intervals are"
+        f" {round(100 * board.confidence)}% stratified-bootstrap percentile CIs ({board.bootstrap}"
+        " resamples of seeds within tasks).",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
+    ]
+    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
     thresholds = sorted(board.thresholds.items(), key=lambda kv: label_key(kv[0]))
     shown = ", ".join(f"{t}: {v:.2f}" for t, v in thresholds[:8])
     more = f", … ({len(thresholds)} tasks)" if len(thresholds) > 8 else ""
