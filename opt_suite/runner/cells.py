@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import socket
+import threading
 import time
 import traceback
 from collections.abc import Sequence
@@ -103,9 +104,20 @@ def worker_environment() -> dict[str, str]:
 
 
 def init_worker() -> None:
-    """Process-pool initializer: set :func:`worker_environment` before anything imports TF."""
+    """Process-pool initializer: set :func:`worker_environment` before anything imports TF.
+
+    Also exits the worker when the runner is gone (``kill -9`` leaves no one to take its result).
+    """
     for key, value in worker_environment().items():
         os.environ.setdefault(key, value)
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="opt-suite-parent-watch", daemon=True).start()
 
 
 _FAMILIES: dict[tuple[type, str], Any] = {}

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from opt_suite import registry
-from opt_suite.runner.backends import make_backend
+from opt_suite.runner.backends import Backend, make_backend
 from opt_suite.runner.cells import CellJob, CellOutcome
 from opt_suite.runner.claims import Claims
 from opt_suite.runner.plan import Cell, Plan, build_plan
@@ -203,7 +203,33 @@ def run_protocol(
     train, test = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
     plan = build_plan(spec, seeds, train, test, components.methods)
 
-    writer = StoreWriter(directory)
+    runner = make_backend(backend, workers, address)  # a backend that cannot start writes nothing
+    try:
+        writer = StoreWriter(directory)
+        try:
+            run_id, reuse_note, summary = _run(
+                spec, plan, components, writer, runner, seeds, argv, stream, quiet
+            )
+        finally:
+            writer.close()
+    finally:
+        runner.close()
+    return RunResult(summary, directory, run_id, time.monotonic() - start, reuse_note)
+
+
+def _run(
+    spec: Any,
+    plan: Plan,
+    components: Components,
+    writer: StoreWriter,
+    runner: Backend,
+    seeds: Sequence[int],
+    argv: Sequence[str],
+    stream: TextIO,
+    quiet: bool,
+) -> tuple[int, str, Summary]:
+    """Record the run, execute its plan and record how it ended (also when interrupted)."""
+    directory = writer.directory
     remove_stale_temporaries(directory)
     reuse_note = _reuse_note(writer, spec_hash(spec), plan)
     run_id = writer.begin_run(
@@ -211,32 +237,27 @@ def run_protocol(
         spec_hash=spec_hash(spec),
         spec_yaml=canonical_yaml(spec),
         provenance=collect_provenance(),
-        backend=backend,
-        workers=-1 if workers is None else workers,
+        backend=runner.name,
+        workers=runner.capacity if runner.name != "inline" else 0,
         seeds=seeds,
         argv=argv,
     )
+    tasks = plan.train_tasks + plan.test_tasks
     writer.record_plan(
         run_id,
         [(c.cell_id, c.kind, c.method, c.seed, c.position) for c in plan.cells],
-        [(task.split, task.index, task.task_id, to_plain(task.params)) for task in train + test],
+        [(task.split, task.index, task.task_id, to_plain(task.params)) for task in tasks],
     )
     if reuse_note:
         print(reuse_note, file=stream)
     inputs = _Inputs(spec, plan, components, directory)
-    progress = Progress(len(plan.cells), stream=stream, enabled=not quiet)
     claims = Claims(directory)
+    progress = Progress(len(plan.cells), stream=stream, enabled=not quiet)
     summary: Summary | None = None
     try:
-        runner = make_backend(backend, workers, address)
-        try:
-            summary = execute_plan(
-                plan, writer, runner, claims, progress, inputs.job, inputs.record
-            )
-        finally:
-            progress.close()
-            runner.close()
+        summary = execute_plan(plan, writer, runner, claims, progress, inputs.job, inputs.record)
     finally:
+        progress.close()
         claims.release_all()
         counts = {"total": len(plan.cells)}
         if summary is not None:
@@ -245,8 +266,7 @@ def run_protocol(
             )
         status = "interrupted" if summary is None else "done" if summary.ok else "failed"
         writer.finish_run(run_id, status, counts)
-        writer.close()
-    return RunResult(summary, directory, run_id, time.monotonic() - start, reuse_note)
+    return run_id, reuse_note, summary
 
 
 def _reuse_note(writer: StoreWriter, new_hash: str, plan: Plan) -> str:

@@ -1,0 +1,140 @@
+"""``opt-suite run`` end to end with cheap fake methods: storing, resuming, reusing, seeds."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from runner_support import (
+    DEFAULT_METHODS,
+    fakes,  # noqa: F401  (fixture)
+    method,
+    numbers,
+    run_cli,
+    write_spec,
+)
+
+from opt_suite.runner.progress import Progress, format_duration
+from opt_suite.store import ResultsStore
+
+pytestmark = pytest.mark.usefixtures("fakes")
+
+
+def test_run_stores_every_cell_and_a_rerun_computes_nothing(tmp_path, capsys):
+    spec = write_spec(tmp_path)
+    out = tmp_path / "out"
+    assert run_cli(spec, "--out", out, "--workers", "0", "--no-report") == 0
+    err = capsys.readouterr().err
+    assert "8 cells (0 reused, 8 computed) all done" in err
+    assert str(out / "results.sqlite") in err
+
+    with ResultsStore(out) as store:
+        assert store.methods() == ["none", "rand"]
+        assert store.seeds() == [0, 1]
+        assert [c.status for c in store.cells()] == ["done"] * 8
+        arrays = store.episode_arrays("rand")
+        assert arrays.returns.shape == (2, 3, 10) and np.isfinite(arrays.returns).all()
+        # fake learner: returns ~ N(task index, 1) — the task axis is the right one
+        assert arrays.returns.mean(axis=(0, 2)) == pytest.approx([0, 1, 2], abs=0.9)
+        assert store.option_set("rand", 1).mu.shape == (2, 5, 2)
+        assert len(store.option_set("none", 0)) == 0
+        assert {c.name for c in store.curves("rand")} == {"loss", "extra"}
+        run = store.run()
+        assert run.status == "done" and run.cells_computed == 8 and run.git_commit
+        assert [t.task_id for t in store.tasks("test")] == [f"chain-5/test/{i}" for i in range(3)]
+        assert store.spec().name == "runner-toy"
+    first = numbers(out)
+
+    assert run_cli(spec, "--out", out, "--workers", "0", "--no-report") == 0
+    err = capsys.readouterr().err
+    assert "resuming: 8 of 8 cells already done" in err and "(8 reused, 0 computed)" in err
+    assert numbers(out) == first
+    assert [r.cells_computed for r in ResultsStore(out).runs()] == [8, 0]
+
+
+def test_changed_spec_reuses_the_unchanged_cells(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert run_cli(write_spec(tmp_path), "--out", out, "--workers", "0", "--no-report") == 0
+    before = numbers(out)
+    capsys.readouterr()
+    methods = (*DEFAULT_METHODS[:1], method("rand", num_options=3), method("new", num_options=1))
+    assert (
+        run_cli(write_spec(tmp_path, methods), "--out", out, "--workers", "0", "--no-report") == 0
+    )
+    err = capsys.readouterr().err
+    assert "the spec changed" in err and "reusing 4 of 12 cells" in err
+    assert "(4 reused, 8 computed)" in err
+    episodes, _, options = numbers(out)
+    # the unchanged method's numbers are the same rows as before; the report sees the new spec
+    assert [e for e in episodes if e[0] == "none"] == [e for e in before[0] if e[0] == "none"]
+    assert ResultsStore(out).methods() == ["none", "rand", "new"]
+    assert options[("rand", 0)][0] != before[2][("rand", 0)][0]
+
+
+def test_a_subset_of_seeds_gives_the_same_numbers_as_the_full_run(tmp_path):
+    full, part = tmp_path / "full", tmp_path / "part"
+    spec = write_spec(tmp_path, seeds=3)
+    assert run_cli(spec, "--out", full, "--workers", "0", "--no-report", "--quiet") == 0
+    assert run_cli(spec, "--out", part, "--workers", "0", "--seeds", "2", "--quiet") == 0
+    full_rows = [e for e in numbers(full)[0] if e[1] == 2]
+    assert numbers(part)[0] == full_rows
+    assert ResultsStore(part).seeds() == [2]
+
+
+def test_worker_count_does_not_change_results(tmp_path):
+    spec = write_spec(tmp_path)
+    assert run_cli(spec, "--out", tmp_path / "a", "--workers", "0", "--quiet", "--no-report") == 0
+    assert run_cli(spec, "--out", tmp_path / "b", "--workers", "2", "--quiet", "--no-report") == 0
+    assert numbers(tmp_path / "a") == numbers(tmp_path / "b")
+    assert ResultsStore(tmp_path / "b").run().workers == 2
+
+
+def test_the_run_writes_the_reports(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert run_cli(write_spec(tmp_path), "--out", out, "--workers", "0", "--quiet") == 0
+    assert (out / "index.html").exists() and (out / "spec.yaml").exists()
+    assert str(out / "index.html") in capsys.readouterr().err
+
+
+def test_bad_seeds_and_workers_are_clear_errors(tmp_path, capsys):
+    spec = write_spec(tmp_path)
+    assert run_cli(spec, "--seeds", "2-x") == 2
+    assert "--seeds: '2-x' is not a seed index or range" in capsys.readouterr().err
+    assert run_cli(spec, "--seeds", "3-1") == 2
+    assert run_cli(spec, "--workers", "-1") == 2
+    assert "--workers must be >= 0" in capsys.readouterr().err
+    assert run_cli(spec, "--address", "x:1") == 2
+    assert "--address needs --backend ray" in capsys.readouterr().err
+
+
+def test_progress_redraws_in_place_on_a_terminal():
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    stream = Tty()
+    progress = Progress(total=4, stream=stream)
+    progress.update("discovery", "2 running")
+    progress.done = 2
+    progress.update("evaluation", "1 running")
+    progress.message("FAILED x")
+    progress.close()
+    text = stream.getvalue()
+    assert text.startswith("\r[0/4 cells] | discovery (2 running) | elapsed 0s | ETA ?")
+    assert "\r[2/4 cells] | evaluation (1 running)" in text and "FAILED x\n" in text
+    assert "\n" not in text.split("FAILED x\n")[0].replace("\r", "")  # no stray lines
+
+
+def test_progress_prints_lines_when_not_a_terminal():
+    stream = io.StringIO()
+    progress = Progress(total=10, reused=4, stream=stream, interval=3600)
+    progress.update("discovery", "1 running")
+    progress.update("discovery", "2 running")  # same phase, interval not passed: no line
+    progress.done = 7
+    progress.update("evaluation")
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 2 and lines[1].startswith("[7/10 cells] | evaluation |")
+    # 3 cells computed in the elapsed time, 3 left: ETA ~ elapsed
+    assert progress.eta() == pytest.approx(0.0, abs=1.0)
+    assert [format_duration(s) for s in (5, 75, 3700)] == ["5s", "1m15s", "1h01m"]

@@ -1,0 +1,134 @@
+"""Bad inputs and faults: a clear message naming the cell; the rest carries on; retried later."""
+
+from __future__ import annotations
+
+import errno
+
+import pytest
+from runner_support import (
+    DEFAULT_METHODS,
+    fakes,  # noqa: F401  (fixture)
+    method,
+    numbers,
+    run_cli,
+    write_spec,
+)
+
+import opt_suite.store.writer as store_writer
+from opt_suite.store import ResultsStore
+
+pytestmark = pytest.mark.usefixtures("fakes")
+
+
+def _statuses(out):
+    with ResultsStore(out) as store:
+        return {(c.kind, c.method, c.seed): c.status for c in store.cells()}
+
+
+def test_a_raising_method_fails_its_cells_only_and_is_retried(tmp_path, capsys):
+    marker = tmp_path / "broken"
+    marker.write_text("")
+    methods = (*DEFAULT_METHODS, method("flaky", fail_while_exists=str(marker)))
+    spec, out = write_spec(tmp_path, methods), tmp_path / "out"
+    assert run_cli(spec, "--out", out, "--workers", "0", "--no-report") == 1
+    err = capsys.readouterr().err
+    assert "FAILED discovery of 'flaky', seed 0 failed: RuntimeError: fake failure while" in err
+    assert "not run: evaluation of 'flaky', seed 1 (needs failed cell" in err
+    assert "12 cells (0 reused, 8 computed) 2 failed, 2 not run" in err
+    assert "rerun the same command to retry" in err
+    statuses = _statuses(out)
+    assert statuses[("discovery", "flaky", 1)] == "failed"
+    assert statuses[("evaluation", "flaky", 1)] == "missing"
+    assert all(s == "done" for (k, m, _), s in statuses.items() if m != "flaky")
+    with ResultsStore(out) as store:
+        failed = [c for c in store.cells() if c.status == "failed"]
+        assert "Traceback" in failed[0].error and failed[0].attempts == 1
+        assert store.run().status == "failed" and store.run().cells_failed == 2
+
+    marker.unlink()
+    assert run_cli(spec, "--out", out, "--workers", "0", "--no-report") == 0
+    assert "(8 reused, 4 computed) all done" in capsys.readouterr().err
+    assert set(_statuses(out).values()) == {"done"}
+    # a fresh, uninterrupted run gives exactly the same numbers
+    assert run_cli(spec, "--out", tmp_path / "clean", "--workers", "0", "--quiet") == 0
+    assert numbers(out) == numbers(tmp_path / "clean")
+
+
+def test_nan_from_the_learner_fails_that_evaluation(tmp_path, capsys):
+    spec = write_spec(tmp_path, learner={"nan_on_task": 2})
+    out = tmp_path / "out"
+    assert run_cli(spec, "--out", out, "--workers", "0", "--no-report") == 1
+    err = capsys.readouterr().err
+    assert "evaluation of 'none', seed 0 produced NaN/inf on test task 2, episode 9" in err
+    statuses = _statuses(out)
+    assert {k[0] for k, s in statuses.items() if s == "failed"} == {"evaluation"}
+    assert all(s == "done" for k, s in statuses.items() if k[0] == "discovery")
+    assert ResultsStore(out).episodes() == []  # nothing of a failed cell is stored
+
+
+def test_nan_in_an_option_set_fails_that_discovery(tmp_path, capsys):
+    methods = (*DEFAULT_METHODS, method("nan", nan=True))
+    out = tmp_path / "out"
+    assert run_cli(write_spec(tmp_path, methods), "--out", out, "--workers", "0", "--quiet") == 1
+    err = capsys.readouterr().err
+    assert "discovery of 'nan', seed 1 produced NaN/inf in its option set (beta)" in err
+    assert {m for m in ResultsStore(out).methods()} == {"none", "rand", "nan"}
+    assert {r.method for r in ResultsStore(out).episodes()} == {"none", "rand"}
+
+
+def test_full_disk_while_storing_fails_the_cell_and_loses_nothing(tmp_path, capsys, monkeypatch):
+    spec, out = write_spec(tmp_path), tmp_path / "out"
+    real = store_writer.write_cell_dir
+    calls = {"n": 0}
+
+    def fills_up(directory, cell_id, meta, writers):
+        calls["n"] += 1
+        if calls["n"] in (3, 6):  # the disk fills up for two of the eight cells
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(directory, cell_id, meta, writers)
+
+    monkeypatch.setattr(store_writer, "write_cell_dir", fills_up)
+    assert run_cli(spec, "--out", out, "--workers", "0", "--no-report") == 1
+    err = capsys.readouterr().err
+    assert err.count("FAILED ") == 2 and "finished but could not be stored in" in err
+    assert "No space left on device" in err
+    # In-process order: 4 discoveries, then evaluations. Store #3 (discovery of 'none', seed 1)
+    # fails, so its evaluation is not run; store #6 (evaluation of 'rand', seed 0) fails.
+    statuses = _statuses(out)
+    assert statuses[("discovery", "none", 1)] == "failed"
+    assert statuses[("evaluation", "rand", 0)] == "failed"
+    assert statuses[("evaluation", "none", 1)] == "missing"
+    assert sum(s == "done" for s in statuses.values()) == 5
+    assert list((out / "cells").glob(".tmp-*")) == []  # no half-written folder is left
+    monkeypatch.setattr(store_writer, "write_cell_dir", real)
+    assert run_cli(spec, "--out", out, "--workers", "0", "--no-report") == 0
+    assert "(5 reused, 3 computed) all done" in capsys.readouterr().err
+    assert run_cli(spec, "--out", tmp_path / "clean", "--workers", "0", "--quiet") == 0
+    assert numbers(out) == numbers(tmp_path / "clean")
+
+
+def test_unwritable_directory_is_a_clear_error(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    assert run_cli(write_spec(tmp_path), "--out", blocker / "out") == 2
+    err = capsys.readouterr().err
+    assert f"opt-suite run: error: cannot write results to {blocker / 'out'}" in err
+    assert "Traceback" not in err
+
+
+def test_unknown_method_and_bad_params_name_the_key(tmp_path, capsys):
+    spec = write_spec(tmp_path, (method("x", kind="no_such_method"),), file="unknown.yaml")
+    assert run_cli(spec) == 2
+    err = capsys.readouterr().err
+    assert "methods[0].method" in err and "no_such_method" in err
+    spec = write_spec(tmp_path, (method("x", bogus=1),), file="params.yaml")
+    assert run_cli(spec) == 2
+    err = capsys.readouterr().err
+    assert "methods[0].params.bogus" in err and "Traceback" not in err
+
+
+def test_unknown_family_is_a_clear_error(tmp_path, capsys):
+    spec = write_spec(tmp_path)
+    spec.write_text(spec.read_text().replace("name: chain", "name: chian"))
+    assert run_cli(spec) == 2
+    assert "family.name" in capsys.readouterr().err
