@@ -45,7 +45,10 @@ def _finite(x: float) -> float | None:
 
 
 def write_returns_csv(table: EpisodeTable, path: Path, methods: list[str] | None = None) -> Path:
-    """Every episode, sorted by method entry (spec order), seed, task and episode."""
+    """Every episode, sorted by method entry (spec order), seed, task and episode.
+
+    ``task`` is the test task's index and ``episode`` the stored 0-based episode number.
+    """
     order = {m: i for i, m in enumerate(methods or table.methods())}
     rows = sorted(
         zip(
