@@ -99,7 +99,7 @@ def option_tables(theta: np.ndarray, vartheta: np.ndarray, temperature: float):
 
 
 def _task_arrays(models: list[TabularModel]) -> dict[str, np.ndarray]:
-    """The train tasks' model arrays stacked [T, ...] for the compiled loop."""
+    """The train tasks' model arrays stacked [T, ...], in ``loop.run_chunk``'s argument order."""
     shapes = {model.next_state.shape for model in models}
     if len(shapes) != 1:
         raise ValueError(f"option_critic: train task models differ in shape: {sorted(shapes)}")
