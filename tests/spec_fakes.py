@@ -37,6 +37,12 @@ class GridParams:
 class GridVariation:
     starts: Literal["random", "fixed"] = param("random", doc="how starts are drawn")
     goals: Literal["random", "fixed"] = param("random", doc="how goals are drawn")
+    goal: tuple[int, int] | None = param(None, doc="the fixed goal", ge=0)
+
+    def check(self) -> list[tuple[str, str]]:
+        if (self.goals == "fixed") != (self.goal is not None):
+            return [("goal", "give a goal exactly when goals is 'fixed'")]
+        return []
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,6 +61,12 @@ class FakeGrid:
 
     def __init__(self, params: GridParams) -> None:
         self.params = params
+
+    def check_variation(self, variation: GridVariation) -> list[tuple[str, str]]:
+        problems = list(variation.check())  # as TaskFamily.check_variation does by default
+        if variation.goal is not None and max(variation.goal) >= self.params.size:
+            problems.append(("goal", f"cell {variation.goal} is outside the grid"))
+        return problems
 
     def check_task(self, task: GridTask) -> list[tuple[str, str]]:
         size = self.params.size

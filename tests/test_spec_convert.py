@@ -318,5 +318,29 @@ def test_family_rejecting_its_params_in_check_task(monkeypatch):
 
     monkeypatch.setitem(TABLE[registry.FAMILIES], "grid", Angry)
     assert problems_of(VALID, "x.yaml") == [
-        "x.yaml:18:5: tasks.list: the family could not check these tasks: KeyError('no')"
+        "x.yaml:18:7: tasks.list[0]: the family's check_task failed: KeyError('no')"
+    ]
+
+
+def test_family_check_variation_reports_at_the_variation():
+    text = edited(("    starts: random\n", "    goals: fixed\n    goal: [3, 30]\n"))
+    assert problems_of(text, "x.yaml") == [
+        "x.yaml:17:11: tasks.vary.goal: cell (3, 30) is outside the grid"
+    ]
+    # the variation's own check() is reported once, although the family's hook repeats it
+    text = edited(("    starts: random\n", "    goals: fixed\n"))
+    assert problems_of(text, "x.yaml") == [
+        "x.yaml:16:5: tasks.vary.goal: give a goal exactly when goals is 'fixed'"
+    ]
+
+
+def test_family_constructor_rejecting_params(monkeypatch):
+    class Picky(FakeGrid):
+        def __init__(self, params):
+            raise ValueError("size 12 is not supported on this machine")
+
+    monkeypatch.setitem(TABLE[registry.FAMILIES], "grid", Picky)
+    assert problems_of(VALID, "x.yaml") == [
+        "x.yaml:8:5: family.params: the family rejects these params: size 12 is not supported "
+        "on this machine"
     ]

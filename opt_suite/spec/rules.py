@@ -40,6 +40,7 @@ class _Rules:
         self.name(("name",), self.get("name"))
         self.task_counts()
         self.listed_tasks()
+        self.family_checks()
         names = self.method_names()
         self.baseline(names)
         self.final_fraction()
@@ -67,27 +68,44 @@ class _Rules:
 
     def listed_tasks(self) -> None:
         count, listed = self.get("tasks", "count"), self.get("tasks", "list")
-        if listed is INVALID:
-            return
-        if count is not INVALID and len(listed) > count:
+        if listed is not INVALID and count is not INVALID and len(listed) > count:
             self.report(
                 ("tasks", "list"),
                 f"more tasks listed than used (expected at most count = {count}, "
                 f"got {len(listed)})",
             )
+
+    def family_checks(self) -> None:
+        """The family's own judgement of ``tasks.vary`` and of each listed task."""
+        family = self._family()
+        if family is None:
+            return
+        vary, listed = self.get("tasks", "vary"), self.get("tasks", "list")
+        self._family_hook(family, "check_variation", vary, ("tasks", "vary"))
+        for i, task in enumerate(() if listed is INVALID else listed):
+            self._family_hook(family, "check_task", task, ("tasks", "list", i))
+
+    def _family(self) -> Any:
         family_cls, params = self.types.classes.get(("family",)), self.get("family", "params")
-        if family_cls is None or params is INVALID or not listed:
+        if family_cls is None or params is INVALID:
+            return None
+        try:
+            return family_cls(params)
+        except Exception as exc:  # a family that rejects its params beyond their own check()
+            self.report(("family", "params"), f"the family rejects these params: {exc}")
+            return None
+
+    def _family_hook(self, family: Any, hook: str, value: Any, path: KeyPath) -> None:
+        check = getattr(family, hook, None)
+        if value is INVALID or not callable(check):
             return
         try:
-            family = family_cls(params)
-            for i, task in enumerate(listed):
-                for field, message in family.check_task(task):
-                    self.report(
-                        ("tasks", "list", i, str(field)) if field else ("tasks", "list", i),
-                        str(message),
-                    )
+            found = [(str(field), str(message)) for field, message in check(value)]
         except Exception as exc:  # a plugin's check must not turn into a traceback
-            self.report(("tasks", "list"), f"the family could not check these tasks: {exc!r}")
+            self.report(path, f"the family's {hook} failed: {exc!r}")
+            return
+        for field, message in found:
+            self.report(path + (field,) if field else path, message)
 
     def method_names(self) -> list[str] | None:
         """The entry names, in order (None when one of them is unreadable)."""
