@@ -1,0 +1,100 @@
+"""The shipped specs: valid with the real families and methods, faithful to the paper, packaged."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from opt_suite.spec import (
+    bundled_specs,
+    bundled_specs_dir,
+    canonical_yaml,
+    find_spec,
+    load_spec,
+    parse_spec,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = sorted(p.name for p in (ROOT / "specs").glob("*.yaml"))
+
+
+def test_bundled_specs_are_the_repository_specs():
+    assert [p.name for p in bundled_specs()] == SHIPPED
+    assert {"fourrooms-quick.yaml", "fourrooms-paper.yaml", "chain-validation.yaml"} <= set(SHIPPED)
+    assert bundled_specs_dir().resolve() == (ROOT / "specs").resolve()
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_spec_validates_and_round_trips(name):
+    spec = load_spec(ROOT / "specs" / name)
+    assert spec.name == Path(name).stem  # the file name is the spec name
+    assert parse_spec(canonical_yaml(spec)) == spec
+
+
+def test_find_spec_by_bundled_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert find_spec("fourrooms-quick") == bundled_specs_dir() / "fourrooms-quick.yaml"
+    (tmp_path / "fourrooms-quick").write_text("a local file wins")
+    assert find_spec("fourrooms-quick") == Path("fourrooms-quick")
+    assert find_spec("no-such-spec") == Path("no-such-spec")
+    assert find_spec("fourrooms-quick.yaml") == Path("fourrooms-quick.yaml")  # paths stay paths
+
+
+def test_paper_spec_matches_the_paper():
+    """Sec. 4.1: 40x40, slip 0.1, -1 per step, +10 at the goal, 30 tasks: 6 train, 24 test."""
+    spec = load_spec(ROOT / "specs" / "fourrooms-paper.yaml")
+    family = spec.family.params
+    assert (family.layout, family.dynamics, family.slip) == ("paper-40x40", "slip", 0.1)
+    assert (family.step_reward, family.goal_reward) == (-1.0, 10.0)
+    assert (spec.tasks.count, spec.tasks.train, spec.tasks.test) == (30, 6, 24)
+    entries = {m.name: m for m in spec.methods}
+    assert list(entries) == [
+        "primitives",
+        "random-options",
+        "offline-options",
+        "offline-options-kl",
+        "eigenoptions",
+        "option-critic",
+    ]
+    ours, ours_kl = entries["offline-options"].params, entries["offline-options-kl"].params
+    assert (ours.lambda1, ours.lambda2, ours.delta) == (0.0, 100.0, 0.1)
+    assert (ours_kl.lambda1, ours_kl.lambda2, ours_kl.delta) == (0.001, 100.0, 0.1)
+    assert (ours.epochs, ours.max_options, ours.hidden_sizes) == (50, 4, (32, 32))
+    assert entries["random-options"].params.offline_options == ours  # same initial networks
+    assert spec.evaluation.seeds == 5 and spec.report.baseline == "primitives"
+
+
+def test_chain_spec_is_appendix_d():
+    """Appendix D: 10 MDPs, chains of 7 states with different transition functions."""
+    spec = load_spec(ROOT / "specs" / "chain-validation.yaml")
+    assert spec.family.name == "chain" and spec.family.params.num_states == 7
+    assert spec.tasks.train + spec.tasks.test == spec.tasks.count == 10
+
+
+def test_wheel_ships_the_bundled_specs(tmp_path):
+    """A non-editable install finds the specs: the wheel holds opt_suite/bundled_specs/*.yaml."""
+    source = tmp_path / "src"
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "build", "dist")
+    for name in ("opt_suite", "baselines", "specs"):
+        shutil.copytree(ROOT / name, source / name, symlinks=True, ignore=ignore)
+    for name in ("pyproject.toml", "README.md"):
+        if (ROOT / name).exists():
+            shutil.copy(ROOT / name, source / name)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-index"]
+        + ["--no-build-isolation", "--wheel-dir", str(tmp_path / "dist"), str(source)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert sorted(n for n in names if n.startswith("opt_suite/bundled_specs/")) == [
+        f"opt_suite/bundled_specs/{name}" for name in SHIPPED
+    ]
