@@ -118,12 +118,9 @@ def _reference_dense(walls, dynamics, p):
                 for d in range(4):
                     P[s, a, index[move(cell, d)]] += 1 - p if d == a else p / 3
                 continue
-            n = move(cell, a)
-            if n == cell:
-                P[s, a, s] = 1.0
-                continue
-            free = [m for m in (move(n, d) for d in range(4)) if m != n]
-            P[s, a, index[n]] += 1 - p
+            # Bacon et al. (2017): w.p. 1 - p the intended move, w.p. p a free neighbour of `cell`.
+            free = [m for m in (move(cell, d) for d in range(4)) if m != cell]
+            P[s, a, index[move(cell, a)]] += 1 - p
             for m in free:
                 P[s, a, index[m]] += p / len(free)
     return P
@@ -154,15 +151,24 @@ def test_slip_probabilities_are_exact():
 
 
 def test_random_neighbour_probabilities_are_exact():
+    # The paper's rule (Bacon et al. 2017): w.p. 2/3 the intended move, w.p. 1/3 a random free
+    # neighbour of the *current* cell.
     family = FourRooms(Params(layout="sutton-13x13", dynamics="random-neighbour"))
     P = family.tabular_model(TaskParams((1, 1), (11, 11))).dense_transitions()
-    corner = family.state_of((1, 1))
-    np.testing.assert_allclose(P[corner, 0, corner], 1.0)  # into the wall: stays, no displacement
-    # Right from (1, 1) lands on (1, 2), whose free neighbours are (1, 1), (1, 3), (2, 2).
-    row = P[corner, 3]
-    np.testing.assert_allclose(row[family.state_of((1, 2))], 2 / 3)
-    for cell in ((1, 1), (1, 3), (2, 2)):
-        np.testing.assert_allclose(row[family.state_of(cell)], 1 / 9)
+    corner = family.state_of((1, 1))  # free neighbours: (1, 2) and (2, 1)
+    # Up, into the wall: stays w.p. 2/3, else (1, 2) or (2, 1) w.p. 1/6 each.
+    np.testing.assert_allclose(P[corner, 0, corner], 2 / 3)
+    np.testing.assert_allclose(P[corner, 0, family.state_of((1, 2))], 1 / 6)
+    np.testing.assert_allclose(P[corner, 0, family.state_of((2, 1))], 1 / 6)
+    # Right: (1, 2) w.p. 2/3 + 1/6 = 5/6, (2, 1) w.p. 1/6.
+    np.testing.assert_allclose(P[corner, 3, family.state_of((1, 2))], 5 / 6)
+    np.testing.assert_allclose(P[corner, 3, family.state_of((2, 1))], 1 / 6)
+    np.testing.assert_allclose(P[corner].sum(axis=-1), 1.0)
+    # An open cell with four free neighbours: 2/3 + 1/12 to the intended one, 1/12 to the others.
+    middle = family.state_of((2, 2))
+    np.testing.assert_allclose(P[middle, 1, family.state_of((3, 2))], 2 / 3 + 1 / 12)
+    for cell in ((1, 2), (2, 1), (2, 3)):
+        np.testing.assert_allclose(P[middle, 1, family.state_of(cell)], 1 / 12)
 
 
 def test_wall_bump_leaves_the_agent_in_place_in_the_env():

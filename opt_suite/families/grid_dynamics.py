@@ -55,31 +55,41 @@ def slip_table(walls: np.ndarray, slip: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def random_neighbour_table(walls: np.ndarray, fail_prob: float) -> tuple[np.ndarray, np.ndarray]:
-    """The option-critic four-rooms dynamics (Bacon, Harb & Precup 2017, their released code).
+    """The option-critic four-rooms dynamics (Bacon, Harb & Precup 2017, Sec. 5, "Four-rooms domain").
 
-    A move into a wall leaves the agent in place (probability 1). Otherwise the agent moves to the
-    intended cell ``n``, and then with probability ``fail_prob`` is displaced to a uniformly random
-    free neighbour of ``n`` (which may be the cell it came from). This is the released code's order
-    of events; the paper's wording ("transitions randomly to one of the empty adjacent cells") does
-    not say adjacent to which cell.
+    The paper: "primitive movements can fail with probability 1/3, in which case the agent
+    transitions randomly to one of the empty adjacent cells". So with probability ``1 - fail_prob``
+    the intended move happens (a move into a wall leaves the agent in place), and with probability
+    ``fail_prob`` the move fails and the agent lands on a uniformly random free neighbour of the cell
+    it is in.
 
-    Outcome 0 is "stayed at ``n``", outcome ``1 + d`` is "displaced from ``n`` in direction d"
+    The released code (jeanharb/option_critic, ``fourrooms/fourrooms.py``) contradicts its own
+    docstring: it first makes the intended move, then displaces the agent around the *new* cell, and
+    never displaces it after a bump into a wall. We implement the paper's intent, as the issue asks.
+
+    Outcome 0 is "the intended move", outcome ``1 + d`` is "failed, displaced in direction d"
     (probability 0 where that direction is blocked). K = 5.
 
     Returns:
       ``next_state`` int32 [S, 4, 5] and ``prob`` float64 [S, 4, 5].
     """
-    nbr = neighbours(walls)
+    nbr = neighbours(walls)  # [S, 4]
     num_states = len(nbr)
-    intended = nbr  # [S, A]
-    bumped = intended == np.arange(num_states)[:, None]
-    around = nbr[intended]  # [S, A, 4]: neighbours of the intended cell
-    open_around = around != intended[..., None]
-    share = fail_prob / open_around.sum(axis=-1, keepdims=True)  # >= 1 open: the cell came from
-    next_state = np.concatenate([intended[..., None], around], axis=-1).astype(np.int32)
+    open_around = nbr != np.arange(num_states)[:, None]  # [S, 4]: free neighbours of the cell
+    # Four rooms has no isolated cells; guard anyway so an isolated cell simply stays put.
+    count = np.maximum(open_around.sum(axis=-1, keepdims=True), 1)
+    displaced = np.where(open_around, fail_prob / count, 0.0)  # [S, 4]
+    stay_share = np.where(open_around.any(axis=-1, keepdims=True), 0.0, fail_prob)
+    next_state = np.concatenate(
+        [nbr[..., None], np.broadcast_to(nbr[:, None, :], nbr.shape + (4,))], axis=-1
+    ).astype(np.int32)
     prob = np.concatenate(
-        [np.full(intended.shape + (1,), 1.0 - fail_prob), np.where(open_around, share, 0.0)],
+        [
+            np.full(nbr.shape + (1,), 1.0 - fail_prob),
+            np.broadcast_to(displaced[:, None, :], nbr.shape + (4,)),
+        ],
         axis=-1,
-    )
-    prob[bumped] = np.eye(5)[0]  # a bump into a wall is never displaced
+    ).copy()
+    # An isolated cell (no free neighbour): the failed move also leaves it in place.
+    prob[..., 0] += np.broadcast_to(stay_share, nbr.shape)
     return next_state, prob
