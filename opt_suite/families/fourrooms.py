@@ -61,7 +61,8 @@ class Params:
     dynamics: Literal["slip", "random-neighbour"] = param(
         "slip",
         doc="'slip': the paper's (intended move w.p. 1-slip, else another direction uniformly); "
-        "'random-neighbour': option-critic's (w.p. fail_prob the move fails: a random free neighbour)",
+        "'random-neighbour': option-critic's (w.p. fail_prob the move fails and the agent lands "
+        "on a random free neighbour)",
     )
     slip: float = param(0.1, doc="probability of moving in another direction ('slip')", ge=0, lt=1)
     fail_prob: float = param(
@@ -246,7 +247,8 @@ class FourRoomsEnv(TabularEnv):
     from a start cell to a goal cell. Dynamics ``slip`` (Garcia et al. 2020): the intended move with
     probability ``1 - slip``, each other direction with ``slip / 3``. Dynamics ``random-neighbour``
     (Bacon et al. 2017): with probability ``fail_prob`` the move fails and the agent lands on a
-    uniformly random free neighbour of its cell, else the intended move. Moves into walls or off the map leave the agent in place.
+    uniformly random free neighbour of its cell, else the intended move. Moves into walls or off
+    the map leave the agent in place.
     Transitions are sampled from the exact model ``env.model`` (``FourRooms.tabular_model``).
 
     ## Action Space

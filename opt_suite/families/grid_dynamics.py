@@ -55,13 +55,13 @@ def slip_table(walls: np.ndarray, slip: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def random_neighbour_table(walls: np.ndarray, fail_prob: float) -> tuple[np.ndarray, np.ndarray]:
-    """The option-critic four-rooms dynamics (Bacon, Harb & Precup 2017, Sec. 5, "Four-rooms domain").
+    """The option-critic four-rooms dynamics (Bacon, Harb & Precup 2017, Sec. 5, four-rooms).
 
     The paper: "primitive movements can fail with probability 1/3, in which case the agent
     transitions randomly to one of the empty adjacent cells". So with probability ``1 - fail_prob``
-    the intended move happens (a move into a wall leaves the agent in place), and with probability
-    ``fail_prob`` the move fails and the agent lands on a uniformly random free neighbour of the cell
-    it is in.
+    the intended move happens (a move into a wall leaves the agent in place), and with
+    probability ``fail_prob`` the move fails and the agent lands on a uniformly random free
+    neighbour of the cell it is in.
 
     The released code (jeanharb/option_critic, ``fourrooms/fourrooms.py``) contradicts its own
     docstring: it first makes the intended move, then displaces the agent around the *new* cell, and
