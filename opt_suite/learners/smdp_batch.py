@@ -79,11 +79,12 @@ def run_batch(
     """
     T, S, A, K = tasks.shape
     n_opts, R = options.num_options, len(rngs)
-    ns_flat = tasks.next_state.reshape(T * S * A, K)
-    cum_flat = tasks.outcome_cum.reshape(T * S * A, K)
-    rew_flat = tasks.reward.reshape(T * S * A, K)
-    term_flat = tasks.terminal.reshape(T * S)
-    act_cum, det_action, beta = options.action_cum, options.det_action, options.beta
+    # Flat tables: one 1-D gather per look-up is the cheapest numpy indexing.
+    next_flat, reward_flat = tasks.next_state.ravel(), tasks.reward.ravel()  # [(t, s, a, k)]
+    outcome_cum = tasks.outcome_cum.reshape(T * S * A, K)  # rows (t, s, a)
+    terminal_flat = tasks.terminal.ravel()  # [(t, s)]
+    action_cum = options.action_cum.reshape(n_opts * S, A)  # rows (o, s)
+    det_flat, beta_flat = options.det_action.ravel(), options.beta.ravel()  # [(o, s)]
     alpha, gamma, eps, bump = hyper.alpha, hyper.gamma, hyper.epsilon, hyper.termination_bump
     q = np.full((R * S, n_opts), hyper.q_init)  # run r's Q(s, .) is row r * S + s
     returns = np.zeros((R, episodes))
@@ -92,52 +93,52 @@ def run_batch(
     # The active runs' state, compacted whenever runs finish.
     run = np.arange(R)
     task = np.asarray(run_tasks, dtype=np.int64)
+    q_base, t_base = run * S, task * S
     s = tasks.start[task].copy()
     o = np.full(R, -1)
-    s0, k, t_ep, ep = (
-        np.zeros(R, np.int64),
-        np.zeros(R, np.int64),
-        np.zeros(R, np.int64),
-        np.zeros(R, np.int64),
-    )
+    s0, k, t_ep, ep = (np.zeros(R, np.int64) for _ in range(4))
     racc, disc, ret = np.zeros(R), np.ones(R), np.zeros(R)
-    block = np.empty((R, BLOCK_STEPS, 5))
+    block = np.empty((BLOCK_STEPS, 5, R))  # [step, column, run]: each column read is contiguous
     pos = BLOCK_STEPS  # all runs start together, so they share the position in their blocks
 
     while run.size >= handoff:
         if pos == BLOCK_STEPS:
-            block = np.stack([draw_block(rngs[r]) for r in run])
+            block = np.stack([draw_block(rngs[r]) for r in run], axis=-1)
             pos = 0
-        u = block[:, pos]
+        u = block[pos]
         pos += 1
 
         decide = np.flatnonzero(o < 0)
-        if decide.size:
+        if decide.size == run.size:  # e.g. primitives only: everyone decides, no gathers needed
+            o = _choose(q[q_base + s], u[U_EXPLORE], u[U_CHOICE], eps)
+            s0, k, racc, disc = s.copy(), np.zeros_like(k), np.zeros_like(racc), np.ones_like(disc)
+        elif decide.size:
             sd = s[decide]
             o[decide] = _choose(
-                q[run[decide] * S + sd], u[decide, U_EXPLORE], u[decide, U_CHOICE], eps
+                q[q_base[decide] + sd], u[U_EXPLORE, decide], u[U_CHOICE, decide], eps
             )
             s0[decide], k[decide], racc[decide], disc[decide] = sd, 0, 0.0, 1.0
-        a = det_action[o, s]
+        os_ = o * S + s
+        a = det_flat[os_]
         sample = np.flatnonzero(a < 0)
         if sample.size:
-            a[sample] = _first_above(act_cum[o[sample], s[sample]], u[sample, U_ACTION])
-        sa = (task * S + s) * A + a
-        outcome = _first_above(cum_flat[sa], u[:, U_OUTCOME])
-        s2, r = ns_flat[sa, outcome], rew_flat[sa, outcome]
+            a[sample] = _first_above(action_cum[os_[sample]], u[U_ACTION, sample])
+        sa = (t_base + s) * A + a
+        outcome = sa * K + _first_above(outcome_cum[sa], u[U_OUTCOME])
+        s2, r = next_flat[outcome], reward_flat[outcome]
         k += 1
         racc += disc * r
         disc *= gamma
         ret += r
         t_ep += 1
-        done = term_flat[task * S + s2]
+        done = terminal_flat[t_base + s2]
         over = done | (t_ep >= hyper.max_steps)
-        end = np.flatnonzero(over | (u[:, U_TERMINATE] < beta[o, s2] + bump * k))
+        end = np.flatnonzero(over | (u[U_TERMINATE] < beta_flat[o * S + s2] + bump * k))
         if end.size:  # SMDP Q-learning update of the options that just ended
-            re = run[end] * S
-            boot = racc[end] + disc[end] * q[re + s2[end]].max(axis=1)
+            qe = q_base[end]
+            boot = racc[end] + disc[end] * q[qe + s2[end]].max(axis=1)
             target = np.where(done[end], racc[end], boot)
-            rows, cols = re + s0[end], o[end]
+            rows, cols = qe + s0[end], o[end]
             q[rows, cols] = q[rows, cols] + alpha * (target - q[rows, cols])
             o[end] = -1
         s = s2
@@ -149,10 +150,10 @@ def run_batch(
             s[f], ret[f], t_ep[f] = tasks.start[task[f]], 0.0, 0
             live = ep < episodes
             if not live.all():
-                run, task, s, o, s0, k, t_ep, ep = (
-                    x[live] for x in (run, task, s, o, s0, k, t_ep, ep)
+                run, task, q_base, t_base, s, o, s0, k, t_ep, ep = (
+                    x[live] for x in (run, task, q_base, t_base, s, o, s0, k, t_ep, ep)
                 )
-                racc, disc, ret, block = racc[live], disc[live], ret[live], block[live]
+                racc, disc, ret, block = racc[live], disc[live], ret[live], block[:, :, live]
 
     # Few runs left: finish each in the scalar engine, from exactly where it is.
     tables: dict[int, ScalarTables] = {}
@@ -170,7 +171,7 @@ def run_batch(
             option_discount=float(disc[i]),
             episode_return=float(ret[i]),
             episode_steps=int(t_ep[i]),
-            block=block[i] if pos < BLOCK_STEPS else None,
+            block=block[:, :, i].copy() if pos < BLOCK_STEPS else None,
             block_pos=pos,
         )
         scalar = ScalarRun(tables[ti], hyper, rngs[r], q=q[r * S : (r + 1) * S], progress=progress)
