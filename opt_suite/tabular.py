@@ -206,17 +206,20 @@ def policy_evaluation(mdp: TabularMDP, policy: np.ndarray, gamma: float) -> np.n
     return np.asarray(scipy.sparse.linalg.spsolve(system, r_pi), dtype=np.float64).reshape(S)
 
 
+def _closure(edges: scipy.sparse.csr_matrix, found: np.ndarray) -> np.ndarray:
+    """Grow the set ``found`` by s whenever (edges @ found)[s] > 0, until nothing changes."""
+    found = found.copy()
+    frontier = found.copy()
+    while frontier.any():
+        frontier = ((edges @ frontier.astype(np.int32)) > 0) & ~found
+        found |= frontier
+    return found
+
+
 def _reaches_terminal(p_pi: scipy.sparse.csr_matrix, terminal: np.ndarray) -> np.ndarray:
     """States from which a terminal state has positive probability under P_pi, bool [S]."""
     # (P_pi @ f)[s] > 0 iff s moves into the set f with positive probability.
-    edges = (p_pi > 0).astype(np.int32)
-    found = np.asarray(terminal, dtype=bool).copy()
-    frontier = found.copy()
-    while frontier.any():
-        reached = (edges @ frontier.astype(np.int32)) > 0
-        frontier = reached & ~found
-        found |= frontier
-    return found
+    return _closure((p_pi > 0).astype(np.int32), np.asarray(terminal, dtype=bool))
 
 
 def reachable_states(mdp: TabularMDP, policy: np.ndarray, start: int) -> np.ndarray:
@@ -229,9 +232,4 @@ def reachable_states(mdp: TabularMDP, policy: np.ndarray, start: int) -> np.ndar
     edges_t = (_transition_matrix(mdp, pi) > 0).astype(np.int32).T.tocsr()
     found = np.zeros(mdp.terminal.shape[0], dtype=bool)
     found[start] = True
-    frontier = found.copy()
-    while frontier.any():
-        reached = (edges_t @ frontier.astype(np.int32)) > 0
-        frontier = reached & ~found
-        found |= frontier
-    return found
+    return _closure(edges_t, found)
