@@ -288,6 +288,8 @@ def test_bad_inputs_are_named():
     with pytest.raises(ValueError, match="needs a tabular model"):
         ln.run(NoModel(), runs(toy_tasks(model), [0]), TabularOptionSet.empty(4, 4), 1, 10)
     assert ln.run(ToyFamily(), [], TabularOptionSet.empty(4, 4), 1, 10) == []
+    with pytest.raises(ValueError, match="episodes >= 1"):
+        ln.run(ToyFamily(), runs(toy_tasks(model), [0]), TabularOptionSet.empty(4, 4), 0, 10)
 
 
 def test_params_are_frozen_and_documented():

@@ -73,9 +73,14 @@ class SMDPQLearning(Learner):
           One EpisodeLog per run, in order: undiscounted return and primitive steps per episode.
 
         Raises:
-          ValueError: the family has no tabular model, its tasks differ in (S, A), or the options do
-            not match its states and actions.
+          ValueError: the family has no tabular model, its tasks differ in (S, A), the options do
+            not match its states and actions, or episodes / max_steps is below 1.
         """
+        if episodes < 1 or max_steps < 1:
+            raise ValueError(
+                f"{self.name}: expected episodes >= 1 and max_steps >= 1, got {episodes} and "
+                f"{max_steps}"
+            )
         if not runs:
             return []
         models: dict[str, TabularModel] = {}
