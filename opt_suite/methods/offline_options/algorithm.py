@@ -1,0 +1,170 @@
+"""Algorithm 1 of Garcia, Nota & Thomas (2020): learn options one at a time until Ĵ stops improving.
+
+Line numbers in the comments are the paper's pseudocode's::
+
+     1  Collect set of trajectories H
+     2  Initialize option set O with primitive options
+     3  done = false
+     4  Ĵ_prev = −∞
+     5  while done == false
+     6      Initialize new option o' = (μ'_φ, β'_ψ)
+     7      O' = O ∪ o'
+     8      Initialize parameters θ of policy π_θ
+     9–14   for k = 1..N: Ĵ_k = Ĵ(π_θ, O', H); θ, φ, ψ += α ∂Ĵ_k/∂(θ, φ, ψ)
+    15      if Ĵ_N − Ĵ_prev < Δ
+    16          done = true
+    17      else O = O'
+    18          Ĵ_prev = Ĵ_N
+    21  return O
+
+Δ is relative here, as the paper sets it for four rooms ("10% of Ĵ at the previous iteration"):
+Δ = delta · |Ĵ_prev|. The loop also stops once ``max_options`` options are kept (the paper's run
+introduces 4). Options rejected on line 15 are not returned, but their epochs stay in the curves.
+
+Seeds: the r-th introduced option and the r-th policy over options draw their initial weights from
+fixed children of the run's seed (:func:`option_seed`, :func:`policy_seed`), so
+:func:`opt_suite.methods.offline_options.initial_options` reproduces the untrained options exactly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from opt_suite.methods.offline_options.demos import DemoBatch
+from opt_suite.methods.offline_options.features import StateFeatures
+from opt_suite.methods.offline_options.networks import init_option, init_policy, option_outputs
+from opt_suite.methods.offline_options.params import Params
+from opt_suite.methods.offline_options.training import CURVE_NAMES, FrozenOptions, train_round
+
+__all__ = [
+    "LearnedOptions",
+    "learn_options",
+    "new_option",
+    "option_seed",
+    "policy_seed",
+    "tabulate",
+    "improved_enough",
+]
+
+_OPTION_STREAM, _POLICY_STREAM = 0, 1
+
+
+def _child(seed: np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:
+    """A fixed child of ``seed`` (unlike ``spawn``, it does not depend on earlier spawns)."""
+    return np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, *keys))
+
+
+def option_seed(seed: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
+    """Seed of the initial weights of the ``index``-th introduced option (0-based)."""
+    return _child(seed, _OPTION_STREAM, index)
+
+
+def policy_seed(seed: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
+    """Seed of the initial weights of π in round ``index`` (0-based)."""
+    return _child(seed, _POLICY_STREAM, index)
+
+
+def new_option(
+    features: StateFeatures,
+    num_actions: int,
+    params: Params,
+    seed: np.random.SeedSequence,
+    index: int,
+) -> dict[str, np.ndarray]:
+    """Algorithm 1 line 6: the weights (φ, ψ) of a freshly initialised option o' = (μ'_φ, β'_ψ)."""
+    return init_option(features, params.hidden_sizes, num_actions, option_seed(seed, index))
+
+
+def tabulate(
+    option: dict[str, np.ndarray], features: StateFeatures, states: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(μ [len(states), A], β [len(states)]) of an option in float64, rows of μ summing to 1."""
+    coords = None if features.coords is None else tf.constant(features.coords[states])
+    log_mu, beta = option_outputs(option, tf.constant(states, tf.int32), coords)
+    mu = np.exp(log_mu.numpy().astype(np.float64))
+    return mu / mu.sum(axis=-1, keepdims=True), beta.numpy().astype(np.float64)
+
+
+def improved_enough(jhat_new: float, jhat_prev: float, delta: float) -> bool:
+    """Line 15, negated: Ĵ_N − Ĵ_prev ≥ Δ, Δ = delta · |Ĵ_prev| (always true for Ĵ_prev = −∞)."""
+    if not math.isfinite(jhat_new):
+        return False
+    if jhat_prev == -math.inf:
+        return True
+    return jhat_new - jhat_prev >= delta * abs(jhat_prev)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class LearnedOptions:
+    """What Algorithm 1 returns, tabulated, plus its training record.
+
+    Attributes:
+      mu: float64 [m, S, A] of the kept options over every state.
+      beta: float64 [m, S].
+      curves: per-epoch curves over all rounds (:data:`CURVE_NAMES` and ``option_round``, the
+        0-based round each epoch belongs to).
+      rounds: one dict per round: ``jhat`` (Ĵ_N), ``threshold`` (Ĵ_prev + Δ) and ``kept``.
+      stop_reason: ``"delta"`` (line 15) or ``"max_options"``.
+    """
+
+    mu: np.ndarray
+    beta: np.ndarray
+    curves: dict[str, np.ndarray]
+    rounds: list[dict[str, Any]]
+    stop_reason: str
+
+
+def learn_options(
+    demos: DemoBatch,
+    features: StateFeatures,
+    num_actions: int,
+    params: Params,
+    seed: np.random.SeedSequence,
+) -> LearnedOptions:
+    """Algorithm 1 on the demonstrations ``demos`` (line 1 happened before: H is given)."""
+    all_states = np.arange(features.num_states, dtype=np.int32)
+    frozen = FrozenOptions.none(len(demos.states), num_actions)  # line 2: O = primitives
+    kept: list[tuple[np.ndarray, np.ndarray]] = []
+    jhat_prev = -math.inf  # line 4
+    curves: dict[str, list[np.ndarray]] = {name: [] for name in (*CURVE_NAMES, "option_round")}
+    rounds: list[dict[str, Any]] = []
+    stop_reason = "max_options"
+    demo_coords = None if features.coords is None else features.coords[demos.states]
+    while len(kept) < params.max_options:  # line 5 (capped at max_options)
+        index = len(rounds)
+        option = new_option(features, num_actions, params, seed, index)  # line 6
+        # Line 7: O' = O ∪ o' — the frozen tables of O plus the trainable o' (see training.py).
+        policy = init_policy(  # line 8: a fresh π over A primitives + |O_O| + 1 options
+            features, params.hidden_sizes, num_actions + len(kept) + 1, policy_seed(seed, index)
+        )
+        result = train_round(demos, demo_coords, frozen, option, policy, params)  # lines 9–14
+        for name in CURVE_NAMES:
+            curves[name].append(result.curves[name])
+        curves["option_round"].append(np.full(params.epochs, index, dtype=np.float64))
+        jhat_n = result.final_jhat
+        keep = improved_enough(jhat_n, jhat_prev, params.delta)
+        threshold = jhat_prev + params.delta * abs(jhat_prev) if math.isfinite(jhat_prev) else None
+        rounds.append({"jhat": jhat_n, "threshold": threshold, "kept": keep})
+        if not keep:  # lines 15–16
+            stop_reason = "delta"
+            break
+        # Lines 17–18: O = O', Ĵ_prev = Ĵ_N. The option's weights never change again: we keep its
+        # tables over the demonstrated states (for later rounds) and over every state (the result).
+        mu_demo, beta_demo = tabulate(result.option, features, demos.states)
+        frozen = frozen.append(np.log(mu_demo), beta_demo)
+        kept.append(tabulate(result.option, features, all_states))
+        jhat_prev = jhat_n
+    mu = np.stack([m for m, _ in kept]) if kept else np.zeros((0, len(all_states), num_actions))
+    beta = np.stack([b for _, b in kept]) if kept else np.zeros((0, len(all_states)))
+    return LearnedOptions(
+        mu=mu,
+        beta=beta,
+        curves={name: np.concatenate(parts) for name, parts in curves.items()},
+        rounds=rounds,
+        stop_reason=stop_reason,
+    )

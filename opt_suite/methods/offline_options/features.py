@@ -1,0 +1,73 @@
+"""What the option networks and the policy over options see of a tabular state.
+
+The paper (Sec. 4.1) gives each option "a two-layer neural network with 32 neurons in each
+layer" but not its input. For a grid the natural inputs are:
+
+- ``onehot``: the state's index. The first layer is then a lookup table (we gather a row of its
+  weights instead of multiplying by a one-hot vector), so each state has its own free parameters and
+  nothing is shared between neighbouring cells: the network can fit the demonstrations exactly but
+  says nothing useful about states the demonstrations never visit.
+- ``coords``: the cell's (row, column), scaled to [-1, 1]. Two numbers: the network must express μ
+  and β as smooth functions of position, which generalises to unvisited cells ("go north in the
+  bottom rooms") but struggles to carve walls and hallways sharply.
+- ``both``: the sum of the two first-layer contributions, i.e. the concatenated input.
+
+Families without a grid (``TabularModel.cells is None``, e.g. a chain) use the state index scaled to
+[-1, 1] as their single coordinate.
+
+Measured choice (``benchmarks/feature_choice.py``, see its docstring for the command and numbers):
+the default is ``both`` — TODO(measurement) filled in below once measured.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Literal
+
+import numpy as np
+
+from opt_suite.families.base import TabularModel
+
+__all__ = ["FeatureKind", "StateFeatures", "state_features"]
+
+FeatureKind = Literal["onehot", "coords", "both"]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class StateFeatures:
+    """The network input of every state of a tabular model.
+
+    Attributes:
+      num_states: S.
+      use_index: whether the first layer has a per-state weight row (the one-hot part).
+      coords: float32 [S, d] dense features, or None when the input is the one-hot index alone.
+    """
+
+    num_states: int
+    use_index: bool
+    coords: np.ndarray | None
+
+    @property
+    def coord_dim(self) -> int:
+        """d, the width of the dense part (0 without one)."""
+        return 0 if self.coords is None else int(self.coords.shape[1])
+
+
+def grid_coordinates(model: TabularModel) -> np.ndarray:
+    """float32 [S, d]: each state's (row, col) scaled to [-1, 1], or its scaled index off grids."""
+    if model.cells is not None:
+        cells = np.asarray(model.cells, dtype=np.float64)
+        extent = np.maximum(cells.max(axis=0) - cells.min(axis=0), 1.0)
+        scaled = 2.0 * (cells - cells.min(axis=0)) / extent - 1.0
+    else:
+        index = np.arange(model.num_states, dtype=np.float64)[:, None]
+        scaled = 2.0 * index / max(model.num_states - 1, 1) - 1.0
+    return scaled.astype(np.float32)
+
+
+def state_features(model: TabularModel, kind: FeatureKind) -> StateFeatures:
+    """The features of every state of ``model`` (all tasks of a family share the state space)."""
+    if kind not in ("onehot", "coords", "both"):
+        raise ValueError(f"features: expected 'onehot', 'coords' or 'both', got {kind!r}")
+    coords = None if kind == "onehot" else grid_coordinates(model)
+    return StateFeatures(model.num_states, use_index=kind != "coords", coords=coords)

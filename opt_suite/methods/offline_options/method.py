@@ -1,0 +1,112 @@
+"""``offline_options``: the method contract around Algorithm 1 (no TensorFlow at import time).
+
+Given the train tasks' demonstrations and a seed, :class:`OfflineOptions` learns options with
+Algorithm 1 and returns them tabulated over *every* state of the family, so the test-time learner
+acts by lookup. TensorFlow is imported inside :meth:`OfflineOptions.discover` and
+:func:`initial_options` only: ``opt-suite list`` and ``validate`` import this module.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+import numpy as np
+
+from opt_suite.families.base import TabularModel, TaskFamily
+from opt_suite.methods.base import Discovery, DiscoveryContext, Method, TabularOptionSet
+from opt_suite.methods.offline_options.params import Params
+
+__all__ = ["OfflineOptions", "initial_options"]
+
+
+def _shared_model(family: TaskFamily, tasks) -> TabularModel:
+    """The exact model of the first train task: its state space is every task's (one family)."""
+    if not tasks:
+        raise ValueError("offline_options: needs at least one train task, got none")
+    model = family.tabular_model(tasks[0])
+    if model is None:
+        raise ValueError(
+            f"offline_options: family {family.name!r} has no tabular model; this implementation "
+            "tabulates options over the states of tabular families only"
+        )
+    return model
+
+
+class OfflineOptions(Method):
+    """Offline option learning from demonstrations (Garcia, Nota & Thomas 2020, Algorithm 1)."""
+
+    name: ClassVar[str] = "offline_options"
+    description: ClassVar[str] = (
+        "Algorithm 1 of Garcia, Nota & Thomas (2020): options learned one at a time from "
+        "demonstrations by maximising J-hat (Eq. 2)"
+    )
+    Params: ClassVar[type] = Params
+    uses_demonstrations: ClassVar[bool] = True
+
+    def discover(self, context: DiscoveryContext) -> Discovery:
+        """Run Algorithm 1 on ``context.demonstrations``; options tabulated over all states.
+
+        Curves (one point per epoch, every round in order): ``jhat``; ``prob``, the mean Pr(h);
+        ``log_prob``, the mean log Pr(h); ``terminations``, the mean E[#terminations] / |h| (Theorem
+        1, normalised by |h| as in Eq. 2); ``kl``, the mean g(h, O_O); ``option_round``.
+        """
+        from opt_suite.methods.offline_options.algorithm import learn_options
+        from opt_suite.methods.offline_options.demos import demo_batch
+        from opt_suite.methods.offline_options.features import state_features
+
+        start = time.perf_counter()
+        params: Params = self.params
+        model = _shared_model(context.family, context.train_tasks)
+        demos = demo_batch(context.demonstrations, model.num_states, model.num_actions)
+        features = state_features(model, params.features)
+        learned = learn_options(demos, features, model.num_actions, params, context.seed)
+        options = TabularOptionSet(learned.mu, learned.beta)
+        info = {
+            "options_kept": len(options),
+            "rounds_tried": len(learned.rounds),
+            "stop_reason": learned.stop_reason,
+            "rounds": learned.rounds,
+            "demonstrations": len(context.demonstrations),
+            "demonstrated_states": len(demos.states),
+            "wall_time_s": round(time.perf_counter() - start, 3),
+        }
+        return Discovery(options=options, curves=learned.curves, info=info)
+
+
+def initial_options(
+    family: TaskFamily,
+    model: TabularModel,
+    params: Params,
+    count: int,
+    seed: np.random.SeedSequence,
+) -> TabularOptionSet:
+    """``count`` untrained options, initialised exactly as Algorithm 1 line 6 does, tabulated.
+
+    The i-th option here is bit-for-bit the i-th option Algorithm 1 would introduce with the same
+    ``seed`` before any training (the ``random_options`` baseline, the paper's "options before
+    training").
+
+    Args:
+      family: the family ``model`` belongs to (named in errors).
+      model: any task's exact model of the family (gives the states and their features).
+      params: the offline_options Params (hidden sizes and features matter).
+      count: number of options, >= 0.
+      seed: the seed a ``discover`` run would get.
+    """
+    from opt_suite.methods.offline_options.algorithm import new_option, tabulate
+    from opt_suite.methods.offline_options.features import state_features
+
+    if count < 0:
+        raise ValueError(f"initial_options: count must be >= 0, got {count}")
+    if model is None:
+        raise ValueError(f"initial_options: family {family.name!r} has no tabular model")
+    features = state_features(model, params.features)
+    states = np.arange(model.num_states, dtype=np.int32)
+    tables = [
+        tabulate(new_option(features, model.num_actions, params, seed, i), features, states)
+        for i in range(count)
+    ]
+    if not tables:
+        return TabularOptionSet.empty(model.num_states, model.num_actions)
+    return TabularOptionSet(np.stack([m for m, _ in tables]), np.stack([b for _, b in tables]))

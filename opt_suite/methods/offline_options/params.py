@@ -1,0 +1,58 @@
+"""The parameters of offline option learning (Garcia, Nota & Thomas 2020, Sec. 3-4.1, Algorithm 1).
+
+Spec key ``methods[].params`` of a ``method: offline_options`` entry. The paper's four-rooms
+settings are ``lambda2: 100``, ``delta: 0.1`` and, "when adding KL regularization",
+``lambda1: 0.001``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Literal
+
+from opt_suite.params import param
+
+__all__ = ["Params"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Params:
+    """Offline option learning: the objective's weights, Algorithm 1's loop and the networks."""
+
+    lambda1: float = param(
+        0.0,
+        doc="weight of the KL diversity regulariser g(h, O_O) in J-hat (Eq. 2); paper: 0.001 or 0",
+        ge=0,
+    )
+    lambda2: float = param(
+        100.0, doc="weight of the probability of generating h in J-hat (Eq. 2); paper: 100", ge=0
+    )
+    delta: float = param(
+        0.1,
+        doc="Algorithm 1 line 15: stop when J_N - J_prev < delta * |J_prev| (relative); paper: 10%",
+        ge=0,
+    )
+    epochs: int = param(50, doc="N, training epochs per newly introduced option (paper: 50)", ge=1)
+    steps_per_epoch: int = param(
+        10, doc="full-batch gradient steps per epoch (the curves record one point per epoch)", ge=1
+    )
+    max_options: int = param(4, doc="stop after this many learned options (paper: 4)", ge=1)
+    learning_rate: float = param(0.01, doc="Adam step size (alpha in Algorithm 1)", gt=0)
+    hidden_sizes: tuple[int, ...] = param(
+        (32, 32), doc="hidden layers of every option and of pi (paper: two layers of 32)", ge=1
+    )
+    likelihood: Literal["prob", "log_prob_per_step"] = param(
+        "prob",
+        doc="first term of J-hat: lambda2*Pr(h) as in Eq. 2, or lambda2*log Pr(h)/|h| "
+        "(does not vanish on long trajectories)",
+    )
+    features: Literal["onehot", "coords", "both"] = param(
+        "both", doc="state input of the networks on grids (see features.py for the measurement)"
+    )
+
+    def check(self) -> list[tuple[str, str]]:
+        """Cross-field problems (none yet: every combination is meaningful)."""
+        problems: list[tuple[str, str]] = []
+        if not self.hidden_sizes:
+            problems.append(("hidden_sizes", "needs at least one hidden layer (paper: (32, 32))"))
+        return problems

@@ -1,0 +1,304 @@
+"""Lines 9–14 of Algorithm 1: N epochs of gradient ascent on Ĵ w.r.t. π and the new option only.
+
+The objective itself (Theorems 1–2, Eq. 2) lives in ``opt_suite.objective``; this module turns
+network weights into the tables it takes and runs the optimiser:
+
+- π and the new option o' are evaluated on the U distinct demonstrated states, then gathered into
+  the objective's [B, L, n] layout (n = A primitives, then the learned options in order of
+  introduction, o' last);
+- earlier options are *frozen*: their tables over the demonstrated states are constants computed
+  once, so no gradient can reach them (Algorithm 1 updates only θ, φ and ψ);
+- primitives are options with β ≡ 1 and a one-hot μ (Sec. 3.1): μ_a(s_t, a_t) = 1[a = a_t].
+
+The optimiser is Adam (Kingma & Ba 2015) written out on the weight dicts; the paper's pseudocode
+shows plain gradient ascent with step size α, and Adam with α as its step size is the usual
+stand-in.
+
+Speed: a whole round (N epochs of ``steps_per_epoch`` full-batch steps) is one call of one
+``tf.function`` whose inputs are all tensors (weights and λs included) with shape-free signatures,
+so it is traced once per process and structure (likelihood form, feature kind, depth): batch size,
+lengths, the number of options and of states never retrace it.
+Each epoch's curves are Ĵ's parts evaluated *after* its updates, so the last point, Ĵ_N, is the
+objective of exactly the option that Algorithm 1 keeps or rejects.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+import numpy as np
+import tensorflow as tf
+
+from opt_suite.methods.offline_options.demos import DemoBatch
+from opt_suite.methods.offline_options.networks import Weights, option_outputs, policy_probs
+from opt_suite.methods.offline_options.params import Params
+from opt_suite.objective import JhatConfig, JhatParts, jhat
+
+__all__ = [
+    "CURVE_NAMES",
+    "FrozenOptions",
+    "RoundResult",
+    "objective_parts",
+    "train_round",
+]
+
+#: Per-epoch curves recorded for every round (the data of the paper's Figure 1a and more): Ĵ; the
+#: mean over demonstrations of Pr(h), of log Pr(h), of E[#terminations] / |h| (Theorem 1, normalised
+#: as in Eq. 2) and of the KL regulariser g(h, O_O) (unweighted).
+CURVE_NAMES = ("jhat", "prob", "log_prob", "terminations", "kl")
+
+# Adam's constants (Kingma & Ba 2015, Algorithm 1 defaults).
+_BETA1, _BETA2, _EPSILON = 0.9, 0.999, 1e-8
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class FrozenOptions:
+    """Tables of the options kept by earlier rounds, over the demonstrated states.
+
+    Attributes:
+      log_mu: float32 [m, U, A], log μ_o(s, a).
+      beta: float32 [m, U], β_o(s).
+    """
+
+    log_mu: np.ndarray
+    beta: np.ndarray
+
+    @classmethod
+    def none(cls, num_demo_states: int, num_actions: int) -> FrozenOptions:
+        """No learned options yet (the first round: O = primitives)."""
+        return cls(
+            np.zeros((0, num_demo_states, num_actions), np.float32),
+            np.zeros((0, num_demo_states), np.float32),
+        )
+
+    def append(self, log_mu: np.ndarray, beta: np.ndarray) -> FrozenOptions:
+        """These options plus one more (Algorithm 1 line 17, O = O')."""
+        return FrozenOptions(
+            np.concatenate([self.log_mu, np.asarray(log_mu, np.float32)[None]]),
+            np.concatenate([self.beta, np.asarray(beta, np.float32)[None]]),
+        )
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RoundResult:
+    """The trained weights of one round and its curves.
+
+    Attributes:
+      option: the new option's weights after N epochs.
+      policy: π's weights after N epochs.
+      curves: one float64 value per epoch for each of :data:`CURVE_NAMES`.
+    """
+
+    option: dict[str, np.ndarray]
+    policy: dict[str, np.ndarray]
+    curves: dict[str, np.ndarray]
+
+    @property
+    def final_jhat(self) -> float:
+        """Ĵ_N, the objective after the round's last epoch (Algorithm 1 line 15)."""
+        return float(self.curves["jhat"][-1])
+
+
+def objective_parts(
+    batch: Mapping[str, tf.Tensor],
+    pi_table: tf.Tensor,
+    log_mu_table: tf.Tensor,
+    beta_table: tf.Tensor,
+    config: JhatConfig,
+) -> JhatParts:
+    """Ĵ (Eq. 2) of the primitives + learned options on the demonstrations.
+
+    Args:
+      batch: ``positions`` int32 [B, L] (where s_t is among the demonstrated states, L = T+1),
+        ``actions`` int32 [B, L] (a_t; the last column is padding), ``lengths`` int32 [B].
+      pi_table: [U, A + m], π(s, ·) on the demonstrated states.
+      log_mu_table: [m, U, A], log μ_o(s, ·) of the m learned options.
+      beta_table: [m, U], β_o(s) of the learned options.
+      config: λ1, λ2 and the likelihood form.
+    """
+    positions, actions = batch["positions"], batch["actions"]
+    num_actions = tf.shape(log_mu_table)[-1]
+    pi = tf.gather(pi_table, positions)  # [B, L, A + m]
+    mu_primitive = tf.one_hot(actions, num_actions, dtype=pi.dtype)  # μ_a(s_t, a_t) = 1[a = a_t]
+    beta_primitive = tf.ones_like(mu_primitive)  # β_a ≡ 1
+    option_probs = tf.gather(tf.exp(tf.transpose(log_mu_table, [1, 0, 2])), positions)  # [B,L,m,A]
+    mu_learned = tf.reduce_sum(option_probs * mu_primitive[:, :, None, :], axis=-1)
+    beta_learned = tf.gather(tf.transpose(beta_table), positions)
+    return jhat(
+        pi,
+        tf.concat([mu_primitive, mu_learned], axis=-1),
+        tf.concat([beta_primitive, beta_learned], axis=-1),
+        batch["lengths"],
+        option_action_probs=option_probs,
+        lambda1=config.lambda1,
+        lambda2=config.lambda2,
+        likelihood=config.likelihood,
+        chunk=config.chunk,
+        jit_compile=config.jit_compile,
+    )
+
+
+def _parts(option, policy, frozen_log_mu, frozen_beta, batch, states, coords, config) -> JhatParts:
+    """Ĵ's parts with the new option o' appended to the frozen ones (Algorithm 1 line 7, O')."""
+    log_mu, beta = option_outputs(option, states, coords)
+    return objective_parts(
+        batch,
+        policy_probs(policy, states, coords),
+        tf.concat([frozen_log_mu, log_mu[None]], axis=0),
+        tf.concat([frozen_beta, beta[None]], axis=0),
+        config,
+    )
+
+
+def _adam_ascent(weights, grads, moments, step, learning_rate):
+    """One Adam step *up* the gradient; returns (weights, moments) as new dicts."""
+    new_weights, new_moments = {}, {}
+    t = tf.cast(step, tf.float32)
+    scale = learning_rate * tf.sqrt(1.0 - _BETA2**t) / (1.0 - _BETA1**t)
+    for key, w in weights.items():
+        g = tf.convert_to_tensor(grads[key])  # a gather's gradient arrives as IndexedSlices
+        m = _BETA1 * moments[key][0] + (1.0 - _BETA1) * g
+        v = _BETA2 * moments[key][1] + (1.0 - _BETA2) * tf.square(g)
+        new_weights[key] = w + scale * m / (tf.sqrt(v) + _EPSILON)
+        new_moments[key] = (m, v)
+    return new_weights, new_moments
+
+
+def _train(option, policy, frozen_log_mu, frozen_beta, batch, states, coords, hyper, likelihood):
+    """N epochs × ``steps_per_epoch`` Adam steps; returns (option, policy, curves [N, 5])."""
+    # Ĵ's parts come unweighted from the objective; weighting them here keeps λ1, λ2 tensors, so
+    # one trace serves every value (JhatParts.total = λ2·prob − terminations + λ1·kl).
+    # The whole round is one graph already; an XLA cluster for the recursion alone cannot be
+    # differentiated from inside it (its loop state would cross the XLA boundary).
+    config = JhatConfig(lambda1=0.0, lambda2=1.0, likelihood=likelihood, jit_compile=False)
+
+    def total_of(parts: JhatParts) -> tf.Tensor:
+        return (
+            hyper["lambda2"] * parts.prob_term
+            - parts.termination_term
+            + hyper["lambda1"] * parts.kl_term
+        )
+
+    # One flat namespace of trainable weights for Adam: "option/w1", "policy/pi_w", ...
+    flat = {f"option/{k}": w for k, w in option.items()}
+    flat.update({f"policy/{k}": w for k, w in policy.items()})
+    moments = {k: (tf.zeros_like(w), tf.zeros_like(w)) for k, w in flat.items()}
+
+    def parts_of(weights) -> JhatParts:
+        nets = {"option": {}, "policy": {}}
+        for key, w in weights.items():
+            net, name = key.split("/", 1)
+            nets[net][name] = w
+        return _parts(
+            nets["option"], nets["policy"], frozen_log_mu, frozen_beta, batch, states, coords,
+            config,
+        )  # fmt: skip
+
+    curves = tf.TensorArray(tf.float32, size=hyper["epochs"])
+    step = tf.constant(0)
+    for epoch in tf.range(hyper["epochs"]):
+        for _ in tf.range(hyper["steps_per_epoch"]):
+            with tf.GradientTape() as tape:
+                tape.watch(flat)
+                total = total_of(parts_of(flat))
+            grads = tape.gradient(total, flat)
+            step += 1
+            flat, moments = _adam_ascent(flat, grads, moments, step, hyper["learning_rate"])
+        after = parts_of(flat)
+        row = [
+            total_of(after),
+            tf.reduce_mean(tf.exp(after.log_prob)),  # mean Pr(h), whatever the likelihood form
+            tf.reduce_mean(after.log_prob),
+            after.termination_term,
+            after.kl_term,
+        ]
+        curves = curves.write(epoch, tf.stack(row))
+    option_out = {k.split("/", 1)[1]: w for k, w in flat.items() if k.startswith("option/")}
+    policy_out = {k.split("/", 1)[1]: w for k, w in flat.items() if k.startswith("policy/")}
+    return option_out, policy_out, curves.stack()
+
+
+def _spec(x: np.ndarray | tf.Tensor) -> tf.TensorSpec:
+    """A signature entry with every dimension unknown (rank and dtype kept)."""
+    return tf.TensorSpec([None] * len(x.shape), tf.as_dtype(x.dtype))
+
+
+_COMPILED: dict[tuple, object] = {}
+
+
+def _compiled_train(args: tuple, likelihood: str):
+    """``_train`` compiled with shape-free signatures: traced once per structure and process.
+
+    The structure is the likelihood form and the weight names (the feature kind and depth); batch
+    size, lengths, the number of options and the state count never cause a retrace.
+    """
+    structure = tuple(tuple(sorted(a)) if isinstance(a, dict) else a is None for a in args)
+    key = (likelihood, *structure)
+    if key not in _COMPILED:
+        signature = tf.nest.map_structure(_spec, [a for a in args if a is not None])
+        positions = [i for i, a in enumerate(args) if a is not None]
+
+        def run(*present):
+            full = [None] * len(args)
+            for i, value in zip(positions, present, strict=True):
+                full[i] = value
+            return _train(*full, likelihood)
+
+        _COMPILED[key] = tf.function(run, input_signature=signature)
+    return _COMPILED[key]
+
+
+def batch_tensors(demos: DemoBatch) -> dict[str, tf.Tensor]:
+    """The demonstrations in the objective's layout: every [B, T+1] (actions padded by one)."""
+    return {
+        "positions": tf.constant(demos.positions),
+        "actions": tf.constant(np.pad(demos.actions, [(0, 0), (0, 1)])),
+        "lengths": tf.constant(demos.lengths),
+    }
+
+
+def train_round(
+    demos: DemoBatch,
+    coords: np.ndarray | None,
+    frozen: FrozenOptions,
+    option: Weights,
+    policy: Weights,
+    params: Params,
+) -> RoundResult:
+    """Algorithm 1 lines 9–14: N epochs of ascent on Ĵ w.r.t. θ (π) and φ, ψ (the new option).
+
+    Args:
+      demos: the padded demonstrations.
+      coords: float32 [U, d] dense features of ``demos.states``, or None (one-hot input only).
+      frozen: the tables of the options kept so far.
+      option: the new option's initial weights (line 6).
+      policy: π's initial weights (line 8), with A + m + 1 outputs.
+      params: the method's parameters.
+    """
+    hyper = {
+        "epochs": tf.constant(params.epochs, tf.int32),
+        "steps_per_epoch": tf.constant(params.steps_per_epoch, tf.int32),
+        "learning_rate": tf.constant(params.learning_rate, tf.float32),
+        "lambda1": tf.constant(params.lambda1, tf.float32),
+        "lambda2": tf.constant(params.lambda2, tf.float32),
+    }
+    args = (
+        {k: tf.constant(v, tf.float32) for k, v in option.items()},
+        {k: tf.constant(v, tf.float32) for k, v in policy.items()},
+        tf.constant(frozen.log_mu, tf.float32),
+        tf.constant(frozen.beta, tf.float32),
+        batch_tensors(demos),
+        tf.constant(demos.states, tf.int32),
+        None if coords is None else tf.constant(coords, tf.float32),
+        hyper,
+    )
+    option_w, policy_w, curves = _compiled_train(args, params.likelihood)(
+        *[a for a in args if a is not None]
+    )
+    values = curves.numpy().astype(np.float64).T
+    return RoundResult(
+        option={k: v.numpy() for k, v in option_w.items()},
+        policy={k: v.numpy() for k, v in policy_w.items()},
+        curves=dict(zip(CURVE_NAMES, values, strict=True)),
+    )
