@@ -128,3 +128,40 @@ def test_validate_and_list_never_import_tensorflow():
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("ok: fourrooms-quick (hash ")
     assert result.stdout.endswith("no tensorflow\n")
+
+
+def test_params_show_every_key_as_a_yaml_template(capsys):
+    assert main(["list", "--params"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "  grid  fake/Grid-v0  A fake grid family for spec tests.\n"
+        "      family.params:\n"
+        "        layout: small      # one of 'small', 'large' - grid layout\n"
+        "        size: 8            # int, >= 2 and <= 100 - side length\n"
+        "        slip: 0.1          # float, >= 0 and < 1 - probability of a random move\n"
+        "        step_reward: -1.0  # float - reward per step\n"
+        "        walls: []          # a list of [int, int] - extra wall cells\n"
+        "        max_steps: null    # int or null, >= 1 - episode cap\n"
+        "        diagonal: false    # bool - allow diagonal moves\n"
+    ) in out
+    assert (
+        "      tasks.list[]:\n"
+        "        start: (required)  # [int, int], >= 0 - start cell (row, col)\n"
+    ) in out
+    assert (
+        "  primitives  -               No options.\n      methods[].params: {}   # no parameters\n"
+        in out
+    )
+
+
+def test_params_in_json(capsys):
+    assert main(["list", "--json", "--params"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    learner = listing["learners"][0]["params"]["evaluation.params"]
+    assert learner[0] == {
+        "key": "alpha",
+        "type": "float",
+        "default": "0.1",
+        "range": "> 0 and <= 1",
+        "doc": "step size",
+    }

@@ -141,14 +141,12 @@ def test_missing_section_with_defaults_and_null_section():
         (
             "{start: [0, 0], goal: [5, 5]}",
             "{start: [0], goal: [5, 5]}",
-            "x.yaml:18:15: tasks.list[0].start: wrong length (expected a list of 2 items "
-            "(int, int), got 1 item)",
+            "x.yaml:18:15: tasks.list[0].start: wrong length (expected [int, int], got 1 item)",
         ),
         (
             "{start: [0, 0], goal: [5, 5]}",
             "{start: [0, 0], goal: {row: 5}}",
-            "x.yaml:18:29: tasks.list[0].goal: wrong type (expected a list of 2 items "
-            "(int, int), got a mapping)",
+            "x.yaml:18:29: tasks.list[0].goal: wrong type (expected [int, int], got a mapping)",
         ),
         (
             "report:\n",

@@ -1,7 +1,8 @@
-"""``opt-suite list [--json]``: the registered task families, methods, learners and bundled specs.
+"""``opt-suite list [--json] [--params]``: registered families, methods, learners; bundled specs.
 
 Everything registered is shown, including third-party plugins; an entry point that fails to load is
-listed with its error instead of stopping the command. Nothing here imports TensorFlow.
+listed with its error instead of stopping the command. ``--params`` adds every spec key each one
+accepts (type, range, default, doc) as a YAML template to copy. Nothing here imports TensorFlow.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from opt_suite import registry
 from opt_suite.spec import bundled_specs
 from opt_suite.spec.errors import Problems
 from opt_suite.spec.extends import read_spec_tree
+from opt_suite.spec.reference import param_rows
 from opt_suite.spec.tree import Scalar
 
 _GROUPS = {
@@ -24,14 +26,31 @@ _GROUPS = {
 }
 
 
+# Where each dataclass of a registered class goes in a spec.
+_SECTIONS = {
+    registry.FAMILIES: {
+        "family.params": "Params",
+        "tasks.vary": "Variation",
+        "tasks.list[]": "TaskParams",
+    },
+    registry.METHODS: {"methods[].params": "Params"},
+    registry.LEARNERS: {"evaluation.params": "Params"},
+}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the command's arguments."""
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
+    parser.add_argument(
+        "--params",
+        action="store_true",
+        help="also show every spec key each family, method and learner accepts, with defaults",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the listing; always 0 (broken entries are listed, not fatal)."""
-    listing = collect()
+    listing = collect(with_params=args.params)
     if args.json:
         json.dump(listing, sys.stdout, indent=2)
         print()
@@ -45,7 +64,7 @@ def _first_line(text: Any) -> str:
     return lines[0].strip() if lines else ""
 
 
-def describe_entry(group: str, name: str) -> dict[str, Any]:
+def describe_entry(group: str, name: str, with_params: bool = False) -> dict[str, Any]:
     """What ``list`` shows about one registered name (``error`` is None when it loads)."""
     entry: dict[str, Any] = {"name": name}
     try:
@@ -58,7 +77,19 @@ def describe_entry(group: str, name: str) -> dict[str, Any]:
     if group == registry.METHODS:
         entry["uses_demonstrations"] = bool(getattr(cls, "uses_demonstrations", False))
         entry["uses_interaction"] = bool(getattr(cls, "uses_interaction", False))
+    if with_params:
+        entry["params"] = _params(cls, _SECTIONS[group])
     return {**entry, "error": None}
+
+
+def _params(cls: type, sections: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for section, attr in sections.items():
+        try:
+            out[section] = param_rows(getattr(cls, attr))
+        except Exception as exc:  # a plugin without that dataclass, or with odd annotations
+            out[section] = f"cannot be described: {exc!r}"
+    return out
 
 
 def describe_spec(path: Any) -> dict[str, Any]:
@@ -78,10 +109,10 @@ def describe_spec(path: Any) -> dict[str, Any]:
     }
 
 
-def collect() -> dict[str, list[dict[str, Any]]]:
+def collect(with_params: bool = False) -> dict[str, list[dict[str, Any]]]:
     """The whole listing as plain data (what ``--json`` prints)."""
     listing = {
-        key: [describe_entry(group, name) for name in registry.names(group)]
+        key: [describe_entry(group, name, with_params) for name in registry.names(group)]
         for key, (group, _) in _GROUPS.items()
     }
     listing["specs"] = [describe_spec(path) for path in bundled_specs()]
@@ -100,15 +131,37 @@ def _learns_from(entry: dict[str, Any]) -> str:
     return " + ".join(sources) or "-"
 
 
-def _table(title: str, header: list[str], rows: list[list[str]]) -> str:
+def _table(title: str, header: list[str], rows: list[list[str]], notes: list[list[str]]) -> str:
+    """Aligned columns; ``notes[i]`` are extra lines printed under row i."""
     if not rows:
         return f"{title}\n  (none)\n\n"
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
     lines = [title]
-    for row in [header, *rows]:
+    for row, extra in zip([header, *rows], [[], *notes], strict=True):
         cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
         lines.append(("  " + "  ".join([*cells, row[-1]])).rstrip())
+        lines.extend(extra)
     return "\n".join(lines) + "\n\n"
+
+
+def _param_lines(entry: dict[str, Any]) -> list[str]:
+    """``--params``: each section as a YAML template, the type, range and doc as comments."""
+    lines = []
+    for section, rows in entry.get("params", {}).items():
+        if isinstance(rows, str):
+            lines.append(f"      {section}: {rows}")
+            continue
+        lines.append(f"      {section}:" + ("" if rows else " {}   # no parameters"))
+        keys = [
+            f"{r['key']}: {r['default'] if r['default'] is not None else '(required)'}"
+            for r in rows
+        ]
+        width = max((len(k) for k in keys), default=0)
+        for key, row in zip(keys, rows, strict=True):
+            kind = row["type"] + (f", {row['range']}" if row["range"] else "")
+            doc = f" - {row['doc']}" if row["doc"] else ""
+            lines.append(f"        {key.ljust(width)}  # {kind}{doc}")
+    return lines
 
 
 def render(listing: dict[str, list[dict[str, Any]]]) -> str:
@@ -117,24 +170,29 @@ def render(listing: dict[str, list[dict[str, Any]]]) -> str:
     def about(entry: dict[str, Any]) -> str:
         return f"ERROR: {entry['error']}" if entry.get("error") else entry["description"]
 
+    families, methods, learners = listing["families"], listing["methods"], listing["learners"]
     out = _table(
         _GROUPS["families"][1],
         ["NAME", "GYMNASIUM ID", "DESCRIPTION"],
-        [[e["name"], e.get("env_id", ""), about(e)] for e in listing["families"]],
+        [[e["name"], e.get("env_id", ""), about(e)] for e in families],
+        [_param_lines(e) for e in families],
     )
     out += _table(
         _GROUPS["methods"][1],
         ["NAME", "LEARNS FROM", "DESCRIPTION"],
-        [[e["name"], _learns_from(e), about(e)] for e in listing["methods"]],
+        [[e["name"], _learns_from(e), about(e)] for e in methods],
+        [_param_lines(e) for e in methods],
     )
     out += _table(
         _GROUPS["learners"][1],
         ["NAME", "DESCRIPTION"],
-        [[e["name"], about(e)] for e in listing["learners"]],
+        [[e["name"], about(e)] for e in learners],
+        [_param_lines(e) for e in learners],
     )
     out += _table(
         "Bundled specs (opt-suite validate NAME / opt-suite run NAME)",
         ["NAME", "DESCRIPTION"],
         [[e["name"], about(e)] for e in listing["specs"]],
+        [[] for _ in listing["specs"]],
     )
     return out

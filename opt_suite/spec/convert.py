@@ -26,7 +26,7 @@ from opt_suite.params import constraints
 from opt_suite.spec.errors import KeyPath, Mark, Problems
 from opt_suite.spec.tree import Broken, Mapping, Node, Scalar, Sequence, describe
 
-__all__ = ["INVALID", "AnyResolver", "Converter", "label"]
+__all__ = ["INVALID", "AnyResolver", "Converter", "label", "field_types", "within", "range_text"]
 
 
 class _Invalid:
@@ -57,7 +57,7 @@ def label(tp: Any) -> str:
             if isinstance(item, type) and dataclasses.is_dataclass(item):
                 return f"a list of mappings ({item.__name__})"
             return f"a list of {label(item)}"
-        return f"a list of {len(args)} items ({', '.join(label(a) for a in args)})"
+        return f"[{', '.join(label(a) for a in args)}]"  # a fixed-length list, e.g. [int, int]
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return f"a mapping ({tp.__name__})"
     if tp is Any:
@@ -65,8 +65,29 @@ def label(tp: Any) -> str:
     return getattr(tp, "__name__", str(tp))
 
 
+_BOUNDS = (
+    ("ge", ">=", lambda v, b: v >= b),
+    ("gt", ">", lambda v, b: v > b),
+    ("le", "<=", lambda v, b: v <= b),
+    ("lt", "<", lambda v, b: v < b),
+)
+
+
+def within(value: float, bounds: dict) -> bool:
+    """Whether ``value`` satisfies a field's ``ge``/``gt``/``le``/``lt`` bounds (None: no bound)."""
+    return all(ok(value, bounds[key]) for key, _, ok in _BOUNDS if bounds.get(key) is not None)
+
+
+def range_text(bounds: dict) -> str:
+    """The bounds as text, e.g. ``>= 0 and < 1`` (empty when there are none)."""
+    return " and ".join(
+        f"{sign} {bounds[key]}" for key, sign, _ in _BOUNDS if bounds.get(key) is not None
+    )
+
+
 @functools.cache
-def _hints(cls: type) -> dict[str, Any]:
+def field_types(cls: type) -> dict[str, Any]:
+    """The resolved annotations of a dataclass (cached; raises if one cannot be resolved)."""
     return typing.get_type_hints(cls)
 
 
@@ -156,17 +177,11 @@ class Converter:
         return self._bounded(value, node, path, bounds)
 
     def _bounded(self, value: float, node: Node, path: KeyPath, bounds: dict) -> Any:
-        tests = [
-            ("ge", ">=", lambda b: value >= b),
-            ("gt", ">", lambda b: value > b),
-            ("le", "<=", lambda b: value <= b),
-            ("lt", "<", lambda b: value < b),
-        ]
-        limits = [(sign, bounds[key], ok) for key, sign, ok in tests if bounds.get(key) is not None]
-        if all(ok(limit) for _, limit, ok in limits):
+        if within(value, bounds):
             return value
-        wanted = " and ".join(f"{sign} {limit}" for sign, limit, _ in limits)
-        self.problems.add(node.mark, path, f"out of range (expected {wanted}, got {value})")
+        self.problems.add(
+            node.mark, path, f"out of range (expected {range_text(bounds)}, got {value})"
+        )
         return INVALID
 
     def _literal(self, node: Node, tp: Any, path: KeyPath) -> Any:
@@ -217,7 +232,7 @@ class Converter:
         if not isinstance(node, Mapping):
             return self._mismatch(node, path, label(cls))
         try:
-            hints = _hints(cls)
+            hints = field_types(cls)
         except Exception as exc:  # a plugin's unresolvable annotation
             self.problems.add(
                 node.mark, path, f"cannot read the fields of {cls.__qualname__}: {exc}"
