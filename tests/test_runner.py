@@ -72,6 +72,28 @@ def test_changed_spec_reuses_the_unchanged_cells(tmp_path, capsys):
     assert options[("rand", 0)][0] != before[2][("rand", 0)][0]
 
 
+def test_demonstrations_are_collected_once_per_seed_and_stored(tmp_path, capsys):
+    methods = (method("demo-a", "fake_demo_options"), method("plain", num_options=1))
+    spec, out = write_spec(tmp_path, methods, seeds=1), tmp_path / "out"
+    assert run_cli(spec, "--out", out, "--workers", "0", "--quiet", "--no-report") == 0
+    with ResultsStore(out) as store:
+        kinds = [c.kind for c in store.cells()]
+        assert kinds.count("demonstrations") == 1
+        demos = store.demonstrations(0)
+        assert len(demos) == 2 and {d.task_id for d in demos} == {
+            "chain-5/train/0",
+            "chain-5/train/1",
+        }
+        # only the method that declares uses_demonstrations receives them
+        infos = {c.method: c.info for c in store.cells() if c.kind == "discovery"}
+        assert infos == {"demo-a": {"budget": 0, "demos": 2}, "plain": {"budget": 0, "demos": 0}}
+    # a second demonstration-using entry reuses the stored demonstrations
+    more = (*methods, method("demo-b", "fake_demo_options", num_options=1))
+    capsys.readouterr()
+    assert run_cli(write_spec(tmp_path, more, seeds=1), "--out", out, "--workers", "0") == 0
+    assert "(1 demonstrations, 2 discovery, 2 evaluation)" in capsys.readouterr().err
+
+
 def test_a_subset_of_seeds_gives_the_same_numbers_as_the_full_run(tmp_path):
     full, part = tmp_path / "full", tmp_path / "part"
     spec = write_spec(tmp_path, seeds=3)
@@ -138,3 +160,17 @@ def test_progress_prints_lines_when_not_a_terminal():
     # 3 cells computed in the elapsed time, 3 left: ETA ~ elapsed
     assert progress.eta() == pytest.approx(0.0, abs=1.0)
     assert [format_duration(s) for s in (5, 75, 3700)] == ["5s", "1m15s", "1h01m"]
+
+
+def test_reusing_cells_computed_by_other_code_is_pointed_out(tmp_path, capsys, monkeypatch):
+    import opt_suite.runner.protocol as protocol
+
+    spec, out = write_spec(tmp_path), tmp_path / "out"
+    assert run_cli(spec, "--out", out, "--workers", "0", "--quiet", "--no-report") == 0
+    real = protocol.collect_provenance
+    monkeypatch.setattr(protocol, "collect_provenance", lambda: {**real(), "git_commit": "abc"})
+    capsys.readouterr()
+    assert run_cli(spec, "--out", out, "--workers", "0", "--quiet", "--no-report") == 0
+    err = capsys.readouterr().err
+    assert "note: the code changed since the last run" in err and "-> abc)" in err
+    assert ResultsStore(out).run().git_commit == "abc"

@@ -136,7 +136,12 @@ def run(args: argparse.Namespace) -> int:
         f"{summary.computed} computed"
         + (f", {summary.by_others} by another runner" if summary.by_others else "")
         + f") {state} in {format_duration(result.wall_s)}; wrote {', '.join(written)}"
-        + ("" if summary.ok else "; rerun the same command to retry the failed cells"),
+        + (
+            ""
+            if summary.ok
+            else f"; rerun the same command to retry the failed cells (worker output: "
+            f"{directory / 'logs'})"
+        ),
         file=sys.stderr,
     )
     return 0 if summary.ok else 1

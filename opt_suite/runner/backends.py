@@ -11,6 +11,7 @@ import concurrent.futures as cf
 import multiprocessing
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 from opt_suite.runner.cells import CellJob, CellOutcome, execute, init_worker, worker_environment
@@ -62,9 +63,10 @@ class PoolBackend(Backend):
 
     name = "local"
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, log_dir: Path | None = None) -> None:
         self.capacity = workers
         self._workers = workers
+        self._log_dir = None if log_dir is None else str(log_dir)
         self._pool = self._start()
         self._futures: dict[cf.Future, tuple[str, str]] = {}
 
@@ -73,6 +75,7 @@ class PoolBackend(Backend):
             max_workers=self._workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=init_worker,
+            initargs=(self._log_dir,),
         )
 
     def submit(self, job: CellJob) -> None:  # noqa: D102
@@ -169,11 +172,16 @@ def _lost(cell_id: str, label: str, exc: BaseException) -> CellOutcome:
     )
 
 
-def make_backend(kind: str, workers: int | None, address: str | None) -> Backend:
-    """The backend for ``--backend kind``: ``local`` (``workers`` 0: this process) or ``ray``."""
+def make_backend(
+    kind: str, workers: int | None, address: str | None, log_dir: Path | None = None
+) -> Backend:
+    """The backend for ``--backend kind``: ``local`` (``workers`` 0: this process) or ``ray``.
+
+    Local workers write their output to ``log_dir`` (Ray keeps its workers' logs itself).
+    """
     if kind == "ray":
         return RayBackend(workers, address)
     if kind != "local":
         raise BackendError(f"unknown backend {kind!r} (expected 'local' or 'ray')")
     count = (os.cpu_count() or 1) if workers is None else workers
-    return InlineBackend() if count == 0 else PoolBackend(count)
+    return InlineBackend() if count == 0 else PoolBackend(count, log_dir)

@@ -16,6 +16,7 @@ import threading
 import time
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -103,13 +104,23 @@ def worker_environment() -> dict[str, str]:
     }
 
 
-def init_worker() -> None:
+def init_worker(log_dir: str | None = None) -> None:
     """Process-pool initializer: set :func:`worker_environment` before anything imports TF.
 
-    Also exits the worker when the runner is gone (``kill -9`` leaves no one to take its result).
+    Sends the worker's stdout/stderr (TensorFlow's C++ start-up chatter included) to
+    ``log_dir/worker-<pid>.log`` so the progress line stays readable, and exits the worker when
+    the runner is gone (``kill -9`` leaves no one to take its result).
     """
     for key, value in worker_environment().items():
         os.environ.setdefault(key, value)
+    if log_dir is not None:
+        Path(log_dir).mkdir(parents=True, exist_ok=True)
+        fd = os.open(
+            Path(log_dir) / f"worker-{os.getpid()}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND
+        )
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
     parent = os.getppid()
 
     def watch() -> None:

@@ -203,7 +203,9 @@ def run_protocol(
     train, test = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
     plan = build_plan(spec, seeds, train, test, components.methods)
 
-    runner = make_backend(backend, workers, address)  # a backend that cannot start writes nothing
+    runner = make_backend(
+        backend, workers, address, directory / "logs"
+    )  # a backend that cannot start writes nothing
     try:
         writer = StoreWriter(directory)
         try:
@@ -231,12 +233,13 @@ def _run(
     """Record the run, execute its plan and record how it ended (also when interrupted)."""
     directory = writer.directory
     remove_stale_temporaries(directory)
-    reuse_note = _reuse_note(writer, spec_hash(spec), plan)
+    provenance = collect_provenance()
+    reuse_note = _reuse_note(writer, spec_hash(spec), provenance.get("git_commit"), plan)
     run_id = writer.begin_run(
         spec_name=spec.name,
         spec_hash=spec_hash(spec),
         spec_yaml=canonical_yaml(spec),
-        provenance=collect_provenance(),
+        provenance=provenance,
         backend=runner.name,
         workers=runner.capacity if runner.name != "inline" else 0,
         seeds=seeds,
@@ -269,14 +272,26 @@ def _run(
     return run_id, reuse_note, summary
 
 
-def _reuse_note(writer: StoreWriter, new_hash: str, plan: Plan) -> str:
-    """Say what is reused when the directory already holds results (of this spec or another)."""
-    row = writer.conn.execute("SELECT spec_hash FROM runs ORDER BY run_id DESC LIMIT 1").fetchone()
+def _reuse_note(writer: StoreWriter, new_hash: str, commit: str | None, plan: Plan) -> str:
+    """Say what is reused when the directory already holds results (of this spec or another).
+
+    Cells are named by what the spec gives them, not by the code that computes them, so the note
+    also warns when the code's git commit differs from the one that computed earlier cells.
+    """
+    row = writer.conn.execute(
+        "SELECT spec_hash, git_commit FROM runs ORDER BY run_id DESC LIMIT 1"
+    ).fetchone()
     if row is None:
         return ""
     done = writer.done_cells(c.cell_id for c in plan.cells)
+    code = ""
+    if done and row[1] != commit:
+        code = (
+            f"\nnote: the code changed since the last run in {writer.directory} (git {row[1]} -> "
+            f"{commit}); reused cells keep the old code's results (use a fresh --out to recompute)"
+        )
     if row[0] == new_hash:
-        return f"resuming: {len(done)} of {len(plan.cells)} cells already done"
+        return f"resuming: {len(done)} of {len(plan.cells)} cells already done" + code
     kinds = {
         k: sum(1 for c in plan.cells if c.kind == k and c.cell_id in done)
         for k in ("demonstrations", "discovery", "evaluation")
@@ -285,5 +300,5 @@ def _reuse_note(writer: StoreWriter, new_hash: str, plan: Plan) -> str:
     return (
         f"the spec changed since the last run in {writer.directory} "
         f"({row[0][:12]} -> {new_hash[:12]}): reusing {len(done)} of {len(plan.cells)} cells "
-        f"whose inputs are unchanged" + (f" ({detail})" if detail else "")
+        f"whose inputs are unchanged" + (f" ({detail})" if detail else "") + code
     )
