@@ -59,9 +59,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _first_line(text: Any) -> str:
+def _first_line(text: Any, limit: int = 100) -> str:
+    """The first line, cut at a word to at most ``limit`` characters (a folded paragraph is one)."""
     lines = str(text or "").strip().splitlines()
-    return lines[0].strip() if lines else ""
+    line = lines[0].strip() if lines else ""
+    if len(line) <= limit:
+        return line
+    return line[: limit - 3].rsplit(" ", 1)[0].rstrip(",;:") + "..."
 
 
 def describe_entry(group: str, name: str, with_params: bool = False) -> dict[str, Any]:
