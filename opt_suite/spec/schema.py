@@ -15,8 +15,8 @@ Sections, in YAML order:
       train: 6                            # the first `train` are train tasks ...
       test: 24                            # ... the next `test` are test tasks
       seed: 0                             # task sampling seed
-      vary: {starts: random, goals: random}        # the family's Variation
-      list: []                            # explicit TaskParams, used before sampling
+      vary: {goal_region: anywhere}       # the family's Variation
+      list: [{start: [1, 1], goal: [7, 9]}]   # explicit TaskParams, used before sampled ones
     demonstrations:
       trajectories_per_task: 1
       expert: {alpha: 0.5, gamma: 0.99, epsilon: 0.2, max_episodes: 20000}
@@ -33,6 +33,9 @@ Sections, in YAML order:
     report:
       baseline: primitives
       threshold: null
+
+Omitted keys take the defaults below (``params`` omitted: the class's defaults); ``opt-suite
+validate SPEC --resolved`` prints a spec with every default written out.
 """
 
 from __future__ import annotations
