@@ -166,7 +166,7 @@ def collect_demonstrations(
     train_tasks: Sequence[Task],
     spec: DemonstrationsSpec,
     seed: np.random.SeedSequence,
-    tolerance: float = VALUE_TOLERANCE,
+    tolerance: float | None = None,
 ) -> list[Trajectory]:
     """``spec.trajectories_per_task`` trajectories from an optimal expert on each train task.
 
@@ -176,6 +176,7 @@ def collect_demonstrations(
     Raises:
       ExpertError: the family has no tabular model, or an expert fails (see :func:`train_expert`).
     """
+    tolerance = spec.expert.tolerance if tolerance is None else tolerance
     demos: list[Trajectory] = []
     for i, task in enumerate(train_tasks):
         model = family.tabular_model(task)

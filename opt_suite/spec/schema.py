@@ -86,6 +86,12 @@ class ExpertSpec:
     epsilon: float = param(0.2, doc="epsilon-greedy exploration", ge=0, le=1)
     max_episodes: int = param(20000, doc="give up (error) after this many episodes", ge=1)
     check_every: int = param(100, doc="episodes between optimality checks", ge=1)
+    tolerance: float = param(
+        0.5,
+        doc="optimal means V*(start) - V_greedy(start) <= tolerance (per-state greedy optimality "
+        "is never reached with slip: rarely visited near-ties keep flipping)",
+        ge=0,
+    )
 
 
 @dataclasses.dataclass(frozen=True)
