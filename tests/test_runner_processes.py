@@ -6,6 +6,7 @@ import os
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 
 import pytest
@@ -98,3 +99,17 @@ def test_two_runners_on_one_directory_share_the_cells(tmp_path):
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()
     assert numbers(out) == numbers(clean)
+
+
+def test_the_runner_process_never_imports_tensorflow(tmp_path):
+    methods = (method("demo", "fake_demo_options"), method("plain"))
+    spec = write_spec(tmp_path, methods, seeds=1)
+    argv = ["run", str(spec), "--out", str(tmp_path / "out"), "--workers", "1"]
+    code = (
+        "import sys; from opt_suite.cli import main; "
+        f"code = main({argv!r}); print('tensorflow' in sys.modules, code)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+    assert result.stdout.strip() == "False 0", result.stderr
