@@ -132,3 +132,18 @@ def test_unknown_family_is_a_clear_error(tmp_path, capsys):
     spec.write_text(spec.read_text().replace("name: chain", "name: chian"))
     assert run_cli(spec) == 2
     assert "family.name" in capsys.readouterr().err
+
+
+def test_a_failing_report_keeps_the_results_and_says_how_to_retry(tmp_path, capsys, monkeypatch):
+    import opt_suite.report
+
+    def broken(directory):
+        raise RuntimeError("plotting exploded")
+
+    monkeypatch.setattr(opt_suite.report, "write_reports", broken)
+    out = tmp_path / "out"
+    assert run_cli(write_spec(tmp_path), "--out", out, "--workers", "0", "--quiet") == 1
+    err = capsys.readouterr().err
+    assert "reports not written: RuntimeError: plotting exploded" in err
+    assert f"retry with `opt-suite report {out}`" in err
+    assert set(_statuses(out).values()) == {"done"}

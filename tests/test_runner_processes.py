@@ -101,6 +101,7 @@ def test_two_runners_on_one_directory_share_the_cells(tmp_path):
     assert numbers(out) == numbers(clean)
 
 
+@pytest.mark.slow
 def test_the_runner_process_never_imports_tensorflow(tmp_path):
     methods = (method("demo", "fake_demo_options"), method("plain"))
     spec = write_spec(tmp_path, methods, seeds=1)

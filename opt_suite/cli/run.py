@@ -124,8 +124,11 @@ def run(args: argparse.Namespace) -> int:
     for label, reason in summary.skipped:
         print(f"not run: {label} ({reason})", file=sys.stderr)
     written = [str(directory / "results.sqlite")]
+    reported = True
     if not args.no_report:
-        written += _write_reports(directory)
+        reports = _write_reports(directory)
+        reported = reports is not None
+        written += reports or []
     state = (
         "all done"
         if summary.ok
@@ -144,22 +147,25 @@ def run(args: argparse.Namespace) -> int:
         ),
         file=sys.stderr,
     )
-    return 0 if summary.ok else 1
+    return 0 if summary.ok and reported else 1
 
 
-def _write_reports(directory: Path) -> list[str]:
-    """Write the reports; a problem there is reported but never loses the stored results."""
+def _write_reports(directory: Path) -> list[str] | None:
+    """The report files written, or None (after saying why) when they could not be written.
+
+    A problem there never loses the stored results: ``opt-suite report DIR`` can write them later.
+    """
     try:
         from opt_suite.report import write_reports
     except ImportError as exc:
         print(f"reports not written: opt_suite.report is unavailable ({exc})", file=sys.stderr)
-        return []
+        return None
     try:
         return [str(p) for p in write_reports(directory)]
-    except Exception as exc:  # the results are safe in the store; `opt-suite report` can retry
+    except Exception as exc:
         print(
             f"reports not written: {type(exc).__name__}: {exc} "
             f"(the results are stored; retry with `opt-suite report {directory}`)",
             file=sys.stderr,
         )
-        return []
+        return None
