@@ -120,7 +120,7 @@ class CompiledObjective:
             if kind == "terms":
                 specs = [_table_spec(dtype)] * 3 + [_LENGTHS]
                 fn = lambda pi, mu, beta, lengths: trajectory_terms(  # noqa: E731
-                    pi, mu, beta, lengths, chunk=cfg.chunk
+                    pi, mu, beta, lengths, cfg.chunk, cfg.jit_compile
                 )
             else:
                 specs = [_table_spec(dtype)] * 3 + [_LENGTHS]
@@ -130,7 +130,7 @@ class CompiledObjective:
                 def fn(pi, mu, beta, lengths, probs=None):
                     return jhat(
                         pi, mu, beta, lengths, probs, cfg.lambda1, cfg.lambda2, cfg.likelihood,
-                        cfg.chunk,
+                        cfg.chunk, cfg.jit_compile,
                     )  # fmt: skip
 
             self._functions[key] = tf.function(fn, input_signature=specs, reduce_retracing=True)
@@ -168,6 +168,7 @@ def make_jhat_step(
     config: JhatConfig = JhatConfig(),
     observation_spec: tf.TensorSpec = tf.TensorSpec([None, None], tf.int32),
     apply_gradients: Callable[[list[tf.Tensor]], Any] | None = None,
+    jit_compile_all: bool = False,
 ) -> Callable[[Any, Any, Any], tuple[JhatParts, list[tf.Tensor]]]:
     """Networks → tables → Ĵ → dĴ/dvariables as one compiled function (traced once).
 
@@ -178,6 +179,8 @@ def make_jhat_step(
       observation_spec: signature of the observations, with unknown batch and length.
       apply_gradients: optional callback run inside the compiled function with the gradients of Ĵ
         (e.g. an optimizer step; note that optimizers *minimise*, so negate them to ascend Ĵ).
+      jit_compile_all: compile the whole step (networks too) with XLA, not only Ĵ's recursion
+        (``config.jit_compile``); XLA then compiles once per concrete batch shape.
 
     Returns:
       ``step(observations, actions, lengths) -> (JhatParts, gradients of Ĵ)``.
@@ -185,7 +188,8 @@ def make_jhat_step(
     variables = list(variables)
 
     @tf.function(
-        input_signature=[observation_spec, tf.TensorSpec([None, None], tf.int32), _LENGTHS]
+        input_signature=[observation_spec, tf.TensorSpec([None, None], tf.int32), _LENGTHS],
+        jit_compile=jit_compile_all,
     )
     def step(observations, actions, lengths):
         with tf.GradientTape() as tape:
@@ -193,6 +197,7 @@ def make_jhat_step(
             parts = jhat(
                 tables.pi, tables.mu, tables.beta, lengths, tables.option_action_probs,
                 config.lambda1, config.lambda2, config.likelihood, config.chunk,
+                config.jit_compile,
             )  # fmt: skip
         grads = tape.gradient(parts.total, variables)
         if apply_gradients is not None:

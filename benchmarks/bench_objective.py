@@ -1,0 +1,206 @@
+"""Speed of Ĵ + gradient on the reference workload, against an eager loop and the networks alone.
+
+Reference workload (issue "Ĵ in TensorFlow"): B = 64 demonstrations of T = 200 steps on the 40x40
+four-rooms grid, n = 8 options (4 learned + 4 primitives), the 4 option networks and the policy over
+options each 2 layers x 32 units with the state index as input (first layer = a row lookup, which
+equals the one-hot matmul), λ1 = 0.001 and λ2 = 100 as in the paper.
+
+Figures (all measured in one process, interleaved, best of several rounds, since the machine is shared):
+
+- R1 = eager per-step Python loop (networks, recursion step by step, tape) / compiled step.  Goal >= 30.
+- R2 = compiled step (networks + Ĵ + gradient) / the networks' own forward + backward.    Goal <= 1.3.
+- time(T = 1000) / time(T = 200) of the compiled step.                                    Goal <= 5.5.
+- trajectory-steps per second of the compiled step.
+
+"Compiled step" is :func:`opt_suite.objective.make_jhat_step` (one ``tf.function``; Ĵ's recursion an
+XLA cluster); the networks' baseline is the same networks in the same kind of ``tf.function``. With
+``jit_compile_all`` (whole step under XLA) the baseline is the networks under XLA too.
+
+    .venv/bin/pytest benchmarks/bench_objective.py --benchmark-only -s
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+import opt_suite  # noqa: F401  (sets TF_USE_LEGACY_KERAS before TensorFlow is imported)
+import tensorflow as tf  # noqa: I001
+
+from opt_suite.objective import JhatConfig, Tables, make_jhat_step, option_diversity
+
+NUM_STATES, NUM_ACTIONS, NUM_LEARNED, HIDDEN, BATCH = 40 * 40, 4, 4, 32, 64
+CONFIG = JhatConfig(lambda1=1e-3, lambda2=100.0)
+_INT = tf.TensorSpec([None, None], tf.int32)
+
+
+class Networks:
+    """The option networks and the policy over options (Glorot-uniform weights, seeded)."""
+
+    def __init__(self, seed: int = 0) -> None:
+        rng = np.random.default_rng(seed)
+
+        def dense(fan_in, fan_out):
+            limit = np.sqrt(6.0 / (fan_in + fan_out))
+            return tf.Variable(rng.uniform(-limit, limit, (fan_in, fan_out)).astype(np.float32))
+
+        def mlp(outputs):
+            return [dense(NUM_STATES, HIDDEN), dense(HIDDEN, HIDDEN), dense(HIDDEN, outputs)]
+
+        self.options = [mlp(NUM_ACTIONS + 1) for _ in range(NUM_LEARNED)]  # μ logits and β logit
+        self.policy = mlp(NUM_ACTIONS + NUM_LEARNED)
+        self.variables = [w for net in [*self.options, self.policy] for w in net]
+
+    @staticmethod
+    def _mlp(weights, states):
+        first, second, head = weights
+        x = tf.nn.relu(tf.gather(first, states))  # = one-hot(s) @ first, without the one-hot
+        return tf.matmul(tf.nn.relu(tf.matmul(x, second)), head)
+
+    def tables(self, states, actions) -> Tables:
+        """(π, μ, β, learned options' action distributions) on a [B, L] batch of states."""
+        shape = tf.shape(states)
+        flat = tf.reshape(states, [-1])
+        out = [self._mlp(w, flat) for w in self.options]
+        probs = tf.stack([tf.nn.softmax(o[:, :NUM_ACTIONS]) for o in out], axis=1)  # [BL, m, A]
+        probs = tf.reshape(probs, tf.concat([shape, [NUM_LEARNED, NUM_ACTIONS]], 0))
+        beta = tf.reshape(tf.sigmoid(tf.stack([o[:, -1] for o in out], 1)), [*tf.unstack(shape), -1])
+        pi = tf.nn.softmax(self._mlp(self.policy, flat))
+        pi = tf.reshape(pi, [*tf.unstack(shape), -1])
+        primitive = tf.one_hot(actions, NUM_ACTIONS)  # μ_a(s_t, a_t) = 1[a = a_t], β_a = 1
+        mu_learned = tf.reduce_sum(probs * primitive[:, :, None, :], axis=-1)
+        return Tables(
+            pi,
+            tf.concat([primitive, mu_learned], -1),
+            tf.concat([tf.ones_like(primitive), beta], -1),
+            probs,
+        )
+
+
+def random_walks(length: int, seed: int = 0):
+    """BATCH random walks of ``length`` steps on the 40x40 grid (states, actions, lengths)."""
+    rng = np.random.default_rng(seed)
+    moves = np.array([(-1, 0), (0, 1), (1, 0), (0, -1)])
+    actions = rng.integers(0, NUM_ACTIONS, (BATCH, length + 1))
+    cells = np.empty((BATCH, length + 1, 2), dtype=np.int64)
+    cells[:, 0] = rng.integers(0, 40, (BATCH, 2))
+    for t in range(length):
+        cells[:, t + 1] = np.clip(cells[:, t] + moves[actions[:, t]], 0, 39)
+    states = cells[..., 0] * 40 + cells[..., 1]
+    return (
+        tf.constant(states, tf.int32),
+        tf.constant(actions, tf.int32),
+        tf.constant(np.full(BATCH, length), tf.int32),
+    )
+
+
+def eager_reference(nets: Networks, states, actions, lengths):
+    """The plain implementation: eager networks, the scaled recursion one step at a time, a tape."""
+    length = int(lengths[0])
+    with tf.GradientTape() as tape:
+        pi, mu, beta, probs = nets.tables(states, actions)
+        alpha = pi[:, 0] * mu[:, 0]
+        z = tf.reduce_sum(alpha, -1)
+        log_prob, p, terminations = tf.math.log(z), alpha / z[:, None], tf.zeros_like(z)
+        for t in range(1, length + 1):
+            stop = tf.reduce_sum(p * beta[:, t], -1)  # Pr(T_t = 1 | h_t)
+            terminations += stop
+            if t == length:
+                break
+            alpha = (p * (1.0 - beta[:, t]) + stop[:, None] * pi[:, t]) * mu[:, t]
+            z = tf.reduce_sum(alpha, -1)
+            log_prob, p = log_prob + tf.math.log(z), alpha / z[:, None]
+        total = tf.reduce_mean(
+            CONFIG.lambda2 * tf.exp(log_prob)
+            - terminations / length
+            + CONFIG.lambda1 * option_diversity(probs, lengths)
+        )
+    return total, tape.gradient(total, nets.variables)
+
+
+def networks_step(nets: Networks, jit_compile: bool):
+    """The networks' own forward + backward (every table output summed into a scalar)."""
+
+    @tf.function(input_signature=[_INT, _INT], jit_compile=jit_compile)
+    def step(states, actions):
+        with tf.GradientTape() as tape:
+            loss = tf.add_n([tf.reduce_sum(x) for x in nets.tables(states, actions)])
+        return tape.gradient(loss, nets.variables)
+
+    return step
+
+
+def best_time(fn, *args, repeats: int) -> float:
+    """Fastest of ``repeats`` calls, in seconds (results forced to host)."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        tf.nest.map_structure(lambda x: x.numpy() if hasattr(x, "numpy") else x, fn(*args))
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+@pytest.fixture(scope="module")
+def nets():
+    return Networks()
+
+
+@pytest.fixture(scope="module")
+def batch200():
+    return random_walks(200)
+
+
+def _compiled(nets, jit_compile_all):
+    step = make_jhat_step(nets.tables, nets.variables, CONFIG, jit_compile_all=jit_compile_all)
+    return lambda states, actions, lengths: step(states, actions, lengths)
+
+
+@pytest.mark.parametrize("jit_compile_all", [False, True], ids=["jhat-xla", "all-xla"])
+def test_jhat_step(benchmark, nets, batch200, jit_compile_all):
+    """The compiled step at T = 200, with R1, R2 and steps/s in extra_info."""
+    step = _compiled(nets, jit_compile_all)
+    baseline = networks_step(nets, jit_compile_all)
+    states, actions, lengths = batch200
+    step(*batch200), baseline(states, actions)  # compile outside the timings
+    benchmark.pedantic(step, args=batch200, rounds=30, warmup_rounds=3, iterations=1)
+
+    ours, nets_only, eager = [], [], []
+    for _ in range(4):  # interleaved rounds: a busy neighbour slows all three alike
+        eager.append(best_time(eager_reference, nets, *batch200, repeats=1))
+        ours.append(best_time(step, *batch200, repeats=15))
+        nets_only.append(best_time(baseline, states, actions, repeats=15))
+    ours_s, nets_s, eager_s = min(ours), min(nets_only), min(eager)
+    info = {
+        "step_ms": round(1e3 * ours_s, 2),
+        "networks_ms": round(1e3 * nets_s, 2),
+        "eager_reference_ms": round(1e3 * eager_s, 1),
+        "R1": round(eager_s / ours_s, 1),
+        "R2": round(ours_s / nets_s, 2),
+        "steps_per_s": round(BATCH * 200 / ours_s),
+    }
+    benchmark.extra_info.update(info)
+    print(f"\n[{'all-xla' if jit_compile_all else 'jhat-xla'}] {info}")
+
+
+@pytest.mark.parametrize("jit_compile_all", [False, True], ids=["jhat-xla", "all-xla"])
+def test_length_scaling(benchmark, nets, batch200, jit_compile_all):
+    """time(T = 1000) / time(T = 200) of the compiled step."""
+    step = _compiled(nets, jit_compile_all)
+    batch1000 = random_walks(1000, seed=1)
+    step(*batch200), step(*batch1000)
+    benchmark.pedantic(step, args=batch1000, rounds=10, warmup_rounds=1, iterations=1)
+    short, long = [], []
+    for _ in range(4):
+        short.append(best_time(step, *batch200, repeats=10))
+        long.append(best_time(step, *batch1000, repeats=4))
+    ratio = min(long) / min(short)
+    info = {
+        "T200_ms": round(1e3 * min(short), 2),
+        "T1000_ms": round(1e3 * min(long), 2),
+        "ratio_1000_200": round(ratio, 2),
+        "steps_per_s_T1000": round(BATCH * 1000 / min(long)),
+    }
+    benchmark.extra_info.update(info)
+    print(f"\n[{'all-xla' if jit_compile_all else 'jhat-xla'}] {info}")
