@@ -1,0 +1,49 @@
+"""How fast specs are read and the non-training commands answer.
+
+``opt-suite validate`` and ``opt-suite list`` must answer in well under a second (they never import
+TensorFlow); most of a fresh process goes to importing numpy and gymnasium through the registered
+family modules, reading the spec itself takes milliseconds.
+
+    pytest benchmarks/bench_spec.py --benchmark-only
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from opt_suite.spec import canonical_yaml, load_spec, spec_hash
+
+PAPER = Path(__file__).resolve().parents[1] / "specs" / "fourrooms-paper.yaml"
+
+
+def test_bench_load_paper_spec(benchmark):
+    """YAML with marks, registry look-ups, conversion and rules for the paper's spec (warm)."""
+    spec = benchmark.pedantic(load_spec, args=(PAPER,), rounds=30, iterations=1, warmup_rounds=2)
+    assert spec.name == "fourrooms-paper"
+
+
+def test_bench_canonical_hash(benchmark):
+    """Canonical YAML and hash of the paper's spec (done per run and per cell)."""
+    spec = load_spec(PAPER)
+    digest = benchmark(lambda: (canonical_yaml(spec), spec_hash(spec))[1])
+    assert len(digest) == 64
+
+
+def _command(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "opt_suite", *args], capture_output=True, text=True
+    )
+
+
+def test_bench_validate_command(benchmark):
+    """A fresh ``opt-suite validate specs/fourrooms-paper.yaml`` process, end to end."""
+    result = benchmark.pedantic(_command, args=("validate", str(PAPER)), rounds=5, iterations=1)
+    assert result.returncode == 0, result.stderr
+
+
+def test_bench_list_command(benchmark):
+    """A fresh ``opt-suite list`` process (loads every registered class), end to end."""
+    result = benchmark.pedantic(_command, args=("list",), rounds=5, iterations=1)
+    assert result.returncode == 0, result.stderr
