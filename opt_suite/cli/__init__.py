@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # name -> (module, one-line help). Order is the order shown by --help.
@@ -51,6 +52,10 @@ def main(argv: list[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             return 130
+        except BrokenPipeError:
+            # `opt-suite list --json | head`: the reader left; say nothing more, like cat does.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 141
     parser.parse_args(argv)  # prints help / usage error and exits
     return 2
 
