@@ -1,16 +1,17 @@
 """Declaring typed, validated parameters for families, methods and learners.
 
-Every configurable thing in opt_suite (a task family, one task's variation, a method, a learner) declares
-its parameters as a *frozen dataclass* whose fields are made with :func:`param`. The spec loader
-(`opt_suite.spec`) maps YAML onto these dataclasses: it rejects unknown keys, converts and checks types
-from the annotations, and checks the ranges and choices given here — so code that receives a params
-object can trust it.
+Every configurable thing in opt_suite (a task family, one task's variation, a method, a learner)
+declares its parameters as a *frozen dataclass* whose fields are made with :func:`param`. The spec
+loader (`opt_suite.spec`) maps YAML onto these dataclasses: it rejects unknown keys, converts and
+checks types from the annotations, and checks the ranges and choices given here — so code that
+receives a params object can trust it.
 
 Supported annotations: ``int``, ``float``, ``bool``, ``str``, ``typing.Literal[...]``, ``X | None``,
 ``tuple[T, ...]``, fixed tuples such as ``tuple[int, int]``, and nested frozen dataclasses.
 
-Cross-field rules go in an optional ``check(self) -> list[tuple[str, str]]`` method on the dataclass,
-returning ``(field_name, message)`` pairs; the loader reports them at that field's position.
+Cross-field rules go in an optional ``check(self) -> list[tuple[str, str]]`` method on the
+dataclass, returning ``(field_name, message)`` pairs; the loader reports them at that field's
+position.
 """
 
 from __future__ import annotations
@@ -36,7 +37,10 @@ def param(
       default: the default value; omit to make the key required. Mutable defaults are not allowed
         (use tuples).
       doc: one-line description shown by ``opt-suite list`` and in error messages.
-      ge, gt, le, lt: inclusive / exclusive numeric bounds (also applied to every element of a tuple).
+      ge: inclusive lower bound (bounds also apply to every element of a tuple).
+      gt: exclusive lower bound.
+      le: inclusive upper bound.
+      lt: exclusive upper bound.
     """
     meta = {"doc": doc, "ge": ge, "gt": gt, "le": le, "lt": lt}
     return dataclasses.field(default=default, metadata=meta)
@@ -49,7 +53,7 @@ def constraints(field: dataclasses.Field) -> dict[str, Any]:
 
 
 class ParamsCheck:
-    """Optional mixin documenting the cross-field hook; dataclasses may define ``check`` directly."""
+    """Optional mixin documenting the cross-field hook (dataclasses may define ``check``)."""
 
     def check(self) -> list[tuple[str, str]]:
         """Return ``(field, message)`` problems found across fields (empty when consistent)."""

@@ -1,9 +1,9 @@
 """Finding task families, methods and learners by name, through Python entry points.
 
-The built-ins register exactly like a third-party package would (``pyproject.toml``), so a plugin adds
-a family with one module and one ``[project.entry-points."opt_suite.families"]`` line, without touching
-opt_suite. Loading a class imports its module; registered modules must not import TensorFlow at import
-time, so that ``opt-suite list`` and ``validate`` stay fast.
+The built-ins register exactly like a third-party package would (``pyproject.toml``), so a plugin
+adds a family with one module and one ``[project.entry-points."opt_suite.families"]`` line, without
+touching opt_suite. Loading a class imports its module; registered modules must not import
+TensorFlow at import time, so that ``opt-suite list`` and ``validate`` stay fast.
 """
 
 from __future__ import annotations

@@ -54,7 +54,6 @@ class Setting:
 def tiny_setting() -> Setting:
     """Four rooms on the 10x15 layout: 2 train tasks (sampled starts and goals), 1 demo each."""
     from opt_suite.demonstrations import collect_demonstrations
-
     from opt_suite.spec.schema import DemonstrationsSpec
 
     family_cls = registry.load(registry.FAMILIES, "fourrooms")

@@ -1,8 +1,9 @@
 """The ``opt-suite`` command line.
 
 Each subcommand lives in its own module ``opt_suite.cli.<name>`` exposing ``add_arguments(parser)``
-and ``run(args) -> int``; it is imported only when chosen, so commands that do not train (``validate``,
-``list``, ``report``, ``compare``) never import TensorFlow and answer in well under a second.
+and ``run(args) -> int``; it is imported only when chosen, so commands that do not train
+(``validate``, ``list``, ``report``, ``compare``) never import TensorFlow and answer in well under a
+second.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser: the command names and their one-line help."""
     parser = argparse.ArgumentParser(
         prog="opt-suite",
         description="A declarative benchmark suite for option discovery in multi-task RL.",
@@ -39,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one ``opt-suite`` command; returns its exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     # Parse the command name first, then let only that command's module add its arguments.

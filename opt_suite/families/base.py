@@ -1,15 +1,18 @@
 """The task-family contract: how a family of related MDPs is described and built.
 
 A *task family* (e.g. four rooms) is one module that turns typed parameters into gymnasium
-environments. A *task* is one member of the family — one MDP variation (a start and goal, a transition
-table, a reward scale, a frame skip, ...). Families never import the runner, specs or leaderboard.
+environments. A *task* is one member of the family — one MDP variation (a start and goal, a
+transition table, a reward scale, a frame skip, ...). Families never import the runner, specs or
+leaderboard.
 
-Three dataclasses per family, all frozen and validated by the spec loader (see ``opt_suite.params``):
+Three dataclasses per family, all frozen and validated by the spec loader (see
+``opt_suite.params``):
 
-- ``Params``: family-wide settings (layout, slip, rewards, episode cap, ...) — spec key ``family.params``;
+- ``Params``: family-wide settings (layout, slip, rewards, episode cap, ...) — spec key
+  ``family.params``;
 - ``Variation``: how task variations are *sampled* — spec key ``tasks.vary``;
-- ``TaskParams``: one task's concrete variation — produced by :meth:`TaskFamily.sample_tasks`, or listed
-  explicitly under the spec key ``tasks.list``.
+- ``TaskParams``: one task's concrete variation — produced by :meth:`TaskFamily.sample_tasks`, or
+  listed explicitly under the spec key ``tasks.list``.
 
 Tabular families also expose their exact model (:class:`TabularModel`) — experts (value iteration),
 eigenoptions (the state graph) and the fast vectorised test-time learner need it. Families without a
@@ -49,11 +52,11 @@ class Task:
 class TabularModel:
     """The exact model of one tabular task, in a compact "K outcomes per (s, a)" form.
 
-    Every (state, action) pair has K possible outcomes (padded with probability-0 entries): the agent
-    moves to ``next_state[s, a, k]`` with probability ``prob[s, a, k]`` and receives
+    Every (state, action) pair has K possible outcomes (padded with probability-0 entries): the
+    agent moves to ``next_state[s, a, k]`` with probability ``prob[s, a, k]`` and receives
     ``reward[s, a, k]``. ``terminal[s]`` marks absorbing states where episodes end (the goal); their
-    rows are never used. This form vectorises well (one gather per step for thousands of runs) and is
-    small even for 40x40 grids (dense P would be S*A*S).
+    rows are never used. This form vectorises well (one gather per step for thousands of runs) and
+    is small even for 40x40 grids (dense P would be S*A*S).
 
     Attributes:
       next_state: int32 [S, A, K].
@@ -76,10 +79,12 @@ class TabularModel:
 
     @property
     def num_states(self) -> int:
+        """S, the number of states."""
         return int(self.next_state.shape[0])
 
     @property
     def num_actions(self) -> int:
+        """A, the number of primitive actions."""
         return int(self.next_state.shape[1])
 
     def dense_transitions(self) -> np.ndarray:
@@ -138,7 +143,7 @@ class TaskFamily(abc.ABC):
         return list(check()) if callable(check) else []
 
     def check_task(self, task_params: Any) -> list[tuple[str, str]]:
-        """Problems with an explicitly listed task, as ``(field, message)`` (e.g. a cell in a wall)."""
+        """Problems with an explicitly listed task, as ``(field, message)``: e.g. a wall cell."""
         return []
 
     @abc.abstractmethod
@@ -163,7 +168,9 @@ class TaskFamily(abc.ABC):
         if len(params) < count:
             params += self.sample_tasks(variation, count - len(params), rng)
         prefix = self.instance_name
-        train_tasks = [Task(f"{prefix}/train/{i}", "train", i, p) for i, p in enumerate(params[:train])]
+        train_tasks = [
+            Task(f"{prefix}/train/{i}", "train", i, p) for i, p in enumerate(params[:train])
+        ]
         test_tasks = [
             Task(f"{prefix}/test/{i}", "test", i, p)
             for i, p in enumerate(params[train : train + test])

@@ -1,7 +1,7 @@
 """The test-time learner contract: the same learner runs for every method on every test task.
 
-A learner learns a policy over primitives + a method's options on held-out test tasks and records the
-per-episode return and number of primitive env steps. It is registered through the
+A learner learns a policy over primitives + a method's options on held-out test tasks and records
+the per-episode return and number of primitive env steps. It is registered through the
 ``opt_suite.learners`` entry point group (spec key ``evaluation.learner``) and declares its
 parameters as a frozen ``Params`` dataclass (``evaluation.params``).
 

@@ -1,13 +1,14 @@
 """The method contract: every option-discovery method, ours and every baseline, implements it.
 
-Given the train tasks, their demonstrations (and, for methods that learn by interacting, an interaction
-budget) and a seed, a method returns an option set. The protocol (``opt_suite.runner``) then runs the
-*same* test-time learner for every method on the same held-out test tasks with the same seeds — the
-comparison is fair by construction.
+Given the train tasks, their demonstrations (and, for methods that learn by interacting, an
+interaction budget) and a seed, a method returns an option set. The protocol (``opt_suite.runner``)
+then runs the *same* test-time learner for every method on the same held-out test tasks with the
+same seeds — the comparison is fair by construction.
 
-Methods are registered through the ``opt_suite.methods`` entry point group (the entry point name is the
-spec's ``methods[].method``). A method module must not import TensorFlow at import time (``opt-suite
-list`` and ``validate`` load every registered class); import it inside :meth:`Method.discover`.
+Methods are registered through the ``opt_suite.methods`` entry point group (the entry point name is
+the spec's ``methods[].method``). A method module must not import TensorFlow at import time
+(``opt-suite list`` and ``validate`` load every registered class); import it inside
+:meth:`Method.discover`.
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ class TabularOptionSet:
 
     @classmethod
     def load(cls, path: str | Path) -> TabularOptionSet:
+        """Read an option set written by :meth:`save`."""
         with np.load(path) as data:
             return cls(data["mu"], data["beta"], tuple(str(n) for n in data["names"]))
 
