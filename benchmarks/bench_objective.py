@@ -66,7 +66,9 @@ class Networks:
         out = [self._mlp(w, flat) for w in self.options]
         probs = tf.stack([tf.nn.softmax(o[:, :NUM_ACTIONS]) for o in out], axis=1)  # [BL, m, A]
         probs = tf.reshape(probs, tf.concat([shape, [NUM_LEARNED, NUM_ACTIONS]], 0))
-        beta = tf.reshape(tf.sigmoid(tf.stack([o[:, -1] for o in out], 1)), [*tf.unstack(shape), -1])
+        beta = tf.reshape(
+            tf.sigmoid(tf.stack([o[:, -1] for o in out], 1)), [*tf.unstack(shape), -1]
+        )
         pi = tf.nn.softmax(self._mlp(self.policy, flat))
         pi = tf.reshape(pi, [*tf.unstack(shape), -1])
         primitive = tf.one_hot(actions, NUM_ACTIONS)  # μ_a(s_t, a_t) = 1[a = a_t], β_a = 1

@@ -99,7 +99,9 @@ def _as_tables(pi, mu, beta, lengths):
         )
     lengths = tf.cast(tf.convert_to_tensor(lengths), tf.int32)
     if lengths.shape.rank is not None and lengths.shape.rank != 1:
-        raise ValueError(f"lengths: expected a [B] vector of trajectory lengths, got {lengths.shape}")
+        raise ValueError(
+            f"lengths: expected a [B] vector of trajectory lengths, got {lengths.shape}"
+        )
     return pi, mu, beta, lengths
 
 
