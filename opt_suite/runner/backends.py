@@ -14,7 +14,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from opt_suite.runner.cells import CellJob, CellOutcome, execute, init_worker, worker_environment
+from opt_suite.runner.cells import (
+    CellJob,
+    CellOutcome,
+    execute,
+    init_worker,
+    warm_up,
+    worker_environment,
+)
 
 __all__ = ["Backend", "InlineBackend", "PoolBackend", "RayBackend", "BackendError", "make_backend"]
 
@@ -24,9 +31,16 @@ class BackendError(RuntimeError):
 
 
 class Backend:
-    """Runs cell jobs. ``capacity`` is how many cells to keep in flight at once."""
+    """Runs cell jobs.
+
+    Attributes:
+      name: recorded with the run (``inline``, ``local`` or ``ray``).
+      workers: processes (or Ray CPUs) computing cells; 0 for in-process.
+      capacity: how many cells to keep in flight at once.
+    """
 
     name = "backend"
+    workers = 0
     capacity = 1
 
     def submit(self, job: CellJob) -> None:
@@ -64,15 +78,19 @@ class PoolBackend(Backend):
     name = "local"
 
     def __init__(self, workers: int, log_dir: Path | None = None) -> None:
-        self.capacity = workers
-        self._workers = workers
+        # One job queued beyond the workers: a worker starts its next cell while this process is
+        # still storing the previous one.
+        self.capacity = workers + 1
+        self.workers = workers
         self._log_dir = None if log_dir is None else str(log_dir)
         self._pool = self._start()
         self._futures: dict[cf.Future, tuple[str, str]] = {}
+        for _ in range(workers):  # start every worker now, while the runner plans
+            self._pool.submit(warm_up)
 
     def _start(self) -> cf.ProcessPoolExecutor:
         return cf.ProcessPoolExecutor(
-            max_workers=self._workers,
+            max_workers=self.workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=init_worker,
             initargs=(self._log_dir,),
@@ -102,7 +120,14 @@ class PoolBackend(Backend):
         return outcomes
 
     def close(self) -> None:  # noqa: D102
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        # Every result has been taken (or the run is abandoned): stop the workers instead of
+        # waiting for their orderly exit, which takes TensorFlow about a second per process.
+        processes = list((getattr(self._pool, "_processes", None) or {}).values())
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.join(timeout=10)
 
 
 class RayBackend(Backend):
@@ -132,7 +157,7 @@ class RayBackend(Backend):
         except Exception as exc:
             where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
             raise BackendError(f"could not start or join {where}: {exc}") from exc
-        self.capacity = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self.workers = self.capacity = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._remote = ray.remote(num_cpus=1, max_retries=0)(execute)
         self._refs: dict[Any, tuple[str, str]] = {}
 

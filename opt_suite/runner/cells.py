@@ -23,7 +23,7 @@ import numpy as np
 
 from opt_suite.families.base import Task
 
-__all__ = ["CellJob", "CellOutcome", "execute", "worker_environment", "init_worker"]
+__all__ = ["CellJob", "CellOutcome", "execute", "worker_environment", "init_worker", "warm_up"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -129,6 +129,10 @@ def init_worker(log_dir: str | None = None) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="opt-suite-parent-watch", daemon=True).start()
+
+
+def warm_up() -> None:
+    """A no-op job that makes the pool start a worker (importing this module) ahead of time."""
 
 
 _FAMILIES: dict[tuple[type, str], Any] = {}

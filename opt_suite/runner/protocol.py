@@ -198,15 +198,16 @@ def run_protocol(
     directory = Path(directory)
     seeds = sorted(set(range(spec.evaluation.seeds) if seeds is None else seeds))
     components = resolve_components(spec)
-    family = components.family(spec.family.params)
-    t = spec.tasks
-    train, test = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
-    plan = build_plan(spec, seeds, train, test, components.methods)
-
-    runner = make_backend(
-        backend, workers, address, directory / "logs"
-    )  # a backend that cannot start writes nothing
+    # Workers start (in the background) before the planning; a backend that cannot start writes
+    # nothing.
+    runner = make_backend(backend, workers, address, directory / "logs")
     try:
+        family = components.family(spec.family.params)
+        t = spec.tasks
+        train, test = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
+        plan = build_plan(spec, seeds, train, test, components.methods)
+        if any(c.kind == "demonstrations" for c in plan.cells):
+            import opt_suite.demonstrations  # noqa: F401  (needed to store them; load it now)
         writer = StoreWriter(directory)
         try:
             run_id, reuse_note, summary = _run(
@@ -241,7 +242,7 @@ def _run(
         spec_yaml=canonical_yaml(spec),
         provenance=provenance,
         backend=runner.name,
-        workers=runner.capacity if runner.name != "inline" else 0,
+        workers=runner.workers,
         seeds=seeds,
         argv=argv,
     )
