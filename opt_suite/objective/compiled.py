@@ -109,32 +109,34 @@ class CompiledObjective:
       config: Ĵ's hyper-parameters.
     """
 
-    def __init__(self, config: JhatConfig = JhatConfig()) -> None:
-        self.config = config
+    def __init__(self, config: JhatConfig | None = None) -> None:
+        self.config = config or JhatConfig()
         self._functions: dict[tuple[str, tf.DType], Callable] = {}
 
     def _function(self, kind: str, dtype: tf.DType) -> Callable:
-        key = (kind, dtype)
-        if key not in self._functions:
-            cfg = self.config
-            if kind == "terms":
-                specs = [_table_spec(dtype)] * 3 + [_LENGTHS]
-                fn = lambda pi, mu, beta, lengths: trajectory_terms(  # noqa: E731
-                    pi, mu, beta, lengths, cfg.chunk, cfg.jit_compile
-                )
-            else:
-                specs = [_table_spec(dtype)] * 3 + [_LENGTHS]
-                if kind == "jhat_kl":
-                    specs.append(_table_spec(dtype, rank=4))
+        if (kind, dtype) not in self._functions:
+            specs = [_table_spec(dtype)] * 3 + [_LENGTHS]
+            if kind == "jhat_kl":
+                specs.append(_table_spec(dtype, rank=4))
+            target = self._terms if kind == "terms" else self._jhat
+            self._functions[kind, dtype] = tf.function(target, input_signature=specs)
+        return self._functions[kind, dtype]
 
-                def fn(pi, mu, beta, lengths, probs=None):
-                    return jhat(
-                        pi, mu, beta, lengths, probs, cfg.lambda1, cfg.lambda2, cfg.likelihood,
-                        cfg.chunk, cfg.jit_compile,
-                    )  # fmt: skip
+    def _terms(self, pi, mu, beta, lengths) -> TrajectoryTerms:
+        cfg = self.config
+        return trajectory_terms(pi, mu, beta, lengths, cfg.chunk, cfg.jit_compile)
 
-            self._functions[key] = tf.function(fn, input_signature=specs, reduce_retracing=True)
-        return self._functions[key]
+    def _jhat(self, pi, mu, beta, lengths, probs=None) -> JhatParts:
+        cfg = self.config
+        return jhat(
+            pi, mu, beta, lengths, probs, cfg.lambda1, cfg.lambda2, cfg.likelihood, cfg.chunk,
+            cfg.jit_compile,
+        )  # fmt: skip
+
+    @property
+    def traces(self) -> int:
+        """How many times this object's functions were traced (one per dtype and variant)."""
+        return sum(f.experimental_get_tracing_count() for f in self._functions.values())
 
     @staticmethod
     def _inputs(pi, mu, beta, lengths):
@@ -165,8 +167,8 @@ class CompiledObjective:
 def make_jhat_step(
     tables_fn: Callable[[tf.Tensor, tf.Tensor], Tables],
     variables: Sequence[tf.Variable],
-    config: JhatConfig = JhatConfig(),
-    observation_spec: tf.TensorSpec = tf.TensorSpec([None, None], tf.int32),
+    config: JhatConfig | None = None,
+    observation_spec: tf.TensorSpec | None = None,
     apply_gradients: Callable[[list[tf.Tensor]], Any] | None = None,
     jit_compile_all: bool = False,
 ) -> Callable[[Any, Any, Any], tuple[JhatParts, list[tf.Tensor]]]:
@@ -175,8 +177,9 @@ def make_jhat_step(
     Args:
       tables_fn: maps (observations [B, L, ...], actions int32 [B, L]) to :class:`Tables`.
       variables: the variables to differentiate Ĵ with respect to.
-      config: Ĵ's hyper-parameters.
-      observation_spec: signature of the observations, with unknown batch and length.
+      config: Ĵ's hyper-parameters (default: :class:`JhatConfig`'s defaults).
+      observation_spec: signature of the observations, with unknown batch and length (default:
+        int32 state indices [B, L]).
       apply_gradients: optional callback run inside the compiled function with the gradients of Ĵ
         (e.g. an optimizer step; note that optimizers *minimise*, so negate them to ascend Ĵ).
       jit_compile_all: compile the whole step (networks too) with XLA, not only Ĵ's recursion
@@ -186,6 +189,8 @@ def make_jhat_step(
       ``step(observations, actions, lengths) -> (JhatParts, gradients of Ĵ)``.
     """
     variables = list(variables)
+    config = config or JhatConfig()
+    observation_spec = observation_spec or tf.TensorSpec([None, None], tf.int32)
 
     @tf.function(
         input_signature=[observation_spec, tf.TensorSpec([None, None], tf.int32), _LENGTHS],

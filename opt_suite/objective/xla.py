@@ -46,11 +46,13 @@ def xla_with_gradient(fn: Callable[..., Any], **static: Any) -> Callable[..., An
 
     @tf.custom_gradient
     def run(*inputs):
-        out = value(*inputs)
+        # Cut the inputs off any tape first: an eager tape would otherwise ask TensorFlow for the
+        # cluster's own gradient (the unsupported path above) instead of using ``grad``.
+        out = value(*[tf.stop_gradient(x) for x in inputs])
 
         def grad(*upstream):
             flat = tf.nest.flatten(out)
-            upstream = [tf.zeros_like(o) if u is None else u for o, u in zip(flat, upstream)]
+            upstream = [tf.zeros_like(o) if u is None else u for o, u in zip(flat, upstream, strict=True)]
             grads = iter(vector_jacobian(list(inputs), upstream))
             return [next(grads) if x.dtype.is_floating else None for x in inputs]
 

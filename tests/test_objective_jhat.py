@@ -1,0 +1,184 @@
+"""Ĵ (eq. 2) and its parts, the KL regulariser, dtypes, the compiled boundary and long trajectories."""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pytest
+
+import opt_suite  # noqa: F401
+import tensorflow as tf  # noqa: I001
+from opt_suite.objective import (
+    CompiledObjective,
+    JhatConfig,
+    Tables,
+    jhat,
+    make_jhat_step,
+    option_diversity,
+    pad_batch,
+    padded_length,
+    trajectory_terms,
+)
+
+from test_objective_brute_force import random_batch
+
+
+def kl(p, q):
+    return float((p * np.log(p / q)).sum())
+
+
+def test_parts_combine_as_in_eq_2():
+    pi, mu, beta, lengths = random_batch(0, 4, 2, [6, 3, 5])
+    probs = np.random.default_rng(1).dirichlet(np.ones(2), size=(3, 8, 2))
+    parts = jhat(pi, mu, beta, lengths, probs, lambda1=0.1, lambda2=7.0, jit_compile=False)
+    terms = trajectory_terms(pi, mu, beta, lengths)
+    np.testing.assert_allclose(parts.log_prob, terms.log_prob, rtol=1e-12)
+    np.testing.assert_allclose(parts.expected_terminations, terms.expected_terminations, rtol=1e-12)
+    assert float(parts.prob_term) == pytest.approx(np.exp(terms.log_prob).mean(), rel=1e-12)
+    assert float(parts.termination_term) == pytest.approx(
+        (terms.expected_terminations.numpy() / lengths).mean(), rel=1e-12
+    )
+    assert float(parts.total) == pytest.approx(
+        7.0 * float(parts.prob_term) - float(parts.termination_term) + 0.1 * float(parts.kl_term),
+        rel=1e-12,
+    )
+
+
+def test_log_prob_per_step_likelihood():
+    pi, mu, beta, lengths = random_batch(2, 3, 0, [6, 2])
+    parts = jhat(pi, mu, beta, lengths, likelihood="log_prob_per_step", jit_compile=False)
+    assert float(parts.prob_term) == pytest.approx((parts.log_prob.numpy() / lengths).mean())
+    assert float(parts.kl_term) == 0.0
+
+
+def test_kl_is_the_ordered_pair_mean_summed_over_states():
+    # Two options over two actions at two states of one trajectory of T = 2 (a third state padded):
+    # g = Σ_t ½ [KL(p_0 || p_1) + KL(p_1 || p_0)].
+    probs = np.array([[[[0.9, 0.1], [0.5, 0.5]], [[0.2, 0.8], [0.6, 0.4]], [[0.0, 1.0], [1, 0]]]])
+    expected = sum(
+        0.5 * (kl(probs[0, t, 0], probs[0, t, 1]) + kl(probs[0, t, 1], probs[0, t, 0]))
+        for t in range(2)
+    )
+    assert float(option_diversity(probs, [2])[0]) == pytest.approx(expected, rel=1e-12)
+
+
+def test_kl_with_three_options_and_masking():
+    rng = np.random.default_rng(3)
+    probs = rng.dirichlet(np.ones(4), size=(2, 5, 3))
+    got = option_diversity(probs, [4, 1]).numpy()
+    for b, length in enumerate([4, 1]):
+        pairs = [(o, p) for o in range(3) for p in range(3) if o != p]
+        expected = sum(kl(probs[b, t, o], probs[b, t, p]) for t in range(length) for o, p in pairs)
+        assert got[b] == pytest.approx(expected / 6, rel=1e-12)
+
+
+def test_kl_is_zero_with_one_option():
+    probs = np.random.default_rng(4).dirichlet(np.ones(4), size=(2, 5, 1))
+    assert not option_diversity(probs, [4, 2]).numpy().any()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dtypes(dtype):
+    pi, mu, beta, lengths = random_batch(5, 3, 1, [6, 4])
+    pi, mu, beta = (x.astype(dtype) for x in (pi, mu, beta))
+    parts = jhat(pi, mu, beta, lengths, jit_compile=False)
+    assert parts.total.dtype == tf.as_dtype(dtype)
+    reference = jhat(*(x.astype(np.float64) for x in (pi, mu, beta)), lengths, jit_compile=False)
+    assert float(parts.total) == pytest.approx(float(reference.total), rel=1e-5)
+
+
+def test_bad_arguments_are_named():
+    pi, mu, beta, lengths = random_batch(6, 2, 0, [3])
+    with pytest.raises(ValueError, match="likelihood.*'log'"):
+        jhat(pi, mu, beta, lengths, likelihood="log")
+    with pytest.raises(ValueError, match=r"mu: expected a \[B, L, n\]"):
+        trajectory_terms(pi, mu[0], beta, lengths)
+    with pytest.raises(ValueError, match="option_action_probs"):
+        jhat(pi, mu, beta, lengths, option_action_probs=mu)
+    with pytest.raises(ValueError, match="chunk"):
+        JhatConfig(chunk=0)
+
+
+def test_compiled_objective_traces_once_across_batch_shapes():
+    compiled = CompiledObjective(JhatConfig(lambda2=3.0, jit_compile=False))
+    for seed, lengths in enumerate([[6, 2], [1, 3, 5, 6, 2], [4]]):
+        pi, mu, beta, lengths = random_batch(seed, 3, 1, lengths, length=7 + seed)
+        got = compiled.jhat(pi, mu, beta, lengths)
+        eager = jhat(pi, mu, beta, lengths, lambda2=3.0, jit_compile=False)
+        assert float(got.total) == pytest.approx(float(eager.total), rel=1e-12)
+        terms = compiled.trajectory_terms(pi, mu, beta, lengths)
+        np.testing.assert_allclose(terms.log_prob, eager.log_prob, rtol=1e-12)
+    assert compiled.traces == 2  # one Ĵ, one trajectory_terms: never per shape
+
+
+def test_long_trajectory_is_finite_and_accurate_in_float32():
+    rng = np.random.default_rng(7)
+    length, n = 10_000, 6
+    pi = rng.dirichlet(np.ones(n), size=(1, length + 1))
+    mu = rng.uniform(0.01, 1.0, size=(1, length + 1, n))
+    beta = rng.uniform(size=(1, length + 1, n))
+    exact = trajectory_terms(pi, mu, beta, [length], jit_compile=True)
+    tables = [tf.constant(x, tf.float32) for x in (pi, mu, beta)]
+    with tf.GradientTape() as tape:
+        tape.watch(tables)
+        single = trajectory_terms(*tables, [length], jit_compile=True)
+        value = single.log_prob[0]
+    grads = tape.gradient(value, tables)
+    assert -1e5 < float(exact.log_prob[0]) < -1e3  # Pr(h) itself underflows any float
+    assert float(single.log_prob[0]) == pytest.approx(float(exact.log_prob[0]), rel=1e-5)
+    for name in ("expected_terminations", "posterior_terminations"):
+        assert float(getattr(single, name)[0]) == pytest.approx(
+            float(getattr(exact, name)[0]), rel=1e-4
+        )
+    assert all(np.isfinite(g.numpy()).all() for g in grads)
+
+
+def test_pad_batch_layout():
+    trajectories = [
+        types.SimpleNamespace(observations=np.array([3, 4, 5]), actions=np.array([1, 2])),
+        types.SimpleNamespace(observations=np.array([7]), actions=np.array([], dtype=int)),
+    ]
+    batch = pad_batch(trajectories, chunk=4)
+    assert batch.observations.shape == (2, padded_length(2, 4)) == (2, 5)
+    np.testing.assert_array_equal(batch.observations[0], [3, 4, 5, 5, 5])
+    np.testing.assert_array_equal(batch.observations[1], [7, 7, 7, 7, 7])
+    np.testing.assert_array_equal(batch.actions[0], [1, 2, 0, 0, 0])
+    np.testing.assert_array_equal(batch.lengths, [2, 0])
+    bad = [types.SimpleNamespace(observations=np.array([1, 2]), actions=np.array([0, 0]))]
+    with pytest.raises(ValueError, match="trajectory 0.*2 observations and 2 actions"):
+        pad_batch(bad)
+
+
+def test_make_jhat_step_matches_the_tape_and_traces_once():
+    # A tabular "network": logits tables indexed by state; 2 learned options + 2 primitives.
+    rng = np.random.default_rng(8)
+    num_states, num_actions = 5, 2
+    pi_logits = tf.Variable(rng.normal(size=(num_states, 4)))
+    mu_logits = tf.Variable(rng.normal(size=(num_states, 2, num_actions)))
+    beta_logits = tf.Variable(rng.normal(size=(num_states, 2)))
+    variables = [pi_logits, mu_logits, beta_logits]
+
+    def tables(states, actions):
+        probs = tf.nn.softmax(tf.gather(mu_logits, states))  # [B, L, 2, A]
+        primitive = tf.one_hot(actions, num_actions, dtype=tf.float64)
+        mu = tf.concat([primitive, tf.reduce_sum(probs * primitive[:, :, None], -1)], -1)
+        beta = tf.concat([tf.ones_like(primitive), tf.sigmoid(tf.gather(beta_logits, states))], -1)
+        return Tables(tf.nn.softmax(tf.gather(pi_logits, states)), mu, beta, probs)
+
+    config = JhatConfig(lambda1=0.01, lambda2=10.0, jit_compile=False)
+    step = make_jhat_step(tables, variables, config)
+    for length in (5, 9):
+        states = rng.integers(0, num_states, size=(3, length)).astype(np.int32)
+        actions = rng.integers(0, num_actions, size=(3, length)).astype(np.int32)
+        lengths = np.array([length - 1, 2, 1], np.int32)
+        parts, grads = step(states, actions, lengths)
+        with tf.GradientTape() as tape:
+            t = tables(states, actions)
+            expected = jhat(t.pi, t.mu, t.beta, lengths, t.option_action_probs, 0.01, 10.0,
+                            jit_compile=False)  # fmt: skip
+        assert float(parts.total) == pytest.approx(float(expected.total), rel=1e-12)
+        for got, want in zip(grads, tape.gradient(expected.total, variables), strict=True):
+            dense = [tf.convert_to_tensor(g).numpy() for g in (got, want)]  # gathers: IndexedSlices
+            np.testing.assert_allclose(*dense, rtol=1e-10, atol=1e-14)
+    assert step.experimental_get_tracing_count() == 1
