@@ -5,11 +5,13 @@ four-rooms grid, n = 8 options (4 learned + 4 primitives), the 4 option networks
 options each 2 layers x 32 units with the state index as input (first layer = a row lookup, which
 equals the one-hot matmul), λ1 = 0.001 and λ2 = 100 as in the paper.
 
-Figures (all measured in one process, interleaved, best of several rounds, since the machine is shared):
+Figures (measured in one process, interleaved, best of several rounds: the machine is shared):
 
-- R1 = eager per-step Python loop (networks, recursion step by step, tape) / compiled step.  Goal >= 30.
-- R2 = compiled step (networks + Ĵ + gradient) / the networks' own forward + backward.    Goal <= 1.3.
-- time(T = 1000) / time(T = 200) of the compiled step.                                    Goal <= 5.5.
+- R1 = eager per-step Python loop (networks, recursion step by step, tape) / compiled step.
+  Goal >= 30.
+- R2 = compiled step (networks + Ĵ + gradient) / the networks' own forward + backward.
+  Goal <= 1.3.
+- time(T = 1000) / time(T = 200) of the compiled step. Goal <= 5.5.
 - trajectory-steps per second of the compiled step.
 
 "Compiled step" is :func:`opt_suite.objective.make_jhat_step` (one ``tf.function``; Ĵ's recursion an
@@ -25,10 +27,9 @@ import time
 
 import numpy as np
 import pytest
-
-import opt_suite  # noqa: F401  (sets TF_USE_LEGACY_KERAS before TensorFlow is imported)
 import tensorflow as tf  # noqa: I001
 
+import opt_suite  # noqa: F401  (sets TF_USE_LEGACY_KERAS before TensorFlow is imported)
 from opt_suite.objective import JhatConfig, Tables, make_jhat_step, option_diversity
 
 NUM_STATES, NUM_ACTIONS, NUM_LEARNED, HIDDEN, BATCH = 40 * 40, 4, 4, 32, 64

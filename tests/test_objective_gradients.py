@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import tensorflow as tf  # noqa: I001
+from test_objective_brute_force import random_batch
 
 import opt_suite  # noqa: F401
-import tensorflow as tf  # noqa: I001
 from opt_suite.objective import jhat, trajectory_terms
-
-from test_objective_brute_force import random_batch
 
 EPS = 1e-6
 
@@ -88,7 +87,9 @@ def test_xla_gradient_equals_graph_gradient():
         with tf.GradientTape() as tape:
             tape.watch(tables)
             terms = trajectory_terms(*tables, lengths, jit_compile=jit)
-            value = tf.reduce_sum(terms.log_prob) + 3.0 * tf.reduce_sum(terms.posterior_terminations)
+            value = tf.reduce_sum(terms.log_prob) + 3.0 * tf.reduce_sum(
+                terms.posterior_terminations
+            )
         results.append([g.numpy() for g in tape.gradient(value, tables)])
     for graph, xla in zip(*results, strict=True):
         np.testing.assert_allclose(xla, graph, rtol=1e-10, atol=1e-12)

@@ -1,4 +1,4 @@
-"""Ĵ (eq. 2) and its parts, the KL regulariser, dtypes, the compiled boundary and long trajectories."""
+"""Ĵ (eq. 2) and its parts, the KL term, dtypes, the compiled boundary and long trajectories."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import types
 
 import numpy as np
 import pytest
+import tensorflow as tf  # noqa: I001
+from test_objective_brute_force import random_batch
 
 import opt_suite  # noqa: F401
-import tensorflow as tf  # noqa: I001
 from opt_suite.objective import (
     CompiledObjective,
     JhatConfig,
@@ -20,8 +21,6 @@ from opt_suite.objective import (
     padded_length,
     trajectory_terms,
 )
-
-from test_objective_brute_force import random_batch
 
 
 def kl(p, q):

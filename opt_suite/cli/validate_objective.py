@@ -1,11 +1,11 @@
-"""``opt-suite validate-objective``: the paper's Appendix D check of the exact objective, reproduced.
+"""``opt-suite validate-objective``: the paper's Appendix D check of the exact objective.
 
 On the chain MDPs of a spec (default: the bundled ``chain-validation``, 10 chains of 7 states) it
 draws 4 random options and a policy over options per chain, picks a trajectory, and compares the
 exact Pr(h) and expected terminations (Theorems 1–2) with Monte Carlo estimates from ``--trials``
 sampled paths (see :mod:`opt_suite.objective.appendix_d`). Prints a table, or with ``--json`` a JSON
-list of rows. Exit status: 0 when every exact value is within ``--max-z`` Monte Carlo standard errors
-of its estimate, 1 otherwise, 2 for a bad spec or argument.
+list of rows. Exit status: 0 when every exact value is within ``--max-z`` Monte Carlo standard
+errors of its estimate, 1 otherwise, 2 for a bad spec or argument.
 """
 
 from __future__ import annotations

@@ -104,7 +104,9 @@ def validation_rows(
     train, test = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
     max_steps = int(getattr(loaded.family.params, "max_episode_steps", 100))
     rows = []
-    for task, stream in zip([*train, *test], np.random.SeedSequence(seed).spawn(t.count)):
+    for task, stream in zip(
+        [*train, *test], np.random.SeedSequence(seed).spawn(len(train) + len(test)), strict=True
+    ):
         model = family.tabular_model(task)
         if model is None:
             raise ValueError(

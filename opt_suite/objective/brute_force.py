@@ -2,9 +2,9 @@
 
 Nothing here is clever on purpose: it writes down the generative process of the paper's proofs (see
 :mod:`opt_suite.objective.recursions`) path by path and sums. A path is the full hidden history
-(O_0, T_1, O_1, ..., T_{T−1}, O_{T−1}, T_T) — termination indicators included, because "terminate and
-pick the same option again" and "continue" are different events with different probabilities. Cost is
-n^T · 2^T, so keep T ≤ 6 and n ≤ 4.
+(O_0, T_1, O_1, ..., T_{T−1}, O_{T−1}, T_T) — termination indicators included, because "terminate
+and pick the same option again" and "continue" are different events with different probabilities.
+Cost is n^T · 2^T, so keep T ≤ 6 and n ≤ 4.
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ def enumerate_terms(
     """Brute-force (Pr(h), Σ_t Pr(T_t=1 | h_t), Σ_t Pr(T_t=1 | h)) for one trajectory.
 
     Args:
-      pi, mu, beta: [L, n] tables of one trajectory (same layout as ``trajectory_terms``).
+      pi: [L, n] π(s_t, o) of one trajectory (the layout of ``trajectory_terms``).
+      mu: [L, n] μ_o(s_t, a_t).
+      beta: [L, n] β_o(s_t).
       length: T, the number of actions.
 
     Returns:
@@ -66,8 +68,8 @@ def enumerate_terms(
     stop_last = beta[length, options[:, -1]]
     full = weight * np.where(term[:, length] == 1, stop_last, 1.0 - stop_last)
     prob = full.sum()
-    # Filtering: Pr(T_t = 1 | h_t) = Σ prefix_{t−1} β_t(O_{t−1}) / Σ prefix_{t−1}. Every prefix appears
-    # equally often in the enumeration, so summing over all paths keeps the ratio exact.
+    # Filtering: Pr(T_t = 1 | h_t) = Σ prefix_{t−1} β_t(O_{t−1}) / Σ prefix_{t−1}. Every prefix
+    # appears equally often in the enumeration, so summing over all paths keeps the ratio exact.
     filtering = sum(
         (prefix[:, t - 1] * beta[t, options[rows, t - 1]]).sum() / prefix[:, t - 1].sum()
         for t in range(1, length + 1)

@@ -1,9 +1,10 @@
 """The one ``tf.function`` boundary around Ĵ, and padding trajectories into batches for it.
 
 Shapes: every compiled function here has an input signature with unknown batch size, length and
-number of options, so it is traced once per dtype (and once more for the KL variant) — never per batch
-shape. The recursion itself handles any length (it pads time to a multiple of its chunk internally,
-with identity steps); :func:`pad_batch` pads to that multiple up front so no copy is needed.
+number of options, so it is traced once per dtype (and once more for the KL variant) — never per
+batch shape. The recursion itself handles any length (it pads time to a multiple of its chunk
+internally, with identity steps); :func:`pad_batch` pads to that multiple up front so no copy is
+needed.
 
 Two entry points:
 
@@ -44,8 +45,8 @@ class Tables(NamedTuple):
       pi: [B, L, n] policy over options (primitives included in the n options).
       mu: [B, L, n] probability that each option takes the demonstrated action.
       beta: [B, L, n] termination probabilities.
-      option_action_probs: [B, L, m, A] full action distributions of the m learned options (for the KL
-        term), or None.
+      option_action_probs: [B, L, m, A] full action distributions of the m learned options (for
+        the KL term), or None.
     """
 
     pi: Any
@@ -58,7 +59,7 @@ class PaddedBatch(NamedTuple):
     """Trajectories padded to a common number of states L (a multiple of the chunk, plus one).
 
     Attributes:
-      observations: [B, L, ...] (past the end: the last observation repeated, so lookups stay valid).
+      observations: [B, L, ...] (past the end: the last observation repeated, lookups stay valid).
       actions: int32 [B, L] (past the end: 0, a valid action index whose value is ignored).
       lengths: int32 [B], the number of actions T_b.
     """

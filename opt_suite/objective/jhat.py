@@ -6,14 +6,14 @@
 
 Pr(h) excludes d_0 and the transition factors P (constants with respect to π and the options, see
 :mod:`opt_suite.objective.recursions`). Because Pr(h) underflows for long trajectories,
-``likelihood="log_prob_per_step"`` uses log Pr(h) / |h| (the mean log-likelihood of an action) in its
-place; with it λ2 weighs a quantity of order 1 per step, as the termination term is.
+``likelihood="log_prob_per_step"`` uses log Pr(h) / |h| (the mean log-likelihood of an action) in
+its place; with it λ2 weighs a quantity of order 1 per step, as the termination term is.
 
 g is the diversity regulariser of Section 3.1: the KL divergence between the action distributions of
-the *learned* options (never the primitives), summed over the states s_0..s_{|h|−1} of h and averaged
-over the m(m−1) ordered pairs of distinct options — equivalently, over unordered pairs of the
-symmetrised KL. The paper writes 2/(m(m−1)) Σ_{o,o'}, which leaves the order of KL's arguments open;
-the ordered-pair mean is the order-free reading. g = 0 with fewer than two learned options.
+the *learned* options (never the primitives), summed over the states s_0..s_{|h|−1} of h and
+averaged over the m(m−1) ordered pairs of distinct options — equivalently, over unordered pairs of
+the symmetrised KL. The paper writes 2/(m(m−1)) Σ_{o,o'}, which leaves the order of KL's arguments
+open; the ordered-pair mean is the order-free reading. g = 0 with fewer than two learned options.
 
 Example (the option learner's loss; everything per batch, tables from networks)::
 
@@ -112,7 +112,8 @@ def option_diversity(option_action_probs, lengths) -> tf.Tensor:
         )
     num = tf.cast(tf.shape(probs)[2], probs.dtype)
     log_probs = tf.math.log(tf.maximum(probs, _tiny(probs.dtype)))
-    # Σ_{o≠o'} KL(p_o || p_o') = m Σ_o Σ_a p_o log p_o − Σ_a (Σ_o p_o)(Σ_o' log p_o'): O(mA), not O(m²A).
+    # Σ_{o≠o'} KL(p_o || p_o') = m Σ_o Σ_a p_o log p_o − Σ_a (Σ_o p_o)(Σ_o' log p_o'):
+    # O(mA) work, not O(m²A).
     self_term = num * tf.reduce_sum(probs * log_probs, axis=[2, 3])
     cross_term = tf.reduce_sum(
         tf.reduce_sum(probs, axis=2) * tf.reduce_sum(log_probs, axis=2), axis=-1
@@ -138,11 +139,18 @@ def jhat(
     """Ĵ of eq. 2 over a padded batch of trajectories, with its parts.
 
     Args:
-      pi, mu, beta, lengths: option tables, as in :func:`opt_suite.objective.trajectory_terms`
-        (the option set includes the primitives).
-      option_action_probs: optional [B, L, m, A] action distributions of the m learned options at each
-        state, for the KL term; None means no KL term.
-      lambda1, lambda2, likelihood, chunk, jit_compile: see :class:`JhatConfig`.
+      pi: [B, L, n] π(s_t, o) over all n options, primitives included (the layout of
+        :func:`opt_suite.objective.trajectory_terms`).
+      mu: [B, L, n] μ_o(s_t, a_t).
+      beta: [B, L, n] β_o(s_t).
+      lengths: [B] ints, the number of actions of each trajectory.
+      option_action_probs: optional [B, L, m, A] action distributions of the m learned options at
+        each state, for the KL term; None means no KL term.
+      lambda1: weight of the KL term (see :class:`JhatConfig`).
+      lambda2: weight of the likelihood term.
+      likelihood: ``"prob"`` or ``"log_prob_per_step"``.
+      chunk: steps unrolled per loop iteration (speed only).
+      jit_compile: run Ĵ as XLA clusters (value and gradient).
 
     Returns:
       :class:`JhatParts`. Differentiable with respect to every table.

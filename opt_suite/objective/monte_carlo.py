@@ -1,8 +1,8 @@
 """Sampling the options' generative process in a tabular MDP (numpy): the Monte Carlo of Appendix D.
 
-The process is the one of the paper's proofs (see :mod:`opt_suite.objective.recursions`): O_0 ~ π(s_0),
-and at every later state the running option terminates with probability β_O(s_t), in which case π
-picks the next one. Every trial runs N paths at once; nothing here imports TensorFlow.
+The process is the one of the paper's proofs (see :mod:`opt_suite.objective.recursions`): O_0 ~
+π(s_0), and at every later state the running option terminates with probability β_O(s_t), in which
+case π picks the next one. Every trial runs N paths at once; nothing here imports TensorFlow.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def sample_paths(
 def sample_episodes(
     model: TabularModel, options: OptionTables, max_steps: int, count: int, rng: np.random.Generator
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``count`` episodes (states [T+1], actions [T]): each until a terminal state or ``max_steps``."""
+    """``count`` episodes (states [T+1], actions [T]), each until a terminal state or max_steps."""
     states, actions, _ = sample_paths(model, options, max_steps, count, rng)
     episodes = []
     for s, a in zip(states, actions, strict=True):

@@ -5,7 +5,8 @@ Pure TensorFlow maths over option tables; networks produce the tables, this modu
 ## The generative process (the one the paper's *proofs* use)
 At s_0 the policy over options picks O_0 ~ π(s_0, ·) and the option acts, a_0 ~ μ_{O_0}(s_0, ·).
 At every t ≥ 1 the running option O_{t−1} terminates on reaching s_t with probability
-β_{O_{t−1}}(s_t) (T_t = 1); then O_t ~ π(s_t, ·), otherwise O_t = O_{t−1}; then a_t ~ μ_{O_t}(s_t, ·).
+β_{O_{t−1}}(s_t) (T_t = 1); then O_t ~ π(s_t, ·), otherwise O_t = O_{t−1}; then
+a_t ~ μ_{O_t}(s_t, ·).
 Primitive actions are options with β ≡ 1 and a one-hot μ. (The displayed statement of f in
 Theorem 2 shifts β's time index relative to its proof, and Theorem 1's displayed recursion drops a
 normaliser; the code follows the process, and ``tests/test_objective_brute_force.py`` checks it
@@ -15,7 +16,8 @@ against an enumeration of every option path.)
 With d_0(s_0) and the transition factors P(s_t, a_t, s_{t+1}) left out (they do not depend on π or
 the options), the forward vector α_t(o) = Pr(O_t = o, a_0..a_t | s_0..s_t) obeys (Theorem 2)
 
-    α_0 = π_0 ⊙ μ_0,    α_t = α_{t−1} M_t,    M_t[o, o'] = ((1 − β_t(o)) δ_{oo'} + β_t(o) π_t(o')) μ_t(o')
+    α_0 = π_0 ⊙ μ_0,    α_t = α_{t−1} M_t,
+    M_t[o, o'] = ((1 − β_t(o)) δ_{oo'} + β_t(o) π_t(o')) μ_t(o')
 
 and Pr(h) = Σ_o α_{T−1}(o). M_t is diagonal plus rank one, so a row vector costs O(n) to advance:
 x M_t = x ⊙ c_t + (x · β_t) r_t, with "continue" weights c_t = (1 − β_t) ⊙ μ_t and "restart"
@@ -28,12 +30,12 @@ so log Pr(h) = log Σα_0 + Σ_t log z_t never underflows (T = 10,000 in float32
 whole-trajectory posterior Pr(T_t = 1 | h) adds the backward vector b_t = M_{t+1} ⋯ M_{T−1} 1
 (kept max-normalised: every ratio below is scale-free).
 
-## How it is computed
-Time is cut into chunks of K steps: a ``tf.while_loop`` over chunks whose body unrolls K steps. Under
-XLA (``jit_compile=True``) each chunk becomes a few fused kernels, so a step costs well under a
-microsecond on a CPU instead of ~10 op dispatches; that, not parallelism, is what makes Ĵ cheap
-(measured in ``benchmarks/bench_objective.py``: a time-parallel associative scan of the n×n M_t —
-O(n³) or O(n²) work per step instead of O(n) — was 5–10× slower here, with or without XLA).
+## How it is computed Time is cut into chunks of K steps: a ``tf.while_loop`` over chunks whose body
+unrolls K steps. Under XLA (``jit_compile=True``) each chunk becomes a few fused kernels, so a step
+costs well under a microsecond on a CPU instead of ~10 op dispatches; that, not parallelism, is what
+makes Ĵ cheap (measured in ``benchmarks/bench_objective.py``: a time-parallel associative scan of
+the n×n M_t — O(n³) or O(n²) work per step instead of O(n) — was 5–10× slower here, with or without
+XLA).
 
 Steps past a trajectory's end become the identity (c = 1, β = 0, r = 0) *before* any arithmetic, so
 padding garbage never reaches a value or a gradient.
@@ -176,7 +178,7 @@ def _forward(steps: _Steps, p0: tf.Tensor, chunk: int, keep: bool):
 
 
 def _backward(steps: _Steps, chunk: int) -> tf.Tensor:
-    """b_t after each step, max-normalised, time-major [C, K, B, n]: b_{t−1} = M_t b_t, b_{T−1} = 1."""
+    """b_t after each step (max-normalised) [C, K, B, n]: b_{t−1} = M_t b_t, b_{T−1} = 1."""
     num_chunks = tf.shape(steps.cont)[0]
     after = tf.TensorArray(steps.cont.dtype, size=num_chunks)
     tiny = _tiny(steps.cont.dtype)

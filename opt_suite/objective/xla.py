@@ -1,11 +1,11 @@
 """Running a pure tensor function as XLA clusters — its value and its gradient — from any caller.
 
-Why: on a CPU, Ĵ's recursion is hundreds of tiny dependent steps; as ordinary TensorFlow ops each costs
-microseconds of dispatch, fused by XLA it costs nanoseconds. Why two clusters: autodiff *through* an
-XLA cluster needs the loop's accumulators to cross the XLA/TF boundary, which TensorFlow does not
-support when the caller is an ordinary (non-XLA) graph. So the value is one cluster, and the
-vector–Jacobian product is another that recomputes the value (cheap) and differentiates it inside XLA.
-Each compiles once per concrete input shape and dtype.
+Why: on a CPU, Ĵ's recursion is hundreds of tiny dependent steps; as ordinary TensorFlow ops each
+costs microseconds of dispatch, fused by XLA it costs nanoseconds. Why two clusters: autodiff
+*through* an XLA cluster needs the loop's accumulators to cross the XLA/TF boundary, which
+TensorFlow does not support when the caller is an ordinary (non-XLA) graph. So the value is one
+cluster, and the vector–Jacobian product is another that recomputes the value (cheap) and
+differentiates it inside XLA. Each compiles once per concrete input shape and dtype.
 """
 
 from __future__ import annotations
@@ -52,7 +52,9 @@ def xla_with_gradient(fn: Callable[..., Any], **static: Any) -> Callable[..., An
 
         def grad(*upstream):
             flat = tf.nest.flatten(out)
-            upstream = [tf.zeros_like(o) if u is None else u for o, u in zip(flat, upstream, strict=True)]
+            upstream = [
+                tf.zeros_like(o) if u is None else u for o, u in zip(flat, upstream, strict=True)
+            ]
             grads = iter(vector_jacobian(list(inputs), upstream))
             return [next(grads) if x.dtype.is_floating else None for x in inputs]
 
