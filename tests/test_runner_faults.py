@@ -66,6 +66,14 @@ def test_nan_from_the_learner_fails_that_evaluation(tmp_path, capsys):
     assert ResultsStore(out).episodes() == []  # nothing of a failed cell is stored
 
 
+def test_a_learner_logging_too_few_episodes_fails_with_the_shapes(tmp_path, capsys):
+    spec = write_spec(tmp_path, learner={"short": True})
+    assert run_cli(spec, "--out", tmp_path / "out", "--workers", "0", "--quiet") == 1
+    err = capsys.readouterr().err
+    assert "evaluation of 'rand', seed 1 failed: ValueError: the learner logged returns (9,)" in err
+    assert "on chain-5/test/0; expected (10,) each" in err
+
+
 def test_nan_in_an_option_set_fails_that_discovery(tmp_path, capsys):
     methods = (*DEFAULT_METHODS, method("nan", nan=True))
     out = tmp_path / "out"

@@ -121,7 +121,13 @@ def execute_plan(
                 continue
             if len(inflight) >= backend.capacity or not all(d in done for d in cell.deps):
                 continue
-            if not claims.try_claim(cell.cell_id):
+            try:
+                claimed = claims.try_claim(cell.cell_id)
+            except OSError as exc:  # e.g. no room left for the lock file
+                pending.remove(cell)
+                fail(cell, f"{cell.label} could not be claimed in {claims.root}: {exc}")
+                continue
+            if not claimed:
                 elsewhere.add(cell.cell_id)
                 continue
             elsewhere.discard(cell.cell_id)
@@ -169,6 +175,8 @@ def execute_plan(
                         f"{cell.label} finished but could not be stored in "
                         f"{writer.directory}: {exc}",
                     )
+                except Exception as exc:  # e.g. ragged arrays: the results are not storable
+                    fail(cell, f"{cell.label} returned results that cannot be stored: {exc!r}")
                 else:
                     done.add(cell.cell_id)
                     summary.computed += 1
