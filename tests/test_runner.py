@@ -174,3 +174,19 @@ def test_reusing_cells_computed_by_other_code_is_pointed_out(tmp_path, capsys, m
     err = capsys.readouterr().err
     assert "note: the code changed since the last run" in err and "-> abc)" in err
     assert ResultsStore(out).run().git_commit == "abc"
+
+
+def test_the_phase_names_what_is_in_flight():
+    from opt_suite.runner.plan import Cell
+    from opt_suite.runner.scheduler import _phase
+
+    def cell(kind):
+        return Cell(kind, kind, 0, "m", 0, (), {})
+
+    inflight = {"a": cell("evaluation"), "b": cell("discovery"), "c": cell("evaluation")}
+    assert _phase(inflight, 2, 1) == (
+        "discovery + evaluation",
+        "2 running, 1 queued, 1 claimed by another runner",
+    )
+    assert _phase({}, 2, 3) == ("waiting", "3 claimed by another runner")
+    assert _phase({"a": cell("demonstrations")}, 0, 0) == ("demonstrations", "1 running")

@@ -52,10 +52,13 @@ class Summary:
         return not self.failed and not self.skipped
 
 
-def _phase(inflight: dict[str, Cell], waiting: int) -> tuple[str, str]:
-    """(phase, detail) for the progress line: the kinds of cells running now."""
+def _phase(inflight: dict[str, Cell], workers: int, waiting: int) -> tuple[str, str]:
+    """(phase, detail) for the progress line: the kinds of cells in flight now."""
     kinds = [k for k in KINDS if any(c.kind == k for c in inflight.values())]
-    detail = f"{len(inflight)} running" if inflight else ""
+    running = min(len(inflight), max(workers, 1))
+    detail = f"{running} running" if inflight else ""
+    if len(inflight) > running:
+        detail += f", {len(inflight) - running} queued"
     if waiting:
         detail += (", " if detail else "") + f"{waiting} claimed by another runner"
     return (" + ".join(kinds) if kinds else "waiting"), detail
@@ -146,7 +149,7 @@ def execute_plan(
                 continue
             backend.submit(job)
             inflight[cell.cell_id] = cell
-        progress.update(*_phase(inflight, len(elsewhere)))
+        progress.update(*_phase(inflight, backend.workers, len(elsewhere)))
 
         # 2. Pick up cells that another runner completed.
         for cell_id in list(elsewhere):
