@@ -20,7 +20,7 @@ from opt_suite.runner.cells import CellJob, CellOutcome
 from opt_suite.runner.claims import Claims
 from opt_suite.runner.plan import Cell, Plan, build_plan
 from opt_suite.runner.progress import Progress
-from opt_suite.runner.scheduler import Summary, execute_plan
+from opt_suite.runner.scheduler import Summary, cell_record, execute_plan
 from opt_suite.runner.seeding import demonstrations_seed, discovery_seed, evaluation_seed
 from opt_suite.spec import canonical_yaml, spec_hash, to_plain
 from opt_suite.store.files import (
@@ -145,16 +145,9 @@ class _Inputs:
             files[DEMOS_FILE] = lambda path: save_demonstrations(path, demos)
         if cell.kind == "discovery":
             files[OPTIONS_FILE] = outcome.options.save
-        return CellRecord(
-            cell_id=cell.cell_id,
-            kind=cell.kind,
-            method=cell.method,
-            seed=cell.seed,
-            inputs=cell.inputs,
-            started=outcome.started,
-            finished=outcome.finished,
-            wall_s=outcome.wall_s,
-            host=outcome.host,
+        return cell_record(
+            cell,
+            outcome,
             info=dict(outcome.info),
             files=files,
             num_options=len(outcome.options) if cell.kind == "discovery" else None,

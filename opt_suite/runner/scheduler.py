@@ -13,6 +13,7 @@ import dataclasses
 import sqlite3
 import time
 from collections.abc import Callable
+from typing import Any
 
 from opt_suite.runner.backends import Backend
 from opt_suite.runner.cells import CellJob, CellOutcome
@@ -21,7 +22,7 @@ from opt_suite.runner.plan import KINDS, Cell, Plan
 from opt_suite.runner.progress import Progress
 from opt_suite.store.writer import CellRecord, StoreWriter
 
-__all__ = ["Summary", "execute_plan"]
+__all__ = ["Summary", "execute_plan", "cell_record"]
 
 
 @dataclasses.dataclass
@@ -107,7 +108,7 @@ def execute_plan(
         details = outcome.details if outcome is not None else ""
         try:  # best effort: with a full disk, even this may not be writable
             writer.record_failure(
-                _bare_record(cell, outcome, time.time()),
+                cell_record(cell, outcome),
                 message + ("\n" + details if details else ""),
             )
         except (OSError, sqlite3.Error):
@@ -191,7 +192,9 @@ def execute_plan(
     return summary
 
 
-def _bare_record(cell: Cell, outcome: CellOutcome | None, now: float) -> CellRecord:
+def cell_record(cell: Cell, outcome: CellOutcome | None, **results: Any) -> CellRecord:
+    """What the store keeps about ``cell``: its identity, timing and ``results`` (if any)."""
+    now = time.time()
     return CellRecord(
         cell_id=cell.cell_id,
         kind=cell.kind,
@@ -202,4 +205,5 @@ def _bare_record(cell: Cell, outcome: CellOutcome | None, now: float) -> CellRec
         finished=outcome.finished if outcome else now,
         wall_s=outcome.wall_s if outcome else 0.0,
         host=outcome.host if outcome else "",
+        **results,
     )
