@@ -108,7 +108,8 @@ class LearnedOptions:
       beta: float64 [m, S].
       curves: per-epoch curves over all rounds (:data:`CURVE_NAMES` and ``option_round``, the
         0-based round each epoch belongs to).
-      rounds: one dict per round: ``jhat`` (Ĵ_N), ``threshold`` (Ĵ_prev + Δ) and ``kept``.
+      rounds: one dict per round: ``jhat_initial`` (Ĵ before training), ``jhat`` (Ĵ_N),
+        ``threshold`` (Ĵ_prev + Δ, None in the first round) and ``kept``.
       stop_reason: ``"delta"`` (line 15) or ``"max_options"``.
     """
 
@@ -149,7 +150,14 @@ def learn_options(
         jhat_n = result.final_jhat
         keep = improved_enough(jhat_n, jhat_prev, params.delta)
         threshold = jhat_prev + params.delta * abs(jhat_prev) if math.isfinite(jhat_prev) else None
-        rounds.append({"jhat": jhat_n, "threshold": threshold, "kept": keep})
+        rounds.append(
+            {
+                "jhat_initial": result.initial["jhat"],
+                "jhat": jhat_n,
+                "threshold": threshold,
+                "kept": keep,
+            }
+        )
         if not keep:  # lines 15–16
             stop_reason = "delta"
             break

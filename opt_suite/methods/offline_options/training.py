@@ -87,12 +87,14 @@ class RoundResult:
     Attributes:
       option: the new option's weights after N epochs.
       policy: π's weights after N epochs.
-      curves: one float64 value per epoch for each of :data:`CURVE_NAMES`.
+      curves: one float64 value per epoch for each of :data:`CURVE_NAMES`, after that epoch.
+      initial: the same quantities before the first update.
     """
 
     option: dict[str, np.ndarray]
     policy: dict[str, np.ndarray]
     curves: dict[str, np.ndarray]
+    initial: dict[str, float]
 
     @property
     def final_jhat(self) -> float:
@@ -166,7 +168,10 @@ def _adam_ascent(weights, grads, moments, step, learning_rate):
 
 
 def _train(option, policy, frozen_log_mu, frozen_beta, batch, states, coords, hyper, likelihood):
-    """N epochs × ``steps_per_epoch`` Adam steps; returns (option, policy, curves [N, 5])."""
+    """N epochs × ``steps_per_epoch`` Adam steps; returns (option, policy, curves [N + 1, 5]).
+
+    Row 0 of the curves is Ĵ's parts before any update, row k after epoch k.
+    """
     # Ĵ's parts come unweighted from the objective; weighting them here keeps λ1, λ2 tensors, so
     # one trace serves every value (JhatParts.total = λ2·prob − terminations + λ1·kl).
     # The whole round is one graph already; an XLA cluster for the recursion alone cannot be
@@ -195,7 +200,20 @@ def _train(option, policy, frozen_log_mu, frozen_beta, batch, states, coords, hy
             config,
         )  # fmt: skip
 
-    curves = tf.TensorArray(tf.float32, size=hyper["epochs"])
+    def row(parts: JhatParts) -> tf.Tensor:
+        return tf.stack(
+            [
+                total_of(parts),
+                tf.reduce_mean(tf.exp(parts.log_prob)),  # mean Pr(h), whatever the likelihood
+                tf.reduce_mean(parts.log_prob),
+                parts.termination_term,
+                parts.kl_term,
+            ]
+        )
+
+    # Row 0: before any update (the jump of the paper's Figure 1a when o' and π are new).
+    curves = tf.TensorArray(tf.float32, size=hyper["epochs"] + 1)
+    curves = curves.write(0, row(parts_of(flat)))
     step = tf.constant(0)
     for epoch in tf.range(hyper["epochs"]):
         for _ in tf.range(hyper["steps_per_epoch"]):
@@ -205,15 +223,7 @@ def _train(option, policy, frozen_log_mu, frozen_beta, batch, states, coords, hy
             grads = tape.gradient(total, flat)
             step += 1
             flat, moments = _adam_ascent(flat, grads, moments, step, hyper["learning_rate"])
-        after = parts_of(flat)
-        row = [
-            total_of(after),
-            tf.reduce_mean(tf.exp(after.log_prob)),  # mean Pr(h), whatever the likelihood form
-            tf.reduce_mean(after.log_prob),
-            after.termination_term,
-            after.kl_term,
-        ]
-        curves = curves.write(epoch, tf.stack(row))
+        curves = curves.write(epoch + 1, row(parts_of(flat)))
     option_out = {k.split("/", 1)[1]: w for k, w in flat.items() if k.startswith("option/")}
     policy_out = {k.split("/", 1)[1]: w for k, w in flat.items() if k.startswith("policy/")}
     return option_out, policy_out, curves.stack()
@@ -296,9 +306,10 @@ def train_round(
     option_w, policy_w, curves = _compiled_train(args, params.likelihood)(
         *[a for a in args if a is not None]
     )
-    values = curves.numpy().astype(np.float64).T
+    values = curves.numpy().astype(np.float64)
     return RoundResult(
         option={k: v.numpy() for k, v in option_w.items()},
         policy={k: v.numpy() for k, v in policy_w.items()},
-        curves=dict(zip(CURVE_NAMES, values, strict=True)),
+        curves=dict(zip(CURVE_NAMES, values[1:].T, strict=True)),
+        initial=dict(zip(CURVE_NAMES, values[0].tolist(), strict=True)),
     )

@@ -1,0 +1,161 @@
+"""``opt-suite show-options``: draw option sets as PNGs in the style of the paper's Figure 2.
+
+Two ways to name what to draw::
+
+    opt-suite show-options RUN_DIR [--method NAME]... [--seed N]... [--task I] [--out DIR]
+    opt-suite show-options --options FILE.npz --spec SPEC.yaml [--demos FILE.npz] [--task I]
+
+For each option set: per option, arrows of argmax μ over a demonstration coloured by μ_o(s_t, a_t),
+the termination probabilities β, and, on test task I, where the policy over options picks each
+option (``π(s, o)`` of an ε-greedy SMDP Q-learner trained for ``--episodes`` episodes with the
+spec's learner settings) and the path it takes. One PNG per (method, seed). Exit status 2 on bad
+input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare RUN_DIR or --options/--spec, and the drawing choices."""
+    parser.add_argument("directory", metavar="RUN_DIR", type=Path, nargs="?",
+                        help="the --out directory of `opt-suite run`")  # fmt: skip
+    parser.add_argument("--options", type=Path, help="an option set .npz (instead of RUN_DIR)")
+    parser.add_argument("--spec", type=Path, help="the spec the option set belongs to")
+    parser.add_argument("--demos", type=Path, help="demonstrations .npz to draw (with --options)")
+    parser.add_argument("--method", action="append", help="method entry to draw (default: all)")
+    parser.add_argument("--seed", type=int, action="append", help="seed index (default: first)")
+    parser.add_argument("--task", type=int, default=0, help="test task index (default 0)")
+    parser.add_argument("--episodes", type=int, default=None,
+                        help="Q-learning episodes on the test task (default: spec's)")  # fmt: skip
+    parser.add_argument("--out", type=Path, help="output folder (default: RUN_DIR/options)")
+
+
+class _Problem(Exception):
+    """A bad input, reported as one line."""
+
+
+def _setting(spec: Any, task_index: int):
+    """(family, model of test task ``task_index``, learner params, episodes, max_steps)."""
+    from opt_suite import registry
+    from opt_suite.learners.smdp_q import SMDPQLearning
+
+    family_cls = registry.load(registry.FAMILIES, spec.family.name)
+    family = family_cls(spec.family.params or family_cls.Params())
+    t = spec.tasks
+    _, test = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
+    if not 0 <= task_index < len(test):
+        raise _Problem(f"--task {task_index}: the spec has test tasks 0..{len(test) - 1}")
+    model = family.tabular_model(test[task_index])
+    if model is None or model.cells is None:
+        raise _Problem(f"family {spec.family.name!r} is not a grid family: nothing to draw")
+    ev = spec.evaluation
+    params = ev.params if isinstance(ev.params, SMDPQLearning.Params) else SMDPQLearning.Params()
+    return family, model, params, ev.episodes, ev.max_steps
+
+
+def _draw(out: Path, spec, options, demos, args, label: str, seed: int) -> Path:
+    import numpy as np
+
+    from opt_suite.families.grid_dynamics import MOVES
+    from opt_suite.plots.option_data import epsilon_greedy_policy
+    from opt_suite.plots.options import save_options_figure
+    from opt_suite.plots.policy_on_task import greedy_path, learn_q
+
+    _, model, params, episodes, max_steps = _setting(spec, args.task)
+    if options.mu.shape[1:] != (model.num_states, model.num_actions):
+        raise _Problem(
+            f"{label}: options have {options.mu.shape[1]} states and {options.mu.shape[2]} "
+            f"actions, the spec's family {model.num_states} and {model.num_actions}"
+        )
+    episodes = args.episodes or episodes
+    q = learn_q(
+        model, options, params, episodes, max_steps, np.random.SeedSequence([seed, args.task])
+    )
+    episode = greedy_path(
+        model, options, q, params.termination_bump, max_steps, np.random.default_rng(seed)
+    )
+    demonstration = max(demos, key=len) if demos else None
+    title = f"{label} — test task {args.task}, π after {episodes} episodes of Q-learning"
+    path = out / f"options-{label}.png"
+    return save_options_figure(
+        path, model, options, MOVES, demonstration=demonstration,
+        pi=epsilon_greedy_policy(q, params.epsilon), episode=episode, title=title,
+    )  # fmt: skip
+
+
+def _from_run_dir(args) -> list[Path]:
+    from opt_suite.store import ResultsStore
+
+    out = args.out or args.directory / "options"
+    written = []
+    with ResultsStore(args.directory) as store:
+        spec = store.spec()
+        methods = store.methods()
+        for name in args.method or []:
+            if name not in methods:
+                raise _Problem(f"--method {name!r}: the run has {', '.join(methods)}")
+        seeds = args.seed or store.seeds()[:1]
+        for seed in seeds:
+            demos = store.demonstrations(seed)
+            for method in args.method or methods:
+                options = store.option_set(method, seed)
+                if options is None or (len(options) == 0 and not args.method):
+                    continue  # not discovered yet, or primitives only
+                label = f"{method}-seed{seed}"
+                written.append(_draw(out, spec, options, demos, args, label, seed))
+    return written
+
+
+def _from_files(args) -> list[Path]:
+    from opt_suite.methods.base import TabularOptionSet
+    from opt_suite.spec import load_spec
+
+    if args.spec is None:
+        raise _Problem("--options needs --spec (the spec the option set was discovered for)")
+    spec = load_spec(args.spec)
+    options = TabularOptionSet.load(args.options)
+    demos = None
+    if args.demos is not None:
+        from opt_suite.demonstrations import load_demonstrations
+
+        demos = load_demonstrations(args.demos)
+    out = args.out or args.options.parent
+    seed = (args.seed or [0])[0]
+    return [_draw(out, spec, options, demos, args, args.options.stem, seed)]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the PNGs; 0 on success, 2 on bad input."""
+    from opt_suite.registry import RegistryError
+    from opt_suite.spec import SpecError
+    from opt_suite.store import StoreError
+
+    if (args.directory is None) == (args.options is None):
+        print("opt-suite show-options: give either RUN_DIR or --options FILE --spec SPEC",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    for path in (args.directory, args.options, args.spec, args.demos):
+        if path is not None and not path.exists():
+            print(f"opt-suite show-options: {path}: no such file or directory", file=sys.stderr)
+            return 2
+    try:
+        written = _from_run_dir(args) if args.directory is not None else _from_files(args)
+    except SpecError as exc:
+        print("\n".join(exc.problems), file=sys.stderr)
+        return 2
+    except (_Problem, StoreError, RegistryError, ValueError, OSError) as exc:
+        print(f"opt-suite show-options: {exc}", file=sys.stderr)
+        return 2
+    if not written:
+        print("opt-suite show-options: no learned options to draw in this run", file=sys.stderr)
+        return 2
+    for path in written:
+        print(f"wrote {path}")
+    return 0

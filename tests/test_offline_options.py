@@ -1,0 +1,211 @@
+"""offline_options: the method contract, Algorithm 1's loop and the pieces it is built from."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from method_contract import MethodContract, context_for, tiny_setting
+
+from opt_suite.families.base import TabularModel
+from opt_suite.methods.base import Trajectory
+from opt_suite.methods.offline_options import OfflineOptions, Params, initial_options
+from opt_suite.methods.offline_options.algorithm import improved_enough
+from opt_suite.methods.offline_options.demos import demo_batch
+from opt_suite.methods.offline_options.features import grid_coordinates, state_features
+
+# A small budget shared by the tests: one trace of the training graph serves every test here.
+FAST = Params(epochs=4, steps_per_epoch=3, max_options=2, learning_rate=0.03)
+
+
+class TestOfflineOptionsContract(MethodContract):
+    method_class = OfflineOptions
+    params = FAST
+
+
+def discover(params: Params, seed: int = 0):
+    return OfflineOptions(params).discover(context_for(tiny_setting(), seed, 0))
+
+
+@pytest.fixture(scope="module")
+def trained():
+    """One option trained for 15 epochs (Ĵ has room to rise)."""
+    return discover(dataclasses.replace(FAST, epochs=15, max_options=1))
+
+
+# -- Algorithm 1 -----------------------------------------------------------------------------------
+
+
+def test_jhat_increases_over_training(trained):
+    jhat = trained.curves["jhat"]
+    first_round = trained.info["rounds"][0]
+    assert jhat[-1] > first_round["jhat_initial"] + 1.0
+    assert jhat[-1] > jhat[0]
+    # Both halves of Figure 1a move the right way: more likely demonstrations, fewer decisions.
+    assert trained.curves["log_prob"][-1] > trained.curves["log_prob"][0]
+    assert trained.curves["terminations"][-1] < trained.curves["terminations"][0]
+
+
+def test_curves_have_one_point_per_epoch_of_every_round():
+    found = discover(dataclasses.replace(FAST, max_options=2, delta=0.0))
+    rounds = found.info["rounds_tried"]
+    for name in ("jhat", "prob", "log_prob", "terminations", "kl", "option_round"):
+        assert found.curves[name].shape == (FAST.epochs * rounds,), name
+    np.testing.assert_array_equal(
+        found.curves["option_round"], np.repeat(np.arange(rounds), FAST.epochs)
+    )
+    assert np.all((found.curves["prob"] >= 0) & (found.curves["prob"] <= 1))
+    # The KL term needs two learned options: zero in the first round.
+    assert np.all(found.curves["kl"][: FAST.epochs] == 0.0)
+
+
+def test_relative_delta_rule():
+    assert improved_enough(-5.0, -math.inf, 0.1)  # line 4: Ĵ_prev = −∞ accepts the first option
+    assert improved_enough(-0.875, -1.0, 0.125)  # gained 0.125 = 12.5% of |−1|
+    assert not improved_enough(-0.9375, -1.0, 0.125)
+    assert improved_enough(12.0, 8.0, 0.5) and not improved_enough(11.0, 8.0, 0.5)
+    assert not improved_enough(float("nan"), -1.0, 0.1)
+
+
+def test_stops_on_delta_and_drops_the_rejected_option():
+    # No second option can improve Ĵ by 1000% of |Ĵ|: round 2 is tried, then rejected.
+    found = discover(dataclasses.replace(FAST, delta=10.0, max_options=3))
+    assert found.info["stop_reason"] == "delta"
+    assert found.info["rounds_tried"] == 2
+    assert len(found.options) == found.info["options_kept"] == 1
+    assert [r["kept"] for r in found.info["rounds"]] == [True, False]
+
+
+def test_stops_at_max_options():
+    found = discover(dataclasses.replace(FAST, max_options=1))
+    assert found.info["stop_reason"] == "max_options"
+    assert found.info["rounds_tried"] == 1 and len(found.options) == 1
+
+
+def test_earlier_options_stay_frozen():
+    one = discover(dataclasses.replace(FAST, max_options=1))
+    two = discover(dataclasses.replace(FAST, max_options=2, delta=0.0))
+    assert two.info["rounds_tried"] == 2
+    # Round 1 is the same computation in both runs; round 2 must not touch its option.
+    np.testing.assert_array_equal(two.options.mu[0], one.options.mu[0])
+    np.testing.assert_array_equal(two.options.beta[0], one.options.beta[0])
+
+
+def test_same_seed_same_curves_other_seed_other_options(trained):
+    again = discover(dataclasses.replace(FAST, epochs=15, max_options=1))
+    for name, curve in trained.curves.items():
+        np.testing.assert_array_equal(again.curves[name], curve, err_msg=name)
+    other = discover(dataclasses.replace(FAST, epochs=15, max_options=1), seed=1)
+    assert not np.allclose(other.options.mu, trained.options.mu)
+
+
+def test_training_starts_from_initial_options():
+    # With a vanishing step size the trained option is its initialisation (Algorithm 1 line 6).
+    params = dataclasses.replace(FAST, learning_rate=1e-12, epochs=1, max_options=1)
+    found = discover(params, seed=3)
+    setting = tiny_setting()
+    model = setting.family.tabular_model(setting.train_tasks[0])
+    start = initial_options(setting.family, model, params, 1, np.random.SeedSequence(3))
+    np.testing.assert_allclose(found.options.mu, start.mu, atol=1e-6)
+    np.testing.assert_allclose(found.options.beta, start.beta, atol=1e-6)
+
+
+def test_initial_options_count_and_determinism():
+    setting = tiny_setting()
+    model = setting.family.tabular_model(setting.train_tasks[0])
+    seed = np.random.SeedSequence(5)
+    three = initial_options(setting.family, model, FAST, 3, seed)
+    assert three.mu.shape == (3, model.num_states, model.num_actions)
+    two = initial_options(setting.family, model, FAST, 2, np.random.SeedSequence(5))
+    np.testing.assert_array_equal(three.mu[:2], two.mu)  # option i never depends on the count
+    assert len(initial_options(setting.family, model, FAST, 0, seed)) == 0
+
+
+@pytest.mark.parametrize("features", ["onehot", "coords"])
+def test_every_feature_kind_trains(features):
+    found = discover(dataclasses.replace(FAST, features=features, epochs=6, max_options=1))
+    assert found.curves["jhat"][-1] > found.info["rounds"][0]["jhat_initial"]
+
+
+def test_prob_likelihood_trains():
+    found = discover(dataclasses.replace(FAST, likelihood="prob", epochs=6, max_options=1))
+    assert np.all(np.isfinite(found.curves["jhat"]))
+    assert found.curves["jhat"][-1] > found.info["rounds"][0]["jhat_initial"]
+
+
+# -- bad input -------------------------------------------------------------------------------------
+
+
+def test_no_demonstrations_is_a_clear_error():
+    setting = tiny_setting()
+    context = dataclasses.replace(context_for(setting, 0, 0), demonstrations=())
+    with pytest.raises(ValueError, match="at least one demonstration"):
+        OfflineOptions(FAST).discover(context)
+
+
+def test_non_tabular_family_is_a_clear_error():
+    setting = tiny_setting()
+
+    class NoModel(type(setting.family)):
+        def tabular_model(self, task):
+            return None
+
+    context = dataclasses.replace(context_for(setting, 0, 0), family=NoModel(setting.family.params))
+    with pytest.raises(ValueError, match="no tabular model"):
+        OfflineOptions(FAST).discover(context)
+
+
+# -- demonstrations and features -------------------------------------------------------------------
+
+
+def _trajectory(states, actions) -> Trajectory:
+    return Trajectory("t", np.array(states), np.array(actions), np.zeros(len(actions)))
+
+
+def test_demo_batch_pads_and_indexes_distinct_states():
+    batch = demo_batch([_trajectory([4, 7, 4], [1, 0]), _trajectory([9, 7], [3])], 10, 4)
+    np.testing.assert_array_equal(batch.states, [4, 7, 9])
+    np.testing.assert_array_equal(batch.lengths, [2, 1])
+    np.testing.assert_array_equal(batch.observations, [[4, 7, 4], [9, 7, 4]])  # pad: states[0]
+    np.testing.assert_array_equal(batch.actions, [[1, 0], [3, 0]])
+
+
+@pytest.mark.parametrize(
+    ("states", "actions", "message"),
+    [
+        ([0.5, 1.0], [0], "integer state indices"),
+        ([0, 1], [0, 1], "T\\+1 observations"),
+        ([0, 12], [0], "state index out of range"),
+        ([0, 1], [4], "action out of range"),
+    ],
+)
+def test_demo_batch_rejects_bad_trajectories(states, actions, message):
+    with pytest.raises(ValueError, match=message):
+        demo_batch([_trajectory(states, actions)], 10, 4)
+
+
+def _grid_model(cells) -> TabularModel:
+    cells = np.asarray(cells, dtype=np.int32)
+    n = len(cells)
+    zeros = np.zeros((n, 4, 1))
+    return TabularModel(
+        np.zeros((n, 4, 1), np.int32), zeros + 1, zeros, np.zeros(n, bool), 0, cells, (3, 5)
+    )
+
+
+def test_features_per_kind():
+    model = _grid_model([(0, 0), (2, 4), (1, 2)])
+    np.testing.assert_allclose(grid_coordinates(model), [[-1, -1], [1, 1], [0, 0]])
+    onehot, coords, both = (state_features(model, k) for k in ("onehot", "coords", "both"))
+    assert onehot.use_index and onehot.coords is None
+    assert not coords.use_index and coords.coord_dim == 2
+    assert both.use_index and both.coord_dim == 2
+    with pytest.raises(ValueError, match="features"):
+        state_features(model, "pixels")
+
+
+def test_coordinates_off_grids_are_the_scaled_index():
+    model = dataclasses.replace(_grid_model([(0, 0)] * 5), cells=None, shape=None)
+    np.testing.assert_allclose(grid_coordinates(model)[:, 0], [-1, -0.5, 0, 0.5, 1])
