@@ -190,3 +190,14 @@ def test_the_phase_names_what_is_in_flight():
     )
     assert _phase({}, 2, 3) == ("waiting", "3 claimed by another runner")
     assert _phase({"a": cell("demonstrations")}, 0, 0) == ("demonstrations", "1 running")
+
+
+def test_seeds_run_separately_add_up_in_the_store(tmp_path):
+    spec, out = write_spec(tmp_path, seeds=3), tmp_path / "out"
+    assert (
+        run_cli(spec, "--out", out, "--workers", "0", "--seeds", "0", "--quiet", "--no-report") == 0
+    )
+    assert run_cli(spec, "--out", out, "--workers", "0", "--seeds", "1-2", "--quiet") == 0
+    assert run_cli(spec, "--out", tmp_path / "all", "--workers", "0", "--quiet", "--no-report") == 0
+    assert ResultsStore(out).seeds() == [0, 1, 2]
+    assert numbers(out) == numbers(tmp_path / "all")

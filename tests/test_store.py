@@ -140,6 +140,28 @@ def test_later_runs_hide_cells_they_did_not_plan(tmp_path):
     assert len(store.runs()) == 2
 
 
+def test_runs_of_the_same_spec_add_up(tmp_path):
+    writer, _ = _populate(tmp_path, seeds=(0, 1))
+    run = writer.begin_run(
+        spec_name="toy",
+        spec_hash="abc",  # the same spec, run for another seed
+        spec_yaml="name: toy\n",
+        provenance={},
+        backend="local",
+        workers=1,
+        seeds=[5],
+        argv=[],
+    )
+    writer.record_plan(run, [("eval-ours-5", "evaluation", "ours", 5, 1)], [])
+    writer.commit_cell(
+        _record("eval-ours-5", "evaluation", "ours", 5, episodes=[(0, np.ones(3), np.ones(3))])
+    )
+    store = ResultsStore(tmp_path)
+    assert store.seeds() == [0, 1, 5]
+    assert store.episode_arrays("ours").seeds == (0, 1, 5)
+    assert len([c for c in store.cells() if c.cell_id == "eval-ours-0"]) == 1  # no duplicates
+
+
 def test_failed_commit_leaves_no_done_cell_and_no_partial_folder(tmp_path):
     writer = StoreWriter(tmp_path)
 

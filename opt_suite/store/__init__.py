@@ -27,7 +27,7 @@ Read API (for reports, stats and comparisons; never imports TensorFlow)::
                                #   versions, host, start/end times, backend, seeds, counts, status)
     store.runs()               # every RunInfo, oldest first
     store.methods()            # method entry names of the latest run, in spec order
-    store.seeds()              # seed indices of the latest run
+    store.seeds()              # seed indices run with the latest spec
     store.tasks("test")        # list[TaskInfo(split, index, task_id, params)] of the latest run
     store.cells()              # list[CellInfo] planned by the latest run (status 'done', 'failed',
                                #   or 'missing' when never finished)
@@ -38,10 +38,11 @@ Read API (for reports, stats and comparisons; never imports TensorFlow)::
     store.option_set(method, seed)        # TabularOptionSet, or None (not discovered yet)
     store.demonstrations(seed)            # [Trajectory] used by that seed's discovery cells
 
-Everything is restricted to the cells planned by the *latest* run in DIR (a DIR may also hold cells
-of earlier specs, kept so that unchanged slices are reused). Rows are ordered by method (spec
-order), seed, task, episode/step. ``method`` is always the spec's method *entry* name
-(``methods[].name``).
+Everything is restricted to the cells planned by the runs of the *latest* run's spec (same spec
+hash: ``--seeds 5-9`` after ``--seeds 0-4`` shows ten seeds). A DIR may also hold cells of earlier
+specs, kept so that unchanged slices are reused; they show only where the latest spec plans them.
+Rows are ordered by method (spec order), seed, task, episode/step. ``method`` is always the spec's
+method *entry* name (``methods[].name``).
 
 Writing is :class:`opt_suite.store.writer.StoreWriter`'s job (the runner's side).
 """

@@ -1,7 +1,7 @@
 """Reading a run directory's results: the API reports, statistics and comparisons build on.
 
 See the package docstring (``opt_suite.store``) for the directory layout and a summary of the API.
-Every query is restricted to the cells planned by the latest run in the directory.
+Every query is restricted to the cells planned by the runs of the latest run's spec.
 """
 
 from __future__ import annotations
@@ -134,10 +134,15 @@ class ResultsStore:
         self.db_path = self.directory / DB_NAME
         self._conn = connect(self.db_path, create=False)
         self._conn.row_factory = sqlite3.Row
-        latest = self._conn.execute("SELECT MAX(run_id) FROM runs").fetchone()[0]
+        latest = self._conn.execute(
+            "SELECT run_id, spec_hash FROM runs ORDER BY run_id DESC LIMIT 1"
+        ).fetchone()
         if latest is None:
             raise StoreError(f"{self.db_path} records no run yet")
-        self.run_id = int(latest)
+        self.run_id = int(latest[0])
+        # The view: every run of the latest run's spec (e.g. `--seeds 5-9` after `--seeds 0-4`).
+        same = self._conn.execute("SELECT run_id FROM runs WHERE spec_hash = ?", (latest[1],))
+        self._runs = "IN (" + ", ".join(str(int(r[0])) for r in same) + ")"
 
     def close(self) -> None:
         """Close the database connection."""
@@ -175,21 +180,15 @@ class ResultsStore:
     def methods(self) -> list[str]:
         """Method entry names of the latest run, in spec order."""
         rows = self._conn.execute(
-            "SELECT DISTINCT method, position FROM plan WHERE run_id = ? AND method IS NOT NULL "
-            "ORDER BY position",
-            (self.run_id,),
+            f"SELECT DISTINCT method, position FROM plan WHERE run_id {self._runs} "
+            "AND method IS NOT NULL ORDER BY position",
         ).fetchall()
         return [str(r["method"]) for r in rows]
 
     def seeds(self) -> list[int]:
-        """Seed indices of the latest run, ascending."""
-        return sorted(
-            json.loads(
-                self._conn.execute(
-                    "SELECT seeds FROM runs WHERE run_id = ?", (self.run_id,)
-                ).fetchone()[0]
-            )
-        )
+        """Seed indices run with the latest run's spec, ascending."""
+        rows = self._conn.execute(f"SELECT seeds FROM runs WHERE run_id {self._runs}")
+        return sorted({seed for row in rows for seed in json.loads(row[0])})
 
     def tasks(self, split: str | None = None) -> list[TaskInfo]:
         """Tasks of the latest run (``split`` = ``"train"`` or ``"test"``, or both when None)."""
@@ -207,10 +206,10 @@ class ResultsStore:
     def cells(self) -> list[CellInfo]:
         """The cells the latest run planned, with their status (``missing`` = never finished)."""
         rows = self._conn.execute(
-            "SELECT p.cell_id, p.kind, p.method, p.seed, c.status, c.error, c.attempts, c.wall_s, "
-            "c.started, c.finished, c.host, c.info FROM plan p LEFT JOIN cells c USING (cell_id) "
-            "WHERE p.run_id = ? ORDER BY p.seed, p.position, p.kind",
-            (self.run_id,),
+            "SELECT DISTINCT p.cell_id, p.kind, p.method, p.seed, p.position, c.status, c.error, "
+            "c.attempts, c.wall_s, c.started, c.finished, c.host, c.info FROM plan p "
+            f"LEFT JOIN cells c USING (cell_id) WHERE p.run_id {self._runs} "
+            "ORDER BY p.seed, p.position, p.kind",
         ).fetchall()
         return [
             CellInfo(
@@ -234,8 +233,8 @@ class ResultsStore:
     def _done_cells(self, kind: str) -> str:
         # Only rows of cells that the latest run planned and that completed.
         return (
-            "SELECT p.cell_id, p.method AS entry, p.seed AS seed, p.position FROM plan p "
-            f"JOIN cells c USING (cell_id) WHERE p.run_id = ? AND p.kind = '{kind}' "
+            "SELECT DISTINCT p.cell_id, p.method AS entry, p.seed AS seed, p.position FROM plan p "
+            f"JOIN cells c USING (cell_id) WHERE p.run_id {self._runs} AND p.kind = '{kind}' "
             "AND c.status = 'done'"
         )
 
@@ -245,7 +244,7 @@ class ResultsStore:
             f"SELECT d.entry, e.seed, e.task, e.episode, e.ret, e.steps FROM episodes e "
             f"JOIN ({self._done_cells('evaluation')}) d USING (cell_id)"
         )
-        args: tuple[Any, ...] = (self.run_id,)
+        args: tuple[Any, ...] = ()
         if method is not None:
             query += " WHERE d.entry = ?"
             args += (method,)
@@ -276,7 +275,7 @@ class ResultsStore:
             f"SELECT d.entry, k.seed, k.name, k.step, k.value FROM curves k "
             f"JOIN ({self._done_cells('discovery')}) d USING (cell_id) WHERE 1 = 1"
         )
-        args: tuple[Any, ...] = (self.run_id,)
+        args: tuple[Any, ...] = ()
         if method is not None:
             query += " AND d.entry = ?"
             args += (method,)
@@ -298,7 +297,7 @@ class ResultsStore:
         row = self._conn.execute(
             f"SELECT o.path FROM option_sets o JOIN ({self._done_cells('discovery')}) d "
             "USING (cell_id) WHERE d.entry = ? AND o.seed = ?",
-            (self.run_id, method, seed),
+            (method, seed),
         ).fetchone()
         return None if row is None else TabularOptionSet.load(self.directory / row[0])
 
@@ -308,7 +307,7 @@ class ResultsStore:
 
         row = self._conn.execute(
             f"SELECT d.cell_id FROM ({self._done_cells('demonstrations')}) d WHERE d.seed = ?",
-            (self.run_id, seed),
+            (seed,),
         ).fetchone()
         return None if row is None else load_demonstrations(self.directory / "cells" / row[0])
 
