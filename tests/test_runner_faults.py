@@ -124,6 +124,15 @@ def test_unwritable_directory_is_a_clear_error(tmp_path, capsys):
     assert "Traceback" not in err
 
 
+def test_a_directory_holding_something_else_is_a_clear_error(tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.sqlite").write_text("not a database, but someone's notes " * 100)
+    assert run_cli(write_spec(tmp_path), "--out", out) == 2
+    err = capsys.readouterr().err
+    assert "is not a readable opt-suite results store" in err and "Traceback" not in err
+
+
 def test_unknown_method_and_bad_params_name_the_key(tmp_path, capsys):
     spec = write_spec(tmp_path, (method("x", kind="no_such_method"),), file="unknown.yaml")
     assert run_cli(spec) == 2

@@ -79,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
     from opt_suite.runner import BackendError, run_protocol
     from opt_suite.runner.progress import format_duration
     from opt_suite.spec import SpecError, find_spec, load_spec
+    from opt_suite.store import StoreError
 
     def error(message: str) -> int:
         print(f"opt-suite run: error: {message}", file=sys.stderr)
@@ -113,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
             argv=["opt-suite", "run", *sys.argv[2:]],
             quiet=args.quiet,
         )
-    except (RegistryError, BackendError) as exc:
+    except (RegistryError, BackendError, StoreError) as exc:
         return error(str(exc))
     except OSError as exc:
         return error(f"cannot write results to {directory}: {exc}")
