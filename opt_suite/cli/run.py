@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -116,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         )
     except (RegistryError, BackendError, StoreError) as exc:
         return error(str(exc))
-    except OSError as exc:
+    except (OSError, sqlite3.Error) as exc:  # e.g. the disk is full before any cell ran
         return error(f"cannot write results to {directory}: {exc}")
 
     summary = result.summary
