@@ -89,7 +89,7 @@ def main() -> None:
     eval_args = (args.learner_seeds, args.episodes, args.max_steps, args.first_k)
     print(f"# {args.layout}: {len(train)} train / {len(test)} test tasks, "
           f"{args.discovery_seeds} discovery seeds x {args.learner_seeds} learner seeds, "
-          f"{args.episodes} episodes; steps = total over the first {args.first_k} episodes")  # fmt: skip
+          f"{args.episodes} episodes; steps = total over the first {args.first_k}")  # fmt: skip
     steps, ret = evaluate(
         family, test, TabularOptionSet.empty(model.num_states, model.num_actions), *eval_args
     )
@@ -99,7 +99,8 @@ def main() -> None:
     untrained = []
     for seed in range(args.discovery_seeds):
         params = dataclasses.replace(Params(), **base)
-        options = initial_options(family, model, params, params.max_options, np.random.SeedSequence(seed))
+        seq = np.random.SeedSequence(seed)
+        options = initial_options(family, model, params, params.max_options, seq)
         untrained.append(evaluate(family, test, options, *eval_args))
     steps, ret = np.array(untrained).T
     print(f"{'untrained options (max_options)':48s} options -     wall -     "

@@ -55,8 +55,7 @@ def _style(ax, title: str) -> None:
 def _heatmap(ax, fig, model: TabularModel, values: np.ndarray, title: str, cmap: str) -> None:
     import matplotlib
 
-    colormap = matplotlib.colormaps[cmap].copy()
-    colormap.set_bad("0.3")
+    colormap = matplotlib.colormaps[cmap].with_extremes(bad="0.3")
     image = ax.imshow(grid_image(model, values), cmap=colormap, vmin=0.0, vmax=1.0)
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.02).ax.tick_params(labelsize=6)
     _style(ax, title)
@@ -71,8 +70,7 @@ def _mu_panel(ax, fig, model, mu, moves, demonstration: Trajectory | None, title
         values = np.full(model.num_states, np.nan)
         # A state visited twice shows its last visit (the action there is what the cell shows).
         values[np.asarray(demonstration.observations)[: len(demonstration)]] = probs
-        colormap = matplotlib.colormaps["viridis"].copy()
-        colormap.set_bad((0, 0, 0, 0))
+        colormap = matplotlib.colormaps["viridis"].with_extremes(bad=(0, 0, 0, 0))
         image = ax.imshow(grid_image(model, values), cmap=colormap, vmin=0.0, vmax=1.0)
         fig.colorbar(image, ax=ax, fraction=0.046, pad=0.02).ax.tick_params(labelsize=6)
     arrows = greedy_arrows(model, mu, moves)
