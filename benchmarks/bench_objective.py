@@ -14,15 +14,21 @@ Figures (measured in one process, interleaved, best of several rounds: the machi
 - time(T = 1000) / time(T = 200) of the compiled step. Goal <= 5.5.
 - trajectory-steps per second of the compiled step.
 
-"Compiled step" is :func:`opt_suite.objective.make_jhat_step` (one ``tf.function``; Ĵ's recursion an
-XLA cluster); the networks' baseline is the same networks in the same kind of ``tf.function``. With
-``jit_compile_all`` (whole step under XLA) the baseline is the networks under XLA too.
+"Compiled step" is :func:`opt_suite.objective.make_jhat_step` (one ``tf.function``; Ĵ and its
+gradient with respect to the tables one XLA cluster); the networks' baseline is the same networks in
+the same kind of ``tf.function``. With ``jit_compile_all`` (whole step under XLA) the baseline is
+the networks under XLA too.
+
+TensorFlow runs on ``OPT_SUITE_BENCH_THREADS`` threads (default 1): on a small shared machine one
+thread gives repeatable ratios; set it to the core count to measure the multi-threaded case.
 
     .venv/bin/pytest benchmarks/bench_objective.py --benchmark-only -s
+    OPT_SUITE_BENCH_THREADS=2 .venv/bin/pytest benchmarks/bench_objective.py --benchmark-only -s
 """
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -31,6 +37,10 @@ import tensorflow as tf  # noqa: I001
 
 import opt_suite  # noqa: F401  (sets TF_USE_LEGACY_KERAS before TensorFlow is imported)
 from opt_suite.objective import JhatConfig, Tables, make_jhat_step, option_diversity
+
+THREADS = int(os.environ.get("OPT_SUITE_BENCH_THREADS", "1"))
+tf.config.threading.set_intra_op_parallelism_threads(THREADS)
+tf.config.threading.set_inter_op_parallelism_threads(THREADS)
 
 NUM_STATES, NUM_ACTIONS, NUM_LEARNED, HIDDEN, BATCH = 40 * 40, 4, 4, 32, 64
 CONFIG = JhatConfig(lambda1=1e-3, lambda2=100.0)
@@ -124,12 +134,13 @@ def eager_reference(nets: Networks, states, actions, lengths):
 
 
 def networks_step(nets: Networks, jit_compile: bool):
-    """The networks' own forward + backward (every table output summed into a scalar)."""
+    """The networks' own forward + backward (from a simple loss on every table they output)."""
 
     @tf.function(input_signature=[_INT, _INT], jit_compile=jit_compile)
     def step(states, actions):
         with tf.GradientTape() as tape:
-            loss = tf.add_n([tf.reduce_sum(x) for x in nets.tables(states, actions)])
+            # Squares, not plain sums: a constant upstream gradient could let grappler fold work.
+            loss = tf.add_n([tf.reduce_sum(tf.square(x)) for x in nets.tables(states, actions)])
         return tape.gradient(loss, nets.variables)
 
     return step
@@ -170,10 +181,10 @@ def test_jhat_step(benchmark, nets, batch200, jit_compile_all):
     benchmark.pedantic(step, args=batch200, rounds=30, warmup_rounds=3, iterations=1)
 
     ours, nets_only, eager = [], [], []
-    for _ in range(4):  # interleaved rounds: a busy neighbour slows all three alike
+    for _ in range(6):  # interleaved rounds: a busy neighbour slows all three alike
         eager.append(best_time(eager_reference, nets, *batch200, repeats=1))
-        ours.append(best_time(step, *batch200, repeats=15))
-        nets_only.append(best_time(baseline, states, actions, repeats=15))
+        ours.append(best_time(step, *batch200, repeats=10))
+        nets_only.append(best_time(baseline, states, actions, repeats=10))
     ours_s, nets_s, eager_s = min(ours), min(nets_only), min(eager)
     info = {
         "step_ms": round(1e3 * ours_s, 2),
@@ -182,6 +193,7 @@ def test_jhat_step(benchmark, nets, batch200, jit_compile_all):
         "R1": round(eager_s / ours_s, 1),
         "R2": round(ours_s / nets_s, 2),
         "steps_per_s": round(BATCH * 200 / ours_s),
+        "threads": THREADS,
     }
     benchmark.extra_info.update(info)
     print(f"\n[{'all-xla' if jit_compile_all else 'jhat-xla'}] {info}")
@@ -191,19 +203,24 @@ def test_jhat_step(benchmark, nets, batch200, jit_compile_all):
 def test_length_scaling(benchmark, nets, batch200, jit_compile_all):
     """time(T = 1000) / time(T = 200) of the compiled step."""
     step = _compiled(nets, jit_compile_all)
+    baseline = networks_step(nets, jit_compile_all)
     batch1000 = random_walks(1000, seed=1)
-    step(*batch200), step(*batch1000)
+    step(*batch200), step(*batch1000), baseline(*batch200[:2]), baseline(*batch1000[:2])
     benchmark.pedantic(step, args=batch1000, rounds=10, warmup_rounds=1, iterations=1)
-    short, long = [], []
+    times = {key: [] for key in ("short", "long", "nets_short", "nets_long")}
     for _ in range(4):
-        short.append(best_time(step, *batch200, repeats=10))
-        long.append(best_time(step, *batch1000, repeats=4))
-    ratio = min(long) / min(short)
+        times["short"].append(best_time(step, *batch200, repeats=8))
+        times["long"].append(best_time(step, *batch1000, repeats=3))
+        times["nets_short"].append(best_time(baseline, *batch200[:2], repeats=8))
+        times["nets_long"].append(best_time(baseline, *batch1000[:2], repeats=3))
+    best = {key: min(value) for key, value in times.items()}
     info = {
-        "T200_ms": round(1e3 * min(short), 2),
-        "T1000_ms": round(1e3 * min(long), 2),
-        "ratio_1000_200": round(ratio, 2),
-        "steps_per_s_T1000": round(BATCH * 1000 / min(long)),
+        "T200_ms": round(1e3 * best["short"], 2),
+        "T1000_ms": round(1e3 * best["long"], 2),
+        "ratio_1000_200": round(best["long"] / best["short"], 2),
+        "networks_ratio_1000_200": round(best["nets_long"] / best["nets_short"], 2),
+        "steps_per_s_T1000": round(BATCH * 1000 / best["long"]),
+        "threads": THREADS,
     }
     benchmark.extra_info.update(info)
     print(f"\n[{'all-xla' if jit_compile_all else 'jhat-xla'}] {info}")

@@ -8,7 +8,7 @@ import tensorflow as tf  # noqa: I001
 from test_objective_brute_force import random_batch
 
 import opt_suite  # noqa: F401
-from opt_suite.objective import jhat, trajectory_terms
+from opt_suite.objective import JhatConfig, jhat, jhat_and_gradients, trajectory_terms
 
 EPS = 1e-6
 
@@ -93,3 +93,20 @@ def test_xla_gradient_equals_graph_gradient():
         results.append([g.numpy() for g in tape.gradient(value, tables)])
     for graph, xla in zip(*results, strict=True):
         np.testing.assert_allclose(xla, graph, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("jit_compile", [False, True], ids=["graph", "xla"])
+def test_jhat_and_gradients_equals_the_tape(jit_compile):
+    pi, mu, beta, lengths = valid_batch(7)
+    probs = np.random.default_rng(8).dirichlet(np.ones(3), size=(*pi.shape[:2], 2))
+    config = JhatConfig(lambda1=0.2, lambda2=30.0, jit_compile=jit_compile)
+    parts, grads = jhat_and_gradients(pi, mu, beta, lengths, probs, config)
+    tables = [tf.constant(x) for x in (pi, mu, beta, probs)]
+    with tf.GradientTape() as tape:
+        tape.watch(tables)
+        expected = jhat(*tables[:3], lengths, tables[3], 0.2, 30.0, jit_compile=False)
+    assert float(parts.total) == pytest.approx(float(expected.total), rel=1e-12)
+    for got, want in zip(grads, tape.gradient(expected.total, tables), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-13)
+    _, without_kl = jhat_and_gradients(pi, mu, beta, lengths, None, config)
+    assert without_kl[3] is None

@@ -4,7 +4,8 @@ Importing this package imports TensorFlow; only training and validation code sho
 
 - :func:`trajectory_terms` — per trajectory: log Pr(h) (Theorem 2), Σ_t Pr(T_t = 1 | h_t)
   (Theorem 1, filtering) and Σ_t Pr(T_t = 1 | h) (posterior, forward–backward);
-- :func:`jhat` — Ĵ and its parts (likelihood, terminations, KL diversity) over a batch;
+- :func:`jhat` — Ĵ and its parts (likelihood, terminations, KL diversity) over a batch, and
+  :func:`jhat_and_gradients` — Ĵ with its gradient with respect to the tables in one pass;
 - :class:`CompiledObjective`, :func:`make_jhat_step`, :func:`pad_batch` — the single compiled
   boundary (traced once per dtype, never per batch shape) and batching of demonstrations;
 - :func:`brute_force_terms` — numpy enumeration of every option path (the tests' ground truth).
@@ -24,7 +25,14 @@ from opt_suite.objective.compiled import (
     pad_batch,
     padded_length,
 )
-from opt_suite.objective.jhat import LIKELIHOODS, JhatConfig, JhatParts, jhat, option_diversity
+from opt_suite.objective.jhat import (
+    LIKELIHOODS,
+    JhatConfig,
+    JhatParts,
+    jhat,
+    jhat_and_gradients,
+    option_diversity,
+)
 from opt_suite.objective.recursions import (
     DEFAULT_CHUNK,
     TrajectoryTerms,
@@ -46,6 +54,7 @@ __all__ = [
     "enumerate_terms",
     "forward_terms",
     "jhat",
+    "jhat_and_gradients",
     "make_jhat_step",
     "option_diversity",
     "pad_batch",

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import tensorflow as tf
 
-from opt_suite.objective.jhat import JhatConfig, JhatParts, jhat
+from opt_suite.objective.jhat import JhatConfig, JhatParts, jhat, jhat_and_gradients
 from opt_suite.objective.recursions import DEFAULT_CHUNK, TrajectoryTerms, trajectory_terms
 
 __all__ = [
@@ -200,12 +200,11 @@ def make_jhat_step(
     def step(observations, actions, lengths):
         with tf.GradientTape() as tape:
             tables = Tables(*tables_fn(observations, actions))
-            parts = jhat(
-                tables.pi, tables.mu, tables.beta, lengths, tables.option_action_probs,
-                config.lambda1, config.lambda2, config.likelihood, config.chunk,
-                config.jit_compile,
-            )  # fmt: skip
-        grads = tape.gradient(parts.total, variables)
+        outputs = [x for x in tables if x is not None]
+        # Ĵ and its table gradients in one XLA cluster, then the chain rule into the networks.
+        parts, table_grads = jhat_and_gradients(*tables[:3], lengths, tables[3], config)
+        upstream = [g for g in table_grads if g is not None]
+        grads = tape.gradient(outputs, variables, output_gradients=upstream)
         if apply_gradients is not None:
             apply_gradients(grads)
         return parts, grads

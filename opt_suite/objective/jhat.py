@@ -25,6 +25,7 @@ Example (the option learner's loss; everything per batch, tables from networks):
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Literal, NamedTuple
 
 import tensorflow as tf
@@ -38,7 +39,14 @@ from opt_suite.objective.recursions import (
 )
 from opt_suite.objective.xla import xla_with_gradient
 
-__all__ = ["JhatConfig", "JhatParts", "jhat", "option_diversity", "LIKELIHOODS"]
+__all__ = [
+    "JhatConfig",
+    "JhatParts",
+    "jhat",
+    "jhat_and_gradients",
+    "option_diversity",
+    "LIKELIHOODS",
+]
 
 LIKELIHOODS = ("prob", "log_prob_per_step")
 
@@ -156,6 +164,64 @@ def jhat(
       :class:`JhatParts`. Differentiable with respect to every table.
     """
     config = JhatConfig(float(lambda1), float(lambda2), likelihood, chunk, bool(jit_compile))
+    tensors, static = _inputs(pi, mu, beta, lengths, option_action_probs, config)
+    if config.jit_compile:
+        return xla_with_gradient(_jhat, **static)(*tensors)
+    return _jhat(*tensors, **static)
+
+
+def jhat_and_gradients(
+    pi, mu, beta, lengths, option_action_probs=None, config: JhatConfig | None = None
+) -> tuple[JhatParts, list[tf.Tensor | None]]:
+    """Ĵ and dĴ/d(pi, mu, beta, option_action_probs) in one pass (one XLA cluster).
+
+    For a training step, where the gradient is certainly wanted: one XLA launch instead of two, and
+    the forward recursion is not run twice. Chain the table gradients into the networks with
+    ``tape.gradient(tables, variables, output_gradients=...)`` (as
+    :func:`opt_suite.objective.make_jhat_step` does).
+
+    Args:
+      pi: [B, L, n] π(s_t, o); see :func:`jhat` for the layout of every argument.
+      mu: [B, L, n] μ_o(s_t, a_t).
+      beta: [B, L, n] β_o(s_t).
+      lengths: [B] ints.
+      option_action_probs: optional [B, L, m, A], for the KL term.
+      config: Ĵ's hyper-parameters.
+
+    Returns:
+      (parts, [dĴ/dpi, dĴ/dmu, dĴ/dbeta, dĴ/doption_action_probs or None]). The tables are not
+      watched by any tape here: the returned parts carry no gradient.
+    """
+    config = config or JhatConfig()
+    tensors, static = _inputs(pi, mu, beta, lengths, option_action_probs, config)
+    tensors = [tf.stop_gradient(x) for x in tensors]
+    if config.jit_compile:
+        parts, grads = _compiled_value_and_gradients(**static)(*tensors)
+    else:
+        parts, grads = _jhat_and_gradients(*tensors, **static)
+    return parts, [*grads, None] if option_action_probs is None else list(grads)
+
+
+@functools.cache
+def _compiled_value_and_gradients(**static):
+    return tf.function(
+        functools.partial(_jhat_and_gradients, **static),
+        jit_compile=True,
+        reduce_retracing=True,
+        autograph=False,
+    )
+
+
+def _jhat_and_gradients(*tensors, **static):
+    floats = [x for x in tensors if x.dtype.is_floating]
+    with tf.GradientTape() as tape:
+        tape.watch(floats)
+        parts = _jhat(*tensors, **static)
+    return parts, tape.gradient(parts.total, floats)
+
+
+def _inputs(pi, mu, beta, lengths, option_action_probs, config: JhatConfig):
+    """Checked tensors and the static arguments of :func:`_jhat`."""
     pi, mu, beta, lengths = _as_tables(pi, mu, beta, lengths)
     tensors = [pi, mu, beta, lengths]
     if option_action_probs is not None:
@@ -167,9 +233,7 @@ def jhat(
         tensors.append(probs)
     static = dataclasses.asdict(config)
     del static["jit_compile"]
-    if config.jit_compile:
-        return xla_with_gradient(_jhat, **static)(*tensors)
-    return _jhat(*tensors, **static)
+    return tensors, static
 
 
 def _jhat(pi, mu, beta, lengths, probs=None, *, lambda1, lambda2, likelihood, chunk) -> JhatParts:

@@ -53,7 +53,7 @@ from opt_suite.objective.xla import xla_with_gradient
 __all__ = ["TrajectoryTerms", "trajectory_terms", "forward_terms", "DEFAULT_CHUNK"]
 
 #: Steps unrolled per loop iteration (static). Larger chunks compile slower and run no faster.
-DEFAULT_CHUNK = 4
+DEFAULT_CHUNK = 2
 
 
 class TrajectoryTerms(NamedTuple):
