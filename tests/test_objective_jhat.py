@@ -138,7 +138,7 @@ def test_pad_batch_layout():
         types.SimpleNamespace(observations=np.array([3, 4, 5]), actions=np.array([1, 2])),
         types.SimpleNamespace(observations=np.array([7]), actions=np.array([], dtype=int)),
     ]
-    batch = pad_batch(trajectories, chunk=4)
+    batch = pad_batch(trajectories, bucket=4)
     assert batch.observations.shape == (2, padded_length(2, 4)) == (2, 5)
     np.testing.assert_array_equal(batch.observations[0], [3, 4, 5, 5, 5])
     np.testing.assert_array_equal(batch.observations[1], [7, 7, 7, 7, 7])

@@ -18,6 +18,7 @@ T_b`` actions (T_b + 1 <= L states). Values past a trajectory's end, ``mu`` at i
 
 from opt_suite.objective.brute_force import BruteForceTerms, brute_force_terms, enumerate_terms
 from opt_suite.objective.compiled import (
+    BUCKET,
     CompiledObjective,
     PaddedBatch,
     Tables,
@@ -41,6 +42,7 @@ from opt_suite.objective.recursions import (
 )
 
 __all__ = [
+    "BUCKET",
     "DEFAULT_CHUNK",
     "LIKELIHOODS",
     "BruteForceTerms",

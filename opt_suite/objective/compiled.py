@@ -2,9 +2,9 @@
 
 Shapes: every compiled function here has an input signature with unknown batch size, length and
 number of options, so it is traced once per dtype (and once more for the KL variant) — never per
-batch shape. The recursion itself handles any length (it pads time to a multiple of its chunk
-internally, with identity steps); :func:`pad_batch` pads to that multiple up front so no copy is
-needed.
+batch shape. XLA, however, compiles its clusters once per *concrete* shape (a few seconds each), so
+:func:`pad_batch` rounds the length up to a multiple of ``bucket`` (default 32 actions): a training
+run sees one shape, and mixed-length batches only a handful.
 
 Two entry points:
 
@@ -26,7 +26,7 @@ import numpy as np
 import tensorflow as tf
 
 from opt_suite.objective.jhat import JhatConfig, JhatParts, jhat, jhat_and_gradients
-from opt_suite.objective.recursions import DEFAULT_CHUNK, TrajectoryTerms, trajectory_terms
+from opt_suite.objective.recursions import TrajectoryTerms, trajectory_terms
 
 __all__ = [
     "Tables",
@@ -36,6 +36,10 @@ __all__ = [
     "CompiledObjective",
     "make_jhat_step",
 ]
+
+
+#: Padded lengths are multiples of this many actions (plus one state), to bound XLA's compilations.
+BUCKET = 32
 
 
 class Tables(NamedTuple):
@@ -56,7 +60,7 @@ class Tables(NamedTuple):
 
 
 class PaddedBatch(NamedTuple):
-    """Trajectories padded to a common number of states L (a multiple of the chunk, plus one).
+    """Trajectories padded to a common number of states L (a multiple of the bucket, plus one).
 
     Attributes:
       observations: [B, L, ...] (past the end: the last observation repeated, lookups stay valid).
@@ -69,17 +73,24 @@ class PaddedBatch(NamedTuple):
     lengths: np.ndarray
 
 
-def padded_length(max_actions: int, chunk: int = DEFAULT_CHUNK) -> int:
-    """L for a batch whose longest trajectory has ``max_actions`` actions: chunk·⌈T/chunk⌉ + 1."""
-    return chunk * max(1, -(-int(max_actions) // chunk)) + 1
+def padded_length(max_actions: int, bucket: int = BUCKET) -> int:
+    """L for a batch whose longest trajectory has ``max_actions`` actions: bucket·⌈T/bucket⌉ + 1."""
+    if bucket < 1:
+        raise ValueError(f"bucket: expected an int >= 1, got {bucket!r}")
+    return bucket * max(1, -(-int(max_actions) // bucket)) + 1
 
 
-def pad_batch(trajectories: Sequence[Any], chunk: int = DEFAULT_CHUNK) -> PaddedBatch:
-    """Pads ``Trajectory`` objects (``observations`` [T+1, ...], ``actions`` [T]) into one batch."""
+def pad_batch(trajectories: Sequence[Any], bucket: int = BUCKET) -> PaddedBatch:
+    """Pads ``Trajectory`` objects (``observations`` [T+1, ...], ``actions`` [T]) into one batch.
+
+    Args:
+      trajectories: objects with ``observations`` [T+1, ...] and ``actions`` [T].
+      bucket: the number of actions is rounded up to a multiple of this (XLA compiles per shape).
+    """
     if not trajectories:
         raise ValueError("pad_batch: expected at least one trajectory, got none")
     lengths = np.array([len(tr.actions) for tr in trajectories], dtype=np.int32)
-    length = padded_length(int(lengths.max()), chunk)
+    length = padded_length(int(lengths.max()), bucket)
     first = np.asarray(trajectories[0].observations)
     observations = np.empty((len(trajectories), length) + first.shape[1:], dtype=first.dtype)
     actions = np.zeros((len(trajectories), length), dtype=np.int32)
