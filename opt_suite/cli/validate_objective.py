@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--candidates",
         type=int,
-        default=100,
+        default=1000,
         help="episodes sampled per chain; the likeliest is checked (1: the paper's single sample)",
     )
     parser.add_argument(

@@ -76,7 +76,7 @@ class ValidationRow:
 
 
 def validation_rows(
-    spec: str | Path = DEFAULT_SPEC, seed: int = 0, trials: int = 10_000, candidates: int = 100
+    spec: str | Path = DEFAULT_SPEC, seed: int = 0, trials: int = 10_000, candidates: int = 1000
 ) -> list[ValidationRow]:
     """The Appendix D table for every task of ``spec`` (a path or a bundled spec name).
 
