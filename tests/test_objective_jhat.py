@@ -15,6 +15,7 @@ from opt_suite.objective import (
     JhatConfig,
     Tables,
     jhat,
+    jhat_and_gradients,
     make_jhat_step,
     option_diversity,
     pad_batch,
@@ -181,3 +182,19 @@ def test_make_jhat_step_matches_the_tape_and_traces_once():
             dense = [tf.convert_to_tensor(g).numpy() for g in (got, want)]  # gathers: IndexedSlices
             np.testing.assert_allclose(*dense, rtol=1e-10, atol=1e-14)
     assert step.experimental_get_tracing_count() == 1
+
+
+@pytest.mark.parametrize("jit_compile", [False, True], ids=["graph", "xla"])
+def test_with_and_without_kl_in_one_process(jit_compile):
+    """Same config, with and without option_action_probs: one signature, no retracing crash."""
+    pi, mu, beta, lengths = random_batch(9, 3, 1, [6, 4])
+    probs = np.random.default_rng(10).dirichlet(np.ones(2), size=(2, 8, 2))
+    config = JhatConfig(lambda1=0.5, lambda2=2.0, jit_compile=jit_compile)
+    without = jhat(pi, mu, beta, lengths, None, 0.5, 2.0, jit_compile=jit_compile)
+    with_kl = jhat(pi, mu, beta, lengths, probs, 0.5, 2.0, jit_compile=jit_compile)
+    assert float(without.kl_term) == 0.0 < float(with_kl.kl_term)
+    assert float(with_kl.total - without.total) == pytest.approx(0.5 * float(with_kl.kl_term))
+    _, grads = jhat_and_gradients(pi, mu, beta, lengths, None, config)
+    assert grads[3] is None
+    _, grads = jhat_and_gradients(pi, mu, beta, lengths, probs, config)
+    assert grads[3].shape == probs.shape

@@ -199,7 +199,7 @@ def jhat_and_gradients(
         parts, grads = _compiled_value_and_gradients(**static)(*tensors)
     else:
         parts, grads = _jhat_and_gradients(*tensors, **static)
-    return parts, [*grads, None] if option_action_probs is None else list(grads)
+    return parts, [*grads[:3], None if option_action_probs is None else grads[3]]
 
 
 @functools.cache
@@ -223,25 +223,28 @@ def _jhat_and_gradients(*tensors, **static):
 def _inputs(pi, mu, beta, lengths, option_action_probs, config: JhatConfig):
     """Checked tensors and the static arguments of :func:`_jhat`."""
     pi, mu, beta, lengths = _as_tables(pi, mu, beta, lengths)
-    tensors = [pi, mu, beta, lengths]
-    if option_action_probs is not None:
+    if option_action_probs is None:
+        # No KL term: m = 0 learned options. Always passing a tensor keeps one signature (and one
+        # trace) for the compiled functions whether or not the caller has a KL term.
+        probs = tf.zeros(tf.concat([tf.shape(pi)[:2], [0, 1]], axis=0), dtype=pi.dtype)
+    else:
         probs = tf.convert_to_tensor(option_action_probs, dtype=pi.dtype)
         if probs.shape.rank is not None and probs.shape.rank != 4:
             raise ValueError(
                 f"option_action_probs: expected a [B, L, m, A] tensor, got shape {probs.shape}"
             )
-        tensors.append(probs)
+    tensors = [pi, mu, beta, lengths, probs]
     static = dataclasses.asdict(config)
     del static["jit_compile"]
     return tensors, static
 
 
-def _jhat(pi, mu, beta, lengths, probs=None, *, lambda1, lambda2, likelihood, chunk) -> JhatParts:
+def _jhat(pi, mu, beta, lengths, probs, *, lambda1, lambda2, likelihood, chunk) -> JhatParts:
     """Ĵ from checked tensors (a pure function: the XLA cluster's body)."""
     log_prob, expected = _forward_terms(pi, mu, beta, lengths, chunk=chunk)
     steps = tf.cast(tf.maximum(lengths, 1), pi.dtype)
     like = tf.exp(log_prob) if likelihood == "prob" else log_prob / steps
-    diversity = tf.zeros_like(log_prob) if probs is None else option_diversity(probs, lengths)
+    diversity = option_diversity(probs, lengths)
     prob_term = tf.reduce_mean(like)
     termination_term = tf.reduce_mean(expected / steps)
     kl_term = tf.reduce_mean(diversity)
