@@ -50,6 +50,7 @@ from typing import NamedTuple
 import numpy as np
 import tensorflow as tf
 
+from opt_suite.objective.adjoint import recursion_with_adjoint
 from opt_suite.objective.xla import xla_with_gradient
 
 __all__ = ["TrajectoryTerms", "trajectory_terms", "forward_terms", "DEFAULT_CHUNK"]
@@ -214,7 +215,8 @@ def _last_termination(beta, lengths, p_end):
 
 def _forward_terms(pi, mu, beta, lengths, chunk):
     steps, p0, log_alpha0 = _steps(pi, mu, beta, lengths, chunk)
-    log_norm, filtered, p_end, _ = _forward(steps, p0, chunk, keep=False)
+    # Ĵ's hot path: the same forward loop, with the hand-written reverse pass of adjoint.py.
+    log_norm, filtered, p_end = recursion_with_adjoint(chunk)(*steps, p0)
     return log_alpha0 + log_norm, filtered + _last_termination(beta, lengths, p_end)
 
 
