@@ -6,11 +6,10 @@ Pure TensorFlow maths over option tables; networks produce the tables, this modu
 At s_0 the policy over options picks O_0 ~ π(s_0, ·) and the option acts, a_0 ~ μ_{O_0}(s_0, ·).
 At every t ≥ 1 the running option O_{t−1} terminates on reaching s_t with probability
 β_{O_{t−1}}(s_t) (T_t = 1); then O_t ~ π(s_t, ·), otherwise O_t = O_{t−1}; then
-a_t ~ μ_{O_t}(s_t, ·).
-Primitive actions are options with β ≡ 1 and a one-hot μ. (The displayed statement of f in
-Theorem 2 shifts β's time index relative to its proof, and Theorem 1's displayed recursion drops a
-normaliser; the code follows the process, and ``tests/test_objective_brute_force.py`` checks it
-against an enumeration of every option path.)
+a_t ~ μ_{O_t}(s_t, ·). Primitive actions are options with β ≡ 1 and a one-hot μ. (The displayed
+statement of f in Theorem 2 shifts β's time index relative to its proof, and Theorem 1's displayed
+recursion drops a normaliser; the code follows the process, and
+``tests/test_objective_brute_force.py`` checks it against an enumeration of every option path.)
 
 ## The recursion
 With d_0(s_0) and the transition factors P(s_t, a_t, s_{t+1}) left out (they do not depend on π or
@@ -37,7 +36,8 @@ nanoseconds on a CPU instead of ~10 op dispatches; that, not parallelism, is wha
 Time-parallel alternatives were measured on the reference workload (B = 64, T = 200, n = 8, 2-core
 CPU) and rejected: a Hillis–Steele scan of the n×n matrices M_t (O(n³) work per step) took twice as
 long as a plain ``tf.scan`` in graph mode, and a chunked scan (transfer matrices per chunk, O(n²)
-per step) under XLA took ~8× as long as this loop.
+per step) under XLA took ~8× as long as this loop. Ĵ's gradient uses the hand-written reverse pass
+of :mod:`opt_suite.objective.adjoint` (half the time of autodiff through the loop without XLA).
 
 Steps past a trajectory's end become the identity (c = 1, β = 0, r = 0) *before* any arithmetic, so
 padding garbage never reaches a value or a gradient.
