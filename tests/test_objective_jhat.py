@@ -98,6 +98,10 @@ def test_bad_arguments_are_named():
         jhat(pi, mu, beta, lengths, option_action_probs=mu)
     with pytest.raises(ValueError, match="chunk"):
         JhatConfig(chunk=0)
+    with pytest.raises(ValueError, match=r"lengths: expected 1 values in \[0, 7\].*got \[8\]"):
+        trajectory_terms(pi, mu, beta, [8])
+    with pytest.raises(ValueError, match="lengths: expected 1 values"):
+        jhat(pi, mu, beta, [3, 2])
 
 
 def test_compiled_objective_traces_once_across_batch_shapes():

@@ -107,6 +107,14 @@ def _as_tables(pi, mu, beta, lengths):
         raise ValueError(
             f"lengths: expected a [B] vector of trajectory lengths, got {lengths.shape}"
         )
+    if tf.executing_eagerly():  # values known: check them (inside a graph the caller pads right)
+        values, states = lengths.numpy(), int(pi.shape[1])
+        bad = values.size and (values.min() < 0 or values.max() >= states)
+        if len(values) != pi.shape[0] or bad:
+            raise ValueError(
+                f"lengths: expected {pi.shape[0]} values in [0, {states - 1}] (T_b + 1 <= L = "
+                f"{states} states), got {values.tolist()}"
+            )
     return pi, mu, beta, lengths
 
 
@@ -262,7 +270,7 @@ def trajectory_terms(
     """Exact log-likelihood, filtering and posterior expected terminations of each trajectory.
 
     Args:
-      pi: [B, L, n], pi[b, t, o] = π(s_t, o).
+      pi: [B, L, n], pi[b, t, o] = π(s_t, o) (ignored at and after the last state).
       mu: [B, L, n], mu[b, t, o] = μ_o(s_t, a_t), the probability that option o takes the
         demonstrated action (ignored at and after the last state).
       beta: [B, L, n], beta[b, t, o] = β_o(s_t) (ignored at t = 0 and after the last state).
