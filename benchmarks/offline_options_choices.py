@@ -47,17 +47,17 @@ def parse_overrides(text: str) -> dict:
 
 
 def evaluate(family, test_tasks, options, seeds, episodes, max_steps, first_k):
-    """(mean steps over the first K episodes, mean return over the last 10%) over all runs."""
+    """Means over all runs: (steps in the first K episodes, all steps, return of the last 10%)."""
     runs = [
         LearnerRun(task, np.random.SeedSequence([seed, task.index]))
         for task in test_tasks
         for seed in range(seeds)
     ]
     logs = SMDPQLearning(SMDPQLearning.Params()).run(family, runs, options, episodes, max_steps)
-    steps = np.array([log.steps[:first_k].sum() for log in logs], dtype=float)
+    first = np.mean([log.steps[:first_k].sum() for log in logs])
+    total = np.mean([log.steps.sum() for log in logs])
     tail = max(1, episodes // 10)
-    returns = np.array([log.returns[-tail:].mean() for log in logs])
-    return steps.mean(), returns.mean()
+    return first, total, np.mean([log.returns[-tail:].mean() for log in logs])
 
 
 def mean_se(values) -> str:
@@ -70,6 +70,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layout", default="10x15")
     parser.add_argument("--tasks", type=int, nargs=2, default=(6, 24), metavar=("TRAIN", "TEST"))
+    parser.add_argument("--goal-region", default="anywhere", help="FourRooms Variation.goal_region")
     parser.add_argument("--task-seed", type=int, default=0)
     parser.add_argument("--discovery-seeds", type=int, default=3)
     parser.add_argument("--learner-seeds", type=int, default=3)
@@ -83,31 +84,40 @@ def main() -> None:
 
     family = FourRooms(FourRooms.Params(layout=args.layout))
     train, test = family.make_tasks(
-        FourRooms.Variation(), (), sum(args.tasks), args.tasks[0], args.tasks[1], args.task_seed
+        FourRooms.Variation(goal_region=args.goal_region),
+        (),
+        sum(args.tasks),
+        args.tasks[0],
+        args.tasks[1],
+        args.task_seed,
     )
     model = family.tabular_model(train[0])
     eval_args = (args.learner_seeds, args.episodes, args.max_steps, args.first_k)
-    print(f"# {args.layout}: {len(train)} train / {len(test)} test tasks, "
+    print(f"# {args.layout}, goals {args.goal_region}: {len(train)} train / {len(test)} test, "
           f"{args.discovery_seeds} discovery seeds x {args.learner_seeds} learner seeds, "
           f"{args.episodes} episodes; steps = total over the first {args.first_k}")  # fmt: skip
-    steps, ret = evaluate(
-        family, test, TabularOptionSet.empty(model.num_states, model.num_actions), *eval_args
-    )
-    print(f"{'primitives':48s} options -     wall -     steps {steps:9.1f}   return {ret:7.2f}")
+
+    def row(label: str, results, kept="-", wall="-") -> None:
+        first, total, final = np.array(results, dtype=float).reshape(-1, 3).T
+        print(f"{label:44s} | {kept:>4s} | {wall:>6s} | {mean_se(first)} | {mean_se(total)} | "
+              f"{mean_se(final)}", flush=True)  # fmt: skip
+
+    print(f"{'configuration':44s} | opts | disc s | {'steps, first K':17s} | "
+          f"{'steps, all':17s} | final return")  # fmt: skip
+    empty = TabularOptionSet.empty(model.num_states, model.num_actions)
+    row("primitives", [evaluate(family, test, empty, *eval_args)])
     base = parse_overrides(args.base)
     # Untrained options (Algorithm 1's initialisation): what training adds over random networks.
-    untrained = []
-    for seed in range(args.discovery_seeds):
-        params = dataclasses.replace(Params(), **base)
-        seq = np.random.SeedSequence(seed)
-        options = initial_options(family, model, params, params.max_options, seq)
-        untrained.append(evaluate(family, test, options, *eval_args))
-    steps, ret = np.array(untrained).T
-    print(f"{'untrained options (max_options)':48s} options -     wall -     "
-          f"steps {mean_se(steps)}  return {mean_se(ret)}")  # fmt: skip
+    params = dataclasses.replace(Params(), **base)
+    untrained = [
+        evaluate(family, test, initial_options(family, model, params, params.max_options,
+                                               np.random.SeedSequence(seed)), *eval_args)
+        for seed in range(args.discovery_seeds)
+    ]  # fmt: skip
+    row(f"untrained options ({params.max_options})", untrained)
     for config in args.vary:
         params = dataclasses.replace(Params(), **{**base, **parse_overrides(config)})
-        kept, walls, all_steps, all_returns = [], [], [], []
+        kept, walls, results = [], [], []
         for seed in range(args.discovery_seeds):
             demo_seed = np.random.SeedSequence([args.task_seed, seed])
             demos = collect_demonstrations(family, train, DemonstrationsSpec(), demo_seed)
@@ -116,11 +126,8 @@ def main() -> None:
             discovery = OfflineOptions(params).discover(context)
             walls.append(time.perf_counter() - start)
             kept.append(len(discovery.options))
-            steps, ret = evaluate(family, test, discovery.options, *eval_args)
-            all_steps.append(steps)
-            all_returns.append(ret)
-        print(f"{config:48s} options {np.mean(kept):.1f}  wall {np.mean(walls):5.1f}s  "
-              f"steps {mean_se(all_steps)}  return {mean_se(all_returns)}", flush=True)  # fmt: skip
+            results.append(evaluate(family, test, discovery.options, *eval_args))
+        row(config, results, f"{np.mean(kept):.1f}", f"{np.mean(walls):.1f}")
 
 
 if __name__ == "__main__":

@@ -243,19 +243,12 @@ def _compiled_train(args: tuple, likelihood: str):
     The structure is the likelihood form and the weight names (the feature kind and depth); batch
     size, lengths, the number of options and the state count never cause a retrace.
     """
-    structure = tuple(tuple(sorted(a)) if isinstance(a, dict) else a is None for a in args)
-    key = (likelihood, *structure)
+    key = (likelihood, *(tuple(sorted(a)) for a in args if isinstance(a, dict)))
     if key not in _COMPILED:
-        signature = tf.nest.map_structure(_spec, [a for a in args if a is not None])
-        positions = [i for i, a in enumerate(args) if a is not None]
-
-        def run(*present):
-            full = [None] * len(args)
-            for i, value in zip(positions, present, strict=True):
-                full[i] = value
-            return _train(*full, likelihood)
-
-        _COMPILED[key] = tf.function(run, input_signature=signature)
+        signature = tf.nest.map_structure(_spec, list(args))
+        _COMPILED[key] = tf.function(
+            lambda *inputs: _train(*inputs, likelihood), input_signature=signature
+        )
     return _COMPILED[key]
 
 
@@ -300,12 +293,11 @@ def train_round(
         tf.constant(frozen.beta, tf.float32),
         batch_tensors(demos),
         tf.constant(demos.states, tf.int32),
-        None if coords is None else tf.constant(coords, tf.float32),
+        # Without dense features the first layer has no coord_w; an empty [U, 0] keeps one layout.
+        tf.constant(np.zeros((len(demos.states), 0)) if coords is None else coords, tf.float32),
         hyper,
     )
-    option_w, policy_w, curves = _compiled_train(args, params.likelihood)(
-        *[a for a in args if a is not None]
-    )
+    option_w, policy_w, curves = _compiled_train(args, params.likelihood)(*args)
     values = curves.numpy().astype(np.float64)
     return RoundResult(
         option={k: v.numpy() for k, v in option_w.items()},
