@@ -209,3 +209,24 @@ def test_features_per_kind():
 def test_coordinates_off_grids_are_the_scaled_index():
     model = dataclasses.replace(_grid_model([(0, 0)] * 5), cells=None, shape=None)
     np.testing.assert_allclose(grid_coordinates(model)[:, 0], [-1, -0.5, 0, 0.5, 1])
+
+
+def test_same_seed_same_options_in_a_fresh_process(trained):
+    # Nothing hidden in the process (TF's global seed, numpy's, traces) may change the numbers.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import sys, dataclasses, numpy as np\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from method_contract import context_for, tiny_setting\n"
+        "from opt_suite.methods.offline_options import OfflineOptions, Params\n"
+        "p = Params(epochs=15, steps_per_epoch=3, max_options=1, learning_rate=0.03)\n"
+        "d = OfflineOptions(p).discover(context_for(tiny_setting(), 0, 0))\n"
+        "sys.stdout.write(d.options.mu.tobytes().hex() + ' ' + d.options.beta.tobytes().hex())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    ).stdout.split()
+    assert out == [trained.options.mu.tobytes().hex(), trained.options.beta.tobytes().hex()]
