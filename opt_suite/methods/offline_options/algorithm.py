@@ -13,9 +13,10 @@ Line numbers in the comments are the paper's pseudocode's::
      9–14   for k = 1..N: Ĵ_k = Ĵ(π_θ, O', H); θ, φ, ψ += α ∂Ĵ_k/∂(θ, φ, ψ)
     15      if Ĵ_N − Ĵ_prev < Δ
     16          done = true
-    17      else O = O'
-    18          Ĵ_prev = Ĵ_N
-    21  return O
+    17      else
+    18          O = O'
+    19          Ĵ_prev = Ĵ_N
+    22  return O                                (20, 21: end if, end while)
 
 Δ is relative here, as the paper sets it for four rooms ("10% of Ĵ at the previous iteration"):
 Δ = delta · |Ĵ_prev|. The loop also stops once ``max_options`` options are kept (the paper's run
@@ -110,7 +111,8 @@ class LearnedOptions:
         0-based round each epoch belongs to).
       rounds: one dict per round: ``jhat_initial`` (Ĵ before training), ``jhat`` (Ĵ_N),
         ``threshold`` (Ĵ_prev + Δ, None in the first round) and ``kept``.
-      stop_reason: ``"delta"`` (line 15) or ``"max_options"``.
+      stop_reason: ``"delta"`` (line 15), ``"max_options"``, or ``"non_finite_jhat"`` (training
+        diverged: the round's option is rejected like one that does not improve Ĵ enough).
     """
 
     mu: np.ndarray
@@ -159,9 +161,9 @@ def learn_options(
             }
         )
         if not keep:  # lines 15–16
-            stop_reason = "delta"
+            stop_reason = "delta" if math.isfinite(jhat_n) else "non_finite_jhat"
             break
-        # Lines 17–18: O = O', Ĵ_prev = Ĵ_N. The option's weights never change again: we keep its
+        # Lines 17–19: O = O', Ĵ_prev = Ĵ_N. The option's weights never change again: we keep its
         # tables over the demonstrated states (for later rounds) and over every state (the result).
         mu_demo, beta_demo = tabulate(result.option, features, demos.states)
         frozen = frozen.append(np.log(mu_demo), beta_demo)

@@ -73,7 +73,7 @@ class FrozenOptions:
         )
 
     def append(self, log_mu: np.ndarray, beta: np.ndarray) -> FrozenOptions:
-        """These options plus one more (Algorithm 1 line 17, O = O')."""
+        """These options plus one more (Algorithm 1 line 18, O = O')."""
         return FrozenOptions(
             np.concatenate([self.log_mu, np.asarray(log_mu, np.float32)[None]]),
             np.concatenate([self.beta, np.asarray(beta, np.float32)[None]]),
