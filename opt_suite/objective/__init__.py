@@ -16,6 +16,10 @@ T_b`` actions (T_b + 1 <= L states). Values past a trajectory's end, ``mu`` at i
 ``beta`` at t = 0 are ignored.
 """
 
+from opt_suite._tf import tensorflow as _quiet_tensorflow
+
+_quiet_tensorflow()  # first, so that TensorFlow's C++ start-up lines stay off the terminal
+
 from opt_suite.objective.brute_force import BruteForceTerms, brute_force_terms, enumerate_terms
 from opt_suite.objective.compiled import (
     BUCKET,

@@ -13,6 +13,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from opt_suite._tf import tensorflow
 from opt_suite.families.base import TabularModel, TaskFamily
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method, TabularOptionSet
 from opt_suite.methods.offline_options.params import Params
@@ -51,6 +52,7 @@ class OfflineOptions(Method):
         ``log_prob``, the mean log Pr(h); ``terminations``, the mean E[#terminations] / |h| (Theorem
         1, normalised by |h| as in Eq. 2); ``kl``, the mean g(h, O_O); ``option_round``.
         """
+        tensorflow()  # quietly, before the modules below import it
         from opt_suite.methods.offline_options.algorithm import learn_options
         from opt_suite.methods.offline_options.demos import demo_batch
         from opt_suite.methods.offline_options.features import state_features
@@ -94,6 +96,7 @@ def initial_options(
       count: number of options, >= 0.
       seed: the seed a ``discover`` run would get.
     """
+    tensorflow()  # quietly, before the modules below import it
     from opt_suite.methods.offline_options.algorithm import new_option, tabulate
     from opt_suite.methods.offline_options.features import state_features
 
