@@ -166,7 +166,10 @@ def learn_options(
         # Lines 17–19: O = O', Ĵ_prev = Ĵ_N. The option's weights never change again: we keep its
         # tables over the demonstrated states (for later rounds) and over every state (the result).
         mu_demo, beta_demo = tabulate(result.option, features, demos.states)
-        frozen = frozen.append(np.log(mu_demo), beta_demo)
+        # A saturated float32 softmax gives exact zeros after long training (seen on the 40x40
+        # paper setting with epochs=150): log 0 = -inf is the right log-probability, not an error.
+        with np.errstate(divide="ignore"):
+            frozen = frozen.append(np.log(mu_demo), beta_demo)
         kept.append(tabulate(result.option, features, all_states))
         jhat_prev = jhat_n
     mu = np.stack([m for m, _ in kept]) if kept else np.zeros((0, len(all_states), num_actions))
