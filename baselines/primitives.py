@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
-from baselines._models import train_models
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method, TabularOptionSet
 
 __all__ = ["Primitives", "PrimitivesParams"]
@@ -30,5 +29,5 @@ class Primitives(Method):
 
     def discover(self, context: DiscoveryContext) -> Discovery:
         """An empty ``TabularOptionSet`` shaped for the family's states and actions."""
-        model = train_models(context, self.name)[0]
+        model = context.tabular_models(self.name)[0]
         return Discovery(TabularOptionSet.empty(model.num_states, model.num_actions))

@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
-from baselines._models import train_models
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method
 from opt_suite.methods.offline_options.params import Params as OfflineOptionsParams
 from opt_suite.params import param
@@ -49,7 +48,7 @@ class RandomOptions(Method):
         """``count`` options from ``initial_options`` with this run's seed (TF loads here)."""
         from opt_suite.methods.offline_options import initial_options
 
-        model = train_models(context, self.name)[0]
+        model = context.tabular_models(self.name)[0]
         options = initial_options(
             context.family, model, self.params.offline_options, self.params.count, context.seed
         )

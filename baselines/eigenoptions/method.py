@@ -29,7 +29,6 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from baselines._models import train_models
 from baselines.eigenoptions.graph import (
     laplacian_eigenvectors,
     model_adjacency,
@@ -87,7 +86,7 @@ class Eigenoptions(Method):
         from baselines.eigenoptions.purpose import eigenoption, layout_dynamics
 
         p = self.params
-        models = train_models(context, self.name)
+        models = context.tabular_models(self.name)
         num_states = models[0].num_states
         if p.adjacency == "known":
             adjacency = model_adjacency(models)

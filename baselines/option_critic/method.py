@@ -40,7 +40,6 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from baselines._models import train_models
 from opt_suite.families.base import TabularModel
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method, TabularOptionSet
 from opt_suite.params import param
@@ -156,7 +155,7 @@ class OptionCritic(Method):
         from baselines.option_critic import loop  # compiles on first use (cached on disk)
 
         p = self.params
-        models = train_models(context, self.name)
+        models = context.tabular_models(self.name)
         arrays = _task_arrays(models)
         num_states, num_actions = models[0].num_states, models[0].num_actions
         if p.random_starts and np.any(arrays["live_count"] == 0):

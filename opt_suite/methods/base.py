@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opt_suite.families.base import Task, TaskFamily
+from opt_suite.families.base import TabularModel, Task, TaskFamily
 
 __all__ = ["Trajectory", "TabularOptionSet", "DiscoveryContext", "Discovery", "Method"]
 
@@ -106,6 +106,34 @@ class DiscoveryContext:
     demonstrations: Sequence[Trajectory]
     interaction_budget: int
     seed: np.random.SeedSequence
+
+    def tabular_models(self, method: str) -> list[TabularModel]:
+        """``family.tabular_model`` of every train task, all of one state and action count.
+
+        Tabular methods tabulate their options over this one state set.
+
+        Args:
+          method: the calling method's name, for error messages.
+
+        Raises:
+          ValueError: no train tasks, a family without tabular models (e.g. Atari), or train tasks
+            whose models differ in S or A.
+        """
+        if not self.train_tasks:
+            raise ValueError(f"{method}: needs at least one train task, got none")
+        models = [self.family.tabular_model(task) for task in self.train_tasks]
+        if any(model is None for model in models):
+            raise ValueError(
+                f"{method}: family {self.family.name!r} has no tabular model; this method needs "
+                "one (tabular families only)"
+            )
+        shapes = {(model.num_states, model.num_actions) for model in models}
+        if len(shapes) != 1:
+            raise ValueError(
+                f"{method}: train tasks disagree on (states, actions): {sorted(shapes)}; expected "
+                "one shared state and action set"
+            )
+        return models
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

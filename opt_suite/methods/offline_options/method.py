@@ -21,19 +21,6 @@ from opt_suite.methods.offline_options.params import Params
 __all__ = ["OfflineOptions", "initial_options"]
 
 
-def _shared_model(family: TaskFamily, tasks) -> TabularModel:
-    """The exact model of the first train task: its state space is every task's (one family)."""
-    if not tasks:
-        raise ValueError("offline_options: needs at least one train task, got none")
-    model = family.tabular_model(tasks[0])
-    if model is None:
-        raise ValueError(
-            f"offline_options: family {family.name!r} has no tabular model; this implementation "
-            "tabulates options over the states of tabular families only"
-        )
-    return model
-
-
 class OfflineOptions(Method):
     """Offline option learning from demonstrations (Garcia, Nota & Thomas 2020, Algorithm 1)."""
 
@@ -59,7 +46,7 @@ class OfflineOptions(Method):
 
         start = time.perf_counter()
         params: Params = self.params
-        model = _shared_model(context.family, context.train_tasks)
+        model = context.tabular_models(self.name)[0]
         demos = demo_batch(context.demonstrations, model.num_states, model.num_actions)
         features = state_features(model, params.features)
         learned = learn_options(demos, features, model.num_actions, params, context.seed)
