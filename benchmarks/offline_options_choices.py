@@ -35,9 +35,11 @@ from opt_suite.spec.schema import DemonstrationsSpec
 
 
 def parse_overrides(text: str) -> dict:
-    """``a=1,b=onehot`` -> {"a": 1, "b": "onehot"}."""
+    """``a=1,b=onehot`` -> {"a": 1, "b": "onehot"}; ``base`` (the defaults) -> {}."""
     out = {}
     for item in filter(None, text.split(",")):
+        if item == "base":
+            continue
         key, _, value = item.partition("=")
         try:
             out[key.strip()] = ast.literal_eval(value.strip())

@@ -27,12 +27,14 @@ Not collected by pytest: it is an experiment, minutes long.
 from __future__ import annotations
 
 import argparse
-import ast
 import dataclasses
 import hashlib
 import os
 
 import numpy as np
+
+# The sibling experiment script (benchmarks/ is on sys.path when a script in it runs).
+from offline_options_choices import mean_se, parse_overrides
 
 import opt_suite  # noqa: F401  (sets the Keras flavour before TensorFlow loads)
 from opt_suite.demonstrations import collect_demonstrations
@@ -42,26 +44,6 @@ from opt_suite.learners.smdp_q import SMDPQLearning
 from opt_suite.methods.base import DiscoveryContext, TabularOptionSet
 from opt_suite.methods.offline_options import OfflineOptions, Params
 from opt_suite.spec.schema import DemonstrationsSpec
-
-
-def parse_overrides(text: str) -> dict:
-    """``a=1,b=onehot`` -> {"a": 1, "b": "onehot"}; ``base`` -> {}."""
-    out = {}
-    for item in filter(None, text.split(",")):
-        if item == "base":
-            continue
-        key, _, value = item.partition("=")
-        try:
-            out[key.strip()] = ast.literal_eval(value.strip())
-        except (ValueError, SyntaxError):
-            out[key.strip()] = value.strip()
-    return out
-
-
-def mean_se(values) -> str:
-    values = np.asarray(values, dtype=float)
-    se = values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else 0.0
-    return f"{values.mean():9.1f} ± {se:6.1f}"
 
 
 def main() -> None:
