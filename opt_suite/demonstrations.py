@@ -34,7 +34,6 @@ from opt_suite.spec.schema import DemonstrationsSpec, ExpertSpec
 from opt_suite.tabular import greedy_policy, policy_evaluation, value_iteration
 
 __all__ = [
-    "VALUE_TOLERANCE",
     "ExpertError",
     "Expert",
     "train_expert",
@@ -43,10 +42,6 @@ __all__ = [
     "save_demonstrations",
     "load_demonstrations",
 ]
-
-VALUE_TOLERANCE = 0.5
-"""Default largest V*(s_0) - V^pi(s_0) for an expert to count as optimal (reward units: with a -1
-step cost, half a step in expectation)."""
 
 
 class ExpertError(RuntimeError):
@@ -80,7 +75,7 @@ def train_expert(
     spec: ExpertSpec,
     rng: np.random.Generator,
     max_steps: int,
-    tolerance: float = VALUE_TOLERANCE,
+    tolerance: float | None = None,
     name: str = "task",
 ) -> Expert:
     """Epsilon-greedy Q-learning from the start state until the greedy policy is optimal.
@@ -90,13 +85,14 @@ def train_expert(
       spec: step size, discount, exploration, episode limit and check period.
       rng: the only source of randomness.
       max_steps: cap on one training episode's length (a cut episode bootstraps, it is not an end).
-      tolerance: largest V*(s_0) - V^pi(s_0) accepted as optimal.
+      tolerance: largest V*(s_0) - V^pi(s_0) accepted as optimal; None: ``spec.tolerance``.
       name: the task's id, for error messages.
 
     Raises:
       ExpertError: still not optimal after ``spec.max_episodes`` episodes.
     """
     S, A = model.num_states, model.num_actions
+    tolerance = spec.tolerance if tolerance is None else tolerance
     v_star, _ = value_iteration(model, spec.gamma)
     tables = ScalarTables.build(
         TaskTables.stack([model]),
@@ -170,13 +166,14 @@ def collect_demonstrations(
 ) -> list[Trajectory]:
     """``spec.trajectories_per_task`` trajectories from an optimal expert on each train task.
 
+    ``tolerance`` overrides ``spec.expert.tolerance`` (see :func:`train_expert`).
+
     Deterministic in ``seed``: train task i uses the children (i, 0) (expert training) and (i, 1)
     (sampling) of ``seed``, whatever the other tasks are.
 
     Raises:
       ExpertError: the family has no tabular model, or an expert fails (see :func:`train_expert`).
     """
-    tolerance = spec.expert.tolerance if tolerance is None else tolerance
     demos: list[Trajectory] = []
     for i, task in enumerate(train_tasks):
         model = family.tabular_model(task)
