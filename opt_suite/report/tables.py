@@ -77,10 +77,11 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
 
     ``{"spec": {name, hash}, "methods": {NAME: {METRIC: {mean, se, iqm, ci_low, ci_high}}}}``.
 
-    Two more keys: ``probability_of_improvement`` (``{"baseline", "methods": {NAME: {METRIC:
-    {probability, ci_low, ci_high}}}}``, entries other than the baseline) and ``protocol`` (seeds,
-    tasks, episodes, bootstrap resamples, confidence, per-task thresholds, which metrics are better
-    when lower). Methods appear best first.
+    ``warnings`` lists what makes the numbers mean less than they seem
+    (:mod:`opt_suite.report.caveats`). Two more keys: ``probability_of_improvement``
+    (``{"baseline", "methods": {NAME: {METRIC: {probability, ci_low, ci_high}}}}``, entries other
+    than the baseline) and ``protocol`` (seeds, tasks, episodes, bootstrap resamples, confidence,
+    per-task thresholds, which metrics are better when lower). Methods appear best first.
     """
     methods = {
         row.method: {
@@ -99,6 +100,7 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
     }
     return {
         "spec": {"name": board.spec_name, "hash": board.spec_hash},
+        "warnings": list(board.warnings),
         "methods": methods,
         "probability_of_improvement": {"baseline": board.baseline, "methods": improvement},
         "protocol": {
@@ -185,6 +187,7 @@ def leaderboard_markdown(board: Leaderboard) -> str:
         f" {round(100 * board.confidence)}% stratified-bootstrap percentile CIs ({board.bootstrap}"
         " resamples of seeds within tasks).",
         "",
+        *(f"> **Warning:** {w}\n" for w in board.warnings),
         "| " + " | ".join(header) + " |",
         "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
     ]
