@@ -74,7 +74,7 @@ class CellOutcome:
       options: the bytes of the discovered option-set file (discovery cells).
       num_options: the option set's size (discovery cells).
       curves, info: the rest of the Discovery (discovery cells).
-      episodes: (test task index, returns, steps) per test task (evaluation cells).
+      episodes: (test task index, returns, steps, frames) per test task (evaluation cells).
     """
 
     cell_id: str
@@ -89,7 +89,7 @@ class CellOutcome:
     num_options: int | None = None
     curves: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
     info: dict[str, Any] = dataclasses.field(default_factory=dict)
-    episodes: Sequence[tuple[int, np.ndarray, np.ndarray]] = ()
+    episodes: Sequence[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = ()
 
 
 def worker_environment() -> dict[str, str]:
@@ -232,21 +232,29 @@ def _evaluation(job: CellJob) -> tuple[dict[str, Any], str | None]:
     for task, log in zip(job.tasks, logs, strict=True):
         returns = np.asarray(log.returns, dtype=np.float64)
         steps = np.asarray(log.steps)
-        if returns.shape != (job.episodes,) or steps.shape != (job.episodes,):
+        frames = np.asarray(log.frames)
+        if {returns.shape, steps.shape, frames.shape} != {(job.episodes,)}:
             raise ValueError(
-                f"the learner logged returns {returns.shape} and steps {steps.shape} on "
-                f"{task.task_id}; expected ({job.episodes},) each"
+                f"the learner logged returns {returns.shape}, steps {steps.shape} and frames "
+                f"{frames.shape} on {task.task_id}; expected ({job.episodes},) each"
             )
-        episodes.append((task.index, returns, steps.astype(np.float64)))
+        if np.any(np.diff(frames) < 0) or np.any(frames < 0):
+            raise ValueError(
+                f"the learner logged frames that are not a cumulative count on {task.task_id} "
+                f"(negative or decreasing): {frames[:10].tolist()}..."
+            )
+        episodes.append((task.index, returns, steps.astype(np.float64), frames.astype(np.float64)))
     return {"episodes": episodes}, _non_finite_episodes(episodes)
 
 
 _RUN = {"demonstrations": _demonstrations, "discovery": _discovery, "evaluation": _evaluation}
 
 
-def _non_finite_episodes(episodes: Sequence[tuple[int, np.ndarray, np.ndarray]]) -> str | None:
+def _non_finite_episodes(
+    episodes: Sequence[tuple[int, np.ndarray, np.ndarray, np.ndarray]],
+) -> str | None:
     """Describe the first NaN/inf in an evaluation's episodes, or None when all are finite."""
-    for task, returns, steps in episodes:
+    for task, returns, steps, _frames in episodes:
         if not (np.all(np.isfinite(returns)) and np.all(np.isfinite(steps))):
             bad = int(np.argmin(np.isfinite(returns) & np.isfinite(steps)))
             return f"NaN/inf on test task {task}, episode {bad}"
