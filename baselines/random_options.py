@@ -16,8 +16,11 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
-from opt_suite.methods.base import Discovery, DiscoveryContext, Method
+from opt_suite.families.base import TabularModelMixin
+from opt_suite.families.capabilities import DISCRETE_ACTIONS
+from opt_suite.methods.base import Discovery, DiscoveryContext, Method, discrete_actions
 from opt_suite.methods.offline_options.params import Params as OfflineOptionsParams
+from opt_suite.options import OptionSet
 from opt_suite.params import param
 
 __all__ = ["RandomOptions", "RandomOptionsParams"]
@@ -43,9 +46,17 @@ class RandomOptions(Method):
         "options before training: offline_options' initial networks, untrained"
     )
     Params: ClassVar[type] = RandomOptionsParams
+    requires: ClassVar[frozenset[str]] = frozenset({DISCRETE_ACTIONS})
 
     def discover(self, context: DiscoveryContext) -> Discovery:
-        """``count`` options from ``initial_options`` with this run's seed (TF loads here)."""
+        """``count`` options from ``initial_options`` with this run's seed (TF loads here).
+
+        On a family without an exact model (e.g. image observations) the options are untrained
+        keras option networks over the observations (:func:`opt_suite.options.network.
+        option_network`, ``offline_options.hidden_sizes`` wide), one seed per option.
+        """
+        if not isinstance(context.family, TabularModelMixin):
+            return Discovery(self._network_options(context))
         from opt_suite.methods.offline_options import initial_options
 
         model = context.tabular_models(self.name)[0]
@@ -54,3 +65,18 @@ class RandomOptions(Method):
         )
         names = tuple(f"random-{i}" for i in range(len(options)))
         return Discovery(type(options)(options.mu, options.beta, names))
+
+    def _network_options(self, context: DiscoveryContext) -> OptionSet:
+        from opt_suite.options.network import NetworkOptionSet, option_network
+
+        family = context.family
+        num_actions = discrete_actions(family, self.name)
+        shape = family.observation_space.shape
+        seeds = context.seed.generate_state(self.params.count)
+        hidden = self.params.offline_options.hidden_sizes
+        networks = [
+            option_network(shape, num_actions, int(s), hidden_sizes=hidden, name=f"random-{i}")
+            for i, s in enumerate(seeds)
+        ]
+        names = tuple(f"random-{i}" for i in range(len(networks)))
+        return NetworkOptionSet(networks, num_actions, shape, names)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from opt_suite.families.base import TabularModel, Task, TaskFamily
+from opt_suite.families.base import TabularModel, Task, TaskFamily, exact_model
 from opt_suite.learners.smdp_scalar import ScalarOptions, ScalarRun, ScalarTables
 from opt_suite.learners.smdp_tables import Hyper, OptionTables, TaskTables
 from opt_suite.methods.base import Trajectory
@@ -177,7 +177,7 @@ def collect_demonstrations(
     """
     demos: list[Trajectory] = []
     for i, task in enumerate(train_tasks):
-        model = family.tabular_model(task)
+        model = exact_model(family, task)
         if model is None:
             raise ExpertError(
                 f"family {family.name!r} has no tabular model for {task.task_id}: tabular "

@@ -24,7 +24,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from opt_suite.families.base import TabularModel, Task, TaskFamily
+from opt_suite.families.base import TabularModel, TabularModelMixin, Task, TaskFamily
 from opt_suite.families.tabular_task import (
     AGENT,
     FREE,
@@ -78,7 +78,7 @@ class TaskParams:
     start: int = param(0, doc="start state (not the terminal N-1)", ge=0)
 
 
-class Chain(TaskFamily):
+class Chain(TabularModelMixin, TaskFamily):
     """The chain task family; see the module docstring."""
 
     name = "chain"
@@ -90,6 +90,16 @@ class Chain(TaskFamily):
 
     def __init__(self, params: Params | None = None) -> None:
         super().__init__(Params() if params is None else params)
+
+    @property
+    def observation_space(self) -> gymnasium.spaces.Discrete:
+        """``Discrete(N)``: the agent's state."""
+        return gymnasium.spaces.Discrete(self.params.num_states)
+
+    @property
+    def action_space(self) -> gymnasium.spaces.Discrete:
+        """``Discrete(2)``: left, right."""
+        return gymnasium.spaces.Discrete(2)
 
     @property
     def instance_name(self) -> str:

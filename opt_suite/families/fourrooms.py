@@ -22,7 +22,7 @@ import gymnasium
 import numpy as np
 
 from opt_suite.families import grid_dynamics, layouts  # importing the package registers the ids
-from opt_suite.families.base import TabularModel, Task, TaskFamily
+from opt_suite.families.base import TabularModel, TabularModelMixin, Task, TaskFamily
 from opt_suite.families.tabular_task import (
     AGENT,
     FREE,
@@ -124,7 +124,7 @@ def _dynamics(layout: str, dynamics: str, p: float) -> tuple[np.ndarray, np.ndar
     return next_state, prob
 
 
-class FourRooms(TaskFamily):
+class FourRooms(TabularModelMixin, TaskFamily):
     """The four-rooms task family; see the module docstring."""
 
     name = "fourrooms"
@@ -139,6 +139,16 @@ class FourRooms(TaskFamily):
         super().__init__(params)
         self.layout = layouts.get(params.layout)
         self.cells, self._index = _states(params.layout)
+
+    @property
+    def observation_space(self) -> gymnasium.spaces.Discrete:
+        """``Discrete(S)``: the index of the agent's free cell (row-major)."""
+        return gymnasium.spaces.Discrete(len(self.cells))
+
+    @property
+    def action_space(self) -> gymnasium.spaces.Discrete:
+        """``Discrete(4)``: up, down, left, right."""
+        return gymnasium.spaces.Discrete(len(grid_dynamics.MOVES))
 
     @property
     def instance_name(self) -> str:

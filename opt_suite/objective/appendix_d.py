@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from opt_suite import registry
+from opt_suite.families.base import exact_model
 from opt_suite.objective.monte_carlo import (
     monte_carlo,
     random_option_tables,
@@ -107,7 +108,7 @@ def validation_rows(
     for task, stream in zip(
         [*train, *test], np.random.SeedSequence(seed).spawn(len(train) + len(test)), strict=True
     ):
-        model = family.tabular_model(task)
+        model = exact_model(family, task)
         if model is None:
             raise ValueError(
                 f"validate-objective: family {loaded.family.name!r} has no exact model"

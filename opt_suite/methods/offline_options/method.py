@@ -15,6 +15,7 @@ import numpy as np
 
 from opt_suite._tf import tensorflow
 from opt_suite.families.base import TabularModel, TaskFamily
+from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method
 from opt_suite.methods.offline_options.params import Params
 from opt_suite.options import TabularOptionSet
@@ -32,6 +33,9 @@ class OfflineOptions(Method):
     )
     Params: ClassVar[type] = Params
     uses_demonstrations: ClassVar[bool] = True
+    requires: ClassVar[frozenset[str]] = frozenset(
+        {EXACT_MODEL, DISCRETE_ACTIONS, INDEX_OBSERVATIONS}
+    )
 
     def discover(self, context: DiscoveryContext) -> Discovery:
         """Run Algorithm 1 on ``context.demonstrations``; options tabulated over all states.
