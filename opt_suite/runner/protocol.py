@@ -16,7 +16,13 @@ from typing import Any, TextIO
 
 from opt_suite import registry
 from opt_suite.runner.backends import Backend, make_backend
-from opt_suite.runner.cells import CellJob, CellOutcome
+from opt_suite.runner.cells import (
+    CellJob,
+    CellOutcome,
+    DemonstrationsJob,
+    DiscoveryJob,
+    EvaluationJob,
+)
 from opt_suite.runner.claims import Claims
 from opt_suite.runner.plan import Cell, Plan, build_plan
 from opt_suite.runner.progress import Progress
@@ -101,13 +107,12 @@ class _Inputs:
         task_seed = spec.tasks.seed
         common = {
             "cell_id": cell.cell_id,
-            "kind": cell.kind,
             "label": cell.label,
             "family_cls": comp.family,
             "family_params": spec.family.params,
         }
         if cell.kind == "demonstrations":
-            return CellJob(
+            return DemonstrationsJob(
                 **common,
                 tasks=self.plan.train_tasks,
                 seed=demonstrations_seed(task_seed, cell.seed),
@@ -116,21 +121,23 @@ class _Inputs:
         method = comp.methods[cell.position]
         if cell.kind == "discovery":
             uses_budget = bool(getattr(method, "uses_interaction", False))
-            return CellJob(
+            return DiscoveryJob(
                 **common,
                 tasks=self.plan.train_tasks,
                 seed=discovery_seed(task_seed, cell.seed, cell.method or ""),
-                component_cls=method,
-                component_params=spec.methods[cell.position].params,
+                method_cls=method,
+                method_params=spec.methods[cell.position].params,
                 demonstrations=self._output(cell.deps[0]) if cell.deps else (),
                 interaction_budget=spec.evaluation.interaction_budget if uses_budget else 0,
             )
-        return CellJob(
+        assert cell.task is not None, cell.label
+        task = self.plan.test_tasks[cell.task]
+        return EvaluationJob(
             **common,
-            tasks=self.plan.test_tasks,
-            seed=[evaluation_seed(task_seed, cell.seed, t.index) for t in self.plan.test_tasks],
-            component_cls=comp.learner,
-            component_params=spec.evaluation.params,
+            task=task,
+            seed=evaluation_seed(task_seed, cell.seed, task.index),
+            learner_cls=comp.learner,
+            learner_params=spec.evaluation.params,
             options=self._output(cell.deps[0]),
             episodes=spec.evaluation.episodes,
             max_steps=spec.evaluation.max_steps,
