@@ -123,3 +123,30 @@ def test_a_family_with_images_and_no_model_runs_end_to_end(with_pixels, tmp_path
     mu, beta = options.probabilities(frame)
     assert mu.shape == (1, 2, 2) and beta.shape == (1, 2)
     store.close()
+
+
+def test_validate_rejects_tabular_components_on_atari(tmp_path, capsys):
+    path = tmp_path / "atari.yaml"
+    path.write_text(
+        textwrap.dedent(
+            """\
+            name: atari-check
+            family: {name: atari, params: {game: breakout}}
+            tasks: {count: 4, train: 2, test: 2, seed: 0}
+            methods:
+              - {name: primitives, method: primitives}
+              - {name: eigen, method: eigenoptions}
+            evaluation: {learner: smdp_q_learning, episodes: 10, seeds: 1}
+            report: {baseline: primitives}
+            """
+        )
+    )
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    text = path.read_text()
+    assert (
+        f"{path}:{where(text, 'eigenoptions')}: methods[1].method: eigenoptions needs a family "
+        "with an exact model and index observations; atari has none"
+    ) in err
+    assert "evaluation.learner: smdp_q_learning needs a family with an exact model" in err
+    assert "primitives" not in err.split("methods[1]")[0]  # primitives fits atari
