@@ -281,9 +281,7 @@ def _reuse_note(writer: StoreWriter, new_hash: str, commit: str | None, plan: Pl
     Cells are named by what the spec gives them, not by the code that computes them, so the note
     also warns when the code's git commit differs from the one that computed earlier cells.
     """
-    row = writer.conn.execute(
-        "SELECT spec_hash, git_commit FROM runs ORDER BY run_id DESC LIMIT 1"
-    ).fetchone()
+    row = writer.last_run()
     if row is None:
         return ""
     done = writer.done_cells(c.cell_id for c in plan.cells)
