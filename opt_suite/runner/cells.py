@@ -68,17 +68,19 @@ class DemonstrationsJob(CellJob):
       tasks: the train tasks.
       seed: the cell's ``SeedSequence``.
       demonstrations_spec: the spec's ``demonstrations`` section.
+      source_cls: the registered demonstration source it names.
     """
 
     tasks: Sequence[Task]
     seed: np.random.SeedSequence
     demonstrations_spec: Any
+    source_cls: type
 
     def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
         from opt_suite.demonstrations import collect_demonstrations
 
         demos = collect_demonstrations(
-            self.family(), list(self.tasks), self.demonstrations_spec, self.seed
+            self.family(), list(self.tasks), self.demonstrations_spec, self.seed, self.source_cls
         )
         if not demos:
             raise ValueError("no demonstration was collected")

@@ -49,6 +49,7 @@ class Components:
     family: type
     methods: tuple[type, ...]
     learner: type
+    demonstrations: type
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,6 +73,9 @@ def resolve_components(spec: Any) -> Components:
         family=registry.load(registry.FAMILIES, spec.family.name),
         methods=tuple(registry.load(registry.METHODS, m.method) for m in spec.methods),
         learner=registry.load(registry.LEARNERS, spec.evaluation.learner),
+        demonstrations=registry.load(
+            registry.DEMONSTRATION_SOURCES, spec.demonstrations.source
+        ),
     )
 
 
@@ -117,6 +121,7 @@ class _Inputs:
                 tasks=self.plan.train_tasks,
                 seed=demonstrations_seed(task_seed, cell.seed),
                 demonstrations_spec=spec.demonstrations,
+                source_cls=comp.demonstrations,
             )
         method = comp.methods[cell.position]
         if cell.kind == "discovery":

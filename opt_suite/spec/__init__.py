@@ -12,7 +12,6 @@ from opt_suite.spec.load import load_spec, parse_spec
 from opt_suite.spec.schema import (
     DemonstrationsSpec,
     EvaluationSpec,
-    ExpertSpec,
     FamilySpec,
     MethodSpec,
     ReportSpec,
@@ -34,7 +33,6 @@ __all__ = [
     "Spec",
     "FamilySpec",
     "TasksSpec",
-    "ExpertSpec",
     "DemonstrationsSpec",
     "MethodSpec",
     "EvaluationSpec",

@@ -274,6 +274,10 @@ class Converter:
         if tp is Any:  # a missing ``params``: the resolved dataclass with its defaults
             cls = self.resolve_any(path, self._scopes[-1], node.mark)
             return INVALID if cls is None else self.convert(Mapping(node.mark, {}), cls, path)
+        if dataclasses.is_dataclass(field.default) and Any in field_types(tp).values():
+            # A missing section with ``params`` is read as an empty one, so that its params
+            # resolve exactly as when the section is written: one spec, one canonical form.
+            return self.convert(Mapping(node.mark, {}), tp, path)
         if field.default is not dataclasses.MISSING:
             value = field.default
         elif field.default_factory is not dataclasses.MISSING:

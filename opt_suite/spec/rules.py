@@ -118,6 +118,10 @@ class _Rules:
             for i in range(_length(self.conv, ("methods",)))
         ]
         components.append((("evaluation", "learner"), self.types.classes.get(("evaluation",))))
+        methods = [cls for path, cls in components[:-1] if cls is not None]
+        if any(getattr(cls, "uses_demonstrations", False) for cls in methods):
+            source = self.types.classes.get(("demonstrations",))
+            components.append((("demonstrations", "source"), source))
         for path, cls in components:
             if cls is not None:
                 who = getattr(cls, "name", cls.__name__)

@@ -48,7 +48,6 @@ from opt_suite.params import param
 __all__ = [
     "FamilySpec",
     "TasksSpec",
-    "ExpertSpec",
     "DemonstrationsSpec",
     "MethodSpec",
     "EvaluationSpec",
@@ -78,31 +77,17 @@ class TasksSpec:
 
 
 @dataclasses.dataclass(frozen=True)
-class ExpertSpec:
-    """Tabular Q-learning expert, trained until its greedy policy is optimal."""
-
-    alpha: float = param(0.5, doc="Q-learning step size", gt=0, le=1)
-    gamma: float = param(0.99, doc="discount", gt=0, le=1)
-    epsilon: float = param(0.2, doc="epsilon-greedy exploration", ge=0, le=1)
-    max_episodes: int = param(20000, doc="give up (error) after this many episodes", ge=1)
-    check_every: int = param(100, doc="episodes between optimality checks", ge=1)
-    tolerance: float = param(
-        0.5,
-        doc="optimal means V*(start) - V_greedy(start) <= tolerance (per-state greedy optimality "
-        "is never reached with slip: rarely visited near-ties keep flipping)",
-        ge=0,
-    )
-
-
-@dataclasses.dataclass(frozen=True)
 class DemonstrationsSpec:
-    """``demonstrations``: trajectories of an expert on each train task (the paper uses one)."""
+    """``demonstrations``: trajectories on each train task from a registered source."""
 
+    source: str = param(
+        "q_learning", doc="registered demonstration source (opt-suite list shows them)"
+    )
+    params: Any = param(None, doc="the source's Params")
     trajectories_per_task: int = param(
-        1, doc="trajectories sampled from each train task's expert", ge=1
+        1, doc="trajectories on each train task (the paper uses one)", ge=1
     )
     max_steps: int = param(2000, doc="cap on one demonstration's length", ge=1)
-    expert: ExpertSpec = param(ExpertSpec(), doc="expert training settings")
 
 
 @dataclasses.dataclass(frozen=True)
