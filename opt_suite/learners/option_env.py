@@ -66,6 +66,17 @@ class EpisodeRecord:
     frames: int
 
 
+def _observation_spec(space: Any) -> array_spec.BoundedArraySpec:
+    """A ``Box`` (frames) or ``Discrete`` (state indices) observation space as a tf-agents spec."""
+    if hasattr(space, "n"):
+        start = int(getattr(space, "start", 0))
+        return array_spec.BoundedArraySpec(
+            (), np.int64, start, start + int(space.n) - 1, name="observation"
+        )
+    low, high = np.min(space.low), np.max(space.high)
+    return array_spec.BoundedArraySpec(space.shape, space.dtype, low, high, name="observation")
+
+
 class OptionAugmentedEnv(py_environment.PyEnvironment):
     """Primitives + options over ``envs``; see the module docstring.
 
@@ -103,14 +114,12 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
         self._reset_seeds = [int(s.generate_state(1)[0]) for s in seeds]
         self._rngs = [np.random.default_rng(s) for s in seeds]
         obs_space = self._envs[0].observation_space
-        self._observation_spec = array_spec.BoundedArraySpec(
-            obs_space.shape, obs_space.dtype, obs_space.low.min(), obs_space.high.max(),
-            name="observation",
-        )  # fmt: skip
+        self._observation_spec = _observation_spec(obs_space)
         self._action_spec = array_spec.BoundedArraySpec(
             (), np.int64, 0, self.num_actions + self.num_options - 1, name="action"
         )
-        self._obs = np.zeros((self._n, *obs_space.shape), obs_space.dtype)
+        spec = self._observation_spec
+        self._obs = np.zeros((self._n, *spec.shape), spec.dtype)
         self._done = np.zeros(self._n, bool)
         self._episode_return = np.zeros(self._n)
         self._episode_steps = np.zeros(self._n, np.int64)
