@@ -297,15 +297,15 @@ class ResultsStore:
         ]
 
     def option_set(self, method: str, seed: int) -> Any:
-        """The ``TabularOptionSet`` that ``method`` discovered for ``seed``, or None."""
-        from opt_suite.methods.base import TabularOptionSet
+        """The option set (any kind) that ``method`` discovered for ``seed``, or None."""
+        from opt_suite.options import load_option_set
 
         row = self._conn.execute(
             f"SELECT o.path FROM option_sets o JOIN ({self._done_cells('discovery')}) d "
             "USING (cell_id) WHERE d.entry = ? AND o.seed = ?",
             (method, seed),
         ).fetchone()
-        return None if row is None else TabularOptionSet.load(self.directory / row[0])
+        return None if row is None else load_option_set(self.directory / row[0])
 
     def demonstrations(self, seed: int) -> list[Any] | None:
         """The demonstrations (list of ``Trajectory``) of ``seed``, or None if not collected yet."""
