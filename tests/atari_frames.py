@@ -61,3 +61,50 @@ def breakout_demonstrations(count: int, max_steps: int = 40, seed: int = 0) -> l
             )
         )
     return demos
+
+
+class BreakoutFrames:
+    """A gymnasium env of Breakout whose observations are the last two 84x84 frames (uint8).
+
+    ``info["frames"]``: emulator frames the step used (frame skip 4), as the Atari family reports.
+    """
+
+    def __new__(cls, max_steps: int = 10_000):
+        import ale_py
+        import gymnasium
+
+        gymnasium.register_envs(ale_py)
+
+        class _Env(gymnasium.Env):
+            def __init__(self):
+                self._ale = gymnasium.make(
+                    "ALE/Breakout-v5", obs_type="grayscale", frameskip=4,
+                    repeat_action_probability=0.0, max_episode_steps=max_steps,
+                )  # fmt: skip
+                self.action_space = self._ale.action_space
+                self.observation_space = gymnasium.spaces.Box(0, 255, (84, 84, 2), np.uint8)
+
+            def reset(self, *, seed=None, options=None):
+                screen, info = self._ale.reset(seed=seed)
+                self._last = _small(screen)
+                return np.stack([self._last, self._last], -1), {"frames": 0}
+
+            def step(self, action):
+                screen, reward, terminated, truncated, info = self._ale.step(action)
+                previous, self._last = self._last, _small(screen)
+                obs = np.stack([previous, self._last], -1)
+                return obs, reward, terminated, truncated, {"frames": 4, "lives": info["lives"]}
+
+            def close(self):
+                self._ale.close()
+
+        return _Env()
+
+
+class BreakoutFamily:
+    """Just enough of a task family for the frame tests: ``make_env`` of one Breakout task."""
+
+    name = "breakout-frames"
+
+    def make_env(self, task, **kwargs):
+        return BreakoutFrames(**kwargs)

@@ -62,3 +62,20 @@ def test_bad_budgets_are_refused(chain):
     family, test, options = chain
     with pytest.raises(ValueError, match="episodes >= 1"):
         TFAgentsLearner(TINY).run(family, [], options, 0, 10)
+
+
+def test_learns_on_breakout_frames_with_network_options():
+    from atari_frames import BreakoutFamily
+
+    from opt_suite.methods.offline_options.on_frames import initial_frame_options
+    from opt_suite.methods.offline_options.params import Params
+
+    family = BreakoutFamily()
+    options = initial_frame_options(
+        family, "t", Params(features="frames"), 2, np.random.SeedSequence(0)
+    )
+    learner = TFAgentsLearner(TFAgentsLearner.Params(num_envs=2, collect_steps=8, fc_units=32))
+    log = learner.run(family, [LearnerRun("t", np.random.SeedSequence(1))], options, 2, 60)[0]
+    assert log.steps.tolist() == [60, 60]  # random play outlasts 60 steps: truncated
+    # frame skip 4, two sub-envs: the run had used at least the episode's 240 frames, at most both
+    assert 240 <= log.frames[0] <= 2 * 240 + 4 * 20

@@ -105,3 +105,52 @@ def test_conv_training_is_deterministic(learned):
     for a, b in zip(out.weights, again.weights, strict=True):
         for key in a:
             np.testing.assert_array_equal(a[key], b[key])
+
+
+def test_offline_options_on_frames_returns_network_options(demos):
+    from atari_frames import BreakoutFamily
+
+    from opt_suite.methods.base import DiscoveryContext
+    from opt_suite.methods.offline_options import OfflineOptions
+    from opt_suite.options import from_bytes, to_bytes
+    from opt_suite.options.network import NetworkOptionSet
+
+    params = Params(
+        lambda2=5000.0, lambda1=0.01, epochs=2, steps_per_epoch=2, max_options=2,
+        learning_rate=1e-3, features="frames",
+    )  # fmt: skip
+    context = DiscoveryContext(BreakoutFamily(), ["task"], demos, 0, np.random.SeedSequence(5))
+    found = OfflineOptions(params).discover(context)
+    assert isinstance(found.options, NetworkOptionSet) and len(found.options) >= 1
+    assert found.info["demonstrated_frames"] == sum(len(h) + 1 for h in demos)
+    assert found.info["frames_bytes"] == found.info["demonstrated_frames"] * 84 * 84 * 2
+    loaded = from_bytes(to_bytes(found.options))
+    mu, beta = loaded.probabilities(demos[0].observations)
+    assert mu.shape == (len(demos[0].observations), len(found.options), A)
+    np.testing.assert_allclose(mu.sum(-1), 1.0, rtol=1e-5)
+    mu0, beta0 = found.options.probabilities(demos[0].observations)
+    np.testing.assert_allclose(mu, mu0, rtol=1e-5)
+    np.testing.assert_allclose(beta, beta0, rtol=1e-5)
+
+
+def test_random_options_on_frames_are_algorithm_1s_initial_options(demos):
+    from atari_frames import BreakoutFamily
+
+    from baselines.random_options import RandomOptions, RandomOptionsParams
+    from opt_suite.methods.base import DiscoveryContext
+
+    offline = Params(features="frames")
+    seed = np.random.SeedSequence(9)
+    context = DiscoveryContext(BreakoutFamily(), ["task"], demos, 0, seed)
+    options = (
+        RandomOptions(RandomOptionsParams(count=2, offline_options=offline))
+        .discover(context)
+        .options
+    )
+    assert options.names == ("random-0", "random-1")
+    frames = demos[0].observations
+    second = new_option(FrameFeatures.of(frames), A, offline, seed, 1)
+    log_mu, beta = option_outputs(second, None, tf.constant(frames))
+    mu, b = options.probabilities(frames)
+    np.testing.assert_allclose(mu[:, 1], np.exp(log_mu.numpy()), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(b[:, 1], beta.numpy(), rtol=1e-4, atol=1e-6)

@@ -92,6 +92,18 @@ def _input_layers(observation_spec) -> tuple[Any, Any]:
     ), None
 
 
+def _sampleable(spec):
+    """``spec`` with a uint8 upper bound of 254 instead of 255, for tf-agents 0.18's sampling.
+
+    Networks are built by sampling their input spec, and ``tensor_spec.sample_bounded_spec`` adds 1
+    to a uint8 maximum in uint8 (255 + 1 = 0: "Need minval < maxval"). The bound is used for
+    nothing else, so frames of 255 still pass.
+    """
+    if spec.dtype == tf.uint8 and np.all(np.asarray(spec.maximum) == 255):
+        return tensor_spec.BoundedTensorSpec(spec.shape, spec.dtype, spec.minimum, 254, spec.name)
+    return spec
+
+
 def ppo_agent(env: OptionAugmentedEnv, params: Any, seed: int) -> ppo_clip_agent.PPOClipAgent:
     """A fresh PPO-clip agent for ``env`` (TensorFlow's global seed set to ``seed`` first).
 
@@ -99,7 +111,7 @@ def ppo_agent(env: OptionAugmentedEnv, params: Any, seed: int) -> ppo_clip_agent
     Rewards are normalised by the agent (the tasks' reward scales differ by up to 10x).
     """
     tf.random.set_seed(seed)
-    observation_spec = tensor_spec.from_spec(env.observation_spec())
+    observation_spec = _sampleable(tensor_spec.from_spec(env.observation_spec()))
     action_spec = tensor_spec.from_spec(env.action_spec())
     networks = []
     for build in (
