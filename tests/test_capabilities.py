@@ -78,6 +78,9 @@ def test_validate_rejects_each_incompatible_component_at_its_key(with_pixels, tm
     text = path.read_text()
     eigen, learner = where(text, "eigenoptions"), where(text, "smdp_q_learning")
     assert lines == [
+        # eigenoptions learns from demonstrations, and the default source plans on the model
+        f"{path}:1:1: demonstrations.source: q_learning needs a family with an exact model and "
+        "index observations; pixels has none",
         f"{path}:{eigen}: methods[2].method: eigenoptions needs a family with an exact model and "
         "index observations; pixels has none",
         f"{path}:{learner}: evaluation.learner: smdp_q_learning needs a family with an exact model "
@@ -136,6 +139,8 @@ def test_validate_rejects_tabular_components_on_atari(tmp_path, capsys):
             methods:
               - {name: primitives, method: primitives}
               - {name: eigen, method: eigenoptions}
+              - {name: conv, method: offline_options, params: {features: frames}}
+              - {name: tabular, method: offline_options, params: {features: coords}}
             evaluation: {learner: smdp_q_learning, episodes: 10, seeds: 1}
             report: {baseline: primitives}
             """
@@ -150,3 +155,6 @@ def test_validate_rejects_tabular_components_on_atari(tmp_path, capsys):
     ) in err
     assert "evaluation.learner: smdp_q_learning needs a family with an exact model" in err
     assert "primitives" not in err.split("methods[1]")[0]  # primitives fits atari
+    # what offline_options needs depends on its params: conv options on frames fit atari
+    assert "methods[2]" not in err
+    assert "methods[3].method: offline_options needs a family with an exact model" in err

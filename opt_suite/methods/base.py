@@ -155,6 +155,11 @@ class Method(abc.ABC):
     def __init__(self, params: Any) -> None:
         self.params = params
 
+    @classmethod
+    def requirements(cls, params: Any) -> frozenset[str]:
+        """What the method needs from the family with these params (default: ``requires``)."""
+        return cls.requires
+
     @abc.abstractmethod
     def discover(self, context: DiscoveryContext) -> Discovery:
         """Return an option set for ``context.family`` learned from ``context`` alone."""

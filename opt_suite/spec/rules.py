@@ -113,21 +113,32 @@ class _Rules:
         except Exception as exc:
             self.report(("family", "name"), f"the family's spaces cannot be built: {exc!r}")
             return
-        components: list[tuple[KeyPath, Any]] = [
-            (("methods", i, "method"), self.types.classes.get(("methods", i)))
+        components: list[tuple[KeyPath, Any, Any]] = [
+            (
+                ("methods", i, "method"),
+                self.types.classes.get(("methods", i)),
+                self.get("methods", i, "params"),
+            )
             for i in range(_length(self.conv, ("methods",)))
         ]
-        components.append((("evaluation", "learner"), self.types.classes.get(("evaluation",))))
-        methods = [cls for path, cls in components[:-1] if cls is not None]
+        learner = self.types.classes.get(("evaluation",))
+        components.append((("evaluation", "learner"), learner, self.get("evaluation", "params")))
+        methods = [cls for _, cls, _ in components[:-1] if cls is not None]
         if any(getattr(cls, "uses_demonstrations", False) for cls in methods):
             source = self.types.classes.get(("demonstrations",))
-            components.append((("demonstrations", "source"), source))
-        for path, cls in components:
-            if cls is not None:
-                who = getattr(cls, "name", cls.__name__)
-                problem = unmet(who, getattr(cls, "requires", ()), family)
-                if problem:
-                    self.report(path, problem)
+            params = self.get("demonstrations", "params")
+            components.append((("demonstrations", "source"), source, params))
+        for path, cls, params in components:
+            if cls is None:
+                continue
+            requirements = getattr(cls, "requirements", None)
+            if callable(requirements) and params is not INVALID:
+                needs = requirements(params)
+            else:
+                needs = getattr(cls, "requires", ())
+            problem = unmet(getattr(cls, "name", cls.__name__), needs, family)
+            if problem:
+                self.report(path, problem)
 
     def _family_hook(self, family: Any, hook: str, value: Any, path: KeyPath) -> None:
         check = getattr(family, hook, None)
