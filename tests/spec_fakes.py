@@ -127,7 +127,7 @@ class SourceParams:
 
 
 class FakeSource:
-    name = "q_learning"
+    name = "optimal"
     description = "Fake demonstration source."
     Params = SourceParams
 
@@ -136,7 +136,7 @@ TABLE = {
     registry.FAMILIES: {"grid": FakeGrid},
     registry.METHODS: {"primitives": FakePrimitives, "options": FakeOptions},
     registry.LEARNERS: {"smdp_q_learning": FakeLearner},
-    registry.DEMONSTRATION_SOURCES: {"q_learning": FakeSource},
+    registry.DEMONSTRATION_SOURCES: {"optimal": FakeSource},
 }
 
 

@@ -79,7 +79,7 @@ def test_validate_rejects_each_incompatible_component_at_its_key(with_pixels, tm
     eigen, learner = where(text, "eigenoptions"), where(text, "smdp_q_learning")
     assert lines == [
         # eigenoptions learns from demonstrations, and the default source plans on the model
-        f"{path}:1:1: demonstrations.source: q_learning needs a family with an exact model and "
+        f"{path}:1:1: demonstrations.source: optimal needs a family with an exact model and "
         "index observations; pixels has none",
         f"{path}:{eigen}: methods[2].method: eigenoptions needs a family with an exact model and "
         "index observations; pixels has none",

@@ -62,8 +62,8 @@ def test_text_listing(capsys, with_broken_method):
         "  smdp_q_learning  Fake learner.\n"
         "\n"
         "Demonstration sources\n"
-        "  NAME        DESCRIPTION\n"
-        "  q_learning  Fake demonstration source.\n"
+        "  NAME     DESCRIPTION\n"
+        "  optimal  Fake demonstration source.\n"
         "\n"
         "Bundled specs (opt-suite validate NAME / opt-suite run NAME)\n"
     )

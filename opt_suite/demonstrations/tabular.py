@@ -10,11 +10,14 @@ indices:
 - ``q_learning``: epsilon-greedy tabular Q-learning (Watkins, 1989: Q(s, a) <- Q(s, a) + alpha
   [r + gamma max_a' Q(s', a') - Q(s, a)]), as the paper trains its experts. Every ``check_every``
   episodes its greedy policy pi is evaluated *exactly* on the model and compared with value
-  iteration; training stops once V*(s_0) - V^pi(s_0) <= tolerance, and fails with a clear error
-  after ``max_episodes``. Why a value tolerance rather than "the greedy action is optimal in every
-  reachable state": with slip every state is reachable, and with a constant step size Q-learning
-  keeps flipping between near-tied actions (and never settles rarely visited states), so the exact
-  test is never met; the value at the start weighs every state by how often the expert reaches it.
+  iteration; training stops once V*(s_0) - V^pi(s_0) <= tolerance x scale, and fails with a clear
+  error after ``max_episodes``. The tolerance is relative to the task's return scale,
+  ``scale = max(|V*(s_0)|, max |r|)``, so that a family with rewards in [0, 1] gets optimal
+  demonstrations too (an absolute 0.5 would accept a policy that never reaches its goal there).
+  Why a value tolerance rather than "the greedy action is optimal in every reachable state": with
+  slip every state is reachable, and with a constant step size Q-learning keeps flipping between
+  near-tied actions (and never settles rarely visited states), so the exact test is never met; the
+  value at the start weighs every state by how often the expert reaches it.
 
 A demonstration that does not reach the goal within ``demonstrations.max_steps`` is an error naming
 the task.
@@ -69,10 +72,12 @@ class QLearningParams:
     max_episodes: int = param(20000, doc="give up (error) after this many episodes", ge=1)
     check_every: int = param(100, doc="episodes between optimality checks", ge=1)
     tolerance: float = param(
-        0.5,
-        doc="optimal means V*(start) - V_greedy(start) <= tolerance (per-state greedy optimality "
-        "is never reached with slip: rarely visited near-ties keep flipping)",
+        0.01,
+        doc="optimal means V*(start) - V_greedy(start) <= tolerance * max(|V*(start)|, max |r|), "
+        "relative to the return scale (per-state greedy optimality is never reached with slip: "
+        "rarely visited near-ties keep flipping)",
         ge=0,
+        lt=1,
     )
 
 
@@ -112,15 +117,18 @@ def train_expert(
       spec: step size, discount, exploration, episode limit and check period.
       rng: the only source of randomness.
       max_steps: cap on one training episode's length (a cut episode bootstraps, it is not an end).
-      tolerance: largest V*(s_0) - V^pi(s_0) accepted as optimal; None: ``spec.tolerance``.
+      tolerance: largest V*(s_0) - V^pi(s_0) accepted as optimal (absolute); None:
+        ``spec.tolerance`` times the return scale, max(|V*(s_0)|, max |r|).
       name: the task's id, for error messages.
 
     Raises:
       ExpertError: still not optimal after ``spec.max_episodes`` episodes.
     """
     S, A = model.num_states, model.num_actions
-    tolerance = spec.tolerance if tolerance is None else tolerance
     v_star, _ = value_iteration(model, spec.gamma)
+    if tolerance is None:
+        scale = max(abs(float(v_star[model.start])), float(np.abs(model.reward).max(initial=0.0)))
+        tolerance = spec.tolerance * scale
     tables = ScalarTables.build(
         TaskTables.stack([model]),
         0,

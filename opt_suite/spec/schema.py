@@ -81,7 +81,7 @@ class DemonstrationsSpec:
     """``demonstrations``: trajectories on each train task from a registered source."""
 
     source: str = param(
-        "q_learning", doc="registered demonstration source (opt-suite list shows them)"
+        "optimal", doc="registered demonstration source (opt-suite list shows them)"
     )
     params: Any = param(None, doc="the source's Params")
     trajectories_per_task: int = param(
