@@ -54,6 +54,20 @@ def greedy_policy(model: TabularModel, gamma: float = 0.99, tol: float = 1e-9) -
     return q.argmax(axis=1)
 
 
+def _fitting_learner(family: TaskFamily) -> str:
+    """A registered learner whose requirements the family meets (the spec must validate)."""
+    from opt_suite import registry
+    from opt_suite.families.capabilities import unmet
+
+    for name in registry.names(registry.LEARNERS):
+        if (
+            unmet(name, getattr(registry.load(registry.LEARNERS, name), "requires", ()), family)
+            is None
+        ):
+            return name
+    raise AssertionError(f"no registered learner fits family {family.name!r}")
+
+
 def spec_round_trip(family: TaskFamily, variation: Any, listed: list[Any]) -> tuple[Spec, str]:
     """The family's params, variation and tasks written into a spec's YAML and read back.
 
@@ -71,6 +85,7 @@ def spec_round_trip(family: TaskFamily, variation: Any, listed: list[Any]) -> tu
             "list": to_plain(list(listed)),
         },
         "methods": [{"name": "primitives", "method": "primitives"}],
+        "evaluation": {"learner": _fitting_learner(family)},
     }
     spec = parse_spec(yaml.safe_dump(plain, sort_keys=False), source="family_contract")
     return spec, canonical_yaml(spec)
