@@ -60,9 +60,7 @@ def test_too_few_episodes_or_a_missing_dataset_are_named(exported, tmp_path):
 
 def test_an_episode_that_does_not_reach_a_goal_is_an_error(exported, tmp_path):
     demos, _ = exported
-    cut = [
-        type(t)(t.task_id, t.observations[:-1], t.actions[:-1], t.rewards[:-1]) for t in demos
-    ]
+    cut = [type(t)(t.task_id, t.observations[:-1], t.actions[:-1], t.rewards[:-1]) for t in demos]
     folder = export_demonstrations(cut, FAMILY, tmp_path, "cut/demos-v0")
     # the export marks each episode's last step as its end: rewrite one as truncated
     import h5py

@@ -73,9 +73,7 @@ def resolve_components(spec: Any) -> Components:
         family=registry.load(registry.FAMILIES, spec.family.name),
         methods=tuple(registry.load(registry.METHODS, m.method) for m in spec.methods),
         learner=registry.load(registry.LEARNERS, spec.evaluation.learner),
-        demonstrations=registry.load(
-            registry.DEMONSTRATION_SOURCES, spec.demonstrations.source
-        ),
+        demonstrations=registry.load(registry.DEMONSTRATION_SOURCES, spec.demonstrations.source),
     )
 
 
