@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from method_contract import tiny_setting
 
 from opt_suite.cli import main
 from opt_suite.families.grid_dynamics import MOVES
@@ -18,6 +17,7 @@ from opt_suite.plots.option_data import (
 )
 from opt_suite.plots.options import save_options_figure
 from opt_suite.plots.policy_on_task import greedy_path, learn_q
+from opt_suite.testing import tiny_setting
 
 
 @pytest.fixture(scope="module")
