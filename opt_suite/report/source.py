@@ -16,6 +16,7 @@ import yaml
 
 from opt_suite.report.build import ReportInputs
 from opt_suite.report.episodes import EpisodeTable, ReportDataError
+from opt_suite.report.fig1a import training_curves
 from opt_suite.spec.schema import ReportSpec
 
 __all__ = ["PICTURE_DIRS", "find_pictures", "load_inputs"]
@@ -64,6 +65,7 @@ def load_inputs(directory: str | Path) -> tuple[ReportInputs, list[str]]:
         rows = store.episodes()
         incomplete = [c for c in store.cells() if c.kind == "evaluation" and c.status != "done"]
         settings = report_settings(store.spec_yaml())
+        training = training_curves(store.curves())
     if run.status != "done":
         warnings.append(f"the latest run in {directory} has status {run.status!r}")
     for c in incomplete:
@@ -88,5 +90,6 @@ def load_inputs(directory: str | Path) -> tuple[ReportInputs, list[str]]:
         settings=settings,
         methods=methods,
         pictures=find_pictures(directory),
+        training={m: training[m] for m in methods if m in training},
     )
     return inputs, warnings

@@ -42,7 +42,32 @@ class Params:
         doc="Algorithm 1 line 15: stop when J_N - J_prev < delta * |J_prev| (relative); paper: 10%",
         ge=0,
     )
-    epochs: int = param(50, doc="N, training epochs per newly introduced option (paper: 50)", ge=1)
+    epochs: int = param(
+        50,
+        doc="N, the minimum training epochs of each round (paper: 50); a round goes on past N "
+        "while J-hat still improves (see plateau_window), up to max_epochs",
+        ge=1,
+    )
+    max_epochs: int = param(
+        200,
+        doc="cap on a round's epochs; max_epochs = epochs trains exactly N epochs per round",
+        ge=1,
+    )
+    plateau_window: int = param(
+        10,
+        doc="a round has converged at epoch k >= epochs when J_k - J_(k-window) <= "
+        "plateau_tolerance * |J_(k-window)| (J-hat's gain over the last window epochs)",
+        ge=1,
+    )
+    plateau_tolerance: float = param(
+        0.01, doc="relative gain of J-hat over plateau_window epochs that counts as a plateau", ge=0
+    )
+    warm_start: bool = param(
+        True,
+        doc="round k+1 starts pi from round k's trained pi (the new option's column at zero "
+        "weight), so the larger option set starts where the smaller one ended; false: a fresh "
+        "random pi every round",
+    )
     steps_per_epoch: int = param(
         10, doc="full-batch gradient steps per epoch (the curves record one point per epoch)", ge=1
     )
@@ -63,6 +88,10 @@ class Params:
     def check(self) -> list[tuple[str, str]]:
         """Cross-field problems (none yet: every combination is meaningful)."""
         problems: list[tuple[str, str]] = []
+        if self.max_epochs < self.epochs:
+            problems.append(
+                ("max_epochs", f"must be >= epochs ({self.epochs}), got {self.max_epochs}")
+            )
         if not self.hidden_sizes:
             problems.append(("hidden_sizes", "needs at least one hidden layer (paper: (32, 32))"))
         return problems
