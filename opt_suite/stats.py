@@ -30,6 +30,7 @@ __all__ = [
     "iqm",
     "mean",
     "paired_sign_flip_test",
+    "paired_sign_flip_smallest_p",
     "percentile_interval",
     "permutation_test",
     "probability_of_improvement",
@@ -248,6 +249,20 @@ def paired_sign_flip_test(differences: np.ndarray, reps: int, rng: np.random.Gen
         signs = rng.choice(np.array([-1.0, 1.0]), size=(count, d.size))
         hits += int(np.sum(_at_most(np.mean(signs * d, axis=1), observed)))
     return (1 + hits) / (1 + reps)
+
+
+def paired_sign_flip_smallest_p(pairs: int, reps: int) -> float:
+    """The smallest p-value :func:`paired_sign_flip_test` can return for ``pairs`` differences.
+
+    Exact test: ``2**-pairs`` (every difference negative, only the observed pattern is as extreme).
+    Monte Carlo test (``2**pairs > reps``): ``1 / (1 + reps)``. A test whose smallest p-value is
+    above the significance level can never reject, whatever the data.
+    """
+    if pairs < 1:
+        raise ValueError(f"pairs must be >= 1, got {pairs}")
+    if pairs < 63 and 2**pairs <= reps:
+        return 2.0**-pairs
+    return 1.0 / (1 + reps)
 
 
 def permutation_test(

@@ -289,3 +289,78 @@ def test_sign_flip_test_holds_its_level_and_has_power():
     ]
     assert 0.02 <= np.mean(np.array(null) <= 0.05) <= 0.085
     assert np.mean(np.array(shifted_p) <= 0.05) >= 0.6
+
+
+class TestGatePower:
+    """A gate that cannot fail is refused; an incomplete run is refused."""
+
+    FIVE = {"primitives": 0.0, "a": 1.0, "b": 2.0, "c": 3.0, "d": 4.0}
+
+    def table(self, seeds, shift=0.0):
+        shifts = {k: v + shift for k, v in self.FIVE.items()}
+        return linear_table(shifts, seeds=seeds, tasks=6, episodes=20, noise=1.0)
+
+    def test_smallest_p_values(self):
+        from opt_suite import stats
+
+        assert stats.paired_sign_flip_smallest_p(6, 10_000) == 1 / 64
+        assert stats.paired_sign_flip_smallest_p(12, 10_000) == 1 / 4096
+        assert stats.paired_sign_flip_smallest_p(20, 10_000) == 1 / 10_001
+
+    def test_one_seed_by_six_tasks_cannot_fail_and_is_refused(self, tmp_path):
+        inputs = inputs_of(self.table(seeds=1))
+        baseline = load_baseline(export_baseline(inputs, analyse(inputs), tmp_path / "b.json"))
+        # A run 1000 auc worse than the baseline: without the power check this passed.
+        worse = inputs_of(self.table(seeds=1, shift=-1000.0))
+        with pytest.raises(CompareError) as exc:
+            compare_runs(worse, baseline)
+        message = str(exc.value)
+        assert "cannot fail" in message and "0.0781" in message and "x 5 method entries" in message
+        assert "at least 7 (seed, task) pairs" in message and "2 seeds x 6 test tasks" in message
+        # Uncorrected, 1/64 <= 0.05: the same design can fail, and does.
+        assert compare_runs(worse, baseline, correction="none").regressions == list(self.FIVE)
+
+    def test_two_seeds_by_six_tasks_can_fail(self, tmp_path):
+        inputs = inputs_of(self.table(seeds=2))
+        baseline = load_baseline(export_baseline(inputs, analyse(inputs), tmp_path / "b.json"))
+        worse = compare_runs(inputs_of(self.table(seeds=2, shift=-1000.0)), baseline)
+        assert worse.regressions == list(self.FIVE)
+        assert all(r.p_adjusted == pytest.approx(5 / 4096) for r in worse.rows)
+
+    def test_power_problem_needs_more_permutations_when_pairs_cannot_help(self):
+        from opt_suite.report import gate
+
+        assert gate.power_problem({"a": 40}, 8, permutations=10) is not None
+        assert "raise --permutations" in gate.power_problem({"a": 40}, 8, permutations=10)
+        assert gate.power_problem({"a": 40}, 8, permutations=100) is None
+
+    def test_cli_refuses_and_export_warns(self, tmp_path, capsys):
+        base = write_store(tmp_path / "base", self.table(seeds=1))
+        baseline = tmp_path / "baseline.json"
+        assert main(["report", str(base), "--export-baseline", str(baseline)]) == 0
+        err = capsys.readouterr().err
+        assert "warning: baseline" in err and "cannot fail" in err
+        run = write_store(tmp_path / "worse", self.table(seeds=1, shift=-1000.0))
+        code = main(["compare", str(run), "--baseline", str(baseline)])
+        err = capsys.readouterr().err
+        assert code == 2 and "cannot fail" in err and "Traceback" not in err
+
+    @pytest.mark.parametrize("how", ["failed", "unfinished", "interrupted"])
+    def test_incomplete_run_is_refused(self, tmp_path, capsys, how):
+        table = linear_table(SHIFTS, **{**GRID, "noise": 3.0})
+        base = write_store(tmp_path / "base", table)
+        baseline = tmp_path / "baseline.json"
+        assert main(["report", str(base), "--export-baseline", str(baseline)]) == 0
+        kwargs = {how: [("ours", 0)]} if how != "interrupted" else {}
+        run = write_store(tmp_path / "run", table, **kwargs)
+        if how == "interrupted":
+            import sqlite3
+
+            with sqlite3.connect(run / "results.sqlite") as conn:
+                conn.execute("UPDATE runs SET status = 'interrupted'")
+        capsys.readouterr()
+        code = main(["compare", str(run), "--baseline", str(baseline)])
+        err = capsys.readouterr().err
+        assert code == 2 and "the run is incomplete" in err, err
+        expected = "has status 'interrupted'" if how == "interrupted" else "'ours' seed 0 is"
+        assert expected in err

@@ -43,18 +43,21 @@ def test_returns_csv_is_every_episode_in_spec_order(report):
     out, _ = report
     with (out / "returns.csv").open() as f:
         rows = list(csv.reader(f))
-    assert rows[0] == ["method", "seed", "task", "episode", "return", "steps"]
+    assert rows[0] == ["method", "seed", "task", "episode", "return", "steps", "frames"]
     assert len(rows) == 1 + 2 * 2 * 2 * 20
-    # r = -10 + e + s + 2t + k; steps = 100 + e.
-    assert rows[1] == ["primitives", "0", "0", "0", "-10.0", "100"]
-    assert rows[20 + 1] == ["primitives", "0", "1", "0", "-8.0", "100"]
-    assert rows[-1] == ["ours", "1", "1", "19", "17.0", "119"]
+    # r = -10 + e + s + 2t + k; steps = 100 + e; frames = the run's steps so far.
+    assert rows[1] == ["primitives", "0", "0", "0", "-10.0", "100", "100"]
+    assert rows[2] == ["primitives", "0", "0", "1", "-9.0", "101", "201"]
+    assert rows[20 + 1] == ["primitives", "0", "1", "0", "-8.0", "100", "100"]
+    assert rows[-1] == ["ours", "1", "1", "19", "17.0", "119", str(sum(range(100, 120)))]
 
 
 def test_leaderboard_json_shape_and_numbers(report):
     out, _ = report
     doc = json.loads((out / "leaderboard.json").read_text())
-    assert set(doc) == {"spec", "methods", "probability_of_improvement", "protocol"}
+    assert set(doc) == {"spec", "warnings", "methods", "probability_of_improvement", "protocol"}
+    # 2 seeds: the intervals are flagged; the returns rise by 1 per episode: learning is seen.
+    assert len(doc["warnings"]) == 1 and "too few runs" in doc["warnings"][0]
     assert doc["spec"] == {"name": "toy-spec", "hash": "feedc0de"}
     assert list(doc["methods"]) == ["ours", "primitives"]  # best auc IQM first
     for per_metric in doc["methods"].values():
@@ -208,3 +211,52 @@ def test_fig1a_is_drawn_from_training_curves_and_shown_in_index_html(tmp_path):
     plain = ReportInputs(inputs.episodes, "toy-spec", "feedc0de", SETTINGS)
     assert [p.name for p in write_report_files(plain, tmp_path / "without")] == list(REPORT_FILES)
     assert "fig1a" not in (tmp_path / "without" / "index.html").read_text()
+
+
+class TestCaveats:
+    """The leaderboard warns when its intervals or its ranking cannot mean much."""
+
+    def write(self, tmp_path, table):
+        write_report_files(ReportInputs(table, "x", "h", SETTINGS), tmp_path)
+        doc = json.loads((tmp_path / "leaderboard.json").read_text())
+        return (
+            doc["warnings"],
+            (tmp_path / "leaderboard.md").read_text(),
+            (tmp_path / "index.html").read_text(),
+        )
+
+    def test_enough_seeds_and_learning_give_no_warning(self, tmp_path):
+        warnings, md, page = self.write(tmp_path, linear_table({"a": 0.0, "b": 1.0}, seeds=5))
+        assert warnings == [] and "Warning" not in md and "Warning" not in page
+
+    def test_few_seeds_are_flagged_everywhere(self, tmp_path):
+        warnings, md, page = self.write(tmp_path, linear_table({"a": 0.0, "b": 1.0}, seeds=2))
+        assert warnings == [
+            "too few runs for the intervals to mean much: a, b have 2 seeds per task; the"
+            " stratified bootstrap resamples seeds within tasks and understates the uncertainty"
+            " with fewer than 5 (raise evaluation.seeds)"
+        ]
+        assert f"> **Warning:** {warnings[0]}" in md and "too few runs" in page
+
+    def test_flat_noisy_curves_mean_nothing_learned(self, tmp_path):
+        rng = np.random.default_rng(0)
+        rows = [
+            (m, s, t, e, float(rng.normal()), 10)
+            for m in ("a", "b")
+            for s in range(5)
+            for t in range(3)
+            for e in range(30)
+        ]
+        from opt_suite.report import EpisodeTable
+
+        warnings, md, _ = self.write(tmp_path, EpisodeTable.from_rows(rows))
+        assert len(warnings) == 1 and warnings[0].startswith("nothing learned")
+        assert "ranking is noise" in md
+
+    def test_one_learning_method_is_enough(self, tmp_path):
+        from opt_suite.report.caveats import learned
+
+        curves = learning_curves(linear_table({"a": 0.0}, seeds=5), None)
+        assert learned(curves["a"], 0.1)
+        flat = linear_table({"a": 0.0}, seeds=5, episodes=1)
+        assert not learned(learning_curves(flat, None)["a"], 0.1)

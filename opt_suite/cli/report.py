@@ -25,6 +25,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _baseline_warnings(inputs, analysis) -> list[str]:
+    """What would make ``opt-suite compare`` against this baseline refuse or mean little."""
+    from opt_suite.report.gate import power_problem
+
+    pairs = {name: m.values["auc"].size for name, m in analysis.metrics.items()}
+    tasks = max(len(m.tasks) for m in analysis.metrics.values())
+    messages = []
+    problem = power_problem(pairs, tasks)
+    if problem is not None:
+        messages.append(f"at the default alpha 0.05, {problem}")
+    if inputs.incomplete:
+        messages.append("it was exported from an incomplete run: " + "; ".join(inputs.incomplete))
+    return messages
+
+
 def run(args: argparse.Namespace) -> int:
     """Write the reports (and the baseline); 0 on success, 2 on bad input."""
     from opt_suite.report import ReportDataError, analyse, export_baseline, write_report_files
@@ -41,8 +56,11 @@ def run(args: argparse.Namespace) -> int:
         for path in write_report_files(inputs, args.directory):
             print(f"wrote {path}")
         if args.export_baseline is not None:
-            path = export_baseline(inputs, analyse(inputs), args.export_baseline)
+            analysis = analyse(inputs)
+            path = export_baseline(inputs, analysis, args.export_baseline)
             print(f"wrote baseline {path}")
+            for message in _baseline_warnings(inputs, analysis):
+                print(f"warning: baseline {path}: {message}", file=sys.stderr)
     except (StoreError, ReportDataError) as exc:
         print(f"opt-suite report: {exc}", file=sys.stderr)
         return 2

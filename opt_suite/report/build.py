@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from opt_suite.report.caveats import leaderboard_caveats
 from opt_suite.report.curves import write_curves_png
 from opt_suite.report.episodes import EpisodeTable, LearningCurves, learning_curves
 from opt_suite.report.fig1a import TrainingCurves, write_fig1a_png
@@ -49,6 +50,8 @@ class ReportInputs:
         settings: the spec's ``report:`` section.
         methods: method entry names in spec order (None: the table's order).
         pictures: option pictures, as paths relative to the report folder.
+        incomplete: why the run is not complete (failed or missing evaluation cells, a run that
+            did not finish); empty for a complete run. ``opt-suite compare`` refuses these.
         training: discovery training curves for Figure 1a (``fig1a.py``); empty: no fig1a.png.
     """
 
@@ -58,6 +61,7 @@ class ReportInputs:
     settings: ReportSpec = ReportSpec()
     methods: tuple[str, ...] | None = None
     pictures: tuple[str, ...] = ()
+    incomplete: tuple[str, ...] = ()
     training: TrainingCurves = dataclasses.field(default_factory=dict)
 
 
@@ -101,6 +105,7 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
         bootstrap=inputs.settings.bootstrap,
         thresholds=analysis.thresholds,
         final_fraction=inputs.settings.final_fraction,
+        warnings=leaderboard_caveats(analysis.curves, inputs.settings.final_fraction),
     )
 
 

@@ -13,6 +13,15 @@ seeds or tasks) a one-sided two-sample permutation test of the difference of mea
 p-values are Holm-Bonferroni corrected over the method entries compared, so that ``--alpha`` bounds
 the chance that an unchanged suite fails CI at all, not per method.
 
+A gate that cannot fail is refused. The smallest p-value the sign-flip test can give with ``n``
+pairs is ``2**-n`` (all differences negative), and Holm multiplies the smallest p-value by the
+number of method entries ``m``; when ``m * 2**-n > alpha`` no result whatsoever can be a
+regression, so :func:`compare_runs` raises :class:`CompareError` saying how many (seed, task)
+pairs it needs (:func:`power_problem`). With 5 method entries and alpha 0.05 that is 7 pairs:
+1 seed x 6 test tasks (5/64 = 0.078) cannot fail, 2 seeds x 6 tasks (5/4096) can. An incomplete
+run (a failed or missing evaluation cell, an interrupted run) is refused too: what it left out
+may be what regressed.
+
 The printed interval is a ``1 - alpha`` stratified-bootstrap percentile CI of the mean difference.
 Each method's runs share its discovered options, so the runs are not independent draws of option
 discovery: the test asks "are these options worse on these tasks and seeds", not "is the method
@@ -22,6 +31,8 @@ worse".
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -33,7 +44,14 @@ from opt_suite.report.episodes import learning_curves
 from opt_suite.report.leaderboard import rng_for
 from opt_suite.report.metrics import HIGHER_IS_BETTER, METRICS, resolve_thresholds, run_metrics
 
-__all__ = ["CompareError", "Comparison", "MethodComparison", "compare_runs", "format_comparison"]
+__all__ = [
+    "CompareError",
+    "Comparison",
+    "MethodComparison",
+    "compare_runs",
+    "format_comparison",
+    "power_problem",
+]
 
 PERMUTATIONS = 10_000
 
@@ -75,6 +93,62 @@ class Comparison:
         return [r.method for r in self.rows if r.regression]
 
 
+def _smallest_p(pairs: int | None, permutations: int) -> float:
+    """Smallest p-value of the paired test (``pairs``) or of the unpaired one (None)."""
+    if pairs is None:
+        return 1.0 / (1 + permutations)
+    return stats.paired_sign_flip_smallest_p(pairs, permutations)
+
+
+def power_problem(
+    pairs: Mapping[str, int | None],
+    tasks: int,
+    *,
+    alpha: float = 0.05,
+    correction: str = "holm",
+    permutations: int = PERMUTATIONS,
+) -> str | None:
+    """Why a gate of this design can never report a regression, or None when it can.
+
+    Args:
+        pairs: method entry -> its number of (seed, task) pairs (None: tested unpaired).
+        tasks: test tasks per seed (to say how many seeds are needed).
+        alpha: the significance level.
+        correction: ``"holm"`` (multiply by the number of entries) or ``"none"``.
+        permutations: random sign patterns of the Monte Carlo test.
+    """
+    m = len(pairs) if correction == "holm" else 1
+    weak = {
+        name: n
+        for name, n in pairs.items()
+        if m * _smallest_p(n, permutations) > alpha * (1 + 1e-9)
+    }
+    if not weak:
+        return None
+    name, n = next(iter(weak.items()))
+    adjusted = m * _smallest_p(n, permutations)
+    corrected = f" x {m} method entries (Holm)" if m > 1 else ""
+    observed = f"{n} (seed, task) pairs" if n is not None else "unpaired runs"
+    need = next(
+        (k for k in range(1, 63) if m * _smallest_p(k, permutations) <= alpha * (1 + 1e-9)),
+        None,
+    )
+    if need is None:
+        remedy = f"raise --permutations above {math.ceil(m / alpha)}"
+    else:
+        seeds = math.ceil(need / max(1, tasks))
+        remedy = (
+            f"it needs at least {need} (seed, task) pairs per method entry, e.g. {seeds} seeds x"
+            f" {tasks} test tasks: raise evaluation.seeds (or the test tasks) and re-export the"
+            " baseline"
+        )
+    return (
+        f"this gate cannot fail: with {observed} the smallest p-value the test can reach is"
+        f" {_smallest_p(n, permutations):.3g}{corrected} = {adjusted:.3g} > alpha {alpha:g}, so"
+        f" no result, however much worse, would be a regression ({', '.join(weak)}); {remedy}"
+    )
+
+
 def _run_values(inputs: ReportInputs, baseline: Baseline, warnings: list[str]) -> dict[str, Any]:
     """The run's per-run metrics, defined as in the baseline (fraction, window, thresholds)."""
     curves = learning_curves(inputs.episodes, inputs.methods)
@@ -109,8 +183,10 @@ def compare_runs(
     """Test every baseline method entry's ``metric`` in the run against the baseline.
 
     Raises:
-        CompareError: unknown metric, bad alpha, spec hash mismatch (unless ``allow_spec_change``),
-            or a baseline method entry absent from the run or without the metric.
+        CompareError: unknown metric, bad alpha, spec hash mismatch (unless
+            ``allow_spec_change``), a baseline method entry absent from the run or without the
+            metric, an incomplete run, or a design whose smallest attainable p-value is above
+            ``alpha`` (:func:`power_problem`).
     """
     if metric not in METRICS:
         raise CompareError(f"unknown metric {metric!r}; expected one of {list(METRICS)}")
@@ -118,6 +194,12 @@ def compare_runs(
         raise CompareError(f"alpha must be between 0 and 1, got {alpha}")
     if correction not in ("holm", "none"):
         raise CompareError(f"correction must be 'holm' or 'none', got {correction!r}")
+    if inputs.incomplete:
+        raise CompareError(
+            "the run is incomplete, and what it left out may be what regressed: "
+            + "; ".join(inputs.incomplete)
+            + " (finish it by rerunning the same `opt-suite run` command, then compare again)"
+        )
     warnings: list[str] = []
     if baseline.spec_hash != inputs.spec_hash:
         message = (
@@ -144,13 +226,26 @@ def compare_runs(
     if extra:
         warnings.append(f"method entries {extra} are not in the baseline: not compared")
     values = _run_values(inputs, baseline, warnings)
+    alignment = {}
+    for name, old in baseline.methods.items():
+        new = values[name]
+        alignment[name] = (_align(new.seeds, old.seeds), _align(new.tasks, old.tasks))
+    pairs = {
+        name: (len(si) * len(ti) if si and ti else None)
+        for name, ((si, _), (ti, _)) in alignment.items()
+    }
+    tasks = max(len(old.tasks) for old in baseline.methods.values())
+    problem = power_problem(
+        pairs, tasks, alpha=alpha, correction=correction, permutations=permutations
+    )
+    if problem is not None:
+        raise CompareError(problem)
     sign = 1.0 if HIGHER_IS_BETTER[metric] else -1.0
     rows, p_values = [], []
     for name, old in baseline.methods.items():
         new = values[name]
         x, y = new.values[metric], old.metrics[metric]
-        si, sj = _align(new.seeds, old.seeds)
-        ti, tj = _align(new.tasks, old.tasks)
+        (si, sj), (ti, tj) = alignment[name]
         rng = rng_for("compare", name, metric)
         if si and ti:
             if len(si) * len(ti) < x.size or len(sj) * len(tj) < y.size:

@@ -24,6 +24,7 @@ th { background: #f3f3f3; }
 figure { display: inline-block; margin: 0.5em; vertical-align: top; }
 figure img { max-width: 32em; }
 figcaption { font-size: 0.8em; color: #555; }
+.warning { background: #fff3cd; border-left: 4px solid #c90; padding: 0.4em 0.8em; }
 """
 
 
@@ -57,6 +58,10 @@ def index_html(
         f" {round(100 * board.confidence)}% stratified-bootstrap intervals ({board.bootstrap}"
         " resamples).</p>",
         "<h2>Leaderboard</h2>",
+        *(
+            f'<p class="warning"><strong>Warning:</strong> {html.escape(w)}</p>'
+            for w in board.warnings
+        ),
         _table(board),
         '<p>Also as <a href="leaderboard.md">Markdown</a>, <a href="leaderboard.csv">CSV</a>,'
         ' <a href="leaderboard.json">JSON</a>; every episode in'

@@ -73,6 +73,7 @@ class Leaderboard:
     primary: str = "auc"
     final_fraction: float = 0.1
     confidence: float = CONFIDENCE
+    warnings: tuple[str, ...] = ()  # see opt_suite.report.caveats
 
 
 def rng_for(*names: str) -> np.random.Generator:
@@ -116,6 +117,7 @@ def build_leaderboard(
     bootstrap: int,
     thresholds: Mapping[str, float],
     final_fraction: float = 0.1,
+    warnings: tuple[str, ...] = (),
 ) -> Leaderboard:
     """Aggregate per-run metrics (method -> :class:`MethodMetrics`) into a :class:`Leaderboard`.
 
@@ -148,4 +150,5 @@ def build_leaderboard(
         rows=tuple(rows),
         primary=primary,
         final_fraction=final_fraction,
+        warnings=tuple(warnings),
     )

@@ -58,19 +58,22 @@ def load_inputs(directory: str | Path) -> tuple[ReportInputs, list[str]]:
     from opt_suite.store import ResultsStore  # the store module pulls in sqlite only
 
     directory = Path(directory)
-    warnings = []
+    warnings: list[str] = []
+    incomplete: list[str] = []
     with ResultsStore(directory) as store:
         run = store.run()
         planned = store.methods()
         rows = store.episodes()
-        incomplete = [c for c in store.cells() if c.kind == "evaluation" and c.status != "done"]
+        failed = [c for c in store.cells() if c.kind == "evaluation" and c.status != "done"]
         settings = report_settings(store.spec_yaml())
         training = training_curves(store.curves())
     if run.status != "done":
-        warnings.append(f"the latest run in {directory} has status {run.status!r}")
-    for c in incomplete:
+        incomplete.append(f"the latest run in {directory} has status {run.status!r}")
+        warnings.append(incomplete[-1])
+    for c in failed:
         reason = f": {c.error.strip().splitlines()[-1]}" if c.error else ""
-        warnings.append(f"left out: evaluation of {c.method!r} seed {c.seed} is {c.status}{reason}")
+        incomplete.append(f"evaluation of {c.method!r} seed {c.seed} is {c.status}{reason}")
+        warnings.append(f"left out: {incomplete[-1]}")
     present = {r.method for r in rows}
     methods = tuple(m for m in planned if m in present)
     if not methods:
@@ -81,7 +84,7 @@ def load_inputs(directory: str | Path) -> tuple[ReportInputs, list[str]]:
             f" {[m for m in planned if m not in present]}"
         )
     table = EpisodeTable.from_rows(
-        (r.method, r.seed, r.task, r.episode, r.ret, r.steps) for r in rows
+        (r.method, r.seed, r.task, r.episode, r.ret, r.steps, r.frames) for r in rows
     )
     inputs = ReportInputs(
         episodes=table,
@@ -90,6 +93,7 @@ def load_inputs(directory: str | Path) -> tuple[ReportInputs, list[str]]:
         settings=settings,
         methods=methods,
         pictures=find_pictures(directory),
+        incomplete=tuple(incomplete),
         training={m: training[m] for m in methods if m in training},
     )
     return inputs, warnings

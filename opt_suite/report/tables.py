@@ -47,7 +47,8 @@ def _finite(x: float) -> float | None:
 def write_returns_csv(table: EpisodeTable, path: Path, methods: list[str] | None = None) -> Path:
     """Every episode, sorted by method entry (spec order), seed, task and episode.
 
-    ``task`` is the test task's index and ``episode`` the stored 0-based episode number.
+    ``task`` is the test task's index, ``episode`` the stored 0-based episode number and ``frames``
+    the emulator frames the run had used by the end of that episode.
     """
     order = {m: i for i, m in enumerate(methods or table.methods())}
     rows = sorted(
@@ -58,6 +59,7 @@ def write_returns_csv(table: EpisodeTable, path: Path, methods: list[str] | None
             table.episode.tolist(),
             table.returns.tolist(),
             table.steps.tolist(),
+            table.frames.tolist(),
             strict=True,
         ),
         key=lambda r: (order.get(r[0], len(order)), r[0], r[1], label_key(r[2]), r[3]),
@@ -66,7 +68,7 @@ def write_returns_csv(table: EpisodeTable, path: Path, methods: list[str] | None
         writer = csv.writer(f, lineterminator="\n")
         writer.writerow(COLUMNS)
         # repr() of a float round-trips exactly, so re-analysis sees the stored numbers.
-        writer.writerows((m, s, t, e, repr(float(r)), n) for m, s, t, e, r, n in rows)
+        writer.writerows((m, s, t, e, repr(float(r)), n, k) for m, s, t, e, r, n, k in rows)
     return path
 
 
@@ -75,10 +77,11 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
 
     ``{"spec": {name, hash}, "methods": {NAME: {METRIC: {mean, se, iqm, ci_low, ci_high}}}}``.
 
-    Two more keys: ``probability_of_improvement`` (``{"baseline", "methods": {NAME: {METRIC:
-    {probability, ci_low, ci_high}}}}``, entries other than the baseline) and ``protocol`` (seeds,
-    tasks, episodes, bootstrap resamples, confidence, per-task thresholds, which metrics are better
-    when lower). Methods appear best first.
+    ``warnings`` lists what makes the numbers mean less than they seem
+    (:mod:`opt_suite.report.caveats`). Two more keys: ``probability_of_improvement``
+    (``{"baseline", "methods": {NAME: {METRIC: {probability, ci_low, ci_high}}}}``, entries other
+    than the baseline) and ``protocol`` (seeds, tasks, episodes, bootstrap resamples, confidence,
+    per-task thresholds, which metrics are better when lower). Methods appear best first.
     """
     methods = {
         row.method: {
@@ -97,6 +100,7 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
     }
     return {
         "spec": {"name": board.spec_name, "hash": board.spec_hash},
+        "warnings": list(board.warnings),
         "methods": methods,
         "probability_of_improvement": {"baseline": board.baseline, "methods": improvement},
         "protocol": {
@@ -183,6 +187,7 @@ def leaderboard_markdown(board: Leaderboard) -> str:
         f" {round(100 * board.confidence)}% stratified-bootstrap percentile CIs ({board.bootstrap}"
         " resamples of seeds within tasks).",
         "",
+        *(f"> **Warning:** {w}\n" for w in board.warnings),
         "| " + " | ".join(header) + " |",
         "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
     ]

@@ -81,7 +81,7 @@ class TaskInfo:
 
 @dataclasses.dataclass(frozen=True)
 class EpisodeRow:
-    """One test-time episode: its return and primitive steps."""
+    """One test-time episode: its return, primitive steps, and frames used up to its end."""
 
     method: str
     seed: int
@@ -89,6 +89,7 @@ class EpisodeRow:
     episode: int
     ret: float
     steps: int
+    frames: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,12 +110,15 @@ class EpisodeArrays:
     Attributes:
       returns: float64 [len(seeds), len(tasks), episodes].
       steps: int64 [len(seeds), len(tasks), episodes].
+      frames: int64 [len(seeds), len(tasks), episodes], emulator frames used up to each episode's
+        end (cumulative).
       seeds: seed indices, ascending (one row each).
       tasks: test task indices, ascending.
     """
 
     returns: np.ndarray
     steps: np.ndarray
+    frames: np.ndarray
     seeds: tuple[int, ...]
     tasks: tuple[int, ...]
 
@@ -239,9 +243,9 @@ class ResultsStore:
         )
 
     def episodes(self, method: str | None = None) -> list[EpisodeRow]:
-        """Per-episode test-time returns and steps of completed evaluation cells."""
+        """Per-episode test-time returns, steps and frames of completed evaluation cells."""
         query = (
-            f"SELECT d.entry, e.seed, e.task, e.episode, e.ret, e.steps FROM episodes e "
+            f"SELECT d.entry, e.seed, e.task, e.episode, e.ret, e.steps, e.frames FROM episodes e "
             f"JOIN ({self._done_cells('evaluation')}) d USING (cell_id)"
         )
         args: tuple[Any, ...] = ()
@@ -250,24 +254,26 @@ class ResultsStore:
             args += (method,)
         query += " ORDER BY d.position, e.seed, e.task, e.episode"
         return [
-            EpisodeRow(r[0], int(r[1]), int(r[2]), int(r[3]), float(r[4]), int(r[5]))
+            EpisodeRow(r[0], int(r[1]), int(r[2]), int(r[3]), float(r[4]), int(r[5]), int(r[6]))
             for r in self._conn.execute(query, args)
         ]
 
     def episode_arrays(self, method: str) -> EpisodeArrays:
-        """``method``'s returns and steps as [seeds, tasks, episodes] arrays (completed seeds)."""
+        """``method``'s returns, steps and frames as [seeds, tasks, episodes] arrays."""
         rows = self.episodes(method)
         seeds = tuple(sorted({r.seed for r in rows}))
         tasks = tuple(sorted({r.task for r in rows}))
         episodes = 1 + max((r.episode for r in rows), default=-1)
         returns = np.full((len(seeds), len(tasks), episodes), np.nan)
         steps = np.zeros((len(seeds), len(tasks), episodes), dtype=np.int64)
+        frames = np.zeros((len(seeds), len(tasks), episodes), dtype=np.int64)
         seed_pos = {s: i for i, s in enumerate(seeds)}
         task_pos = {t: i for i, t in enumerate(tasks)}
         for r in rows:
             returns[seed_pos[r.seed], task_pos[r.task], r.episode] = r.ret
             steps[seed_pos[r.seed], task_pos[r.task], r.episode] = r.steps
-        return EpisodeArrays(returns, steps, seeds, tasks)
+            frames[seed_pos[r.seed], task_pos[r.task], r.episode] = r.frames
+        return EpisodeArrays(returns, steps, frames, seeds, tasks)
 
     def curves(self, method: str | None = None, name: str | None = None) -> list[CurveRow]:
         """Training curves recorded by completed discovery cells."""
@@ -291,15 +297,15 @@ class ResultsStore:
         ]
 
     def option_set(self, method: str, seed: int) -> Any:
-        """The ``TabularOptionSet`` that ``method`` discovered for ``seed``, or None."""
-        from opt_suite.methods.base import TabularOptionSet
+        """The option set (any kind) that ``method`` discovered for ``seed``, or None."""
+        from opt_suite.options import load_option_set
 
         row = self._conn.execute(
             f"SELECT o.path FROM option_sets o JOIN ({self._done_cells('discovery')}) d "
             "USING (cell_id) WHERE d.entry = ? AND o.seed = ?",
             (method, seed),
         ).fetchone()
-        return None if row is None else TabularOptionSet.load(self.directory / row[0])
+        return None if row is None else load_option_set(self.directory / row[0])
 
     def demonstrations(self, seed: int) -> list[Any] | None:
         """The demonstrations (list of ``Trajectory``) of ``seed``, or None if not collected yet."""
