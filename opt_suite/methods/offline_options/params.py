@@ -15,8 +15,8 @@ Two choices the paper leaves open are measured (``benchmarks/offline_options_cho
   ``prob`` is computed in float64 (``training.py``): in float32 it turned Ĵ into NaN by epoch
   18–28 on 3 of the paper spec's 5 seeds, as the shortest demonstration takes over and every other
   one is driven to probability 0. In float64 it trains on all 5 (measured with these defaults), but
-  it stays dominated by one demonstration: Ĵ_N ≈ 16.5 on 2 seeds, ≈ 0 (a never-terminating option,
-  no demonstration reproduced) on 2. That is Eq. 2's optimum, not a numerical artefact; the
+  it stays dominated by one demonstration: Ĵ_N ≈ 16.5 on 2 seeds, 0.7 on 1, ≈ 0 on 2 (an option
+  that never ends, no demonstration reproduced). That is Eq. 2's optimum, not an artefact; the
   log-space variant has a different optimum, so it is a separate choice, not a stabilisation.
 - ``features``: see ``features.py``. Default: ``coords``.
 """
