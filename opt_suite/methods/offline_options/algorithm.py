@@ -139,6 +139,8 @@ class LearnedOptions:
       stop_reason: ``"delta"`` (line 15) or ``"max_options"``. A round whose Ĵ or gradient turns
         non-finite raises :class:`NonFiniteObjective` instead: a diverged round says nothing
         about whether the option helps.
+      weights: the kept options' network weights, in order (networks on frames are acted with
+        by calling them: their tables cover only the demonstrated frames).
     """
 
     mu: np.ndarray
@@ -146,6 +148,7 @@ class LearnedOptions:
     curves: dict[str, np.ndarray]
     rounds: list[dict[str, Any]]
     stop_reason: str
+    weights: list[dict[str, np.ndarray]] = dataclasses.field(default_factory=list)
 
 
 def learn_options(
@@ -159,6 +162,7 @@ def learn_options(
     all_states = np.arange(features.num_states, dtype=np.int32)
     frozen = FrozenOptions.none(len(demos.states), num_actions)  # line 2: O = primitives
     kept: list[tuple[np.ndarray, np.ndarray]] = []
+    kept_weights: list[dict[str, np.ndarray]] = []
     jhat_prev = -math.inf  # line 4
     curves: dict[str, list[np.ndarray]] = {name: [] for name in (*CURVE_NAMES, "option_round")}
     rounds: list[dict[str, Any]] = []
@@ -205,6 +209,7 @@ def learn_options(
         with np.errstate(divide="ignore"):
             frozen = frozen.append(np.log(mu_demo), beta_demo)
         kept.append(tabulate(result.option, features, all_states))
+        kept_weights.append(result.option)
         jhat_prev = jhat_n
     mu = np.stack([m for m, _ in kept]) if kept else np.zeros((0, len(all_states), num_actions))
     beta = np.stack([b for _, b in kept]) if kept else np.zeros((0, len(all_states)))
@@ -214,4 +219,5 @@ def learn_options(
         curves={name: np.concatenate(parts) for name, parts in curves.items()},
         rounds=rounds,
         stop_reason=stop_reason,
+        weights=kept_weights,
     )
