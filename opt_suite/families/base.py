@@ -171,6 +171,13 @@ class TaskFamily(abc.ABC):
         check = getattr(variation, "check", None)
         return list(check()) if callable(check) else []
 
+    def default_task(self) -> Any:
+        """The task ``gymnasium.make(env_id)`` builds when no task keyword is given (documented).
+
+        Families whose ``TaskParams`` all have defaults need not override it.
+        """
+        return self.TaskParams()
+
     def check_task(self, task_params: Any) -> list[tuple[str, str]]:
         """Problems with an explicitly listed task, as ``(field, message)``: e.g. a wall cell."""
         return []

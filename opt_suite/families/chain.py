@@ -125,6 +125,11 @@ class Chain(TabularModelMixin, TaskFamily):
             tasks.append(TaskParams(left, right, start))
         return tasks
 
+    def default_task(self) -> TaskParams:
+        """Moves that always succeed, start in state 0."""
+        width = self.params.num_states - 1
+        return TaskParams((1.0,) * width, (1.0,) * width, 0)
+
     def check_task(self, task_params: TaskParams) -> list[tuple[str, str]]:
         """One probability in [0, 1] per non-terminal state, and a non-terminal start."""
         width, problems = self.params.num_states - 1, []

@@ -191,6 +191,11 @@ class FourRooms(TabularModelMixin, TaskFamily):
             tasks.append(TaskParams((int(start[0]), int(start[1])), (int(goal[0]), int(goal[1]))))
         return tasks
 
+    def default_task(self) -> TaskParams:
+        """Start in the first free cell (top-left), goal in the last one (bottom-right)."""
+        first, last = self.cells[0], self.cells[-1]
+        return TaskParams((int(first[0]), int(first[1])), (int(last[0]), int(last[1])))
+
     def check_task(self, task_params: TaskParams) -> list[tuple[str, str]]:
         """Start and goal must be distinct free cells of the map."""
         problems = [
@@ -281,7 +286,9 @@ class FourRoomsEnv(TabularEnv):
     Args:
       render_mode: ``"rgb_array"`` (8 pixels a cell) or ``"ansi"``.
       **kwargs: the fields of :class:`Params` (but ``max_episode_steps``, which ``gymnasium.make``
-        takes) and of :class:`TaskParams` (``start`` and ``goal``).
+        takes) and of :class:`TaskParams` (``start`` and ``goal``). Without ``start`` and ``goal``
+        the default task: start in the layout's first free cell (top-left), goal in its last one
+        (bottom-right), e.g. ``gymnasium.make("opt_suite/FourRooms-v0")`` on ``paper-40x40``.
     """
 
     family_class = FourRooms
