@@ -179,3 +179,26 @@ def test_seed_streams_are_independent_of_order_and_shared_across_methods():
 def test_stable_hash_is_fixed_across_processes():
     # sha256("ours")[:4] little-endian; a change here would silently change every stored seed.
     assert seeding.stable_hash("ours") == 2666269614
+
+
+def test_a_new_version_of_the_providing_package_changes_the_cell_ids(monkeypatch):
+    from opt_suite.runner import plan as plan_module
+
+    spec = _spec()
+    family = Chain(spec.family.params)
+    train, test = family.make_tasks(spec.tasks.vary, (), 5, 2, 3, 0)
+
+    def ids(version):
+        monkeypatch.setattr(
+            plan_module,
+            "provider",
+            lambda cls: None if cls is None else f"{cls.__name__} {version}",
+        )
+        built = build_plan(spec, (0,), train, test, CLASSES, family_cls=Chain, learner_cls=_P)
+        return {(c.kind, c.method, c.task): c.cell_id for c in built.cells}
+
+    old, new = ids("1.0"), ids("1.1")
+    assert old.keys() == new.keys() and all(old[k] != new[k] for k in old)
+    assert ids("1.0") == old
+    cell = build_plan(spec, (0,), train, test, CLASSES, family_cls=Chain).cells[0]
+    assert cell.inputs["code"]["family"] == "Chain 1.0"  # the provider's version is in the input

@@ -13,10 +13,12 @@ on every held-out test task. One cell per step:
   task, so that long (deep-RL) evaluations spread over workers and a rerun resumes per task; each
   (task, seed) run has its own seed, so how runs are grouped never changes a number.
 
-A cell id is ``content_hash`` of that input, so editing the spec keeps every cell whose inputs did
-not change (a new method entry reuses the demonstrations and the other methods' results; more seeds
-reuse the old seeds). Tasks enter through their resolved params, not the ``tasks`` section, so e.g.
-adding test tasks keeps the discovery cells whenever the train tasks stay the same.
+Every cell's input also holds ``code``: the versions of the packages that provide its family and
+its method, learner or demonstration source. A cell id is ``content_hash`` of that input, so
+editing the spec keeps every cell whose inputs did not change (a new method entry reuses the
+demonstrations and the other methods' results; more seeds reuse the old seeds). Tasks enter
+through their resolved params, not the ``tasks`` section, so e.g. adding test tasks keeps the
+discovery cells whenever the train tasks stay the same.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from opt_suite.families.base import Task
+from opt_suite.runner.versions import provider
 from opt_suite.spec import content_hash, to_plain
 
 __all__ = ["PROTOCOL", "KINDS", "Cell", "Plan", "build_plan"]
@@ -98,6 +101,10 @@ def build_plan(
     train_tasks: Sequence[Task],
     test_tasks: Sequence[Task],
     method_classes: Sequence[type],
+    *,
+    family_cls: type | None = None,
+    learner_cls: type | None = None,
+    source_cls: type | None = None,
 ) -> Plan:
     """The cells of ``spec`` for ``seeds``.
 
@@ -108,6 +115,11 @@ def build_plan(
       test_tasks: the spec's test tasks.
       method_classes: the registered class of each ``spec.methods`` entry, in order (their
         ``uses_demonstrations`` / ``uses_interaction`` flags decide what a discovery depends on).
+      family_cls: the registered family class; the versions of the packages providing it, the
+        learner, the source and each method enter the cell ids (``code``), so code released at a
+        new version never reuses the old version's cells.
+      learner_cls: the registered learner class.
+      source_cls: the registered demonstration source class.
     """
     family = to_plain(spec.family)
     train = [to_plain(t.params) for t in train_tasks]
@@ -138,6 +150,7 @@ def build_plan(
             (),
             {
                 **common,
+                "code": {"family": provider(family_cls), "source": provider(source_cls)},
                 "kind": "demonstrations",
                 "train_tasks": train,
                 "demonstrations": to_plain(spec.demonstrations),
@@ -155,6 +168,10 @@ def build_plan(
                 (demos.cell_id,) if uses_demos else (),
                 {
                     **common,
+                    "code": {
+                        "family": provider(family_cls),
+                        "method": provider(method_classes[position]),
+                    },
                     "kind": "discovery",
                     "train_tasks": train,
                     "method": to_plain(entry),
@@ -168,6 +185,7 @@ def build_plan(
             for t, task_params in enumerate(test):
                 inputs = {
                     **common,
+                    "code": {"family": provider(family_cls), "learner": provider(learner_cls)},
                     "kind": "evaluation",
                     "test_task": task_params,
                     "test_task_index": t,

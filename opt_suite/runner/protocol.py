@@ -210,7 +210,16 @@ def run_protocol(
         family = components.family(spec.family.params)
         t = spec.tasks
         train, test = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
-        plan = build_plan(spec, seeds, train, test, components.methods)
+        plan = build_plan(
+            spec,
+            seeds,
+            train,
+            test,
+            components.methods,
+            family_cls=components.family,
+            learner_cls=components.learner,
+            source_cls=components.demonstrations,
+        )
         if any(c.kind == "demonstrations" for c in plan.cells):
             import opt_suite.demonstrations  # noqa: F401  (needed to store them; load it now)
         writer = StoreWriter(directory)
