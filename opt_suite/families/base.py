@@ -75,6 +75,8 @@ class TabularModel:
       cells: int32 [S, 2] (row, col) of each state for grid families, else None — for pictures and
         coordinate features.
       shape: (rows, cols) of the grid for grid families, else None.
+      goals: int [G], the states the family declares as goals (pictures draw these), or None.
+        Terminal states need not all be goals (e.g. holes that end an episode).
     """
 
     next_state: np.ndarray
@@ -84,6 +86,7 @@ class TabularModel:
     start: int
     cells: np.ndarray | None = None
     shape: tuple[int, int] | None = None
+    goals: np.ndarray | None = None
 
     @property
     def num_states(self) -> int:

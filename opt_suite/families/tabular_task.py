@@ -75,7 +75,9 @@ def goal_model(
     reward[terminal] = 0.0
     for array in (next_state, prob, reward, terminal):
         array.flags.writeable = False  # models are shared between envs and learners
-    return TabularModel(next_state, prob, reward, terminal, int(start), cells, shape)
+    declared = np.asarray(goals, dtype=np.int64)
+    declared.flags.writeable = False
+    return TabularModel(next_state, prob, reward, terminal, int(start), cells, shape, declared)
 
 
 def raise_problems(problems: list[tuple[str, str]], prefix: str = "") -> None:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from opt_suite import registry
-from opt_suite.params import constraints
+from opt_suite.params import BOUNDS, constraints
 from opt_suite.spec.errors import KeyPath, Mark, Problems
 from opt_suite.spec.tree import Broken, Mapping, Node, Scalar, Sequence, describe
 
@@ -65,23 +65,15 @@ def label(tp: Any) -> str:
     return getattr(tp, "__name__", str(tp))
 
 
-_BOUNDS = (
-    ("ge", ">=", lambda v, b: v >= b),
-    ("gt", ">", lambda v, b: v > b),
-    ("le", "<=", lambda v, b: v <= b),
-    ("lt", "<", lambda v, b: v < b),
-)
-
-
 def within(value: float, bounds: dict) -> bool:
     """Whether ``value`` satisfies a field's ``ge``/``gt``/``le``/``lt`` bounds (None: no bound)."""
-    return all(ok(value, bounds[key]) for key, _, ok in _BOUNDS if bounds.get(key) is not None)
+    return all(ok(value, bounds[key]) for key, _, ok in BOUNDS if bounds.get(key) is not None)
 
 
 def range_text(bounds: dict) -> str:
     """The bounds as text, e.g. ``>= 0 and < 1`` (empty when there are none)."""
     return " and ".join(
-        f"{sign} {bounds[key]}" for key, sign, _ in _BOUNDS if bounds.get(key) is not None
+        f"{sign} {bounds[key]}" for key, sign, _ in BOUNDS if bounds.get(key) is not None
     )
 
 
