@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from opt_suite.families.base import TabularModel, Task, TaskFamily, exact_model
+from opt_suite.methods.budget import Budget, CountingEnv
 from opt_suite.options import OptionSet, TabularOptionSet  # re-exported: its old home
 
 __all__ = [
@@ -62,6 +63,7 @@ class DiscoveryContext:
       interaction_budget: env steps a method that learns by interacting may spend, summed over the
         train tasks.
       seed: the only source of randomness a method may use.
+      budget: what the envs of :meth:`make_env` have counted (shared by all of them).
     """
 
     family: TaskFamily
@@ -69,6 +71,19 @@ class DiscoveryContext:
     demonstrations: Sequence[Trajectory]
     interaction_budget: int
     seed: np.random.SeedSequence
+    budget: Budget = dataclasses.field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.budget is None:
+            object.__setattr__(self, "budget", Budget(self.interaction_budget))
+
+    def make_env(self, task: Task, **kwargs: Any) -> Any:
+        """``family.make_env(task)`` counting its steps (and frames) into :attr:`budget`.
+
+        Methods that learn by interacting take their envs from here: the runner stops them at
+        ``interaction_budget`` env steps (see :mod:`opt_suite.methods.budget`) and stores the count.
+        """
+        return CountingEnv(self.family.make_env(task, **kwargs), self.budget)
 
     def tabular_models(self, method: str) -> list[TabularModel]:
         """``family.tabular_model`` of every train task, all of one state and action count.

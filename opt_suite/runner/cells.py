@@ -130,11 +130,15 @@ class DiscoveryJob(CellJob):
             name: np.asarray(values, dtype=np.float64).ravel()
             for name, values in found.curves.items()
         }
+        info = dict(found.info)
+        if self.interaction_budget:  # what the context's envs counted, whatever the method says
+            info["counted_env_steps"] = context.budget.steps
+            info["counted_env_frames"] = context.budget.frames
         result = {
             "options": to_bytes(found.options),
             "num_options": len(found.options),
             "curves": curves,
-            "info": dict(found.info),
+            "info": info,
         }
         return result, problem
 
