@@ -32,12 +32,10 @@ from typing import ClassVar
 import numpy as np
 
 from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource, child_seed
+from opt_suite.demonstrations.qlearning import q_learning_episodes
 from opt_suite.families.base import TabularModel, Task, TaskFamily, exact_model
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
-from opt_suite.learners.smdp_scalar import ScalarOptions, ScalarRun, ScalarTables
-from opt_suite.learners.smdp_tables import Hyper, OptionTables, TaskTables
 from opt_suite.methods.base import Trajectory
-from opt_suite.options import TabularOptionSet
 from opt_suite.params import param
 from opt_suite.tabular import greedy_policy, policy_evaluation, value_iteration
 
@@ -124,28 +122,20 @@ def train_expert(
     Raises:
       ExpertError: still not optimal after ``spec.max_episodes`` episodes.
     """
-    S, A = model.num_states, model.num_actions
     v_star, _ = value_iteration(model, spec.gamma)
     if tolerance is None:
         scale = max(abs(float(v_star[model.start])), float(np.abs(model.reward).max(initial=0.0)))
         tolerance = spec.tolerance * scale
-    tables = ScalarTables.build(
-        TaskTables.stack([model]),
-        0,
-        ScalarOptions.build(OptionTables.build(TabularOptionSet.empty(S, A), S, A)),
-    )
-    hyper = Hyper(spec.alpha, spec.gamma, spec.epsilon, 0.0, 0.0, max_steps)
-    learner = ScalarRun(tables, hyper, rng)  # no options: plain Q-learning
+    q = np.zeros((model.num_states, model.num_actions))
     episodes, gap = 0, np.inf
     while episodes < spec.max_episodes:
         batch = min(spec.check_every, spec.max_episodes - episodes)
-        learner.run_episodes(batch)
+        q_learning_episodes(model, q, spec.alpha, spec.gamma, spec.epsilon, max_steps, batch, rng)
         episodes += batch
-        q = learner.q_array()
         policy = greedy_policy(q)
         gap = _value_gap(model, policy, v_star, spec.gamma)
         if gap <= tolerance:
-            return Expert(q, policy, episodes, gap)
+            return Expert(q.copy(), policy, episodes, gap)
     raise ExpertError(
         f"expert for {name}: greedy policy still {gap:.3g} below the optimal value at the start "
         f"(tolerance {tolerance}) after demonstrations.params.max_episodes={spec.max_episodes} "
