@@ -29,39 +29,58 @@ CONV_LAYERS = ((16, 8, 4), (32, 4, 2))
 
 
 def option_probabilities(options: Any) -> tuple[int, OptionProbabilities | None]:
-    """(m, the options' acting function on an observation batch) for a tabular or network set.
+    """(m, the options' acting function on rows of observations) for any option set.
 
-    Network sets are called as one compiled function over all their networks, so a tick of the
-    option-augmented env costs one TensorFlow call whatever m is.
+    Network sets run as one compiled function: the rows are partitioned by the option they run,
+    each network is called on its own rows only, and the results are stitched back — one
+    TensorFlow call per tick whatever m is, and no work for options no sub-env is running.
     """
     count = len(options)
     if count == 0:
         return 0, None
     networks = getattr(options, "networks", None)
     if networks is not None:
+        shape = tuple(getattr(options, "observation_shape", ()))
 
-        @tf.function(reduce_retracing=True)
-        def both(frames):
-            outs = [network(frames, training=False) for network in networks]
-            mu = tf.stack([tf.reshape(m, [tf.shape(frames)[0], -1]) for m, _ in outs], axis=1)
-            beta = tf.stack([tf.reshape(b, [-1]) for _, b in outs], axis=1)
-            return mu, beta
+        @tf.function(
+            input_signature=[
+                tf.TensorSpec([None, *shape], tf.float32),
+                tf.TensorSpec([None], tf.int32),
+            ]
+        )
+        def rows_of(frames, which):
+            positions = tf.dynamic_partition(tf.range(tf.shape(which)[0]), which, count)
+            parts = tf.dynamic_partition(frames, which, count)
+            mus, betas = [], []
+            for network, part in zip(networks, parts, strict=True):
+                rows = tf.shape(part)[0]
 
-        def from_networks(observations: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            mu, beta = both(tf.convert_to_tensor(observations, tf.float32))
+                def run(network=network, part=part, rows=rows):
+                    mu, beta = network(part, training=False)
+                    return tf.reshape(mu, [rows, -1]), tf.reshape(beta, [-1])
+
+                def skip(rows=rows):  # a convolution of an empty batch fails on CPU
+                    return tf.zeros([rows, options.num_actions]), tf.zeros([rows])
+
+                mu, beta = tf.cond(rows > 0, run, skip)
+                mus.append(mu)
+                betas.append(beta)
+            return tf.dynamic_stitch(positions, mus), tf.dynamic_stitch(positions, betas)
+
+        def from_networks(observations: np.ndarray, which: np.ndarray):
+            mu, beta = rows_of(
+                tf.convert_to_tensor(observations, tf.float32), tf.constant(which, tf.int32)
+            )
             return mu.numpy(), beta.numpy()
 
         return count, from_networks
-    if hasattr(options, "mu") and hasattr(options, "beta"):
-        mu_table = np.transpose(np.asarray(options.mu), (1, 0, 2))  # [S, m, A]
-        beta_table = np.transpose(np.asarray(options.beta))  # [S, m]
 
-        def from_tables(observations: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            states = np.asarray(observations).reshape(len(observations))
-            return mu_table[states], beta_table[states]
+    def from_set(observations: np.ndarray, which: np.ndarray):
+        mu, beta = options.probabilities(observations)  # [k, m, A], [k, m]
+        rows = np.arange(len(which))
+        return np.asarray(mu)[rows, which], np.asarray(beta)[rows, which]
 
-        return count, from_tables
-    return count, options.probabilities
+    return count, from_set
 
 
 def option_env(
