@@ -87,7 +87,7 @@ def acting_fps(options, seconds: float = 3.0) -> float:
     envs = [FAMILY.make_env(TASK) for _ in range(ENVS)]
     env = ppo_parts.option_env(envs, options, p, np.random.SeedSequence(0).spawn(ENVS))
     agent = ppo_parts.ppo_agent(env, p, 0)
-    act = tf.function(agent.collect_policy.action, autograph=False)
+    act, _ = ppo_parts._compiled(agent)
     time_step = env.reset()
     act(ppo_parts._tensors(time_step))  # trace outside the timing
     frames0, start = env.frames, time.perf_counter()

@@ -176,8 +176,7 @@ def learn(
     Returns:
       The number of PPO updates made.
     """
-    act = tf.function(agent.collect_policy.action, autograph=False)
-    train = tf.function(agent.train, autograph=False)
+    act, train = _compiled(agent)
     time_step = env.reset()
     updates = 0
     while len(env.episodes) < episodes and (max_updates is None or updates < max_updates):
@@ -191,6 +190,16 @@ def learn(
         train(experience)
         updates += 1
     return updates
+
+
+def _compiled(agent: ppo_clip_agent.PPOClipAgent) -> tuple[Any, Any]:
+    """The agent's compiled collect-policy action and train step, made once per agent."""
+    if not hasattr(agent, "_opt_suite_compiled"):
+        agent._opt_suite_compiled = (
+            tf.function(agent.collect_policy.action, autograph=False),
+            tf.function(agent.train, autograph=False),
+        )
+    return agent._opt_suite_compiled
 
 
 def _tensors(time_step: ts.TimeStep) -> ts.TimeStep:
