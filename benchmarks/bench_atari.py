@@ -43,6 +43,7 @@ tf.config.threading.set_inter_op_parallelism_threads(THREADS)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from opt_suite.agents.params import PPOParams  # noqa: E402
 from opt_suite.families.atari import Atari, TaskParams  # noqa: E402
 from opt_suite.learners import ppo_parts  # noqa: E402
 from opt_suite.learners.agent_learner import TFAgentsLearner  # noqa: E402
@@ -78,15 +79,17 @@ def raw_vector_fps(seconds: float = 3.0) -> float:
 
 
 def _learner_params() -> TFAgentsLearner.Params:
-    return TFAgentsLearner.Params(num_envs=ENVS, collect_steps=16)
+    return TFAgentsLearner.Params(ppo=PPOParams(num_envs=ENVS, steps_per_iteration=16))
 
 
 def acting_fps(options, seconds: float = 3.0) -> float:
     """Frames/s of the option-augmented env driven by the PPO actor network, no learning."""
     p = _learner_params()
     envs = [FAMILY.make_env(TASK) for _ in range(ENVS)]
-    env = ppo_parts.option_env(envs, options, p, np.random.SeedSequence(0).spawn(ENVS))
-    agent = ppo_parts.ppo_agent(env, p, 0)
+    env = ppo_parts.option_env(
+        envs, options, p.gamma, p.termination_bump, np.random.SeedSequence(0).spawn(ENVS)
+    )
+    agent = ppo_parts.ppo_agent(env, p.ppo, 0)
     act, _ = ppo_parts._compiled(agent)
     time_step = env.reset()
     act(ppo_parts._tensors(time_step))  # trace outside the timing
@@ -103,12 +106,14 @@ def learning_fps(options, updates: int = 4) -> float:
     """Frames/s of the learner's collect + PPO update loop (the first update, traced, excluded)."""
     p = _learner_params()
     envs = [FAMILY.make_env(TASK) for _ in range(ENVS)]
-    env = ppo_parts.option_env(envs, options, p, np.random.SeedSequence(0).spawn(ENVS))
-    agent = ppo_parts.ppo_agent(env, p, 0)
-    ppo_parts.learn(env, agent, p.collect_steps, episodes=10**9, max_updates=1)
+    env = ppo_parts.option_env(
+        envs, options, p.gamma, p.termination_bump, np.random.SeedSequence(0).spawn(ENVS)
+    )
+    agent = ppo_parts.ppo_agent(env, p.ppo, 0)
+    ppo_parts.learn(env, agent, p.ppo.steps_per_iteration, episodes=10**9, max_updates=1)
     # learn() resets the env: measure a fresh call over `updates` more updates
     frames0, start = env.frames, time.perf_counter()
-    ppo_parts.learn(env, agent, p.collect_steps, episodes=10**9, max_updates=updates)
+    ppo_parts.learn(env, agent, p.ppo.steps_per_iteration, episodes=10**9, max_updates=updates)
     fps = (env.frames - frames0) / (time.perf_counter() - start)
     env.close()
     return fps

@@ -5,6 +5,7 @@ Imported when a ``tf_agents`` run starts (it imports TensorFlow and tf-agents).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,18 +15,14 @@ from opt_suite._tf import tensorflow
 
 tf = tensorflow()
 
-from tf_agents.agents.ppo import ppo_clip_agent  # noqa: E402
-from tf_agents.networks import actor_distribution_network, value_network  # noqa: E402
-from tf_agents.specs import tensor_spec  # noqa: E402
 from tf_agents.trajectories import time_step as ts  # noqa: E402
 from tf_agents.trajectories import trajectory  # noqa: E402
 
+from opt_suite.agents import ppo  # noqa: E402
+from opt_suite.agents.params import PPOParams  # noqa: E402
 from opt_suite.learners.option_env import OptionAugmentedEnv, OptionProbabilities  # noqa: E402
 
-__all__ = ["CONV_LAYERS", "learn", "option_env", "option_probabilities", "ppo_agent"]
-
-#: (filters, kernel, stride): the options' two conv layers (Mnih et al. 2013), for π and V too.
-CONV_LAYERS = ((16, 8, 4), (32, 4, 2))
+__all__ = ["learn", "option_env", "option_probabilities", "ppo_agent"]
 
 
 def option_probabilities(options: Any) -> tuple[int, OptionProbabilities | None]:
@@ -84,89 +81,29 @@ def option_probabilities(options: Any) -> tuple[int, OptionProbabilities | None]
 
 
 def option_env(
-    envs: Sequence[Any], options: Any, params: Any, seeds: Sequence[np.random.SeedSequence]
+    envs: Sequence[Any],
+    options: Any,
+    gamma: float,
+    termination_bump: float,
+    seeds: Sequence[np.random.SeedSequence],
 ) -> OptionAugmentedEnv:
     """The option-augmented env of ``envs`` with ``options`` (see ``option_env.py``)."""
     count, probabilities = option_probabilities(options)
-    return OptionAugmentedEnv(
-        envs, probabilities, count, params.gamma, params.termination_bump, seeds
-    )
+    return OptionAugmentedEnv(envs, probabilities, count, gamma, termination_bump, seeds)
 
 
-def _input_layers(observation_spec) -> tuple[Any, Any]:
-    """(preprocessing layer, conv layer params) for frames or tabular state indices."""
-    keras = tf.keras
-    if len(observation_spec.shape) == 3:  # frames [H, W, C], uint8
-        scale = 1.0 / 255.0 if observation_spec.dtype == tf.uint8 else 1.0
-        layer = keras.layers.Lambda(lambda x: tf.cast(x, tf.float32) * scale)
-        return layer, list(CONV_LAYERS)
-    if observation_spec.dtype.is_integer and int(np.prod(observation_spec.shape)) == 1:
-        depth = int(np.asarray(observation_spec.maximum).max()) + 1
-        layer = keras.layers.Lambda(
-            lambda x: tf.one_hot(tf.reshape(tf.cast(x, tf.int32), [-1]), depth)
-        )
-        return layer, None
-    return keras.layers.Lambda(
-        lambda x: tf.reshape(tf.cast(x, tf.float32), [tf.shape(x)[0], -1])
-    ), None
+def ppo_agent(env: OptionAugmentedEnv, params: PPOParams, seed: int) -> Any:
+    """The experts' PPO agent (``opt_suite.agents.ppo``) for ``env``, with discount factor 1.
 
-
-def _sampleable(spec):
-    """``spec`` with a uint8 upper bound of 254 instead of 255, for tf-agents 0.18's sampling.
-
-    Networks are built by sampling their input spec, and ``tensor_spec.sample_bounded_spec`` adds 1
-    to a uint8 maximum in uint8 (255 + 1 = 0: "Need minval < maxval"). The bound is used for
-    nothing else, so frames of 255 still pass.
+    The env's discount is already γ^k per SMDP step, so the agent must not discount again.
     """
-    if spec.dtype == tf.uint8 and np.all(np.asarray(spec.maximum) == 255):
-        return tensor_spec.BoundedTensorSpec(spec.shape, spec.dtype, spec.minimum, 254, spec.name)
-    return spec
-
-
-def ppo_agent(env: OptionAugmentedEnv, params: Any, seed: int) -> ppo_clip_agent.PPOClipAgent:
-    """A fresh PPO-clip agent for ``env`` (TensorFlow's global seed set to ``seed`` first).
-
-    The agent's discount factor is 1: the env's discount is already γ^k per SMDP step.
-    Rewards are normalised by the agent (the tasks' reward scales differ by up to 10x).
-    """
-    tf.random.set_seed(seed)
-    observation_spec = _sampleable(tensor_spec.from_spec(env.observation_spec()))
-    action_spec = tensor_spec.from_spec(env.action_spec())
-    networks = []
-    for build in (
-        lambda pre, conv: actor_distribution_network.ActorDistributionNetwork(
-            observation_spec, action_spec, preprocessing_layers=pre, conv_layer_params=conv,
-            fc_layer_params=(params.fc_units,),
-        ),
-        lambda pre, conv: value_network.ValueNetwork(
-            observation_spec, preprocessing_layers=pre, conv_layer_params=conv,
-            fc_layer_params=(params.fc_units,),
-        ),
-    ):  # fmt: skip
-        networks.append(build(*_input_layers(observation_spec)))
-    agent = ppo_clip_agent.PPOClipAgent(
-        ts.time_step_spec(observation_spec),
-        action_spec,
-        optimizer=tf.keras.optimizers.Adam(learning_rate=params.learning_rate),
-        actor_net=networks[0],
-        value_net=networks[1],
-        importance_ratio_clipping=0.2,
-        lambda_value=0.95,
-        discount_factor=1.0,
-        entropy_regularization=params.entropy_regularization,
-        num_epochs=params.ppo_epochs,
-        use_gae=True,
-        normalize_observations=False,
-        normalize_rewards=True,
-        train_step_counter=tf.Variable(0, dtype=tf.int64),
-    )
-    agent.initialize()
-    return agent
+    smdp = dataclasses.replace(params, gamma=1.0)
+    return ppo.build_agent(env.time_step_spec(), env.action_spec(), smdp, seed)
 
 
 def learn(
     env: OptionAugmentedEnv,
-    agent: ppo_clip_agent.PPOClipAgent,
+    agent: Any,
     collect_steps: int,
     episodes: int,
     max_updates: int | None = None,
@@ -192,7 +129,7 @@ def learn(
     return updates
 
 
-def _compiled(agent: ppo_clip_agent.PPOClipAgent) -> tuple[Any, Any]:
+def _compiled(agent: Any) -> tuple[Any, Any]:
     """The agent's compiled collect-policy action and train step, made once per agent."""
     if not hasattr(agent, "_opt_suite_compiled"):
         agent._opt_suite_compiled = (
