@@ -247,6 +247,10 @@ def _run(
     )
     if reuse_note:
         print(reuse_note, file=stream)
+    _, rejected = writer.check_done(c.cell_id for c in plan.cells)
+    labels = {c.cell_id: c.label for c in plan.cells}
+    for cell_id, problem in rejected.items():
+        print(f"recomputing {labels[cell_id]} [cell {cell_id}]: {problem}", file=stream)
     inputs = _Inputs(spec, plan, components, directory)
     claims = Claims(directory)
     progress = Progress(len(plan.cells), stream=stream, enabled=not quiet)

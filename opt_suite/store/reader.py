@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from opt_suite.store.schema import DB_NAME, StoreError, connect
+from opt_suite.store.verify import episodes_checksum, folder_problem
 
 __all__ = [
     "ResultsStore",
@@ -239,20 +240,73 @@ class ResultsStore:
         )
 
     def episodes(self, method: str | None = None) -> list[EpisodeRow]:
-        """Per-episode test-time returns and steps of completed evaluation cells."""
+        """Per-episode test-time returns and steps of completed evaluation cells.
+
+        Raises:
+          StoreError: a cell's rows do not match the checksum recorded with them (the message
+            names the cell and says how to recompute it).
+        """
         query = (
-            f"SELECT d.entry, e.seed, e.task, e.episode, e.ret, e.steps FROM episodes e "
-            f"JOIN ({self._done_cells('evaluation')}) d USING (cell_id)"
+            f"SELECT d.entry, e.seed, e.task, e.episode, e.ret, e.steps, d.cell_id "
+            f"FROM episodes e JOIN ({self._done_cells('evaluation')}) d USING (cell_id)"
         )
         args: tuple[Any, ...] = ()
         if method is not None:
             query += " WHERE d.entry = ?"
             args += (method,)
         query += " ORDER BY d.position, e.seed, e.task, e.episode"
+        rows = self._conn.execute(query, args).fetchall()
+        self._verify_episodes(method, rows)
         return [
-            EpisodeRow(r[0], int(r[1]), int(r[2]), int(r[3]), float(r[4]), int(r[5]))
-            for r in self._conn.execute(query, args)
+            EpisodeRow(r[0], int(r[1]), int(r[2]), int(r[3]), float(r[4]), int(r[5])) for r in rows
         ]
+
+    def _verify_episodes(self, method: str | None, rows: list[Any]) -> None:
+        """Check every completed evaluation cell's rows against its recorded checksum."""
+        per_cell: dict[str, list[Any]] = {}
+        for r in rows:
+            per_cell.setdefault(r[6], []).append((r[2], r[3], r[4], r[5]))
+        query = (
+            f"SELECT d.cell_id, d.entry, d.seed, v.episodes FROM ({self._done_cells('evaluation')})"
+            " d LEFT JOIN verification v USING (cell_id)"
+        )
+        for cell_id, entry, seed, expected in self._conn.execute(query).fetchall():
+            if method is not None and entry != method:
+                continue
+            try:
+                actual = episodes_checksum(per_cell.get(cell_id, []))
+            except (TypeError, ValueError, OverflowError):
+                actual = None
+            if actual is None or actual != expected:
+                raise StoreError(
+                    f"{self.db_path}: cell {cell_id} (evaluation of {entry!r}, seed {seed}):"
+                    " its episode rows do not match the checksum recorded with them; the store"
+                    " was altered or corrupted, so its numbers are not reported. Rerun the same"
+                    f" `opt-suite run SPEC --out {self.directory}`: it recomputes every cell that"
+                    " fails verification"
+                )
+
+    def _verified_file(self, cell_id: str, kind: str, name: str) -> Path:
+        """A done cell's file, after checking it against its recorded digest."""
+        folder = self.directory / "cells" / cell_id
+        row = self._conn.execute(
+            "SELECT files FROM verification WHERE cell_id = ?", (cell_id,)
+        ).fetchone()
+        try:
+            expected = json.loads(row[0]) if row is not None else None
+        except ValueError:
+            expected = None
+        problem = (
+            "it has no recorded digests"
+            if not isinstance(expected, dict) or name not in expected
+            else folder_problem(folder, {name: expected[name]})
+        )
+        if problem is not None:
+            raise StoreError(
+                f"cell {cell_id} ({kind}): {problem}. Rerun the same `opt-suite run SPEC --out"
+                f" {self.directory}`: it recomputes every cell that fails verification"
+            )
+        return folder / name
 
     def episode_arrays(self, method: str) -> EpisodeArrays:
         """``method``'s returns and steps as [seeds, tasks, episodes] arrays (completed seeds)."""
@@ -293,23 +347,28 @@ class ResultsStore:
     def option_set(self, method: str, seed: int) -> Any:
         """The ``TabularOptionSet`` that ``method`` discovered for ``seed``, or None."""
         from opt_suite.methods.base import TabularOptionSet
+        from opt_suite.store.files import OPTIONS_FILE
 
         row = self._conn.execute(
-            f"SELECT o.path FROM option_sets o JOIN ({self._done_cells('discovery')}) d "
+            f"SELECT o.cell_id FROM option_sets o JOIN ({self._done_cells('discovery')}) d "
             "USING (cell_id) WHERE d.entry = ? AND o.seed = ?",
             (method, seed),
         ).fetchone()
-        return None if row is None else TabularOptionSet.load(self.directory / row[0])
+        if row is None:
+            return None
+        return TabularOptionSet.load(self._verified_file(row[0], "discovery", OPTIONS_FILE))
 
     def demonstrations(self, seed: int) -> list[Any] | None:
         """The demonstrations (list of ``Trajectory``) of ``seed``, or None if not collected yet."""
-        from opt_suite.store.files import load_demonstrations
+        from opt_suite.store.files import DEMOS_FILE, load_demonstrations
 
         row = self._conn.execute(
             f"SELECT d.cell_id FROM ({self._done_cells('demonstrations')}) d WHERE d.seed = ?",
             (seed,),
         ).fetchone()
-        return None if row is None else load_demonstrations(self.directory / "cells" / row[0])
+        if row is None:
+            return None
+        return load_demonstrations(self._verified_file(row[0], "demonstrations", DEMOS_FILE).parent)
 
 
 def _run_info(row: sqlite3.Row) -> RunInfo:

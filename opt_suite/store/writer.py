@@ -23,6 +23,7 @@ import numpy as np
 
 from opt_suite.store.files import OPTIONS_FILE, cell_dir, write_cell_dir, write_text_atomic
 from opt_suite.store.schema import DB_NAME, connect
+from opt_suite.store.verify import episodes_checksum, folder_problem
 
 __all__ = ["CellRecord", "StoreWriter"]
 
@@ -159,16 +160,57 @@ class StoreWriter:
         )
 
     # -- cells -----------------------------------------------------------------------------------
-    def done_cells(self, cell_ids: Iterable[str]) -> set[str]:
-        """Those of ``cell_ids`` that are complete (row done and folder present)."""
+    def check_done(self, cell_ids: Iterable[str]) -> tuple[set[str], dict[str, str]]:
+        """Split the cells recorded done among ``cell_ids`` into verified and rejected.
+
+        Returns:
+          (cells that are complete: row done, files and episode rows matching their digests;
+          cell id -> why a cell recorded done fails verification, so that it is recomputed).
+        """
         wanted = set(cell_ids)
-        rows = self.conn.execute("SELECT cell_id FROM cells WHERE status = 'done'").fetchall()
-        return {r[0] for r in rows if r[0] in wanted and cell_dir(self.directory, r[0]).is_dir()}
+        rows = self.conn.execute(
+            "SELECT c.cell_id, v.files, v.episodes FROM cells c LEFT JOIN verification v "
+            "USING (cell_id) WHERE c.status = 'done'"
+        ).fetchall()
+        done, rejected = set(), {}
+        for cell_id, files, episodes in rows:
+            if cell_id not in wanted:
+                continue
+            problem = self._problem(cell_id, files, episodes)
+            if problem is None:
+                done.add(cell_id)
+            else:
+                rejected[cell_id] = problem
+        return done, rejected
+
+    def _problem(self, cell_id: str, files: str | None, episodes: str | None) -> str | None:
+        if files is None or episodes is None:
+            return "it has no recorded digests"
+        try:
+            expected = json.loads(files)
+        except ValueError:
+            return "its recorded digests are unreadable"
+        problem = folder_problem(cell_dir(self.directory, cell_id), expected)
+        if problem is not None:
+            return problem
+        rows = self.conn.execute(
+            "SELECT task, episode, ret, steps FROM episodes WHERE cell_id = ?", (cell_id,)
+        ).fetchall()
+        try:
+            actual = episodes_checksum(rows)
+        except (TypeError, ValueError, OverflowError):
+            actual = ""
+        if actual != episodes:
+            return "its episode rows do not match their checksum"
+        return None
+
+    def done_cells(self, cell_ids: Iterable[str]) -> set[str]:
+        """Those of ``cell_ids`` that are complete and pass verification (:meth:`check_done`)."""
+        return self.check_done(cell_ids)[0]
 
     def is_done(self, cell_id: str) -> bool:
         """Whether ``cell_id`` is complete (another runner may have finished it meanwhile)."""
-        row = self.conn.execute("SELECT status FROM cells WHERE cell_id = ?", (cell_id,)).fetchone()
-        return row is not None and row[0] == "done" and cell_dir(self.directory, cell_id).is_dir()
+        return cell_id in self.done_cells([cell_id])
 
     def commit_cell(self, record: CellRecord) -> None:
         """Store a completed cell: folder first (atomic rename), then one transaction of rows."""
@@ -182,18 +224,23 @@ class StoreWriter:
             "wall_s": record.wall_s,
             "host": record.host,
         }
-        write_cell_dir(self.directory, record.cell_id, meta, dict(record.files))
+        digests = write_cell_dir(self.directory, record.cell_id, meta, dict(record.files))
+        episodes = [
+            (int(task), e, float(r), int(s))
+            for task, returns, steps in record.episodes
+            for e, (r, s) in enumerate(zip(returns, steps, strict=True))
+        ]
         with _transaction(self.conn):
-            for table in ("episodes", "curves", "option_sets"):
+            for table in ("episodes", "curves", "option_sets", "verification"):
                 self.conn.execute(f"DELETE FROM {table} WHERE cell_id = ?", (record.cell_id,))
             self.conn.executemany(
                 "INSERT INTO episodes (cell_id, method, seed, task, episode, ret, steps) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (record.cell_id, record.method, record.seed, int(task), e, float(r), int(s))
-                    for task, returns, steps in record.episodes
-                    for e, (r, s) in enumerate(zip(returns, steps, strict=True))
-                ],
+                [(record.cell_id, record.method, record.seed, *row) for row in episodes],
+            )
+            self.conn.execute(
+                "INSERT INTO verification (cell_id, files, episodes) VALUES (?, ?, ?)",
+                (record.cell_id, json.dumps(digests, sort_keys=True), episodes_checksum(episodes)),
             )
             self.conn.executemany(
                 "INSERT INTO curves (cell_id, method, seed, name, step, value) "
