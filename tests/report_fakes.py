@@ -97,7 +97,8 @@ def write_store(
         for t in tasks:
             mask = (table.method == m) & (table.seed == s) & (table.task == t)
             order = np.argsort(table.episode[mask])
-            episodes.append((t, table.returns[mask][order], table.steps[mask][order]))
+            picked = (table.returns[mask], table.steps[mask], table.frames[mask])
+            episodes.append((t, *(column[order] for column in picked)))
         record = CellRecord(
             cell_id=cell_id,
             kind="evaluation",

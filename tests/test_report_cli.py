@@ -34,7 +34,7 @@ def test_write_reports_from_a_store(store):
     assert all(p.parent == store for p in paths)
     with (store / "returns.csv").open() as f:
         rows = list(csv.reader(f))
-    assert rows[1] == ["primitives", "0", "0", "0", "-10.0", "100"]
+    assert rows[1] == ["primitives", "0", "0", "0", "-10.0", "100", "100"]
     doc = json.loads((store / "leaderboard.json").read_text())
     assert doc["spec"] == {"name": "synthetic", "hash": "0123456789abcdef"}
     assert doc["protocol"]["thresholds"] == {"0": 0.0, "1": 0.0}  # the stored spec's report section

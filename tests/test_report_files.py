@@ -43,12 +43,13 @@ def test_returns_csv_is_every_episode_in_spec_order(report):
     out, _ = report
     with (out / "returns.csv").open() as f:
         rows = list(csv.reader(f))
-    assert rows[0] == ["method", "seed", "task", "episode", "return", "steps"]
+    assert rows[0] == ["method", "seed", "task", "episode", "return", "steps", "frames"]
     assert len(rows) == 1 + 2 * 2 * 2 * 20
-    # r = -10 + e + s + 2t + k; steps = 100 + e.
-    assert rows[1] == ["primitives", "0", "0", "0", "-10.0", "100"]
-    assert rows[20 + 1] == ["primitives", "0", "1", "0", "-8.0", "100"]
-    assert rows[-1] == ["ours", "1", "1", "19", "17.0", "119"]
+    # r = -10 + e + s + 2t + k; steps = 100 + e; frames = the run's steps so far.
+    assert rows[1] == ["primitives", "0", "0", "0", "-10.0", "100", "100"]
+    assert rows[2] == ["primitives", "0", "0", "1", "-9.0", "101", "201"]
+    assert rows[20 + 1] == ["primitives", "0", "1", "0", "-8.0", "100", "100"]
+    assert rows[-1] == ["ours", "1", "1", "19", "17.0", "119", str(sum(range(100, 120)))]
 
 
 def test_leaderboard_json_shape_and_numbers(report):

@@ -37,6 +37,8 @@ def test_run_stores_every_cell_and_a_rerun_computes_nothing(tmp_path, capsys):
         assert arrays.returns.shape == (2, 3, 10) and np.isfinite(arrays.returns).all()
         # fake learner: returns ~ N(task index, 1) — the task axis is the right one
         assert arrays.returns.mean(axis=(0, 2)) == pytest.approx([0, 1, 2], abs=0.9)
+        # a learner that logs no frames spent one frame per primitive step
+        np.testing.assert_array_equal(arrays.frames, np.cumsum(arrays.steps, axis=-1))
         assert store.option_set("rand", 1).mu.shape == (2, 5, 2)
         assert len(store.option_set("none", 0)) == 0
         assert {c.name for c in store.curves("rand")} == {"loss", "extra"}

@@ -73,7 +73,12 @@ def _populate(directory, methods=("primitives", "ours"), seeds=(0, 1), tasks=(0,
                 )
             )
             episodes_rows = [
-                (t, np.arange(episodes) + 10.0 * pos + seed + 0.1 * t, np.arange(episodes) + 5)
+                (
+                    t,
+                    np.arange(episodes) + 10.0 * pos + seed + 0.1 * t,
+                    np.arange(episodes) + 5,
+                    np.cumsum(4 * (np.arange(episodes) + 5)),  # frame skip 4
+                )
                 for t in tasks
             ]
             writer.commit_cell(
@@ -108,6 +113,8 @@ def test_read_api_returns_what_was_written(tmp_path):
     # seed 1, task 1, episode 2: 2 + 10 * 1 + 1 + 0.1
     assert arrays.returns[1, 1, 2] == pytest.approx(13.1)
     assert arrays.steps[0, 0].tolist() == [5, 6, 7]
+    assert arrays.frames[0, 0].tolist() == [20, 44, 72]
+    assert rows[2].frames == 72
 
     curve = store.curves("primitives", "jhat")
     assert [c.step for c in curve] == [0, 1, 2, 0, 1, 2]
@@ -154,7 +161,13 @@ def test_runs_of_the_same_spec_add_up(tmp_path):
     )
     writer.record_plan(run, [("eval-ours-5", "evaluation", "ours", 5, 1)], [])
     writer.commit_cell(
-        _record("eval-ours-5", "evaluation", "ours", 5, episodes=[(0, np.ones(3), np.ones(3))])
+        _record(
+            "eval-ours-5",
+            "evaluation",
+            "ours",
+            5,
+            episodes=[(0, np.ones(3), np.ones(3), np.arange(1, 4))],
+        )
     )
     store = ResultsStore(tmp_path)
     assert store.seeds() == [0, 1, 5]
@@ -179,7 +192,9 @@ def test_crash_between_folder_and_rows_recomputes_the_cell(tmp_path):
     writer = StoreWriter(tmp_path)
     cell_dir(tmp_path, "c1").mkdir(parents=True)  # a folder renamed in, then the process died
     assert not writer.is_done("c1")
-    record = _record("c1", "evaluation", "m", 0, episodes=[(0, np.ones(2), np.ones(2))])
+    record = _record(
+        "c1", "evaluation", "m", 0, episodes=[(0, np.ones(2), np.ones(2), np.arange(1, 3))]
+    )
     writer.commit_cell(record)  # the retry replaces the stale folder
     assert writer.is_done("c1")
     assert writer.done_cells(["c1", "c2"]) == {"c1"}
@@ -187,7 +202,9 @@ def test_crash_between_folder_and_rows_recomputes_the_cell(tmp_path):
 
 def test_failure_then_success_counts_attempts(tmp_path):
     writer = StoreWriter(tmp_path)
-    record = _record("c1", "evaluation", "m", 0, episodes=[(0, np.ones(2), np.ones(2))])
+    record = _record(
+        "c1", "evaluation", "m", 0, episodes=[(0, np.ones(2), np.ones(2), np.arange(1, 3))]
+    )
     writer.record_failure(record, "boom")
     assert not writer.is_done("c1")
     writer.commit_cell(record)
@@ -197,7 +214,9 @@ def test_failure_then_success_counts_attempts(tmp_path):
 
 def test_rows_of_a_failed_transaction_are_rolled_back(tmp_path):
     writer = StoreWriter(tmp_path)
-    bad = _record("c1", "evaluation", "m", 0, episodes=[(0, np.ones(3), np.ones(2))])  # ragged
+    bad = _record(
+        "c1", "evaluation", "m", 0, episodes=[(0, np.ones(3), np.ones(2), np.ones(2))]
+    )  # ragged
     with pytest.raises(ValueError):
         writer.commit_cell(bad)
     assert writer.conn.execute("SELECT COUNT(*) FROM episodes").fetchone()[0] == 0
@@ -209,7 +228,9 @@ def test_two_writers_on_one_store(tmp_path):
     for i in range(20):
         writer = first if i % 2 else second
         writer.commit_cell(
-            _record(f"c{i}", "evaluation", "m", i, episodes=[(0, np.ones(4), np.ones(4))])
+            _record(
+                f"c{i}", "evaluation", "m", i, episodes=[(0, np.ones(4), np.ones(4), np.arange(4))]
+            )
         )
     assert first.done_cells([f"c{i}" for i in range(20)]) == {f"c{i}" for i in range(20)}
     mode = first.conn.execute("PRAGMA journal_mode").fetchone()[0]

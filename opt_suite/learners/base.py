@@ -26,10 +26,20 @@ __all__ = ["EpisodeLog", "Learner", "LearnerRun"]
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class EpisodeLog:
-    """One run's learning curve: ``returns[e]`` and primitive ``steps[e]`` of episode e."""
+    """One run's learning curve: ``returns[e]``, primitive ``steps[e]`` and ``frames[e]``.
+
+    ``frames[e]`` counts the emulator frames the run used from its start to the end of episode e
+    (cumulative: the x-axis of a learning curve in interaction). Families that do not skip frames
+    spend one frame per primitive step, and ``frames`` defaults to the cumulative sum of ``steps``.
+    """
 
     returns: np.ndarray
     steps: np.ndarray
+    frames: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.frames is None:
+            object.__setattr__(self, "frames", np.cumsum(np.asarray(self.steps), dtype=np.int64))
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

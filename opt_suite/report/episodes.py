@@ -15,8 +15,9 @@ import numpy as np
 
 __all__ = ["COLUMNS", "EpisodeTable", "LearningCurves", "ReportDataError", "learning_curves"]
 
-# Column names of returns.csv and of the rows :meth:`EpisodeTable.from_rows` accepts.
-COLUMNS = ("method", "seed", "task", "episode", "return", "steps")
+# Column names of returns.csv and of the rows :meth:`EpisodeTable.from_rows` accepts. ``frames``:
+# the emulator frames a run used from its start to the end of that episode (cumulative).
+COLUMNS = ("method", "seed", "task", "episode", "return", "steps", "frames")
 
 
 class ReportDataError(ValueError):
@@ -32,7 +33,11 @@ def label_key(label: Any) -> tuple:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class EpisodeTable:
-    """Column arrays of equal length; ``returns`` is the ``return`` column (a Python keyword)."""
+    """Column arrays of equal length; ``returns`` is the ``return`` column (a Python keyword).
+
+    ``frames`` is optional: without it, every run spends one frame per primitive step and the
+    column is the cumulative sum of ``steps`` over each (method, seed, task) run's episodes.
+    """
 
     method: np.ndarray
     seed: np.ndarray
@@ -40,25 +45,56 @@ class EpisodeTable:
     episode: np.ndarray
     returns: np.ndarray
     steps: np.ndarray
+    frames: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        lengths = {f.name: len(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        lengths = {
+            f.name: len(getattr(self, f.name))
+            for f in dataclasses.fields(self)
+            if getattr(self, f.name) is not None
+        }
         if len(set(lengths.values())) != 1:
             raise ReportDataError(f"episode columns have different lengths: {lengths}")
+        if self.frames is None:
+            object.__setattr__(self, "frames", self._cumulative_steps())
+
+    def _cumulative_steps(self) -> np.ndarray:
+        """Each run's steps summed over its episodes so far (one frame per primitive step)."""
+        steps = np.asarray(self.steps, dtype=np.int64)
+        frames = np.zeros(len(steps), dtype=np.int64)
+        runs: dict[tuple, list[int]] = {}
+        keys = zip(self.method.tolist(), self.seed.tolist(), self.task.tolist(), strict=True)
+        for i, key in enumerate(keys):
+            runs.setdefault(key, []).append(i)
+        for rows in runs.values():
+            rows.sort(key=lambda i: int(self.episode[i]))
+            frames[rows] = np.cumsum(steps[rows])
+        return frames
 
     def __len__(self) -> int:
         return len(self.returns)
 
     @classmethod
     def from_rows(cls, rows: Iterable[Mapping[str, Any] | Sequence[Any]]) -> EpisodeTable:
-        """Build from rows: mappings with :data:`COLUMNS` keys, or tuples in that order."""
+        """Build from rows: mappings with :data:`COLUMNS` keys, or tuples in that order.
+
+        Rows may all leave out ``frames`` (then it is each run's cumulative steps).
+        """
         columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+        widths = set()
         for row in rows:
-            values = [row[name] for name in COLUMNS] if isinstance(row, Mapping) else list(row)
-            if len(values) != len(COLUMNS):
-                raise ReportDataError(f"episode row {row!r} does not have the columns {COLUMNS}")
-            for name, value in zip(COLUMNS, values, strict=True):
+            if isinstance(row, Mapping):
+                values = [row[name] for name in COLUMNS if name in row or name != "frames"]
+            else:
+                values = list(row)
+            widths.add(len(values))
+            if len(values) not in (len(COLUMNS), len(COLUMNS) - 1) or len(widths) > 1:
+                raise ReportDataError(
+                    f"episode row {row!r} does not have the columns {COLUMNS} (or all but frames)"
+                )
+            for name, value in zip(COLUMNS, values, strict=False):
                 columns[name].append(value)
+        frames = columns["frames"]
         return cls(
             method=np.array(columns["method"], dtype=object),
             seed=np.array(columns["seed"], dtype=np.int64),
@@ -66,6 +102,7 @@ class EpisodeTable:
             episode=np.array(columns["episode"], dtype=np.int64),
             returns=np.array(columns["return"], dtype=np.float64),
             steps=np.array(columns["steps"], dtype=np.int64),
+            frames=np.array(frames, dtype=np.int64) if frames or not columns["steps"] else None,
         )
 
     def methods(self) -> list[str]:
@@ -86,6 +123,7 @@ class LearningCurves:
     episodes: tuple[int, ...]
     returns: np.ndarray
     steps: np.ndarray
+    frames: np.ndarray
 
 
 def _grid(table: EpisodeTable, mask: np.ndarray, name: str) -> LearningCurves:
@@ -116,9 +154,11 @@ def _grid(table: EpisodeTable, mask: np.ndarray, name: str) -> LearningCurves:
         )
     returns = np.empty(shape)
     steps = np.empty(shape, dtype=np.int64)
+    frames = np.empty(shape, dtype=np.int64)
     returns.flat[flat] = table.returns[mask]
     steps.flat[flat] = table.steps[mask]
-    return LearningCurves(name, seeds, tasks, episodes, returns, steps)
+    frames.flat[flat] = table.frames[mask]
+    return LearningCurves(name, seeds, tasks, episodes, returns, steps, frames)
 
 
 def learning_curves(

@@ -124,7 +124,7 @@ def _load_inputs(directory: Path) -> tuple[ReportInputs, list[str]]:
             f" {[m for m in planned if m not in present]}"
         )
     table = EpisodeTable.from_rows(
-        (r.method, r.seed, r.task, r.episode, r.ret, r.steps) for r in rows
+        (r.method, r.seed, r.task, r.episode, r.ret, r.steps, r.frames) for r in rows
     )
     inputs = ReportInputs(
         episodes=table,

@@ -47,7 +47,8 @@ def _finite(x: float) -> float | None:
 def write_returns_csv(table: EpisodeTable, path: Path, methods: list[str] | None = None) -> Path:
     """Every episode, sorted by method entry (spec order), seed, task and episode.
 
-    ``task`` is the test task's index and ``episode`` the stored 0-based episode number.
+    ``task`` is the test task's index, ``episode`` the stored 0-based episode number and ``frames``
+    the emulator frames the run had used by the end of that episode.
     """
     order = {m: i for i, m in enumerate(methods or table.methods())}
     rows = sorted(
@@ -58,6 +59,7 @@ def write_returns_csv(table: EpisodeTable, path: Path, methods: list[str] | None
             table.episode.tolist(),
             table.returns.tolist(),
             table.steps.tolist(),
+            table.frames.tolist(),
             strict=True,
         ),
         key=lambda r: (order.get(r[0], len(order)), r[0], r[1], label_key(r[2]), r[3]),
@@ -66,7 +68,7 @@ def write_returns_csv(table: EpisodeTable, path: Path, methods: list[str] | None
         writer = csv.writer(f, lineterminator="\n")
         writer.writerow(COLUMNS)
         # repr() of a float round-trips exactly, so re-analysis sees the stored numbers.
-        writer.writerows((m, s, t, e, repr(float(r)), n) for m, s, t, e, r, n in rows)
+        writer.writerows((m, s, t, e, repr(float(r)), n, k) for m, s, t, e, r, n, k in rows)
     return path
 
 

@@ -71,7 +71,7 @@ class CellOutcome:
       started, finished, wall_s, host: when and where it ran (``wall_s`` covers the compute only).
       demonstrations: list of Trajectory (demonstrations cells).
       options, curves, info: the Discovery (discovery cells).
-      episodes: (test task index, returns, steps) per test task (evaluation cells).
+      episodes: (test task index, returns, steps, frames) per test task (evaluation cells).
     """
 
     cell_id: str
@@ -85,7 +85,7 @@ class CellOutcome:
     options: Any = None
     curves: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
     info: dict[str, Any] = dataclasses.field(default_factory=dict)
-    episodes: Sequence[tuple[int, np.ndarray, np.ndarray]] = ()
+    episodes: Sequence[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = ()
 
 
 def worker_environment() -> dict[str, str]:
@@ -212,12 +212,18 @@ def _evaluation(job: CellJob) -> dict[str, Any]:
     for task, log in zip(job.tasks, logs, strict=True):
         returns = np.asarray(log.returns, dtype=np.float64)
         steps = np.asarray(log.steps)
-        if returns.shape != (job.episodes,) or steps.shape != (job.episodes,):
+        frames = np.asarray(log.frames)
+        if {returns.shape, steps.shape, frames.shape} != {(job.episodes,)}:
             raise ValueError(
-                f"the learner logged returns {returns.shape} and steps {steps.shape} on "
-                f"{task.task_id}; expected ({job.episodes},) each"
+                f"the learner logged returns {returns.shape}, steps {steps.shape} and frames "
+                f"{frames.shape} on {task.task_id}; expected ({job.episodes},) each"
             )
-        episodes.append((task.index, returns, steps.astype(np.float64)))
+        if np.any(np.diff(frames) < 0) or np.any(frames < 0):
+            raise ValueError(
+                f"the learner logged frames that are not a cumulative count on {task.task_id} "
+                f"(negative or decreasing): {frames[:10].tolist()}..."
+            )
+        episodes.append((task.index, returns, steps.astype(np.float64), frames.astype(np.float64)))
     return {"episodes": episodes}
 
 
@@ -232,7 +238,7 @@ def _non_finite(kind: str, result: dict[str, Any]) -> str | None:
             if not np.all(np.isfinite(getattr(options, name))):
                 return f"NaN/inf in its option set ({name})"
     if kind == "evaluation":
-        for task, returns, steps in result["episodes"]:
+        for task, returns, steps, _frames in result["episodes"]:
             if not (np.all(np.isfinite(returns)) and np.all(np.isfinite(steps))):
                 bad = int(np.argmin(np.isfinite(returns) & np.isfinite(steps)))
                 return f"NaN/inf on test task {task}, episode {bad}"

@@ -34,9 +34,10 @@ Read API (for reports, stats and comparisons; never imports TensorFlow)::
     store.tasks("test")        # list[TaskInfo(split, index, task_id, params)] of the latest run
     store.cells()              # list[CellInfo] planned by the latest run (status 'done', 'failed',
                                #   or 'missing' when never finished)
-    store.episodes(method=None)           # [EpisodeRow(method, seed, task, episode, ret, steps)]
+    store.episodes(method=None)           # [EpisodeRow(method, seed, task, episode, ret, steps,
+                               #   frames)]: frames = emulator frames used up to the episode's end
     store.episode_arrays(method)          # EpisodeArrays(returns [seeds, tasks, episodes],
-                               #   steps [same], seeds, tasks): only complete (method, seed) cells
+                               #   steps, frames [same], seeds, tasks): complete cells only
     store.curves(method=None, name=None)  # [CurveRow(method, seed, name, step, value)]
     store.option_set(method, seed)        # TabularOptionSet, or None (not discovered yet)
     store.demonstrations(seed)            # [Trajectory] used by that seed's discovery cells

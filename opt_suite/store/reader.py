@@ -82,7 +82,7 @@ class TaskInfo:
 
 @dataclasses.dataclass(frozen=True)
 class EpisodeRow:
-    """One test-time episode: its return and primitive steps."""
+    """One test-time episode: its return, primitive steps, and frames used up to its end."""
 
     method: str
     seed: int
@@ -90,6 +90,7 @@ class EpisodeRow:
     episode: int
     ret: float
     steps: int
+    frames: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,12 +111,15 @@ class EpisodeArrays:
     Attributes:
       returns: float64 [len(seeds), len(tasks), episodes].
       steps: int64 [len(seeds), len(tasks), episodes].
+      frames: int64 [len(seeds), len(tasks), episodes], emulator frames used up to each episode's
+        end (cumulative).
       seeds: seed indices, ascending (one row each).
       tasks: test task indices, ascending.
     """
 
     returns: np.ndarray
     steps: np.ndarray
+    frames: np.ndarray
     seeds: tuple[int, ...]
     tasks: tuple[int, ...]
 
@@ -240,14 +244,14 @@ class ResultsStore:
         )
 
     def episodes(self, method: str | None = None) -> list[EpisodeRow]:
-        """Per-episode test-time returns and steps of completed evaluation cells.
+        """Per-episode test-time returns, steps and frames of completed evaluation cells.
 
         Raises:
           StoreError: a cell's rows do not match the checksum recorded with them (the message
             names the cell and says how to recompute it).
         """
         query = (
-            f"SELECT d.entry, e.seed, e.task, e.episode, e.ret, e.steps, d.cell_id "
+            f"SELECT d.entry, e.seed, e.task, e.episode, e.ret, e.steps, e.frames, d.cell_id "
             f"FROM episodes e JOIN ({self._done_cells('evaluation')}) d USING (cell_id)"
         )
         args: tuple[Any, ...] = ()
@@ -258,14 +262,15 @@ class ResultsStore:
         rows = self._conn.execute(query, args).fetchall()
         self._verify_episodes(method, rows)
         return [
-            EpisodeRow(r[0], int(r[1]), int(r[2]), int(r[3]), float(r[4]), int(r[5])) for r in rows
+            EpisodeRow(r[0], int(r[1]), int(r[2]), int(r[3]), float(r[4]), int(r[5]), int(r[6]))
+            for r in rows
         ]
 
     def _verify_episodes(self, method: str | None, rows: list[Any]) -> None:
         """Check every completed evaluation cell's rows against its recorded checksum."""
         per_cell: dict[str, list[Any]] = {}
         for r in rows:
-            per_cell.setdefault(r[6], []).append((r[2], r[3], r[4], r[5]))
+            per_cell.setdefault(r[7], []).append((r[2], r[3], r[4], r[5], r[6]))
         query = (
             f"SELECT d.cell_id, d.entry, d.seed, v.episodes FROM ({self._done_cells('evaluation')})"
             " d LEFT JOIN verification v USING (cell_id)"
@@ -309,19 +314,21 @@ class ResultsStore:
         return folder / name
 
     def episode_arrays(self, method: str) -> EpisodeArrays:
-        """``method``'s returns and steps as [seeds, tasks, episodes] arrays (completed seeds)."""
+        """``method``'s returns, steps and frames as [seeds, tasks, episodes] arrays."""
         rows = self.episodes(method)
         seeds = tuple(sorted({r.seed for r in rows}))
         tasks = tuple(sorted({r.task for r in rows}))
         episodes = 1 + max((r.episode for r in rows), default=-1)
         returns = np.full((len(seeds), len(tasks), episodes), np.nan)
         steps = np.zeros((len(seeds), len(tasks), episodes), dtype=np.int64)
+        frames = np.zeros((len(seeds), len(tasks), episodes), dtype=np.int64)
         seed_pos = {s: i for i, s in enumerate(seeds)}
         task_pos = {t: i for i, t in enumerate(tasks)}
         for r in rows:
             returns[seed_pos[r.seed], task_pos[r.task], r.episode] = r.ret
             steps[seed_pos[r.seed], task_pos[r.task], r.episode] = r.steps
-        return EpisodeArrays(returns, steps, seeds, tasks)
+            frames[seed_pos[r.seed], task_pos[r.task], r.episode] = r.frames
+        return EpisodeArrays(returns, steps, frames, seeds, tasks)
 
     def curves(self, method: str | None = None, name: str | None = None) -> list[CurveRow]:
         """Training curves recorded by completed discovery cells."""

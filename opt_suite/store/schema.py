@@ -13,7 +13,7 @@ from pathlib import Path
 __all__ = ["DB_NAME", "SCHEMA_VERSION", "StoreError", "connect", "CELL_STATUSES"]
 
 DB_NAME = "results.sqlite"
-SCHEMA_VERSION = 2  # 2: the verification table (file digests, episode checksums)
+SCHEMA_VERSION = 3  # 2: episodes.frames; 3: the verification table (digests, checksums)
 CELL_STATUSES = ("done", "failed")
 
 # One statement per table; `IF NOT EXISTS` so that concurrent runners may both create it.
@@ -82,6 +82,7 @@ _TABLES = (
         episode INTEGER NOT NULL,
         ret REAL NOT NULL,
         steps INTEGER NOT NULL,
+        frames INTEGER NOT NULL,         -- emulator frames used from the run's start to this end
         PRIMARY KEY (cell_id, task, episode)
     )""",
     """CREATE TABLE IF NOT EXISTS curves (

@@ -50,11 +50,13 @@ def folder_problem(folder: Path, expected: Mapping[str, str]) -> str | None:
     return None
 
 
-def episodes_checksum(rows: Iterable[tuple[int, int, float, int]]) -> str:
-    """SHA-256 of a cell's episode rows ``(task, episode, return, steps)``, in any order.
+def episodes_checksum(rows: Iterable[tuple[int, int, float, int, int]]) -> str:
+    """SHA-256 of a cell's episode rows ``(task, episode, return, steps, frames)``, in any order.
 
     Returns are hashed by their exact binary value (``float.hex``), so any change to a stored
     number -- a flipped bit in the SQLite file, an edited row -- changes the checksum.
     """
-    text = "\n".join(f"{int(t)} {int(e)} {float(r).hex()} {int(s)}" for t, e, r, s in sorted(rows))
+    text = "\n".join(
+        f"{int(t)} {int(e)} {float(r).hex()} {int(s)} {int(f)}" for t, e, r, s, f in sorted(rows)
+    )
     return hashlib.sha256(text.encode()).hexdigest()

@@ -39,7 +39,8 @@ class CellRecord:
       info: small JSON facts (a method's ``Discovery.info``).
       files: file name -> writer, for the cell folder.
       num_options: the option set's size, for discovery cells (their folder holds options.npz).
-      episodes: (task, returns [E], steps [E]) per test task, for evaluation cells.
+      episodes: (task, returns [E], steps [E], frames [E]) per test task, for evaluation cells
+        (``frames``: cumulative emulator frames at the end of each episode).
       curves: name -> 1-D array, for discovery cells.
     """
 
@@ -55,7 +56,7 @@ class CellRecord:
     info: dict[str, Any] = dataclasses.field(default_factory=dict)
     files: dict[str, Callable[[Path], None]] = dataclasses.field(default_factory=dict)
     num_options: int | None = None
-    episodes: Sequence[tuple[int, np.ndarray, np.ndarray]] = ()
+    episodes: Sequence[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = ()
     curves: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
 
@@ -194,7 +195,7 @@ class StoreWriter:
         if problem is not None:
             return problem
         rows = self.conn.execute(
-            "SELECT task, episode, ret, steps FROM episodes WHERE cell_id = ?", (cell_id,)
+            "SELECT task, episode, ret, steps, frames FROM episodes WHERE cell_id = ?", (cell_id,)
         ).fetchall()
         try:
             actual = episodes_checksum(rows)
@@ -226,16 +227,16 @@ class StoreWriter:
         }
         digests = write_cell_dir(self.directory, record.cell_id, meta, dict(record.files))
         episodes = [
-            (int(task), e, float(r), int(s))
-            for task, returns, steps in record.episodes
-            for e, (r, s) in enumerate(zip(returns, steps, strict=True))
+            (int(task), e, float(r), int(s), int(f))
+            for task, returns, steps, frames in record.episodes
+            for e, (r, s, f) in enumerate(zip(returns, steps, frames, strict=True))
         ]
         with _transaction(self.conn):
             for table in ("episodes", "curves", "option_sets", "verification"):
                 self.conn.execute(f"DELETE FROM {table} WHERE cell_id = ?", (record.cell_id,))
             self.conn.executemany(
-                "INSERT INTO episodes (cell_id, method, seed, task, episode, ret, steps) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO episodes (cell_id, method, seed, task, episode, ret, steps, frames) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [(record.cell_id, record.method, record.seed, *row) for row in episodes],
             )
             self.conn.execute(
