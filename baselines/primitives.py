@@ -10,7 +10,8 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
-from opt_suite.methods.base import Discovery, DiscoveryContext, Method, TabularOptionSet
+from opt_suite.methods.base import Discovery, DiscoveryContext, Method
+from opt_suite.options import TabularOptionSet
 
 __all__ = ["Primitives", "PrimitivesParams"]
 

@@ -18,7 +18,7 @@ import pytest
 from opt_suite.families.fourrooms import FourRooms, Params, Variation
 from opt_suite.learners.base import LearnerRun
 from opt_suite.learners.smdp_q import SMDPQLearning
-from opt_suite.methods.base import TabularOptionSet
+from opt_suite.options import TabularOptionSet
 
 FAMILY = FourRooms(Params())  # paper-40x40, slip 0.1, -1 per step, +10 at the goal
 _, TEST_TASKS = FAMILY.make_tasks(Variation(), (), 30, 6, 24, seed=0)

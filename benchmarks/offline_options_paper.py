@@ -41,8 +41,9 @@ from opt_suite.demonstrations import collect_demonstrations
 from opt_suite.families.fourrooms import FourRooms
 from opt_suite.learners.base import LearnerRun
 from opt_suite.learners.smdp_q import SMDPQLearning
-from opt_suite.methods.base import DiscoveryContext, TabularOptionSet
+from opt_suite.methods.base import DiscoveryContext
 from opt_suite.methods.offline_options import OfflineOptions, Params
+from opt_suite.options import TabularOptionSet
 from opt_suite.spec.schema import DemonstrationsSpec
 
 

@@ -29,7 +29,8 @@ import numpy as np
 from opt_suite.families.base import TabularModel, Task, TaskFamily
 from opt_suite.learners.smdp_scalar import ScalarOptions, ScalarRun, ScalarTables
 from opt_suite.learners.smdp_tables import Hyper, OptionTables, TaskTables
-from opt_suite.methods.base import TabularOptionSet, Trajectory
+from opt_suite.methods.base import Trajectory
+from opt_suite.options import TabularOptionSet
 from opt_suite.spec.schema import DemonstrationsSpec, ExpertSpec
 from opt_suite.tabular import greedy_policy, policy_evaluation, value_iteration
 

@@ -35,7 +35,8 @@ from baselines.eigenoptions.graph import (
     normalized_laplacian,
     transition_adjacency,
 )
-from opt_suite.methods.base import Discovery, DiscoveryContext, Method, TabularOptionSet
+from opt_suite.methods.base import Discovery, DiscoveryContext, Method
+from opt_suite.options import TabularOptionSet
 from opt_suite.params import param
 
 __all__ = ["Eigenoptions", "EigenoptionsParams"]

@@ -41,7 +41,8 @@ from typing import ClassVar, Literal
 import numpy as np
 
 from opt_suite.families.base import TabularModel
-from opt_suite.methods.base import Discovery, DiscoveryContext, Method, TabularOptionSet
+from opt_suite.methods.base import Discovery, DiscoveryContext, Method
+from opt_suite.options import TabularOptionSet
 from opt_suite.params import param
 
 __all__ = ["OptionCritic", "OptionCriticParams", "option_tables"]

@@ -114,7 +114,7 @@ def _from_run_dir(args) -> list[Path]:
 
 
 def _from_files(args) -> list[Path]:
-    from opt_suite.methods.base import TabularOptionSet
+    from opt_suite.options import TabularOptionSet
     from opt_suite.spec import load_spec
 
     if args.spec is None:

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from opt_suite.families.base import Task, TaskFamily
-from opt_suite.methods.base import TabularOptionSet
+from opt_suite.options import OptionSet
 
 __all__ = ["EpisodeLog", "Learner", "LearnerRun"]
 
@@ -65,7 +65,7 @@ class Learner(abc.ABC):
         self,
         family: TaskFamily,
         runs: Sequence[LearnerRun],
-        options: TabularOptionSet,
+        options: OptionSet,
         episodes: int,
         max_steps: int,
     ) -> list[EpisodeLog]:

@@ -28,10 +28,22 @@ from opt_suite.families.base import TabularModel, TaskFamily
 from opt_suite.learners.base import EpisodeLog, Learner, LearnerRun
 from opt_suite.learners.smdp_batch import run_batch
 from opt_suite.learners.smdp_tables import Hyper, OptionTables, TaskTables
-from opt_suite.methods.base import TabularOptionSet
+from opt_suite.options import OptionSet, TabularOptionSet
 from opt_suite.params import param
 
-__all__ = ["SMDPQLearning"]
+__all__ = ["SMDPQLearning", "tabulate"]
+
+
+def tabulate(options: OptionSet, num_states: int) -> TabularOptionSet:
+    """``options`` as tables over the S state indices (a tabular family's observations).
+
+    A tabular set is used as it is; any other kind acts once on every state index, so e.g. network
+    options trained on a tabular family are looked up like tables.
+    """
+    if isinstance(options, TabularOptionSet):
+        return options
+    mu, beta = options.probabilities(np.arange(num_states))
+    return TabularOptionSet(mu.transpose(1, 0, 2), beta.T, options.names)
 
 
 class SMDPQLearning(Learner):
@@ -63,7 +75,7 @@ class SMDPQLearning(Learner):
         self,
         family: TaskFamily,
         runs: Sequence[LearnerRun],
-        options: TabularOptionSet,
+        options: OptionSet,
         episodes: int,
         max_steps: int,
     ) -> list[EpisodeLog]:
@@ -101,7 +113,7 @@ class SMDPQLearning(Learner):
         returns, steps = run_batch(
             tasks,
             [order.index(r.task.task_id) for r in runs],
-            OptionTables.build(options, S, A),
+            OptionTables.build(tabulate(options, S), S, A),
             hyper,
             [np.random.default_rng(r.seed) for r in runs],
             episodes,

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from opt_suite.families.base import TabularModel
-from opt_suite.methods.base import TabularOptionSet
+from opt_suite.options import TabularOptionSet
 
 __all__ = [
     "UNIFORMS_PER_STEP",

@@ -16,14 +16,14 @@ from __future__ import annotations
 import abc
 import dataclasses
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from opt_suite.families.base import TabularModel, Task, TaskFamily
+from opt_suite.options import OptionSet, TabularOptionSet  # re-exported: its old home
 
-__all__ = ["Trajectory", "TabularOptionSet", "DiscoveryContext", "Discovery", "Method"]
+__all__ = ["Trajectory", "OptionSet", "TabularOptionSet", "DiscoveryContext", "Discovery", "Method"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -41,51 +41,6 @@ class Trajectory:
 
     def __len__(self) -> int:
         return int(self.actions.shape[0])
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class TabularOptionSet:
-    """Learned options tabulated over every state: acting is a lookup, not a network call.
-
-    The primitives are *not* part of the set: the test-time learner always acts over the primitives
-    plus these options (as in the paper, where Algorithm 1 starts from the primitive options).
-
-    Attributes:
-      mu: float [m, S, A], mu[o, s, a] = probability that option o takes action a in state s.
-      beta: float [m, S], beta[o, s] = probability that option o terminates on reaching s.
-      names: m readable names (e.g. ``option-0``).
-    """
-
-    mu: np.ndarray
-    beta: np.ndarray
-    names: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        if self.mu.ndim != 3 or self.beta.ndim != 2 or self.mu.shape[:2] != self.beta.shape:
-            raise ValueError(
-                f"TabularOptionSet: expected mu [m, S, A] and beta [m, S], "
-                f"got {self.mu.shape} and {self.beta.shape}"
-            )
-        if not self.names:
-            object.__setattr__(self, "names", tuple(f"option-{i}" for i in range(len(self))))
-
-    def __len__(self) -> int:
-        return int(self.mu.shape[0])
-
-    @classmethod
-    def empty(cls, num_states: int, num_actions: int) -> TabularOptionSet:
-        """No options at all: the learner uses primitives alone."""
-        return cls(np.zeros((0, num_states, num_actions)), np.zeros((0, num_states)), ())
-
-    def save(self, path: str | Path) -> None:
-        """Write to an ``.npz`` file (the runner stores discovered option sets with the run)."""
-        np.savez_compressed(path, mu=self.mu, beta=self.beta, names=np.array(self.names, dtype=str))
-
-    @classmethod
-    def load(cls, path: str | Path) -> TabularOptionSet:
-        """Read an option set written by :meth:`save`."""
-        with np.load(path) as data:
-            return cls(data["mu"], data["beta"], tuple(str(n) for n in data["names"]))
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -141,14 +96,14 @@ class Discovery:
     """What a method returns.
 
     Attributes:
-      options: the discovered option set.
+      options: the discovered option set (any :class:`~opt_suite.options.OptionSet`).
       curves: named per-step/epoch training curves to store with the run (e.g. ``jhat``,
         ``log_prob``, ``terminations`` per epoch for offline_options; steps per episode for
         option-critic). Arrays of any 1-D length.
       info: small JSON-serialisable facts (e.g. number of options kept, wall time).
     """
 
-    options: TabularOptionSet
+    options: OptionSet
     curves: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
     info: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 

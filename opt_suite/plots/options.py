@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from opt_suite.families.base import TabularModel
-from opt_suite.methods.base import TabularOptionSet, Trajectory
+from opt_suite.methods.base import Trajectory
+from opt_suite.options import TabularOptionSet
 from opt_suite.plots.option_data import (
     demonstrated_action_probs,
     greedy_arrows,

@@ -13,7 +13,7 @@ from opt_suite.families.base import TabularModel
 from opt_suite.learners.smdp_q import SMDPQLearning
 from opt_suite.learners.smdp_scalar import ScalarOptions, ScalarRun, ScalarTables
 from opt_suite.learners.smdp_tables import Hyper, OptionTables, TaskTables
-from opt_suite.methods.base import TabularOptionSet
+from opt_suite.options import TabularOptionSet
 
 __all__ = ["learn_q", "greedy_path"]
 

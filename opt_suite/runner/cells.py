@@ -39,7 +39,8 @@ class CellJob:
       demonstrations_spec: the spec's ``demonstrations`` section (demonstrations cells).
       demonstrations: the demonstrations (discovery cells of methods that use them).
       interaction_budget: env steps for methods that learn by interacting.
-      options: the method's option set (evaluation cells).
+      options: the bytes of the method's option-set file (evaluation cells); the worker loads it
+        with :func:`opt_suite.options.from_bytes` (option sets travel as files, never as objects).
       episodes, max_steps: the evaluation budget.
     """
 
@@ -55,7 +56,7 @@ class CellJob:
     demonstrations_spec: Any = None
     demonstrations: Sequence[Any] = ()
     interaction_budget: int = 0
-    options: Any = None
+    options: bytes | None = None
     episodes: int = 0
     max_steps: int = 0
 
@@ -70,7 +71,9 @@ class CellOutcome:
       details: the traceback of a failure.
       started, finished, wall_s, host: when and where it ran (``wall_s`` covers the compute only).
       demonstrations: list of Trajectory (demonstrations cells).
-      options, curves, info: the Discovery (discovery cells).
+      options: the bytes of the discovered option-set file (discovery cells).
+      num_options: the option set's size (discovery cells).
+      curves, info: the rest of the Discovery (discovery cells).
       episodes: (test task index, returns, steps, frames) per test task (evaluation cells).
     """
 
@@ -82,7 +85,8 @@ class CellOutcome:
     wall_s: float = 0.0
     host: str = ""
     demonstrations: Sequence[Any] | None = None
-    options: Any = None
+    options: bytes | None = None
+    num_options: int | None = None
     curves: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
     info: dict[str, Any] = dataclasses.field(default_factory=dict)
     episodes: Sequence[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = ()
@@ -153,8 +157,7 @@ def execute(job: CellJob) -> CellOutcome:
     clock = time.perf_counter()
     host = socket.gethostname()
     try:
-        result = _RUN[job.kind](job)
-        problem = _non_finite(job.kind, result)
+        result, problem = _RUN[job.kind](job)
         error = None if problem is None else f"{job.label} produced {problem}"
         details = ""
     except Exception as exc:  # any failure of a method/learner must not stop the other cells
@@ -174,18 +177,19 @@ def execute(job: CellJob) -> CellOutcome:
     )
 
 
-def _demonstrations(job: CellJob) -> dict[str, Any]:
+def _demonstrations(job: CellJob) -> tuple[dict[str, Any], str | None]:
     from opt_suite.demonstrations import collect_demonstrations
 
     family = _family(job.family_cls, job.family_params)
     demos = collect_demonstrations(family, list(job.tasks), job.demonstrations_spec, job.seed)
     if not demos:
         raise ValueError("no demonstration was collected")
-    return {"demonstrations": list(demos)}
+    return {"demonstrations": list(demos)}, None
 
 
-def _discovery(job: CellJob) -> dict[str, Any]:
+def _discovery(job: CellJob) -> tuple[dict[str, Any], str | None]:
     from opt_suite.methods.base import DiscoveryContext
+    from opt_suite.options import OptionSet, to_bytes
 
     family = _family(job.family_cls, job.family_params)
     method = job.component_cls(job.component_params)
@@ -193,19 +197,35 @@ def _discovery(job: CellJob) -> dict[str, Any]:
         family, list(job.tasks), list(job.demonstrations), job.interaction_budget, job.seed
     )
     found = method.discover(context)
+    if not isinstance(found.options, OptionSet):
+        raise TypeError(
+            f"discover() returned options of type {type(found.options).__name__}; expected an "
+            "opt_suite.options.OptionSet"
+        )
+    bad = found.options.non_finite()
+    problem = None if bad is None else f"NaN/inf in its option set ({bad})"
     curves = {
         name: np.asarray(values, dtype=np.float64).ravel() for name, values in found.curves.items()
     }
-    return {"options": found.options, "curves": curves, "info": dict(found.info)}
+    result = {
+        "options": to_bytes(found.options),
+        "num_options": len(found.options),
+        "curves": curves,
+        "info": dict(found.info),
+    }
+    return result, problem
 
 
-def _evaluation(job: CellJob) -> dict[str, Any]:
+def _evaluation(job: CellJob) -> tuple[dict[str, Any], str | None]:
     from opt_suite.learners.base import LearnerRun
+    from opt_suite.options import from_bytes
 
     family = _family(job.family_cls, job.family_params)
     learner = job.component_cls(job.component_params)
     runs = [LearnerRun(task, seed) for task, seed in zip(job.tasks, job.seed, strict=True)]
-    logs = learner.run(family, runs, job.options, job.episodes, job.max_steps)
+    if job.options is None:
+        raise ValueError("no option-set file was given to the evaluation")
+    logs = learner.run(family, runs, from_bytes(job.options), job.episodes, job.max_steps)
     if len(logs) != len(runs):
         raise ValueError(f"the learner returned {len(logs)} logs for {len(runs)} runs")
     episodes = []
@@ -224,22 +244,18 @@ def _evaluation(job: CellJob) -> dict[str, Any]:
                 f"(negative or decreasing): {frames[:10].tolist()}..."
             )
         episodes.append((task.index, returns, steps.astype(np.float64), frames.astype(np.float64)))
-    return {"episodes": episodes}
+    return {"episodes": episodes}, _non_finite_episodes(episodes)
 
 
 _RUN = {"demonstrations": _demonstrations, "discovery": _discovery, "evaluation": _evaluation}
 
 
-def _non_finite(kind: str, result: dict[str, Any]) -> str | None:
-    """Describe the first NaN/inf in a cell's numbers, or None when all are finite."""
-    if kind == "discovery":
-        options = result["options"]
-        for name in ("mu", "beta"):
-            if not np.all(np.isfinite(getattr(options, name))):
-                return f"NaN/inf in its option set ({name})"
-    if kind == "evaluation":
-        for task, returns, steps, _frames in result["episodes"]:
-            if not (np.all(np.isfinite(returns)) and np.all(np.isfinite(steps))):
-                bad = int(np.argmin(np.isfinite(returns) & np.isfinite(steps)))
-                return f"NaN/inf on test task {task}, episode {bad}"
+def _non_finite_episodes(
+    episodes: Sequence[tuple[int, np.ndarray, np.ndarray, np.ndarray]],
+) -> str | None:
+    """Describe the first NaN/inf in an evaluation's episodes, or None when all are finite."""
+    for task, returns, steps, _frames in episodes:
+        if not (np.all(np.isfinite(returns)) and np.all(np.isfinite(steps))):
+            bad = int(np.argmin(np.isfinite(returns) & np.isfinite(steps)))
+            return f"NaN/inf on test task {task}, episode {bad}"
     return None

@@ -28,7 +28,6 @@ from opt_suite.store.files import (
     OPTIONS_FILE,
     cell_dir,
     load_demonstrations,
-    load_options,
     remove_stale_temporaries,
 )
 from opt_suite.store.provenance import collect_provenance
@@ -82,7 +81,7 @@ class _Inputs:
         if cell.kind == "demonstrations":
             self._cache[cell.cell_id] = list(outcome.demonstrations or ())
         elif cell.kind == "discovery":
-            self._cache[cell.cell_id] = outcome.options
+            self._cache[cell.cell_id] = outcome.options  # the option-set file's bytes
         while len(self._cache) > 64:  # bounded: an option set of a big grid is megabytes
             self._cache.pop(next(iter(self._cache)))
 
@@ -91,7 +90,9 @@ class _Inputs:
             folder = cell_dir(self.directory, cell_id)
             kind = self.cells[cell_id].kind
             self._cache[cell_id] = (
-                load_demonstrations(folder) if kind == "demonstrations" else load_options(folder)
+                load_demonstrations(folder)
+                if kind == "demonstrations"
+                else (folder / OPTIONS_FILE).read_bytes()
             )
         return self._cache[cell_id]
 
@@ -144,13 +145,14 @@ class _Inputs:
             demos = list(outcome.demonstrations or ())
             files[DEMOS_FILE] = lambda path: save_demonstrations(path, demos)
         if cell.kind == "discovery":
-            files[OPTIONS_FILE] = outcome.options.save
+            data = outcome.options or b""
+            files[OPTIONS_FILE] = lambda path: path.write_bytes(data)
         return cell_record(
             cell,
             outcome,
             info=dict(outcome.info),
             files=files,
-            num_options=len(outcome.options) if cell.kind == "discovery" else None,
+            num_options=outcome.num_options if cell.kind == "discovery" else None,
             episodes=outcome.episodes,
             curves=dict(outcome.curves),
         )

@@ -8,7 +8,7 @@
     DIR/spec.yaml             the resolved spec of the latest run (canonical YAML)
     DIR/cells/<cell id>/      files of one completed cell, renamed into place atomically:
         demonstrations.npz      (demonstrations cells)
-        options.npz             (discovery cells: the TabularOptionSet)
+        options.npz             (discovery cells: the option-set file, see opt_suite.options)
         cell.json               (every cell: kind, method, seed, the hashed inputs, info)
     DIR/claims/<cell id>.lock the lock a runner holds while it computes that cell
 
@@ -39,7 +39,7 @@ Read API (for reports, stats and comparisons; never imports TensorFlow)::
     store.episode_arrays(method)          # EpisodeArrays(returns [seeds, tasks, episodes],
                                #   steps, frames [same], seeds, tasks): complete cells only
     store.curves(method=None, name=None)  # [CurveRow(method, seed, name, step, value)]
-    store.option_set(method, seed)        # TabularOptionSet, or None (not discovered yet)
+    store.option_set(method, seed)        # an OptionSet, or None (not discovered yet)
     store.demonstrations(seed)            # [Trajectory] used by that seed's discovery cells
 
 Everything is restricted to the cells planned by the runs of the *latest* run's spec (same spec

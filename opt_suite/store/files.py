@@ -87,10 +87,10 @@ def load_demonstrations(folder: Path) -> list[Any]:
 
 
 def load_options(folder: Path) -> Any:
-    """The ``TabularOptionSet`` stored in a discovery cell's folder."""
-    from opt_suite.methods.base import TabularOptionSet
+    """The option set (any kind, see :mod:`opt_suite.options`) of a discovery cell's folder."""
+    from opt_suite.options import load_option_set
 
-    return TabularOptionSet.load(folder / OPTIONS_FILE)
+    return load_option_set(folder / OPTIONS_FILE)
 
 
 def remove_stale_temporaries(directory: Path) -> list[Path]:

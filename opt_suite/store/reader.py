@@ -352,8 +352,8 @@ class ResultsStore:
         ]
 
     def option_set(self, method: str, seed: int) -> Any:
-        """The ``TabularOptionSet`` that ``method`` discovered for ``seed``, or None."""
-        from opt_suite.methods.base import TabularOptionSet
+        """The option set (any kind) that ``method`` discovered for ``seed``, or None."""
+        from opt_suite.options import load_option_set
         from opt_suite.store.files import OPTIONS_FILE
 
         row = self._conn.execute(
@@ -363,7 +363,7 @@ class ResultsStore:
         ).fetchone()
         if row is None:
             return None
-        return TabularOptionSet.load(self._verified_file(row[0], "discovery", OPTIONS_FILE))
+        return load_option_set(self._verified_file(row[0], "discovery", OPTIONS_FILE))
 
     def demonstrations(self, seed: int) -> list[Any] | None:
         """The demonstrations (list of ``Trajectory``) of ``seed``, or None if not collected yet."""

@@ -15,8 +15,9 @@ import numpy as np
 
 from opt_suite._tf import tensorflow
 from opt_suite.families.base import TabularModel, TaskFamily
-from opt_suite.methods.base import Discovery, DiscoveryContext, Method, TabularOptionSet
+from opt_suite.methods.base import Discovery, DiscoveryContext, Method
 from opt_suite.methods.offline_options.params import Params
+from opt_suite.options import TabularOptionSet
 
 __all__ = ["OfflineOptions", "initial_options"]
 
