@@ -1,8 +1,9 @@
 """Task families, and their gymnasium registration.
 
 Importing this package registers every built-in family's env with gymnasium under its versioned id
-(``opt_suite/FourRooms-v0``, ``opt_suite/Chain-v0``). Registration is lazy — the entry points are
-strings, so no family module is imported until an env is made — and idempotent. Env kwargs are the
+(``opt_suite/FourRooms-v0``, ``opt_suite/Chain-v0``, ``opt_suite/Atari-v0``). Registration is lazy —
+the entry points are strings, so no family module is imported until an env is made — and
+idempotent. Env kwargs are the
 family's ``Params`` fields plus the task's ``TaskParams`` fields, flat::
 
     import gymnasium, opt_suite.families
@@ -19,10 +20,12 @@ import gymnasium
 
 __all__ = ["ENV_IDS", "register_envs"]
 
-# Versioned gymnasium id -> (entry point "module:Env class", default max_episode_steps).
-ENV_IDS = {
+# Versioned gymnasium id -> (entry point "module:Env class", default max_episode_steps or None).
+ENV_IDS: dict[str, tuple[str, int | None]] = {
     "opt_suite/FourRooms-v0": ("opt_suite.families.fourrooms:FourRoomsEnv", 1000),
     "opt_suite/Chain-v0": ("opt_suite.families.chain:ChainEnv", 100),
+    # Atari episodes are capped in emulator frames by the env itself (max_episode_frames).
+    "opt_suite/Atari-v0": ("opt_suite.families.atari:AtariTaskEnv", None),
 }
 
 

@@ -1,0 +1,376 @@
+"""Atari 2600 games (ale-py) as task families: the paper's second domain (Sec. 4.2).
+
+The paper varies three things per task, one per part of the MDP:
+
+- the **initial-state distribution**: every episode starts with ``start_actions`` uniformly random
+  actions, a number the task draws once, uniform in 1..20 ("let the agent act randomly for that
+  number of time-steps before learning");
+- the **reward function**: every reward is multiplied by ``reward_scale``, drawn uniform in (0, 10];
+- the **transition function**: each action is repeated for ``frame_skip`` emulator frames, drawn
+  from a set given in the spec.
+
+Everything else is fixed and explicit, because ale-py's defaults would silently undo a variation:
+sticky actions are off (``repeat_action_probability = 0``; ALE's v5 default 0.25 would make every
+task stochastic in the same way) and rewards are *not* clipped (clipping to [-1, 1], the
+``AtariVectorEnv`` default, would erase the reward scale).
+
+Observations are what the paper's options see: the last two frames, 84x84 grayscale, stacked on the
+last axis (``uint8 [84, 84, 2]``, channels-last as TensorFlow's convolutions expect). Each frame is
+the pixel-wise maximum of the last two emulator frames of the skip (Atari games flicker sprites on
+alternate frames) shrunk by area averaging. Budgets and episode caps count *emulator frames*, so
+tasks with different frame skips are compared on equal terms: every step's ``info["frames"]`` says
+how many frames it used (a reset reports those of the random start actions), and an episode is
+truncated once it has used ``max_episode_frames``.
+
+Batched acting: ``ale_py.vector_env.AtariVectorEnv`` steps its sub-envs in lockstep and only knows
+random *no-op* starts (``noop_max``), so it cannot give one sub-env its random start actions while
+the others wait; :func:`make_vector_env` therefore batches this env with gymnasium's
+``SyncVectorEnv`` (measured as fast as ``AtariVectorEnv`` on one thread: the emulator dominates).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, ClassVar, Literal
+
+import gymnasium
+import numpy as np
+
+from opt_suite.families.base import Task, TaskFamily
+from opt_suite.params import param
+
+__all__ = [
+    "Atari",
+    "AtariTaskEnv",
+    "Params",
+    "Variation",
+    "TaskParams",
+    "installed_games",
+    "make_vector_env",
+]
+
+FRAME_SIZE = 84  # the paper's (and DQN's) 84x84 frames
+STACK = 2  # "the previous two frames as input"
+
+
+@functools.cache
+def installed_games() -> tuple[str, ...]:
+    """The ALE game ids whose ROMs are installed (ale-py 0.12 bundles them), sorted."""
+    from ale_py import roms
+
+    return tuple(sorted(roms.get_all_rom_ids()))
+
+
+@dataclasses.dataclass(frozen=True)
+class Params:
+    """Family-wide settings (spec key ``family.params``)."""
+
+    game: str = param("breakout", doc="ALE game id in snake_case, e.g. breakout, amidar")
+    action_set: Literal["minimal", "full"] = param(
+        "minimal", doc="the game's minimal action set, or all 18 joystick actions"
+    )
+    max_episode_frames: int = param(
+        108_000, doc="episodes are truncated after this many emulator frames (30 min of play)", ge=1
+    )
+
+    def check(self) -> list[tuple[str, str]]:
+        """The game's ROM must be installed."""
+        from opt_suite.registry import suggest
+
+        games = installed_games()
+        if self.game not in games:
+            hint = suggest(self.game, list(games))
+            installed = ", ".join(games)
+            return [("game", f"unknown ALE game {self.game!r}{hint} (installed: {installed})")]
+        return []
+
+
+@dataclasses.dataclass(frozen=True)
+class Variation:
+    """How tasks are sampled (spec key ``tasks.vary``); defaults are the paper's."""
+
+    start_actions: tuple[int, int] = param(
+        (1, 20), doc="random actions at each episode start: per task uniform in [lo, hi]", ge=0
+    )
+    reward_scale: tuple[float, float] = param(
+        (0.0, 10.0), doc="reward multiplier: drawn per task uniform in (lo, hi]", ge=0
+    )
+    frame_skip: tuple[int, ...] = param(
+        (2, 3, 4), doc="emulator frames per action: drawn per task uniformly from this set", ge=1
+    )
+
+    def check(self) -> list[tuple[str, str]]:
+        """Ordered ranges, a positive top reward scale, a non-empty frame-skip set."""
+        problems = []
+        if self.start_actions[0] > self.start_actions[1]:
+            problems.append(("start_actions", f"expected lo <= hi, got {list(self.start_actions)}"))
+        low, high = self.reward_scale
+        if not (high > 0 and low <= high):
+            got = list(self.reward_scale)
+            problems.append(("reward_scale", f"expected 0 <= lo <= hi and hi > 0, got {got}"))
+        if not self.frame_skip:
+            problems.append(("frame_skip", "expected at least one frame skip"))
+        return problems
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskParams:
+    """One Atari task: its random start actions, reward scale and frame skip."""
+
+    start_actions: int = param(1, doc="uniformly random actions taken at every episode start", ge=0)
+    reward_scale: float = param(1.0, doc="every reward is multiplied by this", gt=0)
+    frame_skip: int = param(4, doc="emulator frames each action is repeated for", ge=1)
+
+
+class Atari(TaskFamily):
+    """An ALE game with the paper's three task variations; see the module docstring."""
+
+    name = "atari"
+    description = "Atari 2600 (ale-py): random start actions, reward scale, frame skip per task"
+    env_id = "opt_suite/Atari-v0"
+    Params = Params
+    Variation = Variation
+    TaskParams = TaskParams
+
+    def __init__(self, params: Params | None = None) -> None:
+        super().__init__(Params() if params is None else params)
+
+    @property
+    def instance_name(self) -> str:
+        """``atari-<game>``, e.g. ``atari-breakout``."""
+        return f"{self.name}-{self.params.game}"
+
+    def sample_tasks(self, variation: Variation, count: int, rng: np.random.Generator) -> list[Any]:
+        """Start actions ~ U{lo..hi}, reward scale ~ U(lo, hi], frame skip ~ U(set)."""
+        problems = variation.check()
+        if problems:
+            raise ValueError("; ".join(f"tasks.vary.{key}: {msg}" for key, msg in problems))
+        tasks = []
+        for _ in range(count):
+            lo, hi = variation.start_actions
+            start_actions = int(rng.integers(lo, hi + 1))
+            low, high = variation.reward_scale
+            # high - (high - low) * U[0, 1) lies in (low, high]: a scale of exactly 0 is impossible.
+            reward_scale = float(high - (high - low) * rng.random())
+            frame_skip = int(variation.frame_skip[rng.integers(len(variation.frame_skip))])
+            tasks.append(TaskParams(start_actions, reward_scale, frame_skip))
+        return tasks
+
+    def make_env(self, task: Task | TaskParams, **kwargs: Any) -> gymnasium.Env:
+        """``gymnasium.make("opt_suite/Atari-v0", **Params, **TaskParams, **kwargs)``."""
+        task_params = task.params if isinstance(task, Task) else task
+        flat = dataclasses.asdict(self.params) | dataclasses.asdict(task_params)
+        return gymnasium.make(self.env_id, **flat, **kwargs)
+
+    def make_vector_env(self, task: Task | TaskParams, num_envs: int) -> gymnasium.vector.VectorEnv:
+        """``num_envs`` copies of ``task``'s env, batched (see :func:`make_vector_env`)."""
+        return make_vector_env(self, task, num_envs)
+
+
+def make_vector_env(
+    family: Atari, task: Task | TaskParams, num_envs: int
+) -> gymnasium.vector.VectorEnv:
+    """A ``SyncVectorEnv`` of ``num_envs`` copies of one task (gymnasium's next-step autoreset).
+
+    Seed it with ``reset(seed=s)``: sub-env i gets seed ``s + i``.
+    """
+    return gymnasium.vector.SyncVectorEnv(
+        [functools.partial(family.make_env, task) for _ in range(num_envs)],
+        autoreset_mode=gymnasium.vector.AutoresetMode.NEXT_STEP,
+    )
+
+
+def _area_taps(source: int, target: int) -> tuple[np.ndarray, np.ndarray]:
+    """Area averaging of a length-``source`` axis into ``target`` bins, as (indices, weights).
+
+    Bin j covers source coordinates [j s/t, (j+1) s/t); each source pixel contributes the length of
+    its overlap with the bin, divided by the bin's length (area interpolation, as OpenCV's
+    INTER_AREA when shrinking). Returned as K taps: ``out[j] = sum_k weights[k, j] *
+    x[indices[k, j]]`` — a few vectorised multiply-adds instead of a matrix product, because BLAS
+    threads on a shared machine made the product 100x slower than the emulator.
+    """
+    scale = source / target
+    taps = int(np.ceil(scale)) + 1
+    indices = np.zeros((taps, target), dtype=np.intp)
+    weights = np.zeros((taps, target), dtype=np.float32)
+    for j in range(target):
+        start, end = j * scale, (j + 1) * scale
+        for k, i in enumerate(range(int(np.floor(start)), min(int(np.ceil(end)), source))):
+            indices[k, j], weights[k, j] = i, (min(end, i + 1) - max(start, i)) / scale
+    return indices, weights
+
+
+def _resize(frame: np.ndarray, rows: tuple, cols: tuple) -> np.ndarray:
+    """``frame`` [H, W] shrunk to [84, 84] by area averaging (see :func:`_area_taps`)."""
+    (row_idx, row_w), (col_idx, col_w) = rows, cols
+    tall = sum(w[:, None] * frame[i] for i, w in zip(row_idx, row_w, strict=True))
+    return sum(w[None, :] * tall[:, i] for i, w in zip(col_idx, col_w, strict=True))
+
+
+class AtariTaskEnv(gymnasium.Env):
+    """One Atari task as a gymnasium env; see the module docstring for what varies and why.
+
+    Built on ale-py's gymnasium ``AtariEnv`` (which loads the ROM, seeds the emulator and knows the
+    action sets) with ``frameskip=1``; the frame skip, max-pooling, resizing and frame stack happen
+    here, fetching only the two screens each step needs.
+
+    ## Action space
+    ``Discrete(n)``: the game's minimal action set (Breakout: 4, Amidar: 10) or all 18.
+
+    ## Observation space
+    ``Box(0, 255, (84, 84, 2), uint8)``: the previous and the current frame.
+
+    ## Rewards
+    The game's score change over the skipped frames times ``reward_scale``; never clipped.
+
+    ## Episode end
+    Terminated when the game is over; truncated after ``max_episode_frames`` emulator frames
+    (counting the random start actions).
+
+    ## Info
+    ``frames`` (emulator frames this step or reset used), ``episode_frames``, ``lives``.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 15}
+
+    def __init__(
+        self,
+        game: str = "breakout",
+        action_set: str = "minimal",
+        max_episode_frames: int = 108_000,
+        start_actions: int = 1,
+        reward_scale: float = 1.0,
+        frame_skip: int = 4,
+        render_mode: str | None = None,
+    ) -> None:
+        from ale_py.env import AtariEnv
+
+        params = Params(game, action_set, max_episode_frames)  # type: ignore[arg-type]
+        task = TaskParams(start_actions, reward_scale, frame_skip)
+        problems = params.check() + _field_problems(params) + _field_problems(task)
+        if problems:
+            raise ValueError("; ".join(f"{key}: {msg}" for key, msg in problems))
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None")
+        self.params, self.task_params, self.render_mode = params, task, render_mode
+        self._atari = AtariEnv(
+            game=game,
+            obs_type="grayscale",
+            frameskip=1,
+            repeat_action_probability=0.0,  # sticky actions off: pinned, not ale-py's 0.25
+            full_action_space=action_set == "full",
+            render_mode="rgb_array" if render_mode == "rgb_array" else None,
+        )
+        self.ale = self._atari.ale
+        self._actions = self._atari._action_set
+        self.action_space = gymnasium.spaces.Discrete(len(self._actions))
+        self.observation_space = gymnasium.spaces.Box(
+            0, 255, (FRAME_SIZE, FRAME_SIZE, STACK), dtype=np.uint8
+        )
+        height, width = self.ale.getScreenDims()
+        self._rows, self._cols = _area_taps(height, FRAME_SIZE), _area_taps(width, FRAME_SIZE)
+        self._screens = np.zeros((2, height, width), dtype=np.uint8)
+        self._stack = np.zeros((FRAME_SIZE, FRAME_SIZE, STACK), dtype=np.uint8)
+        self._episode_frames = 0
+
+    @property
+    def action_meanings(self) -> list[str]:
+        """Names of the actions, e.g. ``['NOOP', 'FIRE', 'RIGHT', 'LEFT']``."""
+        return self._atari.get_action_meanings()
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """A new game, then ``start_actions`` uniformly random actions (from ``np_random``)."""
+        super().reset(seed=seed)
+        if seed is not None:
+            # Emulator seed from our generator, so one seed fixes both (ALE is deterministic
+            # without sticky actions; the seed matters only to games that read ALE's RNG).
+            self._atari.seed_game(int(self.np_random.integers(2**31 - 1)))
+            self._atari.load_game()
+        self.ale.reset_game()
+        self._episode_frames = 0
+        frames = 0
+        self._grab(0)
+        self._screens[1] = self._screens[0]
+        self._push_frame()
+        self._stack[..., 0] = self._stack[..., 1]  # no previous frame yet: the first one twice
+        for _ in range(self.task_params.start_actions):
+            _, step_frames = self._act(int(self.np_random.integers(self.action_space.n)))
+            frames += step_frames
+            if self.ale.game_over():
+                break  # a start so long that the game ended: start again would loop; keep it
+        return self._stack.copy(), self._info(frames)
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Repeat ``action`` for ``frame_skip`` frames; the scaled, unclipped score change."""
+        if not self.action_space.contains(action):
+            raise ValueError(f"action {action!r} not in {self.action_space}")
+        raw, frames = self._act(int(action))
+        terminated = bool(self.ale.game_over())
+        truncated = not terminated and self._episode_frames >= self.params.max_episode_frames
+        reward = float(raw * self.task_params.reward_scale)
+        return self._stack.copy(), reward, terminated, truncated, self._info(frames)
+
+    def render(self) -> np.ndarray | None:
+        """The current RGB screen (210x160x3) in ``rgb_array`` mode."""
+        if self.render_mode == "rgb_array":
+            return self.ale.getScreenRGB()
+        return None
+
+    def close(self) -> None:
+        """Release the emulator."""
+        self._atari.close()
+
+    # Internals ------------------------------------------------------------------------------
+
+    def _act(self, action: int) -> tuple[float, int]:
+        """Repeat one action; returns the raw score change and the frames used."""
+        ale_action, skip, reward, frames = self._actions[action], self.task_params.frame_skip, 0, 0
+        remaining = self.params.max_episode_frames - self._episode_frames
+        for k in range(min(skip, max(remaining, 1))):
+            reward += self.ale.act(ale_action)
+            frames += 1
+            if k >= skip - 2:
+                self._grab((k - skip) % 2)  # the last two screens of the skip
+            if self.ale.game_over():
+                break
+        if frames < 2 or frames < skip:
+            # One frame (skip 1) or cut short (game over, frame cap): pool the current screen with
+            # itself; pooling with a stale one would show a frame from an earlier step.
+            self._grab(0)
+            self._screens[1] = self._screens[0]
+        self._episode_frames += frames
+        self._push_frame()
+        return float(reward), frames
+
+    def _grab(self, slot: int) -> None:
+        self.ale.getScreenGrayscale(self._screens[slot])
+
+    def _push_frame(self) -> None:
+        pooled = np.maximum(self._screens[0], self._screens[1]).astype(np.float32)
+        small = _resize(pooled, self._rows, self._cols)
+        self._stack[..., 0] = self._stack[..., 1]
+        self._stack[..., 1] = np.clip(np.rint(small), 0, 255).astype(np.uint8)
+
+    def _info(self, frames: int) -> dict[str, Any]:
+        return {
+            "frames": frames,
+            "episode_frames": self._episode_frames,
+            "lives": int(self.ale.lives()),
+        }
+
+
+def _field_problems(obj: Any) -> list[tuple[str, str]]:
+    """Bounds of ``param(ge=, gt=)`` fields, checked for envs made outside the spec loader."""
+    problems = []
+    for field in dataclasses.fields(obj):
+        value, meta = getattr(obj, field.name), field.metadata
+        if meta.get("ge") is not None and isinstance(value, int | float) and value < meta["ge"]:
+            problems.append((field.name, f"must be >= {meta['ge']}, got {value}"))
+        if meta.get("gt") is not None and isinstance(value, int | float) and value <= meta["gt"]:
+            problems.append((field.name, f"must be > {meta['gt']}, got {value}"))
+    if getattr(obj, "action_set", "minimal") not in ("minimal", "full"):
+        problems.append(("action_set", f"must be 'minimal' or 'full', got {obj.action_set!r}"))
+    return problems
