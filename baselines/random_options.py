@@ -48,6 +48,17 @@ class RandomOptions(Method):
         """``count`` options from ``initial_options`` with this run's seed (TF loads here)."""
         from opt_suite.methods.offline_options import initial_options
 
+        if self.params.offline_options.features == "frames":  # image observations: conv options
+            from opt_suite.methods.offline_options.on_frames import initial_frame_options
+
+            if not context.train_tasks:
+                raise ValueError(f"{self.name}: needs at least one train task, got none")
+            return Discovery(
+                initial_frame_options(
+                    context.family, context.train_tasks[0], self.params.offline_options,
+                    self.params.count, context.seed,
+                )
+            )  # fmt: skip
         model = context.tabular_models(self.name)[0]
         options = initial_options(
             context.family, model, self.params.offline_options, self.params.count, context.seed

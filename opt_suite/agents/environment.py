@@ -16,13 +16,16 @@ Specs are derived from the spaces: a ``Box`` observation space becomes a ``Bound
 its shape, dtype and bounds; ``Discrete(n, start)`` actions a scalar int64 ``BoundedArraySpec``
 [start, start + n - 1]; rewards and discounts are float32 scalars.
 
-Budgets: :attr:`GymnasiumPyEnvironment.frames` counts the emulator frames the env reported in
-``info["frames"]`` (resets included), or one per sub-env step for envs that report none.
+Budgets and curves: :attr:`GymnasiumPyEnvironment.frames` counts the emulator frames the env
+reported in ``info["frames"]`` (resets included), or one per sub-env step for envs that report
+none; every episode that ends is recorded with its return and that count
+(:meth:`GymnasiumPyEnvironment.pop_episodes`), however the env is driven (tf-agents' drivers step
+it inside TensorFlow).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium
 import numpy as np
@@ -35,7 +38,18 @@ from tf_agents.environments import py_environment  # noqa: E402
 from tf_agents.specs import array_spec  # noqa: E402
 from tf_agents.trajectories import time_step as ts  # noqa: E402
 
-__all__ = ["GymnasiumPyEnvironment", "space_spec"]
+from opt_suite.agents import _compat  # noqa: E402
+
+_compat.apply()
+
+__all__ = ["EpisodeEnd", "GymnasiumPyEnvironment", "space_spec"]
+
+
+class EpisodeEnd(NamedTuple):
+    """An episode that ended: its undiscounted return, and the adapter's frame count at its end."""
+
+    episode_return: float
+    frames: int
 
 
 def space_spec(space: gymnasium.Space, name: str) -> array_spec.ArraySpec:
@@ -95,6 +109,8 @@ class GymnasiumPyEnvironment(py_environment.PyEnvironment):
         self._seed = seed
         self._done = np.zeros(self._num_envs, dtype=bool)
         self._info: dict[str, Any] = {}
+        self._returns = np.zeros(self._num_envs)
+        self._episodes: list[EpisodeEnd] = []
         self.frames = 0
 
     # tf-agents API ---------------------------------------------------------------------------
@@ -130,6 +146,11 @@ class GymnasiumPyEnvironment(py_environment.PyEnvironment):
         """Seed the next reset."""
         self._seed = seed
 
+    def pop_episodes(self) -> list[EpisodeEnd]:
+        """The episodes that ended since the last call, in the order they ended."""
+        episodes, self._episodes = self._episodes, []
+        return episodes
+
     def close(self) -> None:
         """Close the gymnasium env(s)."""
         self._vector.close()
@@ -139,6 +160,7 @@ class GymnasiumPyEnvironment(py_environment.PyEnvironment):
         obs, info = self._vector.reset(seed=seed)
         self._count_frames(info, steps=0)
         self._done[:] = False
+        self._returns[:] = 0.0
         self._info = info
         step_type = np.full(self._num_envs, ts.StepType.FIRST, dtype=np.int32)
         zeros = np.zeros(self._num_envs, dtype=np.float32)
@@ -155,6 +177,10 @@ class GymnasiumPyEnvironment(py_environment.PyEnvironment):
         ).astype(np.int32)
         reward = np.where(restarted, 0.0, reward).astype(np.float32)
         discount = np.where(terminated & ~restarted, 0.0, 1.0).astype(np.float32)
+        self._returns = np.where(restarted, 0.0, self._returns + reward)
+        self._episodes += [
+            EpisodeEnd(float(self._returns[i]), self.frames) for i in np.flatnonzero(ended)
+        ]
         self._done = ended
         self._info = info
         return self._time_step(step_type, reward, discount, obs)

@@ -113,6 +113,8 @@ class LearnedOptions:
         ``threshold`` (Ĵ_prev + Δ, None in the first round) and ``kept``.
       stop_reason: ``"delta"`` (line 15), ``"max_options"``, or ``"non_finite_jhat"`` (training
         diverged: the round's option is rejected like one that does not improve Ĵ enough).
+      weights: the kept options' network weights, in order (networks on frames are acted with
+        by calling them: their tables cover only the demonstrated frames).
     """
 
     mu: np.ndarray
@@ -120,6 +122,7 @@ class LearnedOptions:
     curves: dict[str, np.ndarray]
     rounds: list[dict[str, Any]]
     stop_reason: str
+    weights: list[dict[str, np.ndarray]] = dataclasses.field(default_factory=list)
 
 
 def learn_options(
@@ -133,6 +136,7 @@ def learn_options(
     all_states = np.arange(features.num_states, dtype=np.int32)
     frozen = FrozenOptions.none(len(demos.states), num_actions)  # line 2: O = primitives
     kept: list[tuple[np.ndarray, np.ndarray]] = []
+    kept_weights: list[dict[str, np.ndarray]] = []
     jhat_prev = -math.inf  # line 4
     curves: dict[str, list[np.ndarray]] = {name: [] for name in (*CURVE_NAMES, "option_round")}
     rounds: list[dict[str, Any]] = []
@@ -171,6 +175,7 @@ def learn_options(
         with np.errstate(divide="ignore"):
             frozen = frozen.append(np.log(mu_demo), beta_demo)
         kept.append(tabulate(result.option, features, all_states))
+        kept_weights.append(result.option)
         jhat_prev = jhat_n
     mu = np.stack([m for m, _ in kept]) if kept else np.zeros((0, len(all_states), num_actions))
     beta = np.stack([b for _, b in kept]) if kept else np.zeros((0, len(all_states)))
@@ -180,4 +185,5 @@ def learn_options(
         curves={name: np.concatenate(parts) for name, parts in curves.items()},
         rounds=rounds,
         stop_reason=stop_reason,
+        weights=kept_weights,
     )

@@ -91,6 +91,11 @@ def grid_coordinates(model: TabularModel) -> np.ndarray:
 
 def state_features(model: TabularModel, kind: FeatureKind) -> StateFeatures:
     """The features of every state of ``model`` (all tasks of a family share the state space)."""
+    if kind == "frames":
+        raise ValueError(
+            "features: 'frames' (convolutional options) needs image observations; this family "
+            "has state indices: use 'onehot', 'coords' or 'both'"
+        )
     if kind not in ("onehot", "coords", "both"):
         raise ValueError(f"features: expected 'onehot', 'coords' or 'both', got {kind!r}")
     coords = None if kind == "onehot" else grid_coordinates(model)

@@ -45,8 +45,12 @@ class OfflineOptions(Method):
         from opt_suite.methods.offline_options.demos import demo_batch
         from opt_suite.methods.offline_options.features import state_features
 
-        start = time.perf_counter()
         params: Params = self.params
+        if params.features == "frames":  # image observations: conv options (on_frames.py)
+            from opt_suite.methods.offline_options.on_frames import discover_on_frames
+
+            return discover_on_frames(context, params, self.name)
+        start = time.perf_counter()
         model = context.tabular_models(self.name)[0]
         demos = demo_batch(context.demonstrations, model.num_states, model.num_actions)
         features = state_features(model, params.features)

@@ -22,6 +22,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import tensorflow as tf
 
+from opt_suite.methods.offline_options.conv import (
+    FrameFeatures,
+    conv_forward,
+    init_conv_weights,
+    is_conv,
+)
 from opt_suite.methods.offline_options.features import StateFeatures
 
 __all__ = [
@@ -52,6 +58,8 @@ def init_weights(
     seed: np.random.SeedSequence,
 ) -> dict[str, np.ndarray]:
     """Initial weights of a ReLU MLP from a state to linear heads (drawn in a fixed order)."""
+    if isinstance(features, FrameFeatures):  # frames in: the convolutional trunk (conv.py)
+        return init_conv_weights(features, heads, seed)
     rng = np.random.default_rng(seed)
     width = int(hidden_sizes[0])
     index_rows = features.num_states if features.use_index else 0
@@ -98,8 +106,11 @@ def forward(weights: Weights, states: tf.Tensor, coords: tf.Tensor | None) -> di
     Args:
       weights: from :func:`init_weights` (arrays or tensors).
       states: int32 [U] state indices (used when the input has a one-hot part).
-      coords: float32 [U, d] dense features of the same states, or None without a dense part.
+      coords: float32 [U, d] dense features of the same states, or None without a dense part; for
+        a convolutional network (``conv.py``), the states' frames [U, H, W, C].
     """
+    if is_conv(weights):
+        return conv_forward(weights, coords)
     x = weights["b0"]
     if "index_w" in weights:
         x = x + tf.gather(weights["index_w"], states)

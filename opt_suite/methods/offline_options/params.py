@@ -56,8 +56,10 @@ class Params:
         doc="first term of J-hat: lambda2*log Pr(h)/|h| (default), or lambda2*Pr(h) as Eq. 2 "
         "writes it, whose value and gradient underflow to 0 on long demonstrations",
     )
-    features: Literal["onehot", "coords", "both"] = param(
-        "coords", doc="state input of the networks on grids (measured choice: see features.py)"
+    features: Literal["onehot", "coords", "both", "frames"] = param(
+        "coords",
+        doc="state input of the networks on grids (measured choice: see features.py); frames: "
+        "convolutional options on image observations (Atari, see conv.py)",
     )
 
     def check(self) -> list[tuple[str, str]]:

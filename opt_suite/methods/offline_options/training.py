@@ -261,6 +261,19 @@ def batch_tensors(demos: DemoBatch) -> dict[str, tf.Tensor]:
     }
 
 
+def _network_input(coords: np.ndarray | None, num_states: int) -> tf.Tensor:
+    """The states' dense input: float32 [U, d]; frames (conv options) stay uint8 [U, H, W, C].
+
+    Without dense features the first layer has no coord_w; an empty [U, 0] keeps one layout.
+    Frames are cast inside the network: a float32 copy of them would be 4x their size.
+    """
+    if coords is None:
+        return tf.constant(np.zeros((num_states, 0)), tf.float32)
+    if coords.dtype == np.uint8:
+        return tf.constant(coords)
+    return tf.constant(coords, tf.float32)
+
+
 def train_round(
     demos: DemoBatch,
     coords: np.ndarray | None,
@@ -293,8 +306,7 @@ def train_round(
         tf.constant(frozen.beta, tf.float32),
         batch_tensors(demos),
         tf.constant(demos.states, tf.int32),
-        # Without dense features the first layer has no coord_w; an empty [U, 0] keeps one layout.
-        tf.constant(np.zeros((len(demos.states), 0)) if coords is None else coords, tf.float32),
+        _network_input(coords, len(demos.states)),
         hyper,
     )
     option_w, policy_w, curves = _compiled_train(args, params.likelihood)(*args)

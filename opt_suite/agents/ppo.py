@@ -1,0 +1,181 @@
+"""The PPO agent over a :class:`GymnasiumPyEnvironment`: networks, agent and training loop.
+
+Why PPO: the paper trained its experts and its test-time policies with A3C (many actor-critic
+learners in parallel, 32 CPUs). tf-agents has no A3C; its clipped PPO is the nearest: an on-policy
+actor-critic with a softmax policy (so demonstrations are sampled from a stochastic policy, as from
+A3C's), learning from batches collected by parallel envs, with GAE advantages. DQN would be the
+other choice, but it is off-policy with a replay buffer of frames and an epsilon-greedy policy —
+further from the paper in both learning and sampling.
+
+Everything random is seeded: the networks' initial weights and the policy's samples from
+``tf.random.set_seed(seed)`` (TensorFlow's op seeds are then fixed by graph construction order), the
+envs from their reset seed. Op determinism is switched on, so two runs with one seed on one machine
+give the same weights.
+
+Used by the Atari experts (:mod:`opt_suite.agents.expert`) and meant for the test-time learner:
+build the agent with :func:`build_agent` on any adapter, train with :func:`train`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from opt_suite._tf import tensorflow
+from opt_suite.agents.environment import GymnasiumPyEnvironment
+from opt_suite.agents.params import NetworkParams, PPOParams
+
+tf = tensorflow()
+
+from tf_agents.agents.ppo import ppo_clip_agent  # noqa: E402
+from tf_agents.drivers import dynamic_step_driver  # noqa: E402
+from tf_agents.environments import tf_py_environment  # noqa: E402
+from tf_agents.networks import actor_distribution_network, value_network  # noqa: E402
+from tf_agents.replay_buffers import tf_uniform_replay_buffer  # noqa: E402
+from tf_agents.specs import tensor_spec  # noqa: E402
+from tf_agents.utils import common  # noqa: E402
+
+__all__ = ["TrainingLog", "build_networks", "build_agent", "train", "policy_logits"]
+
+
+@dataclasses.dataclass
+class TrainingLog:
+    """What a training run did.
+
+    Attributes:
+      frames: emulator frames used (as counted by the adapter).
+      iterations: PPO updates.
+      episode_returns: returns of the episodes that ended during training, in order.
+      episode_frames: the adapter's frame count when each of those episodes ended.
+    """
+
+    frames: int = 0
+    iterations: int = 0
+    episode_returns: list[float] = dataclasses.field(default_factory=list)
+    episode_frames: list[int] = dataclasses.field(default_factory=list)
+
+
+def _scale_frames() -> Any:
+    """uint8 pixels -> float32 in [0, 1]; other observations -> float32 unchanged."""
+
+    def scale(x: Any) -> Any:
+        return tf.cast(x, tf.float32) / 255.0 if x.dtype == tf.uint8 else tf.cast(x, tf.float32)
+
+    return tf.keras.layers.Lambda(scale)
+
+
+def build_networks(
+    observation_spec: Any, action_spec: Any, params: NetworkParams, seed: int
+) -> tuple[Any, Any]:
+    """The actor (softmax over actions) and value networks, convolutional on image observations.
+
+    Both are created (their variables built) here, with initial weights fixed by ``seed``. Specs
+    may be array specs (of a py environment) or tensor specs.
+    """
+    observation_spec = tensor_spec.from_spec(observation_spec)
+    action_spec = tensor_spec.from_spec(action_spec)
+    tf.random.set_seed(seed)
+    image = len(observation_spec.shape) == 3
+    conv = params.conv_layer_params() if image else None
+    actor = actor_distribution_network.ActorDistributionNetwork(
+        observation_spec,
+        action_spec,
+        preprocessing_layers=_scale_frames(),
+        conv_layer_params=conv,
+        fc_layer_params=params.fc_units,
+        seed=seed,
+    )
+    value = value_network.ValueNetwork(
+        observation_spec,
+        preprocessing_layers=_scale_frames(),
+        conv_layer_params=conv,
+        fc_layer_params=params.fc_units,
+    )
+    actor.create_variables()
+    value.create_variables()
+    return actor, value
+
+
+def build_agent(
+    time_step_spec: Any, action_spec: Any, params: PPOParams, seed: int
+) -> ppo_clip_agent.PPOClipAgent:
+    """A clipped-PPO agent with fresh networks (see :func:`build_networks`)."""
+    tf.config.experimental.enable_op_determinism()
+    time_step_spec = tensor_spec.from_spec(time_step_spec)
+    action_spec = tensor_spec.from_spec(action_spec)
+    actor, value = build_networks(time_step_spec.observation, action_spec, params.network, seed)
+    agent = ppo_clip_agent.PPOClipAgent(
+        time_step_spec,
+        action_spec,
+        optimizer=tf.keras.optimizers.Adam(learning_rate=params.learning_rate),
+        actor_net=actor,
+        value_net=value,
+        importance_ratio_clipping=params.clip,
+        lambda_value=params.lambda_gae,
+        discount_factor=params.gamma,
+        entropy_regularization=params.entropy,
+        num_epochs=params.epochs,
+        use_gae=True,
+        normalize_observations=False,  # frames are scaled to [0, 1] by the networks
+        normalize_rewards=True,  # reward scales differ 100-fold between tasks
+        train_step_counter=tf.Variable(0, dtype=tf.int64),
+    )
+    agent.initialize()
+    return agent
+
+
+def train(
+    py_env: GymnasiumPyEnvironment,
+    agent: ppo_clip_agent.PPOClipAgent,
+    params: PPOParams,
+    frames: int,
+    progress: Callable[[TrainingLog], None] | None = None,
+) -> TrainingLog:
+    """Collect ``steps_per_iteration`` steps from every env, update, until ``frames`` are used.
+
+    The budget is checked between iterations, so the last one may overrun it by at most one
+    iteration's frames (``num_envs * steps_per_iteration * frame_skip``); the log says exactly how
+    many were used.
+    """
+    if not py_env.batched:
+        raise ValueError("train: expected a batched GymnasiumPyEnvironment (one vector env)")
+    tf_env = tf_py_environment.TFPyEnvironment(py_env)
+    buffer = tf_uniform_replay_buffer.TFUniformReplayBuffer(
+        agent.collect_data_spec, batch_size=tf_env.batch_size, max_length=params.steps_per_iteration
+    )
+    driver = dynamic_step_driver.DynamicStepDriver(
+        tf_env,
+        agent.collect_policy,
+        observers=[buffer.add_batch],
+        num_steps=tf_env.batch_size * params.steps_per_iteration,
+    )
+    collect = common.function(driver.run)
+    update = common.function(agent.train)
+    log = TrainingLog()
+    start = py_env.frames  # the budget counts the resets' random start actions too
+    time_step = tf_env.reset()
+    py_env.pop_episodes()
+    policy_state = agent.collect_policy.get_initial_state(tf_env.batch_size)
+    while py_env.frames - start < frames:
+        buffer.clear()
+        time_step, policy_state = collect(time_step=time_step, policy_state=policy_state)
+        update(buffer.gather_all())
+        log.iterations += 1
+        for episode_return, at in py_env.pop_episodes():
+            log.episode_returns.append(episode_return)
+            log.episode_frames.append(at - start)
+        log.frames = py_env.frames - start
+        if progress is not None:
+            progress(log)
+    return log
+
+
+def policy_logits(actor: Any, observations: np.ndarray) -> np.ndarray:
+    """The actor's action logits [N, A] for a batch of observations [N, ...]."""
+    observations = tf.convert_to_tensor(observations)
+    step_type = tf.zeros(tf.shape(observations)[:1], dtype=tf.int32)  # stateless: any step type
+    distribution, _ = actor(observations, step_type=step_type, network_state=(), training=False)
+    return distribution.logits_parameter().numpy()

@@ -1,0 +1,114 @@
+"""Test-time learner ``tf_agents``: a tf-agents PPO agent over primitives + options (the deep path).
+
+The paper's Atari experiments (Sec. 4.2) train "the policy over options using A3C ... with grayscale
+images as inputs". tf-agents has no A3C; PPO with parallel envs is its nearest actor-critic (the
+Atari experts are PPO agents for the same reason). On each held-out task the agent learns from
+scratch on an :class:`~opt_suite.learners.option_env.OptionAugmentedEnv` of ``num_envs`` copies of
+the task: its actions are the A primitives followed by the m options, an option runs until it
+terminates as one semi-Markov step, and the agent bootstraps with γ^k (the env's discount is γ^k and
+the agent's own discount factor is 1).
+
+Networks: frames (uint8 [H, W, C]) go through the same two convolutional layers as the options
+(16 8x8/4, 32 4x4/2) and one dense layer; tabular state indices are one-hot encoded into the dense
+layers instead (so the same learner runs on every family, e.g. in the contract tests).
+
+Learning curve: every finished episode of every sub-env, in the order they end, with its return,
+primitive steps and the emulator frames the whole run had used by then; the run stops after
+``episodes`` episodes (episodes still running are cut, not counted). Deterministic per run seed:
+TensorFlow's global seed, the envs' reset seeds and the options' draws all derive from it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+from opt_suite.learners.base import EpisodeLog, Learner, LearnerRun
+from opt_suite.params import param
+
+__all__ = ["TFAgentsLearner"]
+
+
+class TFAgentsLearner(Learner):
+    """PPO (tf-agents) over primitives + options on an option-augmented env (paper Sec. 4.2)."""
+
+    name = "tf_agents"
+    description = (
+        "tf-agents PPO over primitives + options: an option runs to termination as one SMDP step "
+        "(discount gamma^k); for image families (Atari, paper Sec. 4.2)"
+    )
+
+    @dataclasses.dataclass(frozen=True)
+    class Params:
+        """Hyper-parameters of the test-time PPO agent."""
+
+        num_envs: int = param(8, doc="parallel copies of the task the agent acts in", ge=1)
+        gamma: float = param(
+            0.99, doc="discount per primitive step (paper app. E: 0.99)", gt=0, le=1
+        )
+        learning_rate: float = param(1e-4, doc="Adam step size (paper app. E: 0.0001)", gt=0)
+        collect_steps: int = param(
+            32, doc="decisions (SMDP steps) per env between two PPO updates", ge=2
+        )
+        ppo_epochs: int = param(4, doc="PPO epochs over each batch of experience", ge=1)
+        entropy_regularization: float = param(0.01, doc="PPO entropy bonus", ge=0)
+        fc_units: int = param(256, doc="units of the dense layer after the conv layers", ge=1)
+        termination_bump: float = param(
+            0.05,
+            doc="added to an option's beta per step it has run (paper app. E); 0 disables",
+            ge=0,
+            le=1,
+        )
+
+    def run(
+        self,
+        family: Any,
+        runs: Sequence[LearnerRun],
+        options: Any,
+        episodes: int,
+        max_steps: int,
+    ) -> list[EpisodeLog]:
+        """Learn on every run's task from scratch, one run after the other.
+
+        Raises:
+          ValueError: episodes / max_steps below 1, or a family without discrete actions.
+        """
+        if episodes < 1 or max_steps < 1:
+            raise ValueError(
+                f"{self.name}: expected episodes >= 1 and max_steps >= 1, got {episodes} and "
+                f"{max_steps}"
+            )
+        return [self._run_one(family, r, options, episodes, max_steps) for r in runs]
+
+    def _run_one(
+        self, family: Any, run: LearnerRun, options: Any, episodes: int, max_steps: int
+    ) -> EpisodeLog:
+        from opt_suite.learners import ppo_parts
+
+        p = self.params
+        tf_seed, env_seed = run.seed.spawn(2)
+        envs = [
+            gymnasium.wrappers.TimeLimit(family.make_env(run.task), max_episode_steps=max_steps)
+            for _ in range(p.num_envs)
+        ]
+        if not isinstance(envs[0].action_space, gymnasium.spaces.Discrete):
+            raise ValueError(
+                f"{self.name}: needs discrete actions; family {family.name!r} has "
+                f"{envs[0].action_space}"
+            )
+        env = ppo_parts.option_env(envs, options, p, env_seed.spawn(p.num_envs))
+        try:
+            agent = ppo_parts.ppo_agent(env, p, int(tf_seed.generate_state(1)[0]))
+            ppo_parts.learn(env, agent, p.collect_steps, episodes)
+        finally:
+            env.close()
+        done = env.episodes[:episodes]
+        return EpisodeLog(
+            np.array([e.ret for e in done]),
+            np.array([e.steps for e in done], np.int64),
+            np.array([e.frames for e in done], np.int64),
+        )

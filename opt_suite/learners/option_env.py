@@ -1,0 +1,243 @@
+"""An option-augmented env: a batched tf-agents ``PyEnvironment`` over primitives + options.
+
+The test-time agent picks among the A primitive actions followed by the m options. Picking option o
+runs it — its policy μ_o chooses the primitive actions — until it terminates, and the agent sees
+the whole run as one semi-Markov step (Sutton, Precup & Singh 1999):
+
+- reward: the option's rewards discounted within it, R = Σ_{j<k} γ^j r_{j+1};
+- discount: γ^k after k primitive steps (0 when the episode terminated), so an agent that computes
+  its targets as ``R + discount · V(s')`` — tf-agents' agents do, with their own discount factor
+  set to 1 — bootstraps with γ^k, as SMDP Q-learning and SMDP actor-critic do;
+- termination: after each of its steps the option stops with probability min(1, β_o(s) + bump·j)
+  where j is the number of steps it has run: the paper's appendix adds 0.05 per step, so an option
+  lands in states its demonstrations never showed cannot run for ever (at most 20 steps);
+- an episode end (terminated or truncated) ends the option too. A primitive is an option that acts
+  once and terminates.
+
+Batched over n envs of one task: each sub-env runs its own semi-Markov step, and the option networks
+are called *once per primitive tick for all sub-envs still running an option* (one batched call on
+every current observation, [n, ...]), so acting costs one network call per tick, not per env. The
+sub-envs are stepped one by one (what gymnasium's ``SyncVectorEnv`` does too); those whose step has
+ended wait for the others. Episode ends follow tf-agents' batched convention (as
+``opt_suite.agents``' adapter): ``LAST`` then, on the next step, ``FIRST`` with reward 0 and
+discount 1 for a sub-env reset in place of acting.
+
+Randomness (the options' action and termination draws) comes from one generator per sub-env,
+seeded by the caller; budgets count emulator frames (``info["frames"]`` of the env, resets
+included; one per step for envs that report none).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from opt_suite._tf import tensorflow
+
+tensorflow()  # tf-agents imports TensorFlow; do it quietly first
+
+from tf_agents.environments import py_environment  # noqa: E402
+from tf_agents.specs import array_spec  # noqa: E402
+from tf_agents.trajectories import time_step as ts  # noqa: E402
+
+__all__ = ["EpisodeRecord", "OptionAugmentedEnv", "OptionProbabilities"]
+
+#: observation batch [n, ...] -> (μ [n, m, A], β [n, m]): every option on every observation.
+OptionProbabilities = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+@dataclasses.dataclass(frozen=True)
+class EpisodeRecord:
+    """A finished episode of one sub-env.
+
+    Attributes:
+      env: the sub-env's index.
+      ret: its undiscounted return (the task's rewards, as the env gave them).
+      steps: primitive steps it took.
+      frames: emulator frames *all* sub-envs had used when it ended (the run's x-axis).
+    """
+
+    env: int
+    ret: float
+    steps: int
+    frames: int
+
+
+def _observation_spec(space: Any) -> array_spec.BoundedArraySpec:
+    """A ``Box`` (frames) or ``Discrete`` (state indices) observation space as a tf-agents spec."""
+    if hasattr(space, "n"):
+        start = int(getattr(space, "start", 0))
+        return array_spec.BoundedArraySpec(
+            (), np.int64, start, start + int(space.n) - 1, name="observation"
+        )
+    low, high = np.min(space.low), np.max(space.high)
+    return array_spec.BoundedArraySpec(space.shape, space.dtype, low, high, name="observation")
+
+
+class OptionAugmentedEnv(py_environment.PyEnvironment):
+    """Primitives + options over ``envs``; see the module docstring.
+
+    Args:
+      envs: n gymnasium envs of one task (discrete actions), stepped one by one.
+      option_probabilities: the m options acting on an observation batch (not called when m = 0).
+      num_options: m.
+      gamma: the discount per primitive step.
+      termination_bump: added to β per step the option has run (paper: 0.05); 0 disables.
+      seeds: one seed per sub-env: its first reset's seed and its option draws' generator.
+    """
+
+    def __init__(
+        self,
+        envs: Sequence[Any],
+        option_probabilities: OptionProbabilities | None,
+        num_options: int,
+        gamma: float,
+        termination_bump: float,
+        seeds: Sequence[np.random.SeedSequence],
+    ) -> None:
+        super().__init__(handle_auto_reset=False)
+        if not envs or len(seeds) != len(envs):
+            raise ValueError(f"OptionAugmentedEnv: {len(envs)} envs and {len(seeds)} seeds")
+        if num_options > 0 and option_probabilities is None:
+            raise ValueError("OptionAugmentedEnv: options without option_probabilities")
+        self._envs = list(envs)
+        self._n = len(self._envs)
+        space = self._envs[0].action_space
+        self.num_actions = int(space.n)
+        self.num_options = int(num_options)
+        self._probabilities = option_probabilities
+        self._gamma = float(gamma)
+        self._bump = float(termination_bump)
+        self._reset_seeds = [int(s.generate_state(1)[0]) for s in seeds]
+        self._rngs = [np.random.default_rng(s) for s in seeds]
+        obs_space = self._envs[0].observation_space
+        self._observation_spec = _observation_spec(obs_space)
+        self._action_spec = array_spec.BoundedArraySpec(
+            (), np.int64, 0, self.num_actions + self.num_options - 1, name="action"
+        )
+        spec = self._observation_spec
+        self._obs = np.zeros((self._n, *spec.shape), spec.dtype)
+        self._done = np.zeros(self._n, bool)
+        self._episode_return = np.zeros(self._n)
+        self._episode_steps = np.zeros(self._n, np.int64)
+        self.frames = 0
+        self.primitive_steps = 0
+        self.option_calls = 0
+        self.episodes: list[EpisodeRecord] = []
+
+    # tf-agents API ---------------------------------------------------------------------------
+
+    @property
+    def batched(self) -> bool:
+        """Always batched (n sub-envs)."""
+        return True
+
+    @property
+    def batch_size(self) -> int:
+        """The number of sub-envs."""
+        return self._n
+
+    def observation_spec(self) -> array_spec.BoundedArraySpec:
+        """The sub-envs' observation space."""
+        return self._observation_spec
+
+    def action_spec(self) -> array_spec.BoundedArraySpec:
+        """int64 in [0, A + m): primitives first, then the options."""
+        return self._action_spec
+
+    def close(self) -> None:
+        """Close the sub-envs."""
+        for env in self._envs:
+            env.close()
+
+    def _reset(self) -> ts.TimeStep:
+        for i in range(self._n):
+            self._reset_env(i)
+        zeros = np.zeros(self._n, np.float32)
+        return ts.TimeStep(
+            np.full(self._n, ts.StepType.FIRST, np.int32), zeros, zeros + 1.0, self._obs.copy()
+        )
+
+    def _step(self, action: Any) -> ts.TimeStep:
+        actions = np.asarray(action, np.int64).reshape(self._n)
+        if np.any(actions < 0) or np.any(actions >= self.num_actions + self.num_options):
+            top = self.num_actions + self.num_options
+            raise ValueError(
+                f"OptionAugmentedEnv: actions must lie in [0, {top}), got {actions.tolist()}"
+            )
+        restarted = self._done.copy()
+        for i in np.flatnonzero(restarted):
+            self._reset_env(i)
+        option = np.where(actions >= self.num_actions, actions - self.num_actions, -1)
+        running = ~restarted
+        reward = np.zeros(self._n)
+        discount = np.ones(self._n)
+        ran = np.zeros(self._n, np.int64)
+        terminated = np.zeros(self._n, bool)
+        ended = np.zeros(self._n, bool)
+        while running.any():
+            mu = beta = None
+            if np.any(running & (option >= 0)):
+                mu, beta = self._probabilities(self._obs)
+                self.option_calls += 1
+            for i in np.flatnonzero(running):
+                o = option[i]
+                if o < 0:
+                    a = int(actions[i])
+                else:
+                    rng = self._rngs[i]
+                    if ran[i] > 0 and rng.random() < beta[i, o] + self._bump * ran[i]:
+                        running[i] = False  # the option terminates in this state
+                        continue
+                    cdf = np.cumsum(mu[i, o], dtype=np.float64)
+                    a = min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")),
+                            self.num_actions - 1)  # fmt: skip
+                obs, r, term, trunc, info = self._envs[i].step(a)
+                self._obs[i] = obs
+                self._count(info)
+                reward[i] += discount[i] * float(r)
+                discount[i] *= self._gamma
+                ran[i] += 1
+                self._episode_return[i] += float(r)
+                self._episode_steps[i] += 1
+                if term or trunc:
+                    terminated[i], ended[i], running[i] = bool(term), True, False
+                    self._end_episode(i)
+                elif o < 0:
+                    running[i] = False
+        self._done = ended
+        step_type = np.where(
+            restarted, ts.StepType.FIRST, np.where(ended, ts.StepType.LAST, ts.StepType.MID)
+        ).astype(np.int32)
+        discount = np.where(terminated, 0.0, discount)
+        return ts.TimeStep(
+            step_type,
+            np.where(restarted, 0.0, reward).astype(np.float32),
+            np.where(restarted, 1.0, discount).astype(np.float32),
+            self._obs.copy(),
+        )
+
+    # Internals -------------------------------------------------------------------------------
+
+    def _reset_env(self, i: int) -> None:
+        seed = self._reset_seeds[i]
+        self._reset_seeds[i] = None  # later resets continue the seeded stream
+        obs, info = self._envs[i].reset(seed=seed)
+        self._obs[i] = obs
+        self._count(info, step=False)
+        self._episode_return[i] = 0.0
+        self._episode_steps[i] = 0
+
+    def _count(self, info: dict[str, Any], step: bool = True) -> None:
+        self.frames += int(info.get("frames", 1 if step else 0))
+        self.primitive_steps += int(step)
+
+    def _end_episode(self, i: int) -> None:
+        self.episodes.append(
+            EpisodeRecord(
+                i, float(self._episode_return[i]), int(self._episode_steps[i]), self.frames
+            )  # fmt: skip
+        )

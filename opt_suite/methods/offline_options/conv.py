@@ -1,0 +1,210 @@
+"""Convolutional options on frames (the paper's Atari options, Sec. 4.2), for Algorithm 1 as it is.
+
+Paper: "Options were represented by a two layer convolutional neural network, and were given the
+previous two frames as input" (grayscale, 84x84). The paper gives no layer sizes; we use the first
+two layers of Mnih et al. (2013)'s DQN network, the usual Atari trunk of the time: 16 filters 8x8
+stride 4, then 32 filters 4x4 stride 2, ReLU, then the heads on the flattened 9x9x32 map — μ a
+softmax over actions, β a one-unit sigmoid, π (the policy over options during training) a softmax
+over the A primitives + the learned options.
+
+How this plugs into the tabular machinery without changing it: Algorithm 1 and its training round
+(``algorithm.py``, ``training.py``) evaluate networks on the U distinct *demonstrated states* and
+gather the results into Ĵ's [B, L, n] tables. Here the demonstrated states are the demonstrations'
+frames, numbered 0..U-1: :class:`FrameFeatures` is a :class:`StateFeatures` whose "coordinates" are
+the frames themselves (uint8 [U, 84, 84, 2], held once for every option and round, cast to float
+inside the network), and :func:`frame_demo_batch` numbers every frame of every demonstration.
+Weights are plain dicts like the MLP's (``conv1_w``, ``conv1_b``, ``conv2_w``, ``conv2_b``, then the
+heads), so the one traced training step serves both kinds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from opt_suite.methods.base import Trajectory
+from opt_suite.methods.offline_options.demos import DemoBatch
+from opt_suite.methods.offline_options.features import StateFeatures
+
+__all__ = [
+    "CONV_LAYERS",
+    "FrameFeatures",
+    "conv_forward",
+    "frame_demo_batch",
+    "init_conv_weights",
+    "is_conv",
+    "keras_option_network",
+]
+
+#: (filters, kernel, stride) of the two convolutional layers (Mnih et al. 2013's first two).
+CONV_LAYERS = ((16, 8, 4), (32, 4, 2))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class FrameFeatures(StateFeatures):
+    """Frames as the networks' input: ``coords`` are the demonstrations' frames, uint8 [U, H, W, C].
+
+    Attributes:
+      frame_shape: (H, W, C) of one observation (84, 84, 2 on Atari).
+    """
+
+    frame_shape: tuple[int, int, int] = (84, 84, 2)
+    layers: tuple[tuple[int, int, int], ...] = CONV_LAYERS  # fixed: strides are not in the weights
+
+    @classmethod
+    def of(
+        cls, frames: np.ndarray | None, frame_shape: Sequence[int] | None = None
+    ) -> FrameFeatures:
+        """Features over ``frames`` [U, H, W, C] (or none: architecture only, for fresh options)."""
+        if frames is not None:
+            frames = np.asarray(frames)
+            if frames.ndim != 4 or frames.dtype != np.uint8:
+                raise ValueError(
+                    f"frame features: expected uint8 frames [U, H, W, C], got {frames.dtype} "
+                    f"{frames.shape}"
+                )
+            frame_shape = frames.shape[1:]
+        if frame_shape is None or len(frame_shape) != 3:
+            raise ValueError(f"frame features: expected a frame shape (H, W, C), got {frame_shape}")
+        height, width = frame_shape[:2]
+        for _, kernel, stride in CONV_LAYERS:
+            height, width = (height - kernel) // stride + 1, (width - kernel) // stride + 1
+            if min(height, width) < 1:
+                raise ValueError(
+                    f"frame features: conv layers {CONV_LAYERS} do not fit frames "
+                    f"{tuple(frame_shape)}"
+                )
+        count = 0 if frames is None else len(frames)
+        shape = tuple(int(v) for v in frame_shape)
+        return cls(count, use_index=False, coords=frames, frame_shape=shape)  # type: ignore[arg-type]
+
+    @property
+    def coord_dim(self) -> int:
+        """Not a vector input: the flattened size of the last feature map (the heads' fan-in)."""
+        height, width = self.frame_shape[:2]
+        for _, kernel, stride in self.layers:
+            height, width = (height - kernel) // stride + 1, (width - kernel) // stride + 1
+        return height * width * self.layers[-1][0]
+
+
+def is_conv(weights: Mapping[str, object]) -> bool:
+    """Whether ``weights`` are a convolutional network's (from :func:`init_conv_weights`)."""
+    return "conv1_w" in weights
+
+
+def _glorot(
+    rng: np.random.Generator, shape: Sequence[int], fan_in: int, fan_out: int
+) -> np.ndarray:
+    limit = np.sqrt(6.0 / (fan_in + fan_out))
+    return rng.uniform(-limit, limit, size=tuple(shape)).astype(np.float32)
+
+
+def init_conv_weights(
+    features: FrameFeatures, heads: Mapping[str, int], seed: np.random.SeedSequence
+) -> dict[str, np.ndarray]:
+    """Initial weights: Glorot-uniform kernels (Keras' Conv2D/Dense default), zero biases."""
+    rng = np.random.default_rng(seed)
+    weights: dict[str, np.ndarray] = {}
+    channels = features.frame_shape[2]
+    for i, (filters, kernel, _) in enumerate(features.layers, start=1):
+        shape = (kernel, kernel, channels, filters)
+        weights[f"conv{i}_w"] = _glorot(
+            rng, shape, kernel * kernel * channels, kernel * kernel * filters
+        )
+        weights[f"conv{i}_b"] = np.zeros(filters, np.float32)
+        channels = filters
+    width = features.coord_dim
+    for head, out in heads.items():
+        weights[f"{head}_w"] = _glorot(rng, (width, int(out)), width, int(out))
+        weights[f"{head}_b"] = np.zeros(int(out), np.float32)
+    return weights
+
+
+def conv_forward(weights: Mapping[str, tf.Tensor | np.ndarray], frames: tf.Tensor) -> dict:
+    """Head name -> logits [U, width] for frames [U, H, W, C] (uint8 0..255 or float in [0, 1])."""
+    x = tf.convert_to_tensor(frames)
+    x = tf.cast(x, tf.float32) / 255.0 if x.dtype == tf.uint8 else tf.cast(x, tf.float32)
+    for i, (_, _, stride) in enumerate(CONV_LAYERS, start=1):
+        x = tf.nn.conv2d(x, weights[f"conv{i}_w"], strides=stride, padding="VALID")
+        x = tf.nn.relu(x + weights[f"conv{i}_b"])
+    x = tf.reshape(x, [tf.shape(x)[0], -1])
+    heads = {key[:-2] for key in weights if key.endswith("_w") and not key.startswith("conv")}
+    return {head: tf.matmul(x, weights[f"{head}_w"]) + weights[f"{head}_b"] for head in heads}
+
+
+def frame_demo_batch(
+    demonstrations: Sequence[Trajectory], num_actions: int
+) -> tuple[DemoBatch, np.ndarray]:
+    """Number every frame of every demonstration: (padded batch of frame numbers, frames [U, ...]).
+
+    Every observation is its own state (two frames of Atari are rarely equal, and deduplicating
+    would cost a hash of every frame for little). The frames are concatenated once; the batch's
+    ``states`` are 0..U-1 and ``positions[b, t]`` is the number of demonstration b's t-th frame.
+
+    Raises:
+      ValueError: no demonstrations, or one that is not uint8 frames [T+1, H, W, C] with T >= 1
+        actions in range, or frames of different shapes.
+    """
+    if not demonstrations:
+        raise ValueError("offline_options needs at least one demonstration, got none")
+    shape = None
+    for i, h in enumerate(demonstrations):
+        obs, act = np.asarray(h.observations), np.asarray(h.actions)
+        where = f"demonstration {i} ({h.task_id})"
+        if obs.ndim != 4 or obs.dtype != np.uint8:
+            raise ValueError(
+                f"{where}: expected uint8 frames [T+1, H, W, C] (features: frames), got "
+                f"{obs.dtype} array of shape {obs.shape}"
+            )
+        if shape is not None and obs.shape[1:] != shape:
+            raise ValueError(f"{where}: frames of shape {obs.shape[1:]}, the first had {shape}")
+        shape = obs.shape[1:]
+        if len(act) < 1 or obs.shape[0] != len(act) + 1:
+            raise ValueError(
+                f"{where}: expected T >= 1 actions and T+1 observations, got {len(act)} and "
+                f"{obs.shape[0]}"
+            )
+        if act.min() < 0 or act.max() >= num_actions:
+            raise ValueError(f"{where}: action out of range [0, {num_actions})")
+    frames = np.concatenate([np.asarray(h.observations) for h in demonstrations])
+    lengths = np.array([len(h) for h in demonstrations], dtype=np.int32)
+    horizon = int(lengths.max())
+    positions = np.zeros((len(demonstrations), horizon + 1), dtype=np.int32)
+    actions = np.zeros((len(demonstrations), horizon), dtype=np.int32)
+    offset = 0
+    for b, h in enumerate(demonstrations):
+        positions[b, : len(h) + 1] = offset + np.arange(len(h) + 1)
+        positions[b, len(h) + 1 :] = offset + len(h)  # padding: a valid frame, ignored by Ĵ
+        actions[b, : len(h)] = np.asarray(h.actions)
+        offset += len(h) + 1
+    states = np.arange(len(frames), dtype=np.int32)
+    return DemoBatch(states, positions, actions, lengths), frames
+
+
+def keras_option_network(
+    weights: Mapping[str, np.ndarray], frame_shape: Sequence[int], name: str = "option"
+):
+    """The option as a standard keras model: frames [n, H, W, C] -> [μ [n, A], β [n, 1]].
+
+    Same numbers as :func:`conv_forward` + softmax/sigmoid (a test checks it), in standard layers
+    only, so that an option set file rebuilds it without this module (``NetworkOptionSet``). Its
+    input is the raw frame cast to float (0..255): the first layer rescales to [0, 1].
+    """
+    keras = tf.keras
+    frames = keras.Input(tuple(int(d) for d in frame_shape), name="frames")
+    x = keras.layers.Rescaling(1.0 / 255.0, name="rescale")(frames)
+    for i, (filters, kernel, stride) in enumerate(CONV_LAYERS, start=1):
+        layer = keras.layers.Conv2D(filters, kernel, stride, activation="relu", name=f"conv{i}")
+        x = layer(x)
+        layer.set_weights([weights[f"conv{i}_w"], weights[f"conv{i}_b"]])
+    x = keras.layers.Flatten(name="flatten")(x)
+    outputs = []
+    for head, activation in (("mu", "softmax"), ("beta", "sigmoid")):
+        width = int(np.shape(weights[f"{head}_w"])[1])
+        layer = keras.layers.Dense(width, activation=activation, name=head)
+        outputs.append(layer(x))
+        layer.set_weights([weights[f"{head}_w"], weights[f"{head}_b"]])
+    return keras.Model(frames, outputs, name=name)

@@ -1,0 +1,81 @@
+"""The ``tf_agents`` test-time learner: PPO over primitives + options, curves with frames."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from opt_suite.families.chain import Chain
+from opt_suite.learners.agent_learner import TFAgentsLearner
+from opt_suite.learners.base import LearnerRun
+from opt_suite.methods.base import TabularOptionSet
+from opt_suite.registry import LEARNERS, load
+
+TINY = TFAgentsLearner.Params(num_envs=2, collect_steps=8, fc_units=16, learning_rate=1e-3)
+
+
+@pytest.fixture(scope="module")
+def chain():
+    family = Chain(Chain.Params(num_states=6))
+    _, test = family.make_tasks(family.Variation(), [], 3, 1, 2, 0)
+    model = family.tabular_model(test[0])
+    options = TabularOptionSet(
+        np.tile(np.eye(model.num_actions)[None, None, 1], (1, model.num_states, 1)),  # "right"
+        np.full((1, model.num_states), 0.5),
+    )
+    return family, test, options
+
+
+def _run(chain, seed, options=None, episodes=6):
+    family, test, default = chain
+    learner = TFAgentsLearner(TINY)
+    runs = [LearnerRun(test[0], np.random.SeedSequence(seed))]
+    return learner.run(family, runs, default if options is None else options, episodes, 40)[0]
+
+
+def test_registered_as_tf_agents():
+    assert load(LEARNERS, "tf_agents") is TFAgentsLearner
+
+
+def test_logs_episodes_with_cumulative_frames_and_is_deterministic(chain):
+    log = _run(chain, 1)
+    assert log.returns.shape == log.steps.shape == log.frames.shape == (6,)
+    assert np.all(log.steps >= 1) and np.all(log.steps <= 40)
+    assert np.all(np.diff(log.frames) > 0)
+    # two sub-envs share the run's frames: the total is at least this run's own steps
+    assert log.frames[-1] >= log.steps.sum()
+    again = _run(chain, 1)
+    np.testing.assert_array_equal(log.returns, again.returns)
+    np.testing.assert_array_equal(log.frames, again.frames)
+    other = _run(chain, 2)
+    assert not np.array_equal(log.frames, other.frames)
+
+
+def test_runs_over_primitives_alone(chain):
+    family, _, options = chain
+    empty = TabularOptionSet.empty(options.mu.shape[1], options.mu.shape[2])
+    log = _run(chain, 1, options=empty, episodes=3)
+    assert log.returns.shape == (3,)
+
+
+def test_bad_budgets_are_refused(chain):
+    family, test, options = chain
+    with pytest.raises(ValueError, match="episodes >= 1"):
+        TFAgentsLearner(TINY).run(family, [], options, 0, 10)
+
+
+def test_learns_on_breakout_frames_with_network_options():
+    from atari_frames import BreakoutFamily
+
+    from opt_suite.methods.offline_options.on_frames import initial_frame_options
+    from opt_suite.methods.offline_options.params import Params
+
+    family = BreakoutFamily()
+    options = initial_frame_options(
+        family, "t", Params(features="frames"), 2, np.random.SeedSequence(0)
+    )
+    learner = TFAgentsLearner(TFAgentsLearner.Params(num_envs=2, collect_steps=8, fc_units=32))
+    log = learner.run(family, [LearnerRun("t", np.random.SeedSequence(1))], options, 2, 60)[0]
+    assert log.steps.tolist() == [60, 60]  # random play outlasts 60 steps: truncated
+    # frame skip 4, two sub-envs: the run had used at least the episode's 240 frames, at most both
+    assert 240 <= log.frames[0] <= 2 * 240 + 4 * 20
