@@ -74,8 +74,12 @@ def _number(value: Any) -> bool:
     return (_integer(value) or isinstance(value, float)) and math.isfinite(float(value))
 
 
-def load_inputs(directory: str | Path) -> tuple[ReportInputs, list[str]]:
+def load_inputs(
+    directory: str | Path, spec_hash: str | None = None
+) -> tuple[ReportInputs, list[str]]:
     """The report inputs of the latest run in ``directory``, and warnings for people.
+
+    ``spec_hash`` selects the latest run of that spec instead (the runner reports its own).
 
     Raises:
         opt_suite.store.StoreError: the directory holds no results store or no run, or its store
@@ -85,7 +89,7 @@ def load_inputs(directory: str | Path) -> tuple[ReportInputs, list[str]]:
     from opt_suite.store import StoreError
 
     try:
-        return _load_inputs(Path(directory))
+        return _load_inputs(Path(directory), spec_hash)
     except (sqlite3.Error, ValueError, OverflowError, TypeError) as exc:
         if isinstance(exc, ReportDataError):
             raise
@@ -96,12 +100,12 @@ def load_inputs(directory: str | Path) -> tuple[ReportInputs, list[str]]:
         ) from None
 
 
-def _load_inputs(directory: Path) -> tuple[ReportInputs, list[str]]:
+def _load_inputs(directory: Path, spec_hash: str | None) -> tuple[ReportInputs, list[str]]:
     from opt_suite.store import ResultsStore  # the store module pulls in sqlite only
 
     warnings: list[str] = []
     incomplete: list[str] = []
-    with ResultsStore(directory) as store:
+    with ResultsStore(directory, spec_hash) as store:
         run = store.run()
         planned = store.methods()
         rows = store.episodes()

@@ -129,21 +129,29 @@ class ResultsStore:
 
     Args:
       directory: the ``--out`` directory of a run.
+      spec_hash: view the latest run of this spec (default: the latest run of any spec). The
+        runner reports its own spec this way, whatever else ran in the directory meanwhile.
 
     Raises:
-      StoreError: the directory holds no results store, or no run has been recorded in it.
+      StoreError: the directory holds no results store, or no run (of ``spec_hash``) has been
+        recorded in it.
     """
 
-    def __init__(self, directory: str | Path) -> None:
+    def __init__(self, directory: str | Path, spec_hash: str | None = None) -> None:
         self.directory = Path(directory)
         self.db_path = self.directory / DB_NAME
         self._conn = connect(self.db_path, create=False)
         self._conn.row_factory = sqlite3.Row
-        latest = self._conn.execute(
-            "SELECT run_id, spec_hash FROM runs ORDER BY run_id DESC LIMIT 1"
-        ).fetchone()
+        query = "SELECT run_id, spec_hash FROM runs"
+        args: tuple[Any, ...] = ()
+        if spec_hash is not None:
+            query += " WHERE spec_hash = ?"
+            args = (spec_hash,)
+        latest = self._conn.execute(query + " ORDER BY run_id DESC LIMIT 1", args).fetchone()
         if latest is None:
-            raise StoreError(f"{self.db_path} records no run yet")
+            self._conn.close()
+            which = "" if spec_hash is None else f" of spec {spec_hash[:12]}"
+            raise StoreError(f"{self.db_path} records no run{which} yet")
         self.run_id = int(latest[0])
         # The view: every run of the latest run's spec (e.g. `--seeds 5-9` after `--seeds 0-4`).
         same = self._conn.execute("SELECT run_id FROM runs WHERE spec_hash = ?", (latest[1],))
@@ -179,8 +187,8 @@ class ResultsStore:
         return [_run_info(row) for row in rows]
 
     def run(self) -> RunInfo:
-        """The latest run."""
-        return self.runs()[-1]
+        """The latest run (of the viewed spec)."""
+        return next(r for r in self.runs() if r.run_id == self.run_id)
 
     def methods(self) -> list[str]:
         """Method entry names of the latest run, in spec order."""

@@ -21,11 +21,30 @@ from typing import Any
 
 import numpy as np
 
-from opt_suite.store.files import OPTIONS_FILE, cell_dir, write_cell_dir, write_text_atomic
-from opt_suite.store.schema import DB_NAME, connect
+from opt_suite.store.files import (
+    OPTIONS_FILE,
+    _alive,
+    cell_dir,
+    write_cell_dir,
+    write_text_atomic,
+)
+from opt_suite.store.schema import DB_NAME, StoreError, connect
 from opt_suite.store.verify import episodes_checksum, folder_problem
 
-__all__ = ["CellRecord", "StoreWriter"]
+__all__ = ["CellRecord", "DirectoryInUse", "StoreWriter"]
+
+
+class DirectoryInUse(StoreError):
+    """Another ``opt-suite run`` of a different spec is running in the directory."""
+
+    def __init__(self, directory: Path, spec_name: str, other: dict[str, Any]) -> None:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(other["at"]))
+        super().__init__(
+            f"{directory} is in use by another `opt-suite run` of spec {other['name']!r}"
+            f" ({other['hash'][:12]}; pid {other['pid']} on {other['host']}, started {when});"
+            f" one directory holds one spec at a time, so {spec_name!r} is not run there. Use"
+            " another --out, or rerun when that run has finished"
+        )
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -93,28 +112,57 @@ class StoreWriter:
         seeds: Sequence[int],
         argv: Sequence[str],
     ) -> int:
-        """Record a new run (status ``running``) and write ``spec.yaml``; return its id."""
-        write_text_atomic(self.directory / "spec.yaml", spec_yaml)
-        cursor = self.conn.execute(
-            "INSERT INTO runs (spec_name, spec_hash, spec_yaml, git_commit, versions, host, pid, "
-            "argv, backend, workers, seeds, started, status) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running')",
-            (
-                spec_name,
-                spec_hash,
-                spec_yaml,
-                provenance.get("git_commit"),
-                json.dumps(provenance.get("versions", {}), sort_keys=True),
-                provenance.get("host", socket.gethostname()),
-                os.getpid(),
-                json.dumps(list(argv)),
-                backend,
-                workers,
-                json.dumps(sorted(seeds)),
-                time.time(),
-            ),
-        )
+        """Record a new run (status ``running``) and write ``spec.yaml``; return its id.
+
+        One directory, one spec at a time: runners of the same spec share a directory (they split
+        its cells), but a runner of another spec is refused while one still runs there.
+
+        Raises:
+          DirectoryInUse: another live ``opt-suite run`` of a different spec runs in this
+            directory (the message names it).
+        """
+        with _transaction(self.conn):
+            other = self._live_run_of_another_spec(spec_hash)
+            if other is not None:
+                raise DirectoryInUse(self.directory, spec_name, other)
+            write_text_atomic(self.directory / "spec.yaml", spec_yaml)
+            cursor = self.conn.execute(
+                "INSERT INTO runs (spec_name, spec_hash, spec_yaml, git_commit, versions, host, "
+                "pid, argv, backend, workers, seeds, started, status) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running')",
+                (
+                    spec_name,
+                    spec_hash,
+                    spec_yaml,
+                    provenance.get("git_commit"),
+                    json.dumps(provenance.get("versions", {}), sort_keys=True),
+                    provenance.get("host", socket.gethostname()),
+                    os.getpid(),
+                    json.dumps(list(argv)),
+                    backend,
+                    workers,
+                    json.dumps(sorted(seeds)),
+                    time.time(),
+                ),
+            )
         return int(cursor.lastrowid)
+
+    def _live_run_of_another_spec(self, spec_hash: str) -> dict[str, Any] | None:
+        """A run of another spec still recorded ``running`` whose process is alive, or None.
+
+        A runner killed with ``kill -9`` stays ``running`` forever; on this host its pid tells
+        that it is gone. A runner on another host sharing the directory is assumed alive.
+        """
+        rows = self.conn.execute(
+            "SELECT spec_name, spec_hash, host, pid, started FROM runs "
+            "WHERE status = 'running' AND spec_hash != ? ORDER BY run_id DESC",
+            (spec_hash,),
+        ).fetchall()
+        here = socket.gethostname()
+        for name, other_hash, host, pid, started in rows:
+            if host != here or _alive(int(pid)):
+                return {"name": name, "hash": other_hash, "host": host, "pid": pid, "at": started}
+        return None
 
     def record_plan(
         self,

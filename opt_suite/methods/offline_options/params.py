@@ -22,6 +22,9 @@ from typing import Literal
 
 from opt_suite.params import param
 
+# Options are added one at a time, each a full training run: more than this is a typo.
+MAX_OPTIONS = 64
+
 __all__ = ["Params"]
 
 
@@ -42,14 +45,24 @@ class Params:
         doc="Algorithm 1 line 15: stop when J_N - J_prev < delta * |J_prev| (relative); paper: 10%",
         ge=0,
     )
-    epochs: int = param(50, doc="N, training epochs per newly introduced option (paper: 50)", ge=1)
-    steps_per_epoch: int = param(
-        10, doc="full-batch gradient steps per epoch (the curves record one point per epoch)", ge=1
+    epochs: int = param(
+        50, doc="N, training epochs per newly introduced option (paper: 50)", ge=1, le=100_000
     )
-    max_options: int = param(4, doc="stop after this many learned options (paper: 4)", ge=1)
+    steps_per_epoch: int = param(
+        10,
+        doc="full-batch gradient steps per epoch (the curves record one point per epoch)",
+        ge=1,
+        le=100_000,
+    )
+    max_options: int = param(
+        4, doc="stop after this many learned options (paper: 4)", ge=1, le=MAX_OPTIONS
+    )
     learning_rate: float = param(0.01, doc="Adam step size (alpha in Algorithm 1)", gt=0)
     hidden_sizes: tuple[int, ...] = param(
-        (32, 32), doc="hidden layers of every option and of pi (paper: two layers of 32)", ge=1
+        (32, 32),
+        doc="hidden layers of every option and of pi (paper: two layers of 32)",
+        ge=1,
+        le=4096,
     )
     likelihood: Literal["prob", "log_prob_per_step"] = param(
         "log_prob_per_step",
