@@ -66,10 +66,13 @@ class TrainedExpert:
     frames: int
     episode_returns: np.ndarray
     reused: bool = False
+    _logits: Any = dataclasses.field(default=None, repr=False)
 
     def action_probabilities(self, observations: np.ndarray) -> np.ndarray:
         """pi(a | s) [N, A] for a batch of observations [N, ...]."""
-        logits = ppo.policy_logits(self.actor, observations).astype(np.float64)
+        if self._logits is None:
+            self._logits = ppo.policy_logits(self.actor)
+        logits = self._logits(observations).astype(np.float64)
         logits -= logits.max(axis=-1, keepdims=True)
         probs = np.exp(logits)
         return probs / probs.sum(axis=-1, keepdims=True)
