@@ -34,5 +34,5 @@ def test_bench_discover_paper_40x40(benchmark, context):
     method.discover(context)  # warm-up: the one trace of the training graph in this process
     found = benchmark.pedantic(method.discover, args=(context,), rounds=3, iterations=1)
     params = OfflineParams()
-    steps = found.info["rounds_tried"] * params.epochs * params.steps_per_epoch
+    steps = sum(r["epochs"] for r in found.info["rounds"]) * params.steps_per_epoch
     benchmark.extra_info.update(options_kept=len(found.options), gradient_steps=steps)

@@ -15,9 +15,16 @@ from opt_suite.methods.offline_options import OfflineOptions, Params, initial_op
 from opt_suite.methods.offline_options.algorithm import improved_enough
 from opt_suite.methods.offline_options.demos import demo_batch
 from opt_suite.methods.offline_options.features import grid_coordinates, state_features
+from opt_suite.methods.offline_options.training import NonFiniteObjective
 
 # A small budget shared by the tests: one trace of the training graph serves every test here.
-FAST = Params(epochs=4, steps_per_epoch=3, max_options=2, learning_rate=0.03)
+# Rounds of exactly ``epochs`` epochs (max_epochs = epochs) unless a test is about convergence.
+FAST = Params(epochs=4, max_epochs=4, steps_per_epoch=3, max_options=2, learning_rate=0.03)
+
+
+def fixed(epochs: int, **changes) -> Params:
+    """FAST with rounds of exactly ``epochs`` epochs."""
+    return dataclasses.replace(FAST, epochs=epochs, max_epochs=epochs, **changes)
 
 
 class TestOfflineOptionsContract(MethodContract):
@@ -32,7 +39,7 @@ def discover(params: Params, seed: int = 0):
 @pytest.fixture(scope="module")
 def trained():
     """One option trained for 15 epochs (Ĵ has room to rise)."""
-    return discover(dataclasses.replace(FAST, epochs=15, max_options=1))
+    return discover(fixed(15, max_options=1))
 
 
 # -- Algorithm 1 -----------------------------------------------------------------------------------
@@ -94,16 +101,16 @@ def test_earlier_options_stay_frozen():
 
 
 def test_same_seed_same_curves_other_seed_other_options(trained):
-    again = discover(dataclasses.replace(FAST, epochs=15, max_options=1))
+    again = discover(fixed(15, max_options=1))
     for name, curve in trained.curves.items():
         np.testing.assert_array_equal(again.curves[name], curve, err_msg=name)
-    other = discover(dataclasses.replace(FAST, epochs=15, max_options=1), seed=1)
+    other = discover(fixed(15, max_options=1), seed=1)
     assert not np.allclose(other.options.mu, trained.options.mu)
 
 
 def test_training_starts_from_initial_options():
     # With a vanishing step size the trained option is its initialisation (Algorithm 1 line 6).
-    params = dataclasses.replace(FAST, learning_rate=1e-12, epochs=1, max_options=1)
+    params = fixed(1, learning_rate=1e-12, max_options=1)
     found = discover(params, seed=3)
     setting = tiny_setting()
     model = setting.family.tabular_model(setting.train_tasks[0])
@@ -125,14 +132,46 @@ def test_initial_options_count_and_determinism():
 
 @pytest.mark.parametrize("features", ["onehot", "coords"])
 def test_every_feature_kind_trains(features):
-    found = discover(dataclasses.replace(FAST, features=features, epochs=6, max_options=1))
+    found = discover(fixed(6, features=features, max_options=1))
     assert found.curves["jhat"][-1] > found.info["rounds"][0]["jhat_initial"]
 
 
 def test_prob_likelihood_trains():
-    found = discover(dataclasses.replace(FAST, likelihood="prob", epochs=6, max_options=1))
+    found = discover(fixed(6, likelihood="prob", max_options=1))
     assert np.all(np.isfinite(found.curves["jhat"]))
     assert found.curves["jhat"][-1] > found.info["rounds"][0]["jhat_initial"]
+
+
+def test_non_finite_jhat_fails_loudly_instead_of_keeping_no_options():
+    # A step size of 1e30 throws the weights to ±1e30 at the first Adam step: logits overflow and
+    # Ĵ is NaN. Algorithm 1 must raise (a failed cell), never return "0 options kept".
+    with pytest.raises(NonFiniteObjective, match=r"round 1 .*epoch 1"):
+        discover(fixed(3, learning_rate=1e30, max_options=1))
+
+
+def test_a_round_stops_at_its_plateau_and_at_its_cap():
+    # Any gain is a plateau with a tolerance of 1000%: the round ends after its minimum N epochs.
+    early = discover(dataclasses.replace(FAST, epochs=3, max_epochs=50, plateau_tolerance=10.0))
+    assert [r["epochs"] for r in early.info["rounds"]] == [3] * early.info["rounds_tried"]
+    assert all(r["converged"] for r in early.info["rounds"])
+    # No gain is small enough with a tolerance of 0 while Ĵ still rises: the cap ends the round.
+    capped = discover(
+        dataclasses.replace(FAST, epochs=2, max_epochs=6, plateau_tolerance=0.0, max_options=1)
+    )
+    assert capped.info["rounds"][0]["epochs"] == 6 and not capped.info["rounds"][0]["converged"]
+    assert len(capped.curves["jhat"]) == 6
+
+
+def test_warm_start_begins_the_next_round_where_the_last_ended():
+    warm = discover(fixed(8, max_options=2, delta=0.0))
+    cold = discover(fixed(8, max_options=2, delta=0.0, warm_start=False))
+    first, second = warm.info["rounds"]
+    # π carries over with a zero-weight column for o': the start of round 2 is round 1's end,
+    # up to the probability the new column takes (at most 1/(n+1) of π at initialisation).
+    assert abs(second["jhat_initial"] - first["jhat"]) < 0.25 * abs(first["jhat"])
+    assert second["jhat"] >= first["jhat"] - 0.01 * abs(first["jhat"])
+    # A fresh π starts round 2 from scratch, far below where round 1 ended.
+    assert cold.info["rounds"][1]["jhat_initial"] < first["jhat"] - 0.5 * abs(first["jhat"])
 
 
 # -- bad input -------------------------------------------------------------------------------------
@@ -222,7 +261,8 @@ def test_same_seed_same_options_in_a_fresh_process(trained):
         f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
         "from method_contract import context_for, tiny_setting\n"
         "from opt_suite.methods.offline_options import OfflineOptions, Params\n"
-        "p = Params(epochs=15, steps_per_epoch=3, max_options=1, learning_rate=0.03)\n"
+        "p = Params(epochs=15, max_epochs=15, steps_per_epoch=3, max_options=1,\n"
+        "           learning_rate=0.03)\n"
         "d = OfflineOptions(p).discover(context_for(tiny_setting(), 0, 0))\n"
         "sys.stdout.write(d.options.mu.tobytes().hex() + ' ' + d.options.beta.tobytes().hex())\n"
     )

@@ -40,7 +40,7 @@ def test_learned_options_beat_primitives_on_related_held_out_tasks():
         DiscoveryContext(family, train, demos, 0, np.random.SeedSequence(0))
     )
     # Ĵ rose in the first round (its last epoch against its start) and an option was kept.
-    first_round_end = found.curves["jhat"][Params().epochs - 1]
+    first_round_end = found.curves["jhat"][found.info["rounds"][0]["epochs"] - 1]
     assert first_round_end > found.info["rounds"][0]["jhat_initial"]
     assert len(found.options) >= 1
 

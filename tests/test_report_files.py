@@ -178,6 +178,41 @@ def test_reports_are_deterministic(tmp_path):
         assert (tmp_path / "a" / name).read_text() == (tmp_path / "b" / name).read_text()
 
 
+def test_fig1a_is_drawn_from_training_curves_and_shown_in_index_html(tmp_path):
+    from opt_suite.report.fig1a import training_curves
+    from opt_suite.store import CurveRow
+
+    rows = [
+        CurveRow("ours", seed, name, step, value)
+        for seed in (0, 1)
+        for name, values in {
+            "jhat": [-9.0, -4.0, -6.0, -3.0],
+            "likelihood": [-0.9, -0.4, -0.5, -0.2],
+            "terminations": [0.9, 0.5, 0.6, 0.4],
+            "option_round": [0.0, 0.0, 1.0, 1.0],
+            "kl": [0.0, 0.0, 0.1, 0.1],
+        }.items()
+        for step, value in enumerate(values)
+    ] + [CurveRow("other", 0, "loss", 0, 1.0)]  # a method without Ĵ curves is left out
+    training = training_curves(rows)
+    assert set(training) == {"ours"} and set(training["ours"]) == {0, 1}
+    np.testing.assert_array_equal(training["ours"][1]["jhat"], [-9.0, -4.0, -6.0, -3.0])
+    inputs = ReportInputs(
+        linear_table({"primitives": 0.0, "ours": 5.0}),
+        spec_name="toy-spec",
+        spec_hash="feedc0de",
+        settings=SETTINGS,
+        training=training,
+    )
+    paths = write_report_files(inputs, tmp_path / "with")
+    assert [p.name for p in paths] == [*REPORT_FILES, "fig1a.png"]
+    assert (tmp_path / "with" / "fig1a.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert 'src="fig1a.png"' in (tmp_path / "with" / "index.html").read_text()
+    plain = ReportInputs(inputs.episodes, "toy-spec", "feedc0de", SETTINGS)
+    assert [p.name for p in write_report_files(plain, tmp_path / "without")] == list(REPORT_FILES)
+    assert "fig1a" not in (tmp_path / "without" / "index.html").read_text()
+
+
 class TestCaveats:
     """The leaderboard warns when its intervals or its ranking cannot mean much."""
 

@@ -41,9 +41,12 @@ def _table(board: Leaderboard) -> str:
 
 
 def index_html(
-    board: Leaderboard, pictures: Sequence[str], curves: str | None = "curves.png"
+    board: Leaderboard,
+    pictures: Sequence[str],
+    curves: str | None = "curves.png",
+    fig1a: str | None = None,
 ) -> str:
-    """The page; ``pictures`` and ``curves`` are paths relative to the run folder."""
+    """The page; ``pictures``, ``curves`` and ``fig1a`` are paths relative to the run folder."""
     name = html.escape(board.spec_name)
     parts = [
         "<!DOCTYPE html>",
@@ -69,6 +72,12 @@ def index_html(
             "<h2>Learning curves on the test tasks</h2>",
             f'<img src="{html.escape(curves)}" alt="mean return vs episode, one line per method">',
         ]
+    if fig1a is not None:
+        parts += [
+            "<h2>Option learning: Algorithm 1's training curves (the paper's Fig. 1a)</h2>",
+            f'<img src="{html.escape(fig1a)}" alt="J-hat, its likelihood and termination parts'
+            ' per training epoch, across rounds">',
+        ]
     if pictures:
         parts.append("<h2>Options</h2>")
         for p in pictures:
@@ -82,8 +91,12 @@ def index_html(
 
 
 def write_index_html(
-    board: Leaderboard, path: Path, pictures: Sequence[str], curves: str | None = "curves.png"
+    board: Leaderboard,
+    path: Path,
+    pictures: Sequence[str],
+    curves: str | None = "curves.png",
+    fig1a: str | None = None,
 ) -> Path:
     """Write :func:`index_html` to ``path``."""
-    path.write_text(index_html(board, pictures, curves), encoding="utf-8")
+    path.write_text(index_html(board, pictures, curves, fig1a), encoding="utf-8")
     return path

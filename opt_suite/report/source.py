@@ -16,6 +16,7 @@ import yaml
 
 from opt_suite.report.build import ReportInputs
 from opt_suite.report.episodes import EpisodeTable, ReportDataError
+from opt_suite.report.fig1a import training_curves
 from opt_suite.spec.schema import ReportSpec
 
 __all__ = ["PICTURE_DIRS", "find_pictures", "load_inputs"]
@@ -65,6 +66,7 @@ def load_inputs(directory: str | Path) -> tuple[ReportInputs, list[str]]:
         rows = store.episodes()
         failed = [c for c in store.cells() if c.kind == "evaluation" and c.status != "done"]
         settings = report_settings(store.spec_yaml())
+        training = training_curves(store.curves())
     if run.status != "done":
         incomplete.append(f"the latest run in {directory} has status {run.status!r}")
         warnings.append(incomplete[-1])
@@ -92,5 +94,6 @@ def load_inputs(directory: str | Path) -> tuple[ReportInputs, list[str]]:
         methods=methods,
         pictures=find_pictures(directory),
         incomplete=tuple(incomplete),
+        training={m: training[m] for m in methods if m in training},
     )
     return inputs, warnings

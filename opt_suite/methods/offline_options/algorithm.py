@@ -21,6 +21,8 @@ Line numbers in the comments are the paper's pseudocode's::
 Δ is relative here, as the paper sets it for four rooms ("10% of Ĵ at the previous iteration"):
 Δ = delta · |Ĵ_prev|. The loop also stops once ``max_options`` options are kept (the paper's run
 introduces 4). Options rejected on line 15 are not returned, but their epochs stay in the curves.
+Lines 9–14 train until Ĵ plateaus (at least N epochs, see ``training.py``); line 8 starts π from
+the previous round's π when ``warm_start`` is set (see :func:`_initial_policy`).
 
 Seeds: the r-th introduced option and the r-th policy over options draw their initial weights from
 fixed children of the run's seed (:func:`option_seed`, :func:`policy_seed`), so
@@ -40,7 +42,12 @@ from opt_suite.methods.offline_options.demos import DemoBatch
 from opt_suite.methods.offline_options.features import StateFeatures
 from opt_suite.methods.offline_options.networks import init_option, init_policy, option_outputs
 from opt_suite.methods.offline_options.params import Params
-from opt_suite.methods.offline_options.training import CURVE_NAMES, FrozenOptions, train_round
+from opt_suite.methods.offline_options.training import (
+    CURVE_NAMES,
+    FrozenOptions,
+    NonFiniteObjective,
+    train_round,
+)
 
 __all__ = [
     "LearnedOptions",
@@ -91,6 +98,23 @@ def tabulate(
     return mu / mu.sum(axis=-1, keepdims=True), beta.numpy().astype(np.float64)
 
 
+def _initial_policy(features, num_actions, params, seed, index, previous):
+    """Line 8: π's weights for round ``index`` (A primitives + ``index`` kept options + o').
+
+    The paper initialises π afresh in every round ("a new policy, π, is initialized arbitrarily",
+    Sec. 4.1) and does not say how. With ``warm_start`` round k+1 starts from round k's trained π,
+    with a zero-weight, zero-bias output for o': the larger option set then starts close to where
+    the smaller one ended, so its converged Ĵ does not fall below it for lack of training.
+    """
+    if previous is None or not params.warm_start:
+        num_options = num_actions + index + 1
+        return init_policy(features, params.hidden_sizes, num_options, policy_seed(seed, index))
+    warm = {k: np.array(v, np.float32) for k, v in previous.items()}
+    warm["pi_w"] = np.concatenate([warm["pi_w"], np.zeros_like(warm["pi_w"][:, :1])], axis=1)
+    warm["pi_b"] = np.concatenate([warm["pi_b"], np.zeros(1, np.float32)])
+    return warm
+
+
 def improved_enough(jhat_new: float, jhat_prev: float, delta: float) -> bool:
     """Line 15, negated: Ĵ_N − Ĵ_prev ≥ Δ, Δ = delta · |Ĵ_prev| (always true for Ĵ_prev = −∞)."""
     if not math.isfinite(jhat_new):
@@ -110,9 +134,11 @@ class LearnedOptions:
       curves: per-epoch curves over all rounds (:data:`CURVE_NAMES` and ``option_round``, the
         0-based round each epoch belongs to).
       rounds: one dict per round: ``jhat_initial`` (Ĵ before training), ``jhat`` (Ĵ_N),
-        ``threshold`` (Ĵ_prev + Δ, None in the first round) and ``kept``.
-      stop_reason: ``"delta"`` (line 15), ``"max_options"``, or ``"non_finite_jhat"`` (training
-        diverged: the round's option is rejected like one that does not improve Ĵ enough).
+        ``threshold`` (Ĵ_prev + Δ, None in the first round), ``kept``, ``epochs`` (trained) and
+        ``converged`` (stopped on the plateau rule rather than at ``max_epochs``).
+      stop_reason: ``"delta"`` (line 15) or ``"max_options"``. A round whose Ĵ or gradient turns
+        non-finite raises :class:`NonFiniteObjective` instead: a diverged round says nothing
+        about whether the option helps.
       weights: the kept options' network weights, in order (networks on frames are acted with
         by calling them: their tables cover only the demonstrated frames).
     """
@@ -142,17 +168,22 @@ def learn_options(
     rounds: list[dict[str, Any]] = []
     stop_reason = "max_options"
     demo_coords = None if features.coords is None else features.coords[demos.states]
+    previous_policy = None
     while len(kept) < params.max_options:  # line 5 (capped at max_options)
         index = len(rounds)
         option = new_option(features, num_actions, params, seed, index)  # line 6
         # Line 7: O' = O ∪ o' — the frozen tables of O plus the trainable o' (see training.py).
-        policy = init_policy(  # line 8: a fresh π over A primitives + |O_O| + 1 options
-            features, params.hidden_sizes, num_actions + len(kept) + 1, policy_seed(seed, index)
-        )
-        result = train_round(demos, demo_coords, frozen, option, policy, params)  # lines 9–14
+        policy = _initial_policy(features, num_actions, params, seed, index, previous_policy)
+        try:
+            result = train_round(demos, demo_coords, frozen, option, policy, params)  # 9–14
+        except NonFiniteObjective as exc:
+            raise NonFiniteObjective(
+                f"Algorithm 1, round {index + 1} (training option {index + 1} with "
+                f"{len(kept)} kept): {exc}"
+            ) from None
         for name in CURVE_NAMES:
             curves[name].append(result.curves[name])
-        curves["option_round"].append(np.full(params.epochs, index, dtype=np.float64))
+        curves["option_round"].append(np.full(result.epochs, index, dtype=np.float64))
         jhat_n = result.final_jhat
         keep = improved_enough(jhat_n, jhat_prev, params.delta)
         threshold = jhat_prev + params.delta * abs(jhat_prev) if math.isfinite(jhat_prev) else None
@@ -162,11 +193,14 @@ def learn_options(
                 "jhat": jhat_n,
                 "threshold": threshold,
                 "kept": keep,
+                "epochs": result.epochs,
+                "converged": result.converged,
             }
         )
         if not keep:  # lines 15–16
-            stop_reason = "delta" if math.isfinite(jhat_n) else "non_finite_jhat"
+            stop_reason = "delta"
             break
+        previous_policy = result.policy
         # Lines 17–19: O = O', Ĵ_prev = Ĵ_N. The option's weights never change again: we keep its
         # tables over the demonstrated states (for later rounds) and over every state (the result).
         mu_demo, beta_demo = tabulate(result.option, features, demos.states)

@@ -127,13 +127,20 @@ def forward(weights: Weights, states: tf.Tensor, coords: tf.Tensor | None) -> di
 
 
 def option_outputs(
-    weights: Weights, states: tf.Tensor, coords: tf.Tensor | None
+    weights: Weights, states: tf.Tensor, coords: tf.Tensor | None, dtype: tf.DType = tf.float32
 ) -> tuple[tf.Tensor, tf.Tensor]:
-    """(log μ_o(s, ·) [U, A], β_o(s) [U]) of one option."""
+    """(log μ_o(s, ·) [U, A], β_o(s) [U]) of one option, activated in ``dtype``.
+
+    The logits are cast *before* the softmax and the sigmoid: in float64 a probability of e^-100
+    is a number, not the 0 it becomes in float32 (see ``training.py`` on why that matters).
+    """
     out = forward(weights, states, coords)
-    return tf.nn.log_softmax(out["mu"], axis=-1), tf.sigmoid(out["beta"][:, 0])
+    mu, beta = tf.cast(out["mu"], dtype), tf.cast(out["beta"][:, 0], dtype)
+    return tf.nn.log_softmax(mu, axis=-1), tf.sigmoid(beta)
 
 
-def policy_probs(weights: Weights, states: tf.Tensor, coords: tf.Tensor | None) -> tf.Tensor:
-    """π(s, ·) [U, num_options]."""
-    return tf.nn.softmax(forward(weights, states, coords)["pi"], axis=-1)
+def policy_probs(
+    weights: Weights, states: tf.Tensor, coords: tf.Tensor | None, dtype: tf.DType = tf.float32
+) -> tf.Tensor:
+    """π(s, ·) [U, num_options], the softmax taken in ``dtype``."""
+    return tf.nn.softmax(tf.cast(forward(weights, states, coords)["pi"], dtype), axis=-1)

@@ -12,6 +12,12 @@ Two choices the paper leaves open are measured (``benchmarks/offline_options_cho
   round). ``log_prob_per_step`` (λ2·log Pr(h)/|h|) keeps the demonstrations in the objective; on
   related 10x15 tasks (goals in one room) its options need 966 ± 16 steps over the first 20
   test episodes against 2915 ± 634 with ``prob`` (primitives: 5041). Default: ``log_prob_per_step``.
+  ``prob`` is computed in float64 (``training.py``): in float32 it turned Ĵ into NaN by epoch
+  18–28 on 3 of the paper spec's 5 seeds, as the shortest demonstration takes over and every other
+  one is driven to probability 0. In float64 it trains on all 5 (measured with these defaults), but
+  it stays dominated by one demonstration: Ĵ_N ≈ 16.5 on 2 seeds, 0.7 on 1, ≈ 0 on 2 (an option
+  that never ends, no demonstration reproduced). That is Eq. 2's optimum, not an artefact; the
+  log-space variant has a different optimum, so it is a separate choice, not a stabilisation.
 - ``features``: see ``features.py``. Default: ``coords``.
 """
 
@@ -42,7 +48,32 @@ class Params:
         doc="Algorithm 1 line 15: stop when J_N - J_prev < delta * |J_prev| (relative); paper: 10%",
         ge=0,
     )
-    epochs: int = param(50, doc="N, training epochs per newly introduced option (paper: 50)", ge=1)
+    epochs: int = param(
+        50,
+        doc="N, the minimum training epochs of each round (paper: 50); a round goes on past N "
+        "while J-hat still improves (see plateau_window), up to max_epochs",
+        ge=1,
+    )
+    max_epochs: int = param(
+        200,
+        doc="cap on a round's epochs; max_epochs = epochs trains exactly N epochs per round",
+        ge=1,
+    )
+    plateau_window: int = param(
+        10,
+        doc="a round has converged at epoch k >= epochs when J_k - J_(k-window) <= "
+        "plateau_tolerance * |J_(k-window)| (J-hat's gain over the last window epochs)",
+        ge=1,
+    )
+    plateau_tolerance: float = param(
+        0.01, doc="relative gain of J-hat over plateau_window epochs that counts as a plateau", ge=0
+    )
+    warm_start: bool = param(
+        True,
+        doc="round k+1 starts pi from round k's trained pi (the new option's column at zero "
+        "weight), so the larger option set starts where the smaller one ended; false: a fresh "
+        "random pi every round",
+    )
     steps_per_epoch: int = param(
         10, doc="full-batch gradient steps per epoch (the curves record one point per epoch)", ge=1
     )
@@ -65,6 +96,10 @@ class Params:
     def check(self) -> list[tuple[str, str]]:
         """Cross-field problems (none yet: every combination is meaningful)."""
         problems: list[tuple[str, str]] = []
+        if self.max_epochs < self.epochs:
+            problems.append(
+                ("max_epochs", f"must be >= epochs ({self.epochs}), got {self.max_epochs}")
+            )
         if not self.hidden_sizes:
             problems.append(("hidden_sizes", "needs at least one hidden layer (paper: (32, 32))"))
         return problems

@@ -1,4 +1,4 @@
-"""Lines 9–14 of Algorithm 1: N epochs of gradient ascent on Ĵ w.r.t. π and the new option only.
+"""Lines 9–14 of Algorithm 1: gradient ascent on Ĵ w.r.t. π and the new option only, to a plateau.
 
 The objective itself (Theorems 1–2, Eq. 2) lives in ``opt_suite.objective``; this module turns
 network weights into the tables it takes and runs the optimiser:
@@ -13,6 +13,17 @@ network weights into the tables it takes and runs the optimiser:
 The optimiser is Adam (Kingma & Ba 2015) written out on the weight dicts; the paper's pseudocode
 shows plain gradient ascent with step size α, and Adam with α as its step size is the usual
 stand-in.
+
+How long a round trains: the paper runs N = 50 epochs per option and says each option's curves
+"reach a plateau after 30 or 40 training epochs" (Sec. 4.1). Here N is the minimum; the round goes
+on while Ĵ still gains at least ``plateau_tolerance`` (1%) of |Ĵ| over ``plateau_window`` (10)
+epochs, up to ``max_epochs`` (200), so Algorithm 1's line 15 compares converged rounds, not
+rounds cut short (the issue measured a 2-option round ending at Ĵ = −19.9 after a 1-option round at
+−14.3, though the larger set contains the smaller).
+
+No silent failure: a NaN or infinite Ĵ or gradient stops the round at the first bad step (that
+step is not applied) and raises :class:`NonFiniteObjective`, which fails the discovery cell with
+the epoch and step in its message — it never turns into "the option did not improve Ĵ".
 
 Speed: a whole round (N epochs of ``steps_per_epoch`` full-batch steps) is one call of one
 ``tf.function`` whose inputs are all tensors (weights and λs included) with shape-free signatures,
@@ -38,15 +49,17 @@ from opt_suite.objective import JhatConfig, JhatParts, jhat
 __all__ = [
     "CURVE_NAMES",
     "FrozenOptions",
+    "NonFiniteObjective",
     "RoundResult",
     "objective_parts",
     "train_round",
 ]
 
-#: Per-epoch curves recorded for every round (the data of the paper's Figure 1a and more): Ĵ; the
-#: mean over demonstrations of Pr(h), of log Pr(h), of E[#terminations] / |h| (Theorem 1, normalised
-#: as in Eq. 2) and of the KL regulariser g(h, O_O) (unweighted).
-CURVE_NAMES = ("jhat", "prob", "log_prob", "terminations", "kl")
+#: Per-epoch curves recorded for every round (the data of the paper's Figure 1a and more): Ĵ; its
+#: likelihood term as Ĵ weighs it, before λ2 (mean Pr(h), or mean log Pr(h)/|h|); the mean over
+#: demonstrations of Pr(h), of log Pr(h), of E[#terminations] / |h| (Theorem 1, normalised as in
+#: Eq. 2) and of the KL regulariser g(h, O_O) (unweighted).
+CURVE_NAMES = ("jhat", "likelihood", "prob", "log_prob", "terminations", "kl")
 
 # Adam's constants (Kingma & Ba 2015, Algorithm 1 defaults).
 _BETA1, _BETA2, _EPSILON = 0.9, 0.999, 1e-8
@@ -80,21 +93,32 @@ class FrozenOptions:
         )
 
 
+class NonFiniteObjective(ArithmeticError):
+    """Ĵ or its gradient became NaN or infinite while training: the round cannot be trusted."""
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class RoundResult:
     """The trained weights of one round and its curves.
 
     Attributes:
-      option: the new option's weights after N epochs.
-      policy: π's weights after N epochs.
+      option: the new option's weights after the round's last epoch.
+      policy: π's weights after the round's last epoch.
       curves: one float64 value per epoch for each of :data:`CURVE_NAMES`, after that epoch.
       initial: the same quantities before the first update.
+      converged: whether the round stopped on the plateau rule (False: it hit ``max_epochs``).
     """
 
     option: dict[str, np.ndarray]
     policy: dict[str, np.ndarray]
     curves: dict[str, np.ndarray]
     initial: dict[str, float]
+    converged: bool
+
+    @property
+    def epochs(self) -> int:
+        """Epochs trained this round."""
+        return len(self.curves["jhat"])
 
     @property
     def final_jhat(self) -> float:
@@ -142,15 +166,23 @@ def objective_parts(
 
 
 def _parts(option, policy, frozen_log_mu, frozen_beta, batch, states, coords, config) -> JhatParts:
-    """Ĵ's parts with the new option o' appended to the frozen ones (Algorithm 1 line 7, O')."""
-    log_mu, beta = option_outputs(option, states, coords)
-    return objective_parts(
+    """Ĵ's parts with the new option o' appended to the frozen ones (Algorithm 1 line 7, O').
+
+    With ``likelihood="prob"`` the tables and the recursion are float64 (activated from the float32
+    logits): Eq. 2's Pr(h) form pushes every demonstration but the shortest towards probability 0,
+    and in float32 the softmaxes then return exact zeros whose gradients are 0·∞ = NaN (measured on
+    the paper setting: NaN by epoch 18–28 on 3 of 5 seeds). Parts come back as float32.
+    """
+    dtype = tf.float64 if config.likelihood == "prob" else tf.float32
+    log_mu, beta = option_outputs(option, states, coords, dtype)
+    parts = objective_parts(
         batch,
-        policy_probs(policy, states, coords),
-        tf.concat([frozen_log_mu, log_mu[None]], axis=0),
-        tf.concat([frozen_beta, beta[None]], axis=0),
+        policy_probs(policy, states, coords, dtype),
+        tf.concat([tf.cast(frozen_log_mu, dtype), log_mu[None]], axis=0),
+        tf.concat([tf.cast(frozen_beta, dtype), beta[None]], axis=0),
         config,
     )
+    return JhatParts(*(tf.cast(x, tf.float32) for x in parts))
 
 
 def _adam_ascent(weights, grads, moments, step, learning_rate):
@@ -168,9 +200,11 @@ def _adam_ascent(weights, grads, moments, step, learning_rate):
 
 
 def _train(option, policy, frozen_log_mu, frozen_beta, batch, states, coords, hyper, likelihood):
-    """N epochs × ``steps_per_epoch`` Adam steps; returns (option, policy, curves [N + 1, 5]).
+    """Epochs of ``steps_per_epoch`` Adam steps until Ĵ plateaus, the cap, or a non-finite value.
 
-    Row 0 of the curves is Ĵ's parts before any update, row k after epoch k.
+    Returns (option, policy, curves [E + 1, len(CURVE_NAMES)], status, steps): row 0 of the curves
+    is before any update, row k after epoch k; ``status`` is 0 (trained), 1 (a non-finite Ĵ or
+    gradient at step ``steps + 1``: that step is not applied) or 2 (Ĵ non-finite after an epoch).
     """
     # Ĵ's parts come unweighted from the objective; weighting them here keeps λ1, λ2 tensors, so
     # one trace serves every value (JhatParts.total = λ2·prob − terminations + λ1·kl).
@@ -204,6 +238,7 @@ def _train(option, policy, frozen_log_mu, frozen_beta, batch, states, coords, hy
         return tf.stack(
             [
                 total_of(parts),
+                parts.prob_term,  # the likelihood term as Ĵ weighs it (before λ2)
                 tf.reduce_mean(tf.exp(parts.log_prob)),  # mean Pr(h), whatever the likelihood
                 tf.reduce_mean(parts.log_prob),
                 parts.termination_term,
@@ -211,22 +246,43 @@ def _train(option, policy, frozen_log_mu, frozen_beta, batch, states, coords, hy
             ]
         )
 
+    def all_finite(total, grads) -> tf.Tensor:
+        checks = [tf.reduce_all(tf.math.is_finite(tf.convert_to_tensor(g))) for g in grads.values()]
+        return tf.reduce_all(tf.stack([tf.math.is_finite(total), *checks]))
+
     # Row 0: before any update (the jump of the paper's Figure 1a when o' and π are new).
-    curves = tf.TensorArray(tf.float32, size=hyper["epochs"] + 1)
+    curves = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
     curves = curves.write(0, row(parts_of(flat)))
     step = tf.constant(0)
-    for epoch in tf.range(hyper["epochs"]):
+    status = tf.constant(0)
+    done = tf.constant(0)
+    for epoch in tf.range(hyper["max_epochs"]):
         for _ in tf.range(hyper["steps_per_epoch"]):
             with tf.GradientTape() as tape:
                 tape.watch(flat)
                 total = total_of(parts_of(flat))
             grads = tape.gradient(total, flat)
+            if not all_finite(total, grads):
+                status = tf.constant(1)
+                break
             step += 1
             flat, moments = _adam_ascent(flat, grads, moments, step, hyper["learning_rate"])
-        curves = curves.write(epoch + 1, row(parts_of(flat)))
+        if status != 0:
+            break
+        latest = row(parts_of(flat))
+        curves = curves.write(epoch + 1, latest)
+        done = epoch + 1
+        if not tf.math.is_finite(latest[0]):
+            status = tf.constant(2)
+            break
+        if done >= hyper["min_epochs"]:
+            # The plateau rule (Params.plateau_window): Ĵ's gain over the last window epochs.
+            past = curves.read(tf.maximum(done - hyper["window"], 0))[0]
+            if latest[0] - past <= hyper["tolerance"] * tf.abs(past):
+                break
     option_out = {k.split("/", 1)[1]: w for k, w in flat.items() if k.startswith("option/")}
     policy_out = {k.split("/", 1)[1]: w for k, w in flat.items() if k.startswith("policy/")}
-    return option_out, policy_out, curves.stack()
+    return option_out, policy_out, curves.stack(), status, step
 
 
 def _spec(x: np.ndarray | tf.Tensor) -> tf.TensorSpec:
@@ -282,7 +338,11 @@ def train_round(
     policy: Weights,
     params: Params,
 ) -> RoundResult:
-    """Algorithm 1 lines 9–14: N epochs of ascent on Ĵ w.r.t. θ (π) and φ, ψ (the new option).
+    """Algorithm 1 lines 9–14: ascent on Ĵ w.r.t. θ (π) and φ, ψ (the new option) until it plateaus.
+
+    At least ``params.epochs`` (the paper's N) epochs, then on until Ĵ's gain over the last
+    ``plateau_window`` epochs is below ``plateau_tolerance`` · |Ĵ| (a plateau), at most
+    ``max_epochs``.
 
     Args:
       demos: the padded demonstrations.
@@ -291,9 +351,15 @@ def train_round(
       option: the new option's initial weights (line 6).
       policy: π's initial weights (line 8), with A + m + 1 outputs.
       params: the method's parameters.
+
+    Raises:
+      NonFiniteObjective: Ĵ or its gradient became NaN or infinite (the message says when).
     """
     hyper = {
-        "epochs": tf.constant(params.epochs, tf.int32),
+        "min_epochs": tf.constant(params.epochs, tf.int32),
+        "max_epochs": tf.constant(params.max_epochs, tf.int32),
+        "window": tf.constant(params.plateau_window, tf.int32),
+        "tolerance": tf.constant(params.plateau_tolerance, tf.float32),
         "steps_per_epoch": tf.constant(params.steps_per_epoch, tf.int32),
         "learning_rate": tf.constant(params.learning_rate, tf.float32),
         "lambda1": tf.constant(params.lambda1, tf.float32),
@@ -309,11 +375,33 @@ def train_round(
         _network_input(coords, len(demos.states)),
         hyper,
     )
-    option_w, policy_w, curves = _compiled_train(args, params.likelihood)(*args)
+    option_w, policy_w, curves, status, steps = _compiled_train(args, params.likelihood)(*args)
     values = curves.numpy().astype(np.float64)
+    status, steps = int(status), int(steps)
+    if status:
+        epoch = len(values) if status == 1 else len(values) - 1
+        what = "a non-finite gradient of J-hat" if status == 1 else "J-hat = nan"
+        raise NonFiniteObjective(
+            f"{what} at epoch {epoch} (Adam step {steps + (status == 1)}; likelihood "
+            f"{params.likelihood!r}, last finite J-hat {_last_finite(values[:, 0])}): training "
+            "diverged, so this option set cannot be scored"
+        )
+    epochs = len(values) - 1
     return RoundResult(
         option={k: v.numpy() for k, v in option_w.items()},
         policy={k: v.numpy() for k, v in policy_w.items()},
         curves=dict(zip(CURVE_NAMES, values[1:].T, strict=True)),
         initial=dict(zip(CURVE_NAMES, values[0].tolist(), strict=True)),
+        converged=epochs < params.max_epochs or _plateaued(values[:, 0], params),
     )
+
+
+def _plateaued(jhat: np.ndarray, params: Params) -> bool:
+    """The plateau rule of ``_train`` at the last row of ``jhat`` (row 0 = before training)."""
+    past = jhat[max(len(jhat) - 1 - params.plateau_window, 0)]
+    return bool(jhat[-1] - past <= params.plateau_tolerance * abs(past))
+
+
+def _last_finite(values: np.ndarray) -> str:
+    finite = values[np.isfinite(values)]
+    return f"{finite[-1]:.6g}" if len(finite) else "none"
