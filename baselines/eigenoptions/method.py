@@ -25,7 +25,7 @@ in its termination set.
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -48,7 +48,7 @@ class EigenoptionsParams:
     """How many eigenoptions, from which graph, solved how."""
 
     count: int = param(
-        8, doc="k, the number of options, taken in order of increasing eigenvalue", ge=1
+        8, doc="k, the number of options, taken in order of increasing eigenvalue", ge=1, le=1024
     )
     adjacency: Literal["known", "observed"] = param(
         "known",
@@ -84,6 +84,11 @@ class Eigenoptions(Method):
     requires: ClassVar[frozenset[str]] = frozenset(
         {EXACT_MODEL, DISCRETE_ACTIONS, INDEX_OBSERVATIONS}
     )
+
+    @classmethod
+    def memory_hint(cls, params: Any, num_states: int, num_actions: int) -> tuple[int, str]:
+        """The dense Laplacian and its eigenvectors: states x states float64, twice."""
+        return 2 * 8 * num_states * num_states, "the dense Laplacian: states x states, twice"
 
     def discover(self, context: DiscoveryContext) -> Discovery:
         """Eigenoptions of the train tasks' state graph (deterministic: uses no random draw)."""

@@ -37,6 +37,7 @@ from opt_suite.families.base import TabularModel, Task, TaskFamily, exact_model
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
 from opt_suite.methods.base import Trajectory
 from opt_suite.params import param
+from opt_suite.spec.schema import MAX_EPISODES
 from opt_suite.tabular import greedy_policy, policy_evaluation, value_iteration
 
 __all__ = [
@@ -67,8 +68,12 @@ class QLearningParams:
     alpha: float = param(0.5, doc="Q-learning step size", gt=0, le=1)
     gamma: float = param(0.99, doc="discount", gt=0, le=1)
     epsilon: float = param(0.2, doc="epsilon-greedy exploration", ge=0, le=1)
-    max_episodes: int = param(20000, doc="give up (error) after this many episodes", ge=1)
-    check_every: int = param(100, doc="episodes between optimality checks", ge=1)
+    max_episodes: int = param(
+        20000, doc="give up (error) after this many episodes", ge=1, le=MAX_EPISODES * 100
+    )
+    check_every: int = param(
+        100, doc="episodes between optimality checks", ge=1, le=MAX_EPISODES * 100
+    )
     tolerance: float = param(
         0.01,
         doc="optimal means V*(start) - V_greedy(start) <= tolerance * max(|V*(start)|, max |r|), "
