@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from opt_suite import registry
+from opt_suite.families.base import exact_model
 from opt_suite.runner.backends import Backend, make_backend
 from opt_suite.runner.cells import (
     CellJob,
@@ -247,7 +248,7 @@ def work_estimate(
     spec: Any, seeds: Sequence[int], components: Components, family: Any, train: Sequence[Any]
 ) -> WorkEstimate:
     """The estimate of :mod:`.estimate` for a spec whose family and train tasks are built."""
-    model = family.tabular_model(train[0]) if train else None
+    model = exact_model(family, train[0]) if train else None
     shape = (None, None, 1) if model is None else model.next_state.shape
     return estimate_work(spec, seeds, components.methods, *shape)
 
