@@ -198,7 +198,7 @@ def _write_reports(directory: Path, own_spec: str) -> list[str] | None:
         print(f"reports not written: opt_suite.report is unavailable ({exc})", file=sys.stderr)
         return None
     try:
-        return [str(p) for p in write_reports(directory, own_spec)]
+        written = [str(p) for p in write_reports(directory, own_spec)]
     except Exception as exc:
         print(
             f"reports not written: {type(exc).__name__}: {exc} "
@@ -206,3 +206,8 @@ def _write_reports(directory: Path, own_spec: str) -> list[str] | None:
             file=sys.stderr,
         )
         return None
+    from opt_suite.report.tables import leaderboard_warnings
+
+    for message in leaderboard_warnings(directory):
+        print(f"warning: leaderboard: {message}", file=sys.stderr)
+    return written
