@@ -48,8 +48,12 @@ def report_settings(spec_yaml: str) -> ReportSpec:
     return ReportSpec(**section)
 
 
-def load_inputs(directory: str | Path) -> tuple[ReportInputs, list[str]]:
+def load_inputs(
+    directory: str | Path, spec_hash: str | None = None
+) -> tuple[ReportInputs, list[str]]:
     """The report inputs of the latest run in ``directory``, and warnings for people.
+
+    With ``spec_hash``, of the latest run of that spec (one variant of a sweep run).
 
     Raises:
         opt_suite.store.StoreError: the directory holds no results store or no run.
@@ -60,7 +64,7 @@ def load_inputs(directory: str | Path) -> tuple[ReportInputs, list[str]]:
     directory = Path(directory)
     warnings: list[str] = []
     incomplete: list[str] = []
-    with ResultsStore(directory) as store:
+    with ResultsStore(directory, spec_hash) as store:
         run = store.run()
         planned = store.methods()
         rows = store.episodes()

@@ -128,21 +128,32 @@ class ResultsStore:
 
     Args:
       directory: the ``--out`` directory of a run.
+      spec_hash: view the latest run *of this spec* instead of the latest run (a sweep runs
+        several variant specs into one store: each variant's report reads its own view).
 
     Raises:
-      StoreError: the directory holds no results store, or no run has been recorded in it.
+      StoreError: the directory holds no results store, or no run has been recorded in it (of
+        ``spec_hash``, when given).
     """
 
-    def __init__(self, directory: str | Path) -> None:
+    def __init__(self, directory: str | Path, spec_hash: str | None = None) -> None:
         self.directory = Path(directory)
         self.db_path = self.directory / DB_NAME
         self._conn = connect(self.db_path, create=False)
         self._conn.row_factory = sqlite3.Row
-        latest = self._conn.execute(
-            "SELECT run_id, spec_hash FROM runs ORDER BY run_id DESC LIMIT 1"
-        ).fetchone()
+        if spec_hash is None:
+            latest = self._conn.execute(
+                "SELECT run_id, spec_hash FROM runs ORDER BY run_id DESC LIMIT 1"
+            ).fetchone()
+        else:
+            latest = self._conn.execute(
+                "SELECT run_id, spec_hash FROM runs WHERE spec_hash = ? "
+                "ORDER BY run_id DESC LIMIT 1",
+                (spec_hash,),
+            ).fetchone()
         if latest is None:
-            raise StoreError(f"{self.db_path} records no run yet")
+            of = "" if spec_hash is None else f" of spec {spec_hash[:12]}"
+            raise StoreError(f"{self.db_path} records no run{of} yet")
         self.run_id = int(latest[0])
         # The view: every run of the latest run's spec (e.g. `--seeds 5-9` after `--seeds 0-4`).
         same = self._conn.execute("SELECT run_id FROM runs WHERE spec_hash = ?", (latest[1],))
@@ -178,8 +189,9 @@ class ResultsStore:
         return [_run_info(row) for row in rows]
 
     def run(self) -> RunInfo:
-        """The latest run."""
-        return self.runs()[-1]
+        """The latest run (of the viewed spec, when the store was opened with ``spec_hash``)."""
+        row = self._conn.execute("SELECT * FROM runs WHERE run_id = ?", (self.run_id,)).fetchone()
+        return _run_info(row)
 
     def methods(self) -> list[str]:
         """Method entry names of the latest run, in spec order."""
