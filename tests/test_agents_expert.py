@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from opt_suite.agents.expert import (
+    CutDemonstration,
     checkpoint_key,
     collect_agent_demonstrations,
     sample_demonstration,
@@ -109,7 +110,8 @@ def test_collect_demonstrations_is_deterministic_and_reuses_experts(tmp_path):
     assert [t.task_id for t in first.trajectories] == [TRAIN[0].task_id] * 2 + [
         TRAIN[1].task_id
     ] * 2
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["expert-0.npz", "expert-1.npz"]
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert len(names) == 2 and all(n.startswith("expert-") and n.endswith(".npz") for n in names)
     again = collect_agent_demonstrations(FAMILY, TRAIN, TINY, 2, 5000, seed, tmp_path)
     assert all(expert.reused for expert in again.experts)
     for a, b in zip(first.trajectories, again.trajectories, strict=True):
@@ -121,7 +123,12 @@ def test_collect_demonstrations_is_deterministic_and_reuses_experts(tmp_path):
         np.testing.assert_allclose(raw, np.round(raw), atol=1e-9)
 
 
-def test_a_cut_demonstration_is_counted(expert):
-    trained, _ = expert
+def test_a_cut_demonstration_is_counted_or_an_error(expert, tmp_path):
+    trained, path = expert
     _, cut = sample_demonstration(FAMILY, TRAIN[0], trained, np.random.default_rng(5), 3)
     assert cut
+    seed = np.random.SeedSequence(11)
+    kept = collect_agent_demonstrations(FAMILY, TRAIN[:1], TINY, 2, 3, seed, tmp_path)
+    assert kept.cut == 2 and all(len(t) == 3 for t in kept.trajectories)
+    with pytest.raises(CutDemonstration, match=f"demonstration on {TRAIN[0].task_id} was cut"):
+        collect_agent_demonstrations(FAMILY, TRAIN[:1], TINY, 2, 3, seed, tmp_path, allow_cut=False)

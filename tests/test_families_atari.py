@@ -210,3 +210,32 @@ def test_bad_variations_and_tasks():
         gymnasium.make("opt_suite/Atari-v0", frame_skip=0)
     with pytest.raises(ValueError, match="reward_scale: must be > 0"):
         gymnasium.make("opt_suite/Atari-v0", reward_scale=0.0)
+
+
+def test_validate_locates_bad_atari_input(tmp_path, capsys):
+    from opt_suite.cli import main
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        "name: atari-bad\n"
+        "family:\n"
+        "  name: atari\n"
+        "  params: {game: brekout}\n"
+        "tasks:\n"
+        "  count: 3\n"
+        "  train: 1\n"
+        "  test: 2\n"
+        "  vary: {frame_skip: [0, 4], reward_scale: [0.0, 10.0]}\n"
+        "  list: [{start_actions: 3, reward_scale: 0.0, frame_skip: 4}]\n"
+        "methods:\n"
+        "  - {name: primitives, method: primitives}\n"
+    )
+    assert main(["validate", str(path)]) == 2
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert out == "" and "Traceback" not in err
+    assert lines[0].startswith(f"{path}:4:18: family.params.game: unknown ALE game 'brekout'; ")
+    assert "did you mean 'breakout'?" in lines[0] and "amidar" in lines[0]
+    assert f"{path}:9:23: tasks.vary.frame_skip[0]: out of range (expected >= 1, got 0)" in lines
+    scale = "tasks.list[0].reward_scale: out of range (expected > 0, got 0.0)"
+    assert f"{path}:10:43: {scale}" in lines

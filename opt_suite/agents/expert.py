@@ -39,6 +39,7 @@ from opt_suite.methods.base import Trajectory
 
 __all__ = [
     "AgentDemonstrations",
+    "CutDemonstration",
     "TrainedExpert",
     "checkpoint_key",
     "collect_agent_demonstrations",
@@ -47,6 +48,10 @@ __all__ = [
 ]
 
 CHECKPOINT_FORMAT = 1
+
+
+class CutDemonstration(RuntimeError):
+    """A demonstration ended (``max_steps`` or the frame cap) before a life was lost."""
 
 
 @dataclasses.dataclass(eq=False)
@@ -66,10 +71,13 @@ class TrainedExpert:
     frames: int
     episode_returns: np.ndarray
     reused: bool = False
+    _logits: Any = dataclasses.field(default=None, repr=False)
 
     def action_probabilities(self, observations: np.ndarray) -> np.ndarray:
         """pi(a | s) [N, A] for a batch of observations [N, ...]."""
-        logits = ppo.policy_logits(self.actor, observations).astype(np.float64)
+        if self._logits is None:
+            self._logits = ppo.policy_logits(self.actor)
+        logits = self._logits(observations).astype(np.float64)
         logits -= logits.max(axis=-1, keepdims=True)
         probs = np.exp(logits)
         return probs / probs.sum(axis=-1, keepdims=True)
@@ -243,22 +251,37 @@ def collect_agent_demonstrations(
     max_steps: int,
     seed: np.random.SeedSequence,
     checkpoint_dir: str | Path | None = None,
+    allow_cut: bool = True,
 ) -> AgentDemonstrations:
     """Train (or reload) an expert per train task and sample its demonstrations.
 
     Deterministic in ``seed``: train task i uses the children (i, 0) (expert) and (i, 1)
     (sampling) of ``seed``, whatever the other tasks are. Checkpoints are
-    ``checkpoint_dir/expert-<i>.npz``.
+    ``checkpoint_dir/expert-<key>.npz``, named by :func:`checkpoint_key`, so experts of different
+    specs or seeds can share one directory.
+
+    Raises:
+      CutDemonstration: ``allow_cut`` is False and a trajectory was cut, naming its task.
     """
     trajectories, experts, cut = [], [], 0
     for i, task in enumerate(train_tasks):
         expert_seed = int(_seed(seed, i, 0).generate_state(1)[0] % (2**31 - 1))
-        path = None if checkpoint_dir is None else Path(checkpoint_dir) / f"expert-{i}.npz"
+        path = None
+        if checkpoint_dir is not None:
+            key = checkpoint_key(family, task, params, expert_seed)
+            path = Path(checkpoint_dir) / f"expert-{key[:24]}.npz"
         expert = train_expert(family, task, params, expert_seed, path)
         experts.append(expert)
         rng = np.random.default_rng(_seed(seed, i, 1))
         for _ in range(trajectories_per_task):
             trajectory, was_cut = sample_demonstration(family, task, expert, rng, max_steps)
+            if was_cut and not allow_cut:
+                raise CutDemonstration(
+                    f"demonstration on {task.task_id} was cut after {len(trajectory)} steps before "
+                    f"a life was lost (demonstrations.max_steps = {max_steps}, or the family's "
+                    "max_episode_frames); raise them, or train the expert longer "
+                    "(demonstrations.params.frames)"
+                )
             trajectories.append(trajectory)
             cut += was_cut
     return AgentDemonstrations(trajectories, experts, cut)
