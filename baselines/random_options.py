@@ -27,7 +27,7 @@ __all__ = ["RandomOptions", "RandomOptionsParams"]
 class RandomOptionsParams:
     """How many untrained options, and the offline_options networks they are drawn from."""
 
-    count: int = param(4, doc="number of options (offline_options' max_options: 4)", ge=1)
+    count: int = param(4, doc="number of options (offline_options' max_options: 4)", ge=1, le=1024)
     offline_options: OfflineOptionsParams = param(
         OfflineOptionsParams(),
         doc="the offline_options Params whose initialisation is copied (hidden_sizes and "

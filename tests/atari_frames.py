@@ -33,8 +33,24 @@ def _small(screen: np.ndarray) -> np.ndarray:
     return screen[ROWS][:, COLS]
 
 
-def breakout_demonstrations(count: int, max_steps: int = 40, seed: int = 0) -> list[Trajectory]:
-    """``count`` random-play trajectories, each ending when a life is lost or at ``max_steps``."""
+def _tracking_action(ram: np.ndarray, rng: np.random.Generator) -> int:
+    """A scripted player: FIRE to serve, else move the paddle under the ball (10% random)."""
+    ball_x, ball_y, paddle = int(ram[99]), int(ram[101]), int(ram[72])
+    if ball_y == 0:
+        return 1
+    if rng.random() < 0.1:
+        return int(rng.integers(4))
+    return 2 if ball_x > paddle + 10 else (3 if ball_x < paddle + 4 else 0)
+
+
+def breakout_demonstrations(
+    count: int, max_steps: int = 40, seed: int = 0, policy: str = "random"
+) -> list[Trajectory]:
+    """``count`` trajectories, each ending when a life is lost or at ``max_steps``.
+
+    ``policy``: ``"random"`` play, or ``"track"`` — a scripted player that follows the ball (a
+    stand-in for a trained expert: its lives last hundreds of steps, as an expert's do).
+    """
     env = _env()
     rng = np.random.default_rng(seed)
     demos = []
@@ -44,7 +60,10 @@ def breakout_demonstrations(count: int, max_steps: int = 40, seed: int = 0) -> l
         previous = current = _small(screen)
         observations, actions, rewards = [np.stack([previous, current], -1)], [], []
         for t in range(max_steps):
-            action = 1 if t == 0 else int(rng.integers(4))
+            if policy == "track":
+                action = _tracking_action(env.unwrapped.ale.getRAM(), rng)
+            else:
+                action = 1 if t == 0 else int(rng.integers(4))
             screen, reward, terminated, truncated, info = env.step(action)
             previous, current = current, _small(screen)
             observations.append(np.stack([previous, current], -1))

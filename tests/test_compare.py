@@ -174,7 +174,10 @@ class TestBaselineFile:
             (lambda d: {**d, "format": "x"}, "format is not 'opt-suite-baseline'"),
             (lambda d: {**d, "version": 2}, "version 2, expected 1"),
             (lambda d: {**d, "methods": {}}, "methods must be a non-empty mapping"),
-            (lambda d: {**d, "thresholds": {"0": "high"}}, "thresholds must map task -> number"),
+            (
+                lambda d: {**d, "thresholds": {"0": "high"}},
+                "thresholds must map task -> finite number",
+            ),
             (
                 lambda d: {**d, "methods": {"a": {**d["methods"]["ours"], "seeds": [0]}}},
                 r"methods.a.metrics.auc must be a 1 x 4 \(seeds x tasks\) matrix",

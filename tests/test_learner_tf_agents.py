@@ -5,13 +5,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from opt_suite.agents.params import NetworkParams, PPOParams
 from opt_suite.families.chain import Chain
 from opt_suite.learners.agent_learner import TFAgentsLearner
 from opt_suite.learners.base import LearnerRun
 from opt_suite.methods.base import TabularOptionSet
 from opt_suite.registry import LEARNERS, load
 
-TINY = TFAgentsLearner.Params(num_envs=2, collect_steps=8, fc_units=16, learning_rate=1e-3)
+
+def tiny(units: int = 16) -> TFAgentsLearner.Params:
+    network = NetworkParams(fc_units=(units,))
+    ppo = PPOParams(num_envs=2, steps_per_iteration=8, learning_rate=1e-3, network=network)
+    return TFAgentsLearner.Params(ppo=ppo)
+
+
+TINY = tiny()
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +82,28 @@ def test_learns_on_breakout_frames_with_network_options():
     options = initial_frame_options(
         family, "t", Params(features="frames"), 2, np.random.SeedSequence(0)
     )
-    learner = TFAgentsLearner(TFAgentsLearner.Params(num_envs=2, collect_steps=8, fc_units=32))
+    learner = TFAgentsLearner(tiny(32))
     log = learner.run(family, [LearnerRun("t", np.random.SeedSequence(1))], options, 2, 60)[0]
     assert log.steps.tolist() == [60, 60]  # random play outlasts 60 steps: truncated
     # frame skip 4, two sub-envs: the run had used at least the episode's 240 frames, at most both
     assert 240 <= log.frames[0] <= 2 * 240 + 4 * 20
+
+
+def test_each_row_is_evaluated_by_its_own_option():
+    from atari_frames import BreakoutFamily
+
+    from opt_suite.learners.ppo_parts import option_probabilities
+    from opt_suite.methods.offline_options.on_frames import initial_frame_options
+    from opt_suite.methods.offline_options.params import Params
+
+    options = initial_frame_options(
+        BreakoutFamily(), "t", Params(features="frames"), 3, np.random.SeedSequence(4)
+    )
+    count, rows_of = option_probabilities(options)
+    frames = np.random.default_rng(0).integers(0, 256, (5, 84, 84, 2), dtype=np.uint8)
+    which = np.array([2, 0, 2, 2, 0])  # option 1 runs nowhere: skipped
+    mu, beta = rows_of(frames, which)
+    all_mu, all_beta = options.probabilities(frames)
+    assert count == 3
+    np.testing.assert_allclose(mu, all_mu[np.arange(5), which], rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(beta, all_beta[np.arange(5), which], rtol=1e-5, atol=1e-7)

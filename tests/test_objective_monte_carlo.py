@@ -96,7 +96,9 @@ def test_validate_objective_same_seed_same_table(capsys):
 
 
 def test_validate_objective_bad_arguments(capsys):
-    assert main(["validate-objective", "--trials", "0"]) == 2
+    with pytest.raises(SystemExit) as exc:  # a usage error, like every out-of-range option
+        main(["validate-objective", "--trials", "0"])
+    assert exc.value.code == 2
     assert "--trials" in capsys.readouterr().err
     assert main(["validate-objective", "--spec", "no-such-spec.yaml"]) == 2
     assert "no-such-spec.yaml" in capsys.readouterr().err

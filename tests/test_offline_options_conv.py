@@ -32,8 +32,8 @@ def demos():
 def learned(demos):
     batch, frames = frame_demo_batch(demos, A)
     params = Params(
-        lambda2=5000.0, epochs=3, steps_per_epoch=2, max_options=2, learning_rate=1e-3,
-        features="frames",
+        lambda2=5000.0, epochs=3, max_epochs=3, steps_per_epoch=2, max_options=2,
+        learning_rate=1e-3, features="frames",
     )  # fmt: skip
     features = FrameFeatures.of(frames)
     return batch, features, learn_options(batch, features, A, params, np.random.SeedSequence(3))
@@ -98,8 +98,8 @@ def test_algorithm_1_trains_conv_options_on_frames(learned):
 def test_conv_training_is_deterministic(learned):
     batch, features, out = learned
     params = Params(
-        lambda2=5000.0, epochs=3, steps_per_epoch=2, max_options=2, learning_rate=1e-3,
-        features="frames",
+        lambda2=5000.0, epochs=3, max_epochs=3, steps_per_epoch=2, max_options=2,
+        learning_rate=1e-3, features="frames",
     )  # fmt: skip
     again = learn_options(batch, features, A, params, np.random.SeedSequence(3))
     for a, b in zip(out.weights, again.weights, strict=True):
@@ -116,7 +116,7 @@ def test_offline_options_on_frames_returns_network_options(demos):
     from opt_suite.options.network import NetworkOptionSet
 
     params = Params(
-        lambda2=5000.0, lambda1=0.01, epochs=2, steps_per_epoch=2, max_options=2,
+        lambda2=5000.0, lambda1=0.01, epochs=2, max_epochs=2, steps_per_epoch=2, max_options=2,
         learning_rate=1e-3, features="frames",
     )  # fmt: skip
     context = DiscoveryContext(BreakoutFamily(), ["task"], demos, 0, np.random.SeedSequence(5))

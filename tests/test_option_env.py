@@ -42,11 +42,10 @@ class Corridor(gymnasium.Env):
 def right_until(stop_at):
     """One option: always 'right'; β = 1 at positions in ``stop_at``, else 0."""
 
-    def probabilities(obs):
-        n = len(obs)
-        mu = np.tile([[[0.0, 1.0]]], (n, 1, 1))
-        beta = np.isin(obs[:, 0], list(stop_at)).astype(float)[:, None]
-        return mu, beta
+    def probabilities(obs, option):
+        assert np.all(option == 0)
+        mu = np.tile([[0.0, 1.0]], (len(obs), 1))
+        return mu, np.isin(obs[:, 0], list(stop_at)).astype(float)
 
     return probabilities
 
@@ -112,9 +111,8 @@ def test_truncation_ends_the_option_and_bootstraps():
 
 
 def test_option_draws_come_from_each_sub_envs_seed():
-    def noisy(obs):
-        n = len(obs)
-        return np.full((n, 1, 2), 0.5), np.full((n, 1), 0.3)
+    def noisy(obs, option):
+        return np.full((len(obs), 2), 0.5), np.full(len(obs), 0.3)
 
     def trace(seed, n):
         env = make([Corridor(length=100, max_steps=1000) for _ in range(n)], noisy, seed=seed)

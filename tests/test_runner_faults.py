@@ -154,7 +154,7 @@ def test_unknown_family_is_a_clear_error(tmp_path, capsys):
 def test_a_failing_report_keeps_the_results_and_says_how_to_retry(tmp_path, capsys, monkeypatch):
     import opt_suite.report
 
-    def broken(directory):
+    def broken(directory, spec_hash=None):
         raise RuntimeError("plotting exploded")
 
     monkeypatch.setattr(opt_suite.report, "write_reports", broken)

@@ -159,7 +159,11 @@ def test_missing_section_with_defaults_and_null_section():
             "slip: 1.0",
             "x.yaml:9:11: family.params.slip: out of range (expected >= 0 and < 1, got 1.0)",
         ),
-        ("count: 6", "count: 0", "x.yaml:11:10: tasks.count: out of range (expected >= 1, got 0)"),
+        (
+            "count: 6",
+            "count: 0",
+            "x.yaml:11:10: tasks.count: out of range (expected >= 1 and <= 10000, got 0)",
+        ),
         (
             "params: {alpha: 0.2}",
             "params: {alpha: 0}",

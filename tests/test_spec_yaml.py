@@ -58,8 +58,7 @@ def test_file_too_large(tmp_path):
     path = tmp_path / "big.yaml"
     path.write_text("#" * (MAX_BYTES + 1))
     assert file_problems(path) == [
-        f"{path}:1:1: (spec): file is too large (expected at most {MAX_BYTES} bytes, "
-        f"got {MAX_BYTES + 1})"
+        f"{path}:1:1: (spec): file is too large (expected at most {MAX_BYTES} bytes)"
     ]
 
 

@@ -128,7 +128,8 @@ def test_read_api_returns_what_was_written(tmp_path):
 
 
 def test_later_runs_hide_cells_they_did_not_plan(tmp_path):
-    writer, _ = _populate(tmp_path)
+    writer, first = _populate(tmp_path)
+    writer.finish_run(first, "done", {})  # a live run of another spec would refuse the next
     # A second run (a changed spec) planning only one method: the store shows only that one.
     run = writer.begin_run(
         spec_name="toy",

@@ -25,7 +25,7 @@ in its termination set.
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -47,7 +47,7 @@ class EigenoptionsParams:
     """How many eigenoptions, from which graph, solved how."""
 
     count: int = param(
-        8, doc="k, the number of options, taken in order of increasing eigenvalue", ge=1
+        8, doc="k, the number of options, taken in order of increasing eigenvalue", ge=1, le=1024
     )
     adjacency: Literal["known", "observed"] = param(
         "known",
@@ -81,6 +81,11 @@ class Eigenoptions(Method):
     )
     Params: ClassVar[type] = EigenoptionsParams
     uses_demonstrations: ClassVar[bool] = True  # only with adjacency: observed
+
+    @classmethod
+    def memory_hint(cls, params: Any, num_states: int, num_actions: int) -> tuple[int, str]:
+        """The dense Laplacian and its eigenvectors: states x states float64, twice."""
+        return 2 * 8 * num_states * num_states, "the dense Laplacian: states x states, twice"
 
     def discover(self, context: DiscoveryContext) -> Discovery:
         """Eigenoptions of the train tasks' state graph (deterministic: uses no random draw)."""

@@ -54,7 +54,7 @@ _CHUNK_EPISODES = 4096
 class OptionCriticParams:
     """Tabular option-critic; defaults are the authors' four-rooms settings (module docstring)."""
 
-    options: int = param(4, doc="number of options (authors: 4)", ge=1)
+    options: int = param(4, doc="number of options (authors: 4)", ge=1, le=1024)
     gamma: float = param(0.99, doc="discount (authors: 0.99)", gt=0, le=1)
     lr_critic: float = param(0.5, doc="step size of Q_Omega and Q_U (authors: 0.5)", gt=0, le=1)
     lr_intra: float = param(0.25, doc="intra-option policy gradient step (authors: 0.25)", gt=0)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 
 # name -> (module, one-line help). Order is the order shown by --help.
@@ -52,9 +53,11 @@ def main(argv: list[str] | None = None) -> int:
         args = sub.parse_args(argv[1:])
         try:
             return int(module.run(args) or 0)
-        except KeyboardInterrupt:
-            print("interrupted", file=sys.stderr)
-            return 130
+        except KeyboardInterrupt as exc:
+            # SIGTERM arrives as Terminated (a KeyboardInterrupt, see cli.run): exit 128 + 15.
+            signum = getattr(exc, "signum", signal.SIGINT)
+            print(f"interrupted ({signal.Signals(signum).name})", file=sys.stderr)
+            return 128 + int(signum)
         except BrokenPipeError:
             # `opt-suite list --json | head`: the reader left; say nothing more, like cat does.
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -25,9 +25,14 @@ def _alpha(text: str) -> float:
     return value
 
 
+MAX_PERMUTATIONS = 10_000_000  # about a minute per method entry; more buys no precision
+
+
 def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 100:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 100, got {text!r}")
+    if not text.isdigit() or not 100 <= int(text) <= MAX_PERMUTATIONS:
+        raise argparse.ArgumentTypeError(
+            f"expected an integer in 100..{MAX_PERMUTATIONS}, got {text!r}"
+        )
     return int(text)
 
 
@@ -113,6 +118,9 @@ def run(args: argparse.Namespace) -> int:
         )
     except (BaselineError, CompareError, StoreError, ReportDataError) as exc:
         print(f"opt-suite compare: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # exit 1 means a regression and nothing else: anything else is 2
+        print(f"opt-suite compare: cannot compare: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
     for message in result.warnings:
         print(f"warning: {message}", file=sys.stderr)

@@ -89,4 +89,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"opt-suite report: cannot write: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # never a traceback: the message says what could not be reported
+        print(f"opt-suite report: cannot report: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
     return 0

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sqlite3
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +47,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-report", action="store_true", help="do not write the reports")
 
 
+MAX_SEED_INDEX = 2**31 - 1  # stored as SQLite integers, spawned into SeedSequences
+
+
 def parse_seeds(text: str) -> list[int]:
     """``"0-2,5"`` -> ``[0, 1, 2, 5]``.
 
     Raises:
       ValueError: with a message naming the bad part.
     """
+    from opt_suite.spec.schema import MAX_SEEDS
+
     seeds: set[int] = set()
     for part in text.split(","):
         part = part.strip()
@@ -63,8 +70,30 @@ def parse_seeds(text: str) -> list[int]:
             ) from None
         if first < 0 or last < first:
             raise ValueError(f"--seeds: {part!r} is not a non-empty range of indices >= 0")
+        if last > MAX_SEED_INDEX:
+            raise ValueError(f"--seeds: {part!r}: seed indices go up to {MAX_SEED_INDEX}")
+        if last - first + 1 + len(seeds) > MAX_SEEDS:
+            raise ValueError(
+                f"--seeds: {text!r} names more than {MAX_SEEDS} seeds (evaluation.seeds allows"
+                f" at most {MAX_SEEDS}; run large sweeps in slices, e.g. '0-99' then '100-199')"
+            )
         seeds.update(range(first, last + 1))
     return sorted(seeds)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread: the run unwinds exactly as on Ctrl-C.
+
+    Unwinding marks the run ``interrupted`` in the store, releases the cell claims and stops the
+    worker pool, so no worker and no semaphore outlives the runner (the default action of SIGTERM
+    would kill the process on the spot and leave the run ``running`` forever).
+    """
+
+    signum = signal.SIGTERM
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
 
 
 def _check_writable(directory: Path) -> str | None:
@@ -83,8 +112,9 @@ def run(args: argparse.Namespace) -> int:
     """Run the protocol; print a one-line summary and the failed cells."""
     from opt_suite.registry import RegistryError
     from opt_suite.runner import BackendError, run_protocol
+    from opt_suite.runner.estimate import WorkTooLarge
     from opt_suite.runner.progress import format_duration
-    from opt_suite.spec import SpecError, find_spec, load_sweep
+    from opt_suite.spec import SpecError, find_spec, load_sweep, spec_hash
     from opt_suite.store import StoreError
 
     def error(message: str) -> int:
@@ -110,13 +140,18 @@ def run(args: argparse.Namespace) -> int:
     problem = _check_writable(directory)
     if problem:
         return error(problem)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main_thread else None
     if sweep.variants:
         try:
             return _run_sweep(args, sweep, directory, seeds)
-        except (RegistryError, BackendError, StoreError) as exc:
+        except (RegistryError, BackendError, StoreError, WorkTooLarge) as exc:
             return error(str(exc))
         except (OSError, sqlite3.Error) as exc:
             return error(f"cannot write results to {directory}: {exc}")
+        finally:
+            if in_main_thread:
+                signal.signal(signal.SIGTERM, previous)
     try:
         result = run_protocol(
             spec,
@@ -128,10 +163,13 @@ def run(args: argparse.Namespace) -> int:
             argv=["opt-suite", "run", *sys.argv[2:]],
             quiet=args.quiet,
         )
-    except (RegistryError, BackendError, StoreError) as exc:
+    except (RegistryError, BackendError, StoreError, WorkTooLarge) as exc:
         return error(str(exc))
     except (OSError, sqlite3.Error) as exc:  # e.g. the disk is full before any cell ran
         return error(f"cannot write results to {directory}: {exc}")
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
     summary = result.summary
     for _label, message in summary.failed:
@@ -141,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
     written = [str(directory / "results.sqlite")]
     reported = True
     if not args.no_report:
-        reports = _write_reports(directory)
+        reports = _write_reports(directory, spec_hash(spec))
         reported = reports is not None
         written += reports or []
     state = (
@@ -215,7 +253,7 @@ def _run_sweep(args: argparse.Namespace, sweep: Any, directory: Path, seeds) -> 
     written = [str(directory / "results.sqlite"), str(directory / "sweep.json")]
     reported = True
     if not args.no_report:
-        reports = _write_reports(directory, sweep=True)
+        reports = _write_reports(directory, None, sweep=True)
         reported = reports is not None
         written += [p for p in reports or [] if "variants" not in Path(p).parts]
     print(
@@ -228,7 +266,7 @@ def _run_sweep(args: argparse.Namespace, sweep: Any, directory: Path, seeds) -> 
     return 0 if not failed and reported else 1
 
 
-def _write_reports(directory: Path, sweep: bool = False) -> list[str] | None:
+def _write_reports(directory: Path, own_spec: str | None, sweep: bool = False) -> list[str] | None:
     """The report files written, or None (after saying why) when they could not be written.
 
     A problem there never loses the stored results: ``opt-suite report DIR`` can write them later.
@@ -243,7 +281,7 @@ def _write_reports(directory: Path, sweep: bool = False) -> list[str] | None:
             from opt_suite.report.sweep import write_sweep_reports
 
             return [str(p) for p in write_sweep_reports(directory)]
-        return [str(p) for p in write_reports(directory)]
+        return [str(p) for p in write_reports(directory, own_spec)]
     except Exception as exc:
         print(
             f"reports not written: {type(exc).__name__}: {exc} "

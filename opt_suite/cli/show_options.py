@@ -10,6 +10,10 @@ the termination probabilities β, and, on test task I, where the policy over opt
 option (``π(s, o)`` of an ε-greedy SMDP Q-learner trained for ``--episodes`` episodes with the
 spec's learner settings) and the path it takes. One PNG per (method, seed). Exit status 2 on bad
 input.
+
+On image families (network option sets, e.g. Atari) there is no grid to draw on: each option is
+executed from a start state of the demonstrations' train task until it terminates, and its screens
+are drawn as a strip, one PNG per (method, seed, option) — the paper's Figs. 4-5.
 """
 
 from __future__ import annotations
@@ -90,6 +94,44 @@ def _draw(out: Path, spec, options, demos, args, label: str, seed: int) -> Path:
     )  # fmt: skip
 
 
+def _draw_strips(out: Path, spec, options, demos, args, label: str, seed: int) -> list[Path]:
+    """Image families: per option, a strip of the screens of one execution (paper Figs. 4-5)."""
+    import numpy as np
+
+    from opt_suite import registry
+    from opt_suite.plots.option_strips import run_option, save_option_strip
+
+    family_cls = registry.load(registry.FAMILIES, spec.family.name)
+    family = family_cls(spec.family.params or family_cls.Params())
+    t = spec.tasks
+    train, _ = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
+    if not train:
+        raise _Problem("the spec has no train task to start the options from")
+    by_id = {task.task_id: task for task in train}
+    task = by_id.get(demos[0].task_id, train[0]) if demos else train[0]
+    bump = getattr(spec.evaluation.params, "termination_bump", 0.05)
+    try:
+        env = family.make_env(task, render_mode="rgb_array")
+    except TypeError:  # an env without rendering: draw its observations
+        env = family.make_env(task)
+    written = []
+    try:
+        meanings = getattr(env.unwrapped, "action_meanings", None)
+        names = list(meanings()) if callable(meanings) else None
+        for o, name in enumerate(options.names):
+            start = int(np.random.SeedSequence([seed, o]).generate_state(1)[0])
+            run = run_option(env, options, o, start, bump)
+            title = (
+                f"{label}: {name} from a start state of {task.task_id} until it ended "
+                f"({run.ended_by}, {len(run.actions)} steps)"
+            )
+            path = out / f"options-{label}-{name}.png"
+            written.append(save_option_strip(path, run, names, title))
+    finally:
+        env.close()
+    return written
+
+
 def _from_run_dir(args) -> list[Path]:
     from opt_suite.store import ResultsStore
 
@@ -109,6 +151,9 @@ def _from_run_dir(args) -> list[Path]:
                 if options is None or (len(options) == 0 and not args.method):
                     continue  # not discovered yet, or primitives only
                 label = f"{method}-seed{seed}"
+                if not hasattr(options, "mu"):  # options acted by networks: an image family
+                    written += _draw_strips(out, spec, options, demos, args, label, seed)
+                    continue
                 written.append(_draw(out, spec, options, demos, args, label, seed))
     return written
 

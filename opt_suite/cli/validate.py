@@ -1,6 +1,7 @@
 """``opt-suite validate SPEC [SPEC…] [--resolved]``: check specs and report every problem at once.
 
-Prints ``ok: NAME (hash …)`` for each valid spec, or its problems on stderr, one line each
+Prints ``ok: NAME (hash …): WORK`` for each valid spec (WORK: cells, env steps and the largest
+array, see :mod:`opt_suite.runner.estimate`), or its problems on stderr, one line each
 (``file:LINE:COL: key.path: message``), and exits with status 2 if any spec has a problem. With
 ``--resolved`` it prints the canonical YAML instead: every default filled in, ``extends`` merged,
 keys sorted — exactly what a run will use. SPEC may also name a bundled spec (``fourrooms-quick``).
@@ -26,6 +27,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _work(spec: object) -> str:
+    """The spec's work estimate (``opt_suite.runner.estimate``), or why there is none."""
+    from opt_suite.runner.protocol import resolve_components, work_estimate
+
+    try:
+        components = resolve_components(spec)
+        family = components.family(spec.family.params)
+        t = spec.tasks
+        train, _ = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
+        seeds = range(spec.evaluation.seeds)
+        return work_estimate(spec, seeds, components, family, train).describe()
+    except Exception as exc:  # the estimate informs; it must not make a valid spec fail
+        return f"no work estimate ({type(exc).__name__}: {exc})"
+
+
 def run(args: argparse.Namespace) -> int:
     """Validate every spec; 0 if all are valid, else 2."""
     status = 0
@@ -49,9 +65,10 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{separator}# {title}: resolved from {path}\n# spec_hash: {spec_hash(one)}")
                 print(canonical_yaml(one), end="")
         elif not sweep.variants:
-            print(f"ok: {spec.name} (hash {spec_hash(spec)[:HASH_CHARS]})")
+            print(f"ok: {spec.name} (hash {spec_hash(spec)[:HASH_CHARS]}): {_work(spec)}")
         else:
             print(f"ok: {spec.name}: a sweep of {len(sweep.variants)} variants, each valid")
             for variant in sweep.variants:
-                print(f"  {variant.name} (hash {spec_hash(variant.spec)[:HASH_CHARS]})")
+                digest = spec_hash(variant.spec)[:HASH_CHARS]
+                print(f"  {variant.name} (hash {digest}): {_work(variant.spec)}")
     return status

@@ -19,6 +19,20 @@ import sys
 MIN_MATCHES = 10
 
 
+MAX_TRIALS = 10_000_000  # ~a minute per chain; the Monte Carlo error is already ~1e-4 there
+
+
+def _bounded(low: int, high: int):
+    """An argparse type: an integer in ``low..high`` (anything else is a usage error, exit 2)."""
+
+    def parse(text: str) -> int:
+        if not text.strip().lstrip("-").isdigit() or not low <= int(text) <= high:
+            raise argparse.ArgumentTypeError(f"expected an integer in {low}..{high}, got {text!r}")
+        return int(text)
+
+    return parse
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the command's arguments."""
     parser.add_argument(
@@ -26,7 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the rows as a JSON list")
     parser.add_argument("--seed", type=int, default=0, help="seed of options, trajectories and MC")
-    parser.add_argument("--trials", type=int, default=10_000, help="Monte Carlo paths per chain")
+    parser.add_argument(
+        "--trials",
+        type=_bounded(1, MAX_TRIALS),
+        default=10_000,
+        help=f"Monte Carlo paths per chain (1..{MAX_TRIALS})",
+    )
     parser.add_argument(
         "--candidates",
         type=int,

@@ -44,11 +44,16 @@ __all__ = ["Chain", "ChainEnv", "Params", "Variation", "TaskParams"]
 class Params:
     """Family-wide settings (spec key ``family.params``)."""
 
-    num_states: int = param(7, doc="states in the chain (Appendix D: 7); the last ends it", ge=2)
+    num_states: int = param(
+        7, doc="states in the chain (Appendix D: 7); the last ends it", ge=2, le=100_000
+    )
     step_reward: float = param(-1.0, doc="reward of every step that does not reach the end")
     goal_reward: float = param(10.0, doc="reward of the step that reaches the end (instead)")
     max_episode_steps: int = param(
-        100, doc="episodes are truncated after this many steps (gymnasium's TimeLimit)", ge=1
+        100,
+        doc="episodes are truncated after this many steps (gymnasium's TimeLimit)",
+        ge=1,
+        le=1_000_000,
     )
 
 

@@ -71,7 +71,10 @@ class Params:
     step_reward: float = param(-1.0, doc="reward of every step that does not reach the goal")
     goal_reward: float = param(10.0, doc="reward of the step that reaches the goal (instead)")
     max_episode_steps: int = param(
-        1000, doc="episodes are truncated after this many steps (gymnasium's TimeLimit)", ge=1
+        1000,
+        doc="episodes are truncated after this many steps (gymnasium's TimeLimit)",
+        ge=1,
+        le=1_000_000,
     )
 
 

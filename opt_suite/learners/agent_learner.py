@@ -8,9 +8,9 @@ the task: its actions are the A primitives followed by the m options, an option 
 terminates as one semi-Markov step, and the agent bootstraps with γ^k (the env's discount is γ^k and
 the agent's own discount factor is 1).
 
-Networks: frames (uint8 [H, W, C]) go through the same two convolutional layers as the options
-(16 8x8/4, 32 4x4/2) and one dense layer; tabular state indices are one-hot encoded into the dense
-layers instead (so the same learner runs on every family, e.g. in the contract tests).
+The agent is the Atari experts' (:func:`opt_suite.agents.ppo.build_agent`: the A3C network of Mnih
+et al. 2016 on frames — two convolutions and 256 units — for the actor and the value) with its
+discount factor set to 1; its action set is A + m.
 
 Learning curve: every finished episode of every sub-env, in the order they end, with its return,
 primitive steps and the emulator frames the whole run had used by then; the run stops after
@@ -27,6 +27,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
+from opt_suite.agents.params import PPOParams
 from opt_suite.learners.base import EpisodeLog, Learner, LearnerRun
 from opt_suite.params import param
 
@@ -44,19 +45,17 @@ class TFAgentsLearner(Learner):
 
     @dataclasses.dataclass(frozen=True)
     class Params:
-        """Hyper-parameters of the test-time PPO agent."""
+        """The experts' PPO agent, and how options run under it."""
 
-        num_envs: int = param(8, doc="parallel copies of the task the agent acts in", ge=1)
+        ppo: PPOParams = param(
+            PPOParams(),
+            doc="the PPO agent, as the Atari experts' (num_envs parallel copies of the task, "
+            "steps_per_iteration decisions per env between updates); its gamma is not used: the "
+            "agent bootstraps with the env's gamma^k",
+        )
         gamma: float = param(
             0.99, doc="discount per primitive step (paper app. E: 0.99)", gt=0, le=1
         )
-        learning_rate: float = param(1e-4, doc="Adam step size (paper app. E: 0.0001)", gt=0)
-        collect_steps: int = param(
-            32, doc="decisions (SMDP steps) per env between two PPO updates", ge=2
-        )
-        ppo_epochs: int = param(4, doc="PPO epochs over each batch of experience", ge=1)
-        entropy_regularization: float = param(0.01, doc="PPO entropy bonus", ge=0)
-        fc_units: int = param(256, doc="units of the dense layer after the conv layers", ge=1)
         termination_bump: float = param(
             0.05,
             doc="added to an option's beta per step it has run (paper app. E); 0 disables",
@@ -91,19 +90,23 @@ class TFAgentsLearner(Learner):
 
         p = self.params
         tf_seed, env_seed = run.seed.spawn(2)
+        count = p.ppo.num_envs
         envs = [
             gymnasium.wrappers.TimeLimit(family.make_env(run.task), max_episode_steps=max_steps)
-            for _ in range(p.num_envs)
+            for _ in range(count)
         ]
         if not isinstance(envs[0].action_space, gymnasium.spaces.Discrete):
             raise ValueError(
                 f"{self.name}: needs discrete actions; family {family.name!r} has "
                 f"{envs[0].action_space}"
             )
-        env = ppo_parts.option_env(envs, options, p, env_seed.spawn(p.num_envs))
+        env = ppo_parts.option_env(
+            envs, options, p.gamma, p.termination_bump, env_seed.spawn(count)
+        )
         try:
-            agent = ppo_parts.ppo_agent(env, p, int(tf_seed.generate_state(1)[0]))
-            ppo_parts.learn(env, agent, p.collect_steps, episodes)
+            seed = int(tf_seed.generate_state(1)[0] % (2**31 - 1))
+            agent = ppo_parts.ppo_agent(env, p.ppo, seed)
+            ppo_parts.learn(env, agent, p.ppo.steps_per_iteration, episodes)
         finally:
             env.close()
         done = env.episodes[:episodes]

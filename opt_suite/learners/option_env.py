@@ -16,7 +16,8 @@ the whole run as one semi-Markov step (Sutton, Precup & Singh 1999):
 
 Batched over n envs of one task: each sub-env runs its own semi-Markov step, and the option networks
 are called *once per primitive tick for all sub-envs still running an option* (one batched call on
-every current observation, [n, ...]), so acting costs one network call per tick, not per env. The
+their current observations, each row evaluated by the option its sub-env runs), so acting costs
+one network call per tick, not per env, and no work for options nobody is running. The
 sub-envs are stepped one by one (what gymnasium's ``SyncVectorEnv`` does too); those whose step has
 ended wait for the others. Episode ends follow tf-agents' batched convention (as
 ``opt_suite.agents``' adapter): ``LAST`` then, on the next step, ``FIRST`` with reward 0 and
@@ -45,8 +46,9 @@ from tf_agents.trajectories import time_step as ts  # noqa: E402
 
 __all__ = ["EpisodeRecord", "OptionAugmentedEnv", "OptionProbabilities"]
 
-#: observation batch [n, ...] -> (μ [n, m, A], β [n, m]): every option on every observation.
-OptionProbabilities = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+#: (observations [k, ...], option indices [k]) -> (μ [k, A], β [k]): on each row, the option that
+#: row's sub-env is running (only those: a tick evaluates one option per running sub-env, not m).
+OptionProbabilities = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,7 +84,8 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
 
     Args:
       envs: n gymnasium envs of one task (discrete actions), stepped one by one.
-      option_probabilities: the m options acting on an observation batch (not called when m = 0).
+      option_probabilities: the options acting on rows of observations, each row by the option
+        its sub-env runs (see :data:`OptionProbabilities`; not called when m = 0).
       num_options: m.
       gamma: the discount per primitive step.
       termination_bump: added to β per step the option has run (paper: 0.05); 0 disables.
@@ -180,8 +183,11 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
         ended = np.zeros(self._n, bool)
         while running.any():
             mu = beta = None
-            if np.any(running & (option >= 0)):
-                mu, beta = self._probabilities(self._obs)
+            rows = np.flatnonzero(running & (option >= 0))
+            if len(rows):
+                mu = np.zeros((self._n, self.num_actions))
+                beta = np.zeros(self._n)
+                mu[rows], beta[rows] = self._probabilities(self._obs[rows], option[rows])
                 self.option_calls += 1
             for i in np.flatnonzero(running):
                 o = option[i]
@@ -189,10 +195,10 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
                     a = int(actions[i])
                 else:
                     rng = self._rngs[i]
-                    if ran[i] > 0 and rng.random() < beta[i, o] + self._bump * ran[i]:
+                    if ran[i] > 0 and rng.random() < beta[i] + self._bump * ran[i]:
                         running[i] = False  # the option terminates in this state
                         continue
-                    cdf = np.cumsum(mu[i, o], dtype=np.float64)
+                    cdf = np.cumsum(mu[i], dtype=np.float64)
                     a = min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")),
                             self.num_actions - 1)  # fmt: skip
                 obs, r, term, trunc, info = self._envs[i].step(a)

@@ -49,8 +49,10 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-def write_reports(directory: str | Path) -> list[Path]:
+def write_reports(directory: str | Path, spec_hash: str | None = None) -> list[Path]:
     """Write every report file of the latest run in ``directory`` into ``directory``.
+
+    ``spec_hash``: report the latest run of that spec (what ``opt-suite run`` passes: its own).
 
     Warnings (cells left out because they failed or never finished) are logged to this module's
     logger.
@@ -64,7 +66,7 @@ def write_reports(directory: str | Path) -> list[Path]:
     """
     from opt_suite.report.source import load_inputs
 
-    inputs, warnings = load_inputs(directory)
+    inputs, warnings = load_inputs(directory, spec_hash)
     for message in warnings:
         logger.warning(message)
     return write_report_files(inputs, directory)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,9 @@ __all__ = ["Baseline", "BaselineError", "baseline_document", "export_baseline", 
 
 FORMAT = "opt-suite-baseline"
 VERSION = 1
+MAX_SEED = 2**31 - 1  # seed indices are stored as SQLite integers and spawn SeedSequences
+MAX_WINDOW = 1_000_000  # the trailing window of episodes_to_threshold, in episodes
+MAX_BYTES = 64 << 20  # a baseline of 5 methods x 10 seeds x 24 tasks is ~50 kB
 
 
 class BaselineError(ValueError):
@@ -107,8 +111,13 @@ def load_baseline(path: str | Path) -> Baseline:
             f" --export-baseline {path}`)"
         )
     try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise BaselineError(f"{path}: {size} bytes, more than a baseline can be ({MAX_BYTES})")
         doc = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        if isinstance(exc, BaselineError):
+            raise
         raise BaselineError(f"{path}: not a JSON baseline file ({exc})") from None
     _require(
         isinstance(doc, dict) and doc.get("format") == FORMAT, path, f"format is not {FORMAT!r}"
@@ -124,19 +133,23 @@ def load_baseline(path: str | Path) -> Baseline:
         path,
         "spec must be {name: str, hash: str}",
     )
+    _require(isinstance(settings, dict), path, "settings must be a mapping")
+    fraction, window = settings.get("final_fraction"), settings.get("window")
     _require(
-        isinstance(settings, dict)
-        and isinstance(settings.get("final_fraction"), int | float)
-        and isinstance(settings.get("window"), int),
+        _is_number(fraction) and 0 < fraction <= 1,
         path,
-        "settings must be {final_fraction: number, window: int}",
+        f"settings.final_fraction must be a number in (0, 1], got {fraction!r}",
+    )
+    _require(
+        _is_int(window) and 1 <= window <= MAX_WINDOW,
+        path,
+        f"settings.window must be an integer in 1..{MAX_WINDOW}, got {window!r}",
     )
     thresholds = doc.get("thresholds")
     _require(
-        isinstance(thresholds, dict)
-        and all(isinstance(v, int | float) for v in thresholds.values()),
+        isinstance(thresholds, dict) and all(_is_number(v) for v in thresholds.values()),
         path,
-        "thresholds must map task -> number",
+        "thresholds must map task -> finite number",
     )
     methods = doc.get("methods")
     _require(isinstance(methods, dict) and methods, path, "methods must be a non-empty mapping")
@@ -144,26 +157,55 @@ def load_baseline(path: str | Path) -> Baseline:
         path=path,
         spec_name=spec["name"],
         spec_hash=spec["hash"],
-        final_fraction=float(settings["final_fraction"]),
-        window=int(settings["window"]),
+        final_fraction=float(fraction),
+        window=int(window),
         thresholds={str(k): float(v) for k, v in thresholds.items()},
         methods={name: _runs(path, name, entry) for name, entry in methods.items()},
     )
+
+
+def _is_int(value: Any) -> bool:
+    """A JSON integer (not a bool, which Python counts as an int)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    """A finite JSON number that fits a float (NaN, Infinity and 1e400-sized integers do not)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def _runs(path: Path, name: str, entry: Any) -> BaselineRuns:
     where = f"methods.{name}"
     _require(isinstance(entry, dict), path, f"{where} must be a mapping")
     seeds, tasks, metrics = entry.get("seeds"), entry.get("tasks"), entry.get("metrics")
-    _require(isinstance(seeds, list) and seeds, path, f"{where}.seeds must be a non-empty list")
-    _require(isinstance(tasks, list) and tasks, path, f"{where}.tasks must be a non-empty list")
+    _require(
+        isinstance(seeds, list)
+        and seeds
+        and all(_is_int(s) and 0 <= s <= MAX_SEED for s in seeds)
+        and len(set(seeds)) == len(seeds),
+        path,
+        f"{where}.seeds must be a non-empty list of distinct seed indices in 0..{MAX_SEED}",
+    )
+    _require(
+        isinstance(tasks, list)
+        and tasks
+        and all(_is_int(t) or isinstance(t, str) for t in tasks)
+        and len({str(t) for t in tasks}) == len(tasks),
+        path,
+        f"{where}.tasks must be a non-empty list of distinct task indices",
+    )
     _require(isinstance(metrics, dict), path, f"{where}.metrics must be a mapping")
     values = {}
     for k, v in metrics.items():
-        try:
-            arr = np.asarray(v, dtype=np.float64)
-        except (TypeError, ValueError):
-            arr = np.empty(0)
+        numbers = isinstance(v, list) and all(
+            isinstance(row, list) and all(_is_number(x) for x in row) for row in v
+        )
+        arr = np.asarray(v, dtype=np.float64) if numbers else np.empty(0)
         _require(
             arr.shape == (len(seeds), len(tasks)) and bool(np.all(np.isfinite(arr))),
             path,

@@ -9,6 +9,8 @@ for the rest of a run in which one method crashed (``opt-suite compare`` then re
 from __future__ import annotations
 
 import dataclasses
+import math
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +41,38 @@ def report_settings(spec_yaml: str) -> ReportSpec:
     Raises:
         ReportDataError: the section is not a mapping of ``ReportSpec`` fields.
     """
-    section: Any = (yaml.safe_load(spec_yaml) or {}).get("report") or {}
+    try:
+        document = yaml.safe_load(spec_yaml) or {}
+    except yaml.YAMLError as exc:
+        flat = " ".join(str(exc).split())
+        raise ReportDataError(f"the stored spec is not YAML: {flat}") from None
+    section: Any = (document.get("report") if isinstance(document, dict) else None) or {}
     known = {f.name for f in dataclasses.fields(ReportSpec)}
     if not isinstance(section, dict) or set(section) - known:
         raise ReportDataError(
             f"the stored spec's report section {section!r} is not a mapping of {sorted(known)}"
         )
-    return ReportSpec(**section)
+    settings = ReportSpec(**section)
+    problems = []
+    if not _number(settings.final_fraction) or not 0 < settings.final_fraction <= 1:
+        problems.append(f"final_fraction {settings.final_fraction!r} is not in (0, 1]")
+    if not _integer(settings.bootstrap) or not 100 <= settings.bootstrap <= 1_000_000:
+        problems.append(f"bootstrap {settings.bootstrap!r} is not an integer in 100..1000000")
+    if settings.threshold is not None and not _number(settings.threshold):
+        problems.append(f"threshold {settings.threshold!r} is not a finite number")
+    if settings.baseline is not None and not isinstance(settings.baseline, str):
+        problems.append(f"baseline {settings.baseline!r} is not a method entry name")
+    if problems:
+        raise ReportDataError(f"the stored spec's report section: {'; '.join(problems)}")
+    return settings
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: Any) -> bool:
+    return (_integer(value) or isinstance(value, float)) and math.isfinite(float(value))
 
 
 def load_inputs(
@@ -53,15 +80,30 @@ def load_inputs(
 ) -> tuple[ReportInputs, list[str]]:
     """The report inputs of the latest run in ``directory``, and warnings for people.
 
-    With ``spec_hash``, of the latest run of that spec (one variant of a sweep run).
+    ``spec_hash`` selects the latest run of that spec instead (the runner reports its own).
 
     Raises:
-        opt_suite.store.StoreError: the directory holds no results store or no run.
+        opt_suite.store.StoreError: the directory holds no results store or no run, or its store
+            is damaged (unreadable, or rows that fail their checksum).
         ReportDataError: no evaluation episode has been recorded.
     """
+    from opt_suite.store import StoreError
+
+    try:
+        return _load_inputs(Path(directory), spec_hash)
+    except (sqlite3.Error, ValueError, OverflowError, TypeError) as exc:
+        if isinstance(exc, ReportDataError):
+            raise
+        raise StoreError(
+            f"the results store in {directory} is damaged ({type(exc).__name__}: {exc}); rerun"
+            " `opt-suite run SPEC --out DIR` into a fresh directory (or delete"
+            f" {Path(directory) / 'results.sqlite'} to recompute every cell in place)"
+        ) from None
+
+
+def _load_inputs(directory: Path, spec_hash: str | None) -> tuple[ReportInputs, list[str]]:
     from opt_suite.store import ResultsStore  # the store module pulls in sqlite only
 
-    directory = Path(directory)
     warnings: list[str] = []
     incomplete: list[str] = []
     with ResultsStore(directory, spec_hash) as store:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import multiprocessing
 import os
+import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -136,6 +137,8 @@ class RayBackend(Backend):
     name = "ray"
 
     def __init__(self, workers: int | None, address: str | None) -> None:
+        if address:
+            _probe(address)  # before importing Ray: an unreachable cluster fails in seconds
         try:
             import ray
         except ImportError as exc:
@@ -185,6 +188,31 @@ class RayBackend(Backend):
         self._refs.clear()
         if self._started_here:
             self._ray.shutdown()
+
+
+PROBE_TIMEOUT_S = 5.0
+
+
+def _probe(address: str, timeout: float = PROBE_TIMEOUT_S) -> None:
+    """Fail fast when nothing listens at a Ray ``--address`` (``HOST:PORT`` or ``ray://HOST:PORT``).
+
+    ``ray.init`` keeps retrying an unreachable cluster for about 20 s and logs every attempt; one
+    TCP connection attempt tells the same in at most ``timeout`` seconds. ``auto`` and ``local``
+    are Ray's own names and are left to it.
+    """
+    if address in ("auto", "local"):
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise BackendError(f"--address {address!r} is not HOST:PORT (or ray://HOST:PORT)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+        raise BackendError(
+            f"cannot reach the Ray cluster at {address}: {reason} (is `ray start --head` running"
+            " there, and is the port open?)"
+        ) from None
 
 
 def _lost(cell_id: str, label: str, exc: BaseException) -> CellOutcome:

@@ -18,6 +18,13 @@ from opt_suite import registry
 from opt_suite.runner.backends import Backend, make_backend
 from opt_suite.runner.cells import CellJob, CellOutcome
 from opt_suite.runner.claims import Claims
+from opt_suite.runner.estimate import (
+    WorkEstimate,
+    WorkTooLarge,
+    available_memory,
+    estimate_work,
+    memory_problem,
+)
 from opt_suite.runner.plan import Cell, Plan, build_plan
 from opt_suite.runner.progress import Progress
 from opt_suite.runner.scheduler import Summary, cell_record, execute_plan
@@ -184,6 +191,7 @@ def run_protocol(
       quiet: no progress line (messages about failures still appear).
 
     Raises:
+      opt_suite.runner.estimate.WorkTooLarge: the spec cannot fit in memory (nothing was run).
       opt_suite.registry.RegistryError: a family, method or learner is not registered.
       OSError: the directory cannot be created or written.
       opt_suite.runner.backends.BackendError: the backend cannot start.
@@ -201,6 +209,7 @@ def run_protocol(
         t = spec.tasks
         train, test = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
         plan = build_plan(spec, seeds, train, test, components.methods)
+        _check_memory(spec, seeds, components, family, train, runner.workers)
         if any(c.kind == "demonstrations" for c in plan.cells):
             import opt_suite.demonstrations  # noqa: F401  (needed to store them; load it now)
         writer = StoreWriter(directory)
@@ -213,6 +222,31 @@ def run_protocol(
     finally:
         runner.close()
     return RunResult(summary, directory, run_id, time.monotonic() - start, reuse_note)
+
+
+def work_estimate(
+    spec: Any, seeds: Sequence[int], components: Components, family: Any, train: Sequence[Any]
+) -> WorkEstimate:
+    """The estimate of :mod:`.estimate` for a spec whose family and train tasks are built."""
+    model = family.tabular_model(train[0]) if train else None
+    shape = (None, None, 1) if model is None else model.next_state.shape
+    return estimate_work(spec, seeds, components.methods, *shape)
+
+
+def _check_memory(
+    spec: Any,
+    seeds: Sequence[int],
+    components: Components,
+    family: Any,
+    train: Sequence[Any],
+    workers: int,
+) -> None:
+    """Refuse, before anything is computed or recorded, a spec that cannot fit in memory."""
+    problem = memory_problem(
+        work_estimate(spec, seeds, components, family, train), workers, available_memory()
+    )
+    if problem is not None:
+        raise WorkTooLarge(problem)
 
 
 def _run(
@@ -249,6 +283,10 @@ def _run(
     )
     if reuse_note:
         print(reuse_note, file=stream)
+    _, rejected = writer.check_done(c.cell_id for c in plan.cells)
+    labels = {c.cell_id: c.label for c in plan.cells}
+    for cell_id, problem in rejected.items():
+        print(f"recomputing {labels[cell_id]} [cell {cell_id}]: {problem}", file=stream)
     inputs = _Inputs(spec, plan, components, directory)
     claims = Claims(directory)
     progress = Progress(len(plan.cells), stream=stream, enabled=not quiet)

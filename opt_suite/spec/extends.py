@@ -19,6 +19,7 @@ from opt_suite.spec.yaml_loader import parse_document, read_document
 __all__ = ["EXTENDS_KEY", "read_spec_tree", "parse_spec_tree", "deep_merge"]
 
 EXTENDS_KEY = "extends"
+MAX_EXTENDS = 32  # files in one chain of extends: a bound on the total bytes read per spec
 
 
 def read_spec_tree(path: Path, problems: Problems) -> Mapping | None:
@@ -49,6 +50,11 @@ def _with_parents(
         return own
     real = _real(parent_path)
     here = chain + (_real(path),)
+    if len(here) >= MAX_EXTENDS:
+        problems.add(
+            entry.node.mark, (EXTENDS_KEY,), f"extends chain longer than {MAX_EXTENDS} files"
+        )
+        return own
     if real in here:
         cycle = " -> ".join(os.path.basename(p) for p in here[here.index(real) :] + (real,))
         problems.add(entry.node.mark, (EXTENDS_KEY,), f"extends cycle: {cycle}")

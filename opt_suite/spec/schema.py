@@ -46,6 +46,13 @@ from typing import Any
 from opt_suite.params import param
 
 __all__ = [
+    "MAX_BOOTSTRAP",
+    "MAX_BUDGET",
+    "MAX_EPISODES",
+    "MAX_SEED",
+    "MAX_SEEDS",
+    "MAX_STEPS",
+    "MAX_TASKS",
     "FamilySpec",
     "TasksSpec",
     "ExpertSpec",
@@ -55,6 +62,17 @@ __all__ = [
     "ReportSpec",
     "Spec",
 ]
+
+
+# Upper bounds: far above any sensible benchmark, far below what would exhaust a machine before the
+# first cell ends; a value above one is a typo (an extra zero), reported with its file and line.
+MAX_TASKS = 10_000
+MAX_SEEDS = 1_000
+MAX_SEED = 2**32 - 1  # numpy SeedSequence entropy words are 32-bit
+MAX_EPISODES = 100_000
+MAX_STEPS = 1_000_000
+MAX_BUDGET = 10**10
+MAX_BOOTSTRAP = 1_000_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,10 +87,10 @@ class FamilySpec:
 class TasksSpec:
     """``tasks``: how many task variations, the train/test split, and how they are drawn."""
 
-    count: int = param(doc="number of task variations", ge=1)
-    train: int = param(doc="number of train tasks (the first ones)", ge=1)
-    test: int = param(doc="number of test tasks (the next ones)", ge=1)
-    seed: int = param(0, doc="seed of task sampling", ge=0)
+    count: int = param(doc="number of task variations", ge=1, le=MAX_TASKS)
+    train: int = param(doc="number of train tasks (the first ones)", ge=1, le=MAX_TASKS)
+    test: int = param(doc="number of test tasks (the next ones)", ge=1, le=MAX_TASKS)
+    seed: int = param(0, doc="seed of task sampling", ge=0, le=MAX_SEED)
     vary: Any = param(None, doc="the family's Variation: how tasks are sampled")
     list: tuple[Any, ...] = param((), doc="explicit TaskParams, used before any sampled task")
 
@@ -84,8 +102,12 @@ class ExpertSpec:
     alpha: float = param(0.5, doc="Q-learning step size", gt=0, le=1)
     gamma: float = param(0.99, doc="discount", gt=0, le=1)
     epsilon: float = param(0.2, doc="epsilon-greedy exploration", ge=0, le=1)
-    max_episodes: int = param(20000, doc="give up (error) after this many episodes", ge=1)
-    check_every: int = param(100, doc="episodes between optimality checks", ge=1)
+    max_episodes: int = param(
+        20000, doc="give up (error) after this many episodes", ge=1, le=MAX_EPISODES * 100
+    )
+    check_every: int = param(
+        100, doc="episodes between optimality checks", ge=1, le=MAX_EPISODES * 100
+    )
     tolerance: float = param(
         0.5,
         doc="optimal means V*(start) - V_greedy(start) <= tolerance (per-state greedy optimality "
@@ -99,9 +121,9 @@ class DemonstrationsSpec:
     """``demonstrations``: trajectories of an expert on each train task (the paper uses one)."""
 
     trajectories_per_task: int = param(
-        1, doc="trajectories sampled from each train task's expert", ge=1
+        1, doc="trajectories sampled from each train task's expert", ge=1, le=10_000
     )
-    max_steps: int = param(2000, doc="cap on one demonstration's length", ge=1)
+    max_steps: int = param(2000, doc="cap on one demonstration's length", ge=1, le=MAX_STEPS)
     expert: ExpertSpec = param(ExpertSpec(), doc="expert training settings")
 
 
@@ -120,11 +142,16 @@ class EvaluationSpec:
 
     learner: str = param("smdp_q_learning", doc="registered test-time learner")
     params: Any = param(None, doc="the learner's Params")
-    episodes: int = param(100, doc="episodes per test task and seed", ge=1)
-    max_steps: int = param(1000, doc="primitive steps per episode before it is cut", ge=1)
-    seeds: int = param(5, doc="number of independent seeds (0..seeds-1)", ge=1)
+    episodes: int = param(100, doc="episodes per test task and seed", ge=1, le=MAX_EPISODES)
+    max_steps: int = param(
+        1000, doc="primitive steps per episode before it is cut", ge=1, le=MAX_STEPS
+    )
+    seeds: int = param(5, doc="number of independent seeds (0..seeds-1)", ge=1, le=MAX_SEEDS)
     interaction_budget: int = param(
-        100000, doc="env steps for methods that learn by interacting (over all train tasks)", ge=1
+        100000,
+        doc="env steps for methods that learn by interacting (over all train tasks)",
+        ge=1,
+        le=MAX_BUDGET,
     )
 
 
@@ -135,7 +162,9 @@ class ReportSpec:
     baseline: str | None = param("primitives", doc="method entry the others are compared to")
     threshold: float | None = param(None, doc="return threshold for episodes_to_threshold")
     final_fraction: float = param(0.1, doc="fraction of last episodes in final_return", gt=0, le=1)
-    bootstrap: int = param(2000, doc="bootstrap resamples for confidence intervals", ge=100)
+    bootstrap: int = param(
+        2000, doc="bootstrap resamples for confidence intervals", ge=100, le=MAX_BOOTSTRAP
+    )
 
 
 @dataclasses.dataclass(frozen=True)

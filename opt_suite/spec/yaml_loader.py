@@ -10,6 +10,8 @@ are rejected. Merge keys (``<<: *defaults``) are supported; duplicate keys are n
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import yaml
@@ -56,13 +58,17 @@ def read_document(
         if path.is_dir():
             problems.add(where, via, f"{file!r} is a directory (expected a YAML file)")
             return None
-        size = path.stat().st_size
-        if size > MAX_BYTES:
+        data = _read_regular_file(path)
+        if data is None:
             problems.add(
-                where, via, f"file is too large (expected at most {MAX_BYTES} bytes, got {size})"
+                where,
+                via,
+                f"{file!r} is not a regular file (a device, FIFO or socket; expected a YAML file)",
             )
             return None
-        data = path.read_bytes()
+        if len(data) > MAX_BYTES:
+            problems.add(where, via, f"file is too large (expected at most {MAX_BYTES} bytes)")
+            return None
     except FileNotFoundError:
         problems.add(where, via, f"no such file {file!r}")
         return None
@@ -82,6 +88,30 @@ def read_document(
         )
         return None
     return parse_document(text.removeprefix("\ufeff"), file, problems)
+
+
+def _read_regular_file(path: Path) -> bytes | None:
+    """At most ``MAX_BYTES + 1`` bytes of ``path``, or None when it is not a regular file.
+
+    The size is bounded by the bytes actually read, not by ``stat`` (``/dev/zero`` and a file that
+    grows while it is read report a small size); the file is opened without blocking (opening a
+    FIFO with no writer would hang) and refused unless it is a regular file.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        os.set_blocking(fd, True)
+        chunks, left = [], MAX_BYTES + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def parse_document(text: str, file: str, problems: Problems) -> Node | None:

@@ -15,6 +15,9 @@
 A cell is *done* when its row in ``cells`` has ``status = 'done'``; that row is committed in the
 same transaction as the cell's episodes and curves, and only after the cell's folder has been
 renamed into place — so a crash at any moment leaves either a done cell with all its data or none.
+The same transaction records the SHA-256 of each of its files and a checksum of its episode rows
+(:mod:`opt_suite.store.verify`): a run recomputes a done cell that no longer matches them, and the
+reader refuses (``StoreError`` naming the cell) to return rows or files that do not.
 
 Read API (for reports, stats and comparisons; never imports TensorFlow)::
 

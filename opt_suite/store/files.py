@@ -35,7 +35,7 @@ def cell_dir(directory: Path, cell_id: str) -> Path:
 
 def write_cell_dir(
     directory: Path, cell_id: str, meta: dict[str, Any], writers: dict[str, Callable[[Path], None]]
-) -> Path:
+) -> dict[str, str]:
     """Write a cell's files into a temporary folder, then rename it into place.
 
     Args:
@@ -45,9 +45,12 @@ def write_cell_dir(
       writers: file name -> function writing that file at the given path.
 
     Returns:
-      The cell's final folder. A folder left there by an interrupted attempt is replaced; the claim
-      the runner holds on the cell guarantees no other writer is using it.
+      File name -> SHA-256 of every file written (recorded with the cell, see
+      :mod:`opt_suite.store.verify`). A folder left there by an interrupted attempt is replaced;
+      the claim the runner holds on the cell guarantees no other writer is using it.
     """
+    from opt_suite.store.verify import folder_digests
+
     final = cell_dir(directory, cell_id)
     tmp = directory / "cells" / f".tmp-{cell_id}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir(parents=True)
@@ -55,13 +58,14 @@ def write_cell_dir(
         for name, write in writers.items():
             write(tmp / name)
         (tmp / CELL_FILE).write_text(json.dumps(meta, indent=1, sort_keys=True, default=str))
+        digests = folder_digests(tmp)
         if final.exists():
             shutil.rmtree(final)
         os.replace(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return final
+    return digests
 
 
 def write_text_atomic(path: Path, text: str) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from opt_suite.store.schema import DB_NAME, StoreError, connect
+from opt_suite.store.verify import episodes_checksum, folder_problem
 
 __all__ = [
     "ResultsStore",
@@ -128,12 +129,12 @@ class ResultsStore:
 
     Args:
       directory: the ``--out`` directory of a run.
-      spec_hash: view the latest run *of this spec* instead of the latest run (a sweep runs
-        several variant specs into one store: each variant's report reads its own view).
+      spec_hash: view the latest run of this spec (default: the latest run of any spec). The
+        runner reports its own spec this way, whatever else ran in the directory meanwhile.
 
     Raises:
-      StoreError: the directory holds no results store, or no run has been recorded in it (of
-        ``spec_hash``, when given).
+      StoreError: the directory holds no results store, or no run (of ``spec_hash``) has been
+        recorded in it.
     """
 
     def __init__(self, directory: str | Path, spec_hash: str | None = None) -> None:
@@ -141,19 +142,16 @@ class ResultsStore:
         self.db_path = self.directory / DB_NAME
         self._conn = connect(self.db_path, create=False)
         self._conn.row_factory = sqlite3.Row
-        if spec_hash is None:
-            latest = self._conn.execute(
-                "SELECT run_id, spec_hash FROM runs ORDER BY run_id DESC LIMIT 1"
-            ).fetchone()
-        else:
-            latest = self._conn.execute(
-                "SELECT run_id, spec_hash FROM runs WHERE spec_hash = ? "
-                "ORDER BY run_id DESC LIMIT 1",
-                (spec_hash,),
-            ).fetchone()
+        query = "SELECT run_id, spec_hash FROM runs"
+        args: tuple[Any, ...] = ()
+        if spec_hash is not None:
+            query += " WHERE spec_hash = ?"
+            args = (spec_hash,)
+        latest = self._conn.execute(query + " ORDER BY run_id DESC LIMIT 1", args).fetchone()
         if latest is None:
-            of = "" if spec_hash is None else f" of spec {spec_hash[:12]}"
-            raise StoreError(f"{self.db_path} records no run{of} yet")
+            self._conn.close()
+            which = "" if spec_hash is None else f" of spec {spec_hash[:12]}"
+            raise StoreError(f"{self.db_path} records no run{which} yet")
         self.run_id = int(latest[0])
         # The view: every run of the latest run's spec (e.g. `--seeds 5-9` after `--seeds 0-4`).
         same = self._conn.execute("SELECT run_id FROM runs WHERE spec_hash = ?", (latest[1],))
@@ -189,9 +187,8 @@ class ResultsStore:
         return [_run_info(row) for row in rows]
 
     def run(self) -> RunInfo:
-        """The latest run (of the viewed spec, when the store was opened with ``spec_hash``)."""
-        row = self._conn.execute("SELECT * FROM runs WHERE run_id = ?", (self.run_id,)).fetchone()
-        return _run_info(row)
+        """The latest run (of the viewed spec)."""
+        return next(r for r in self.runs() if r.run_id == self.run_id)
 
     def methods(self) -> list[str]:
         """Method entry names of the latest run, in spec order."""
@@ -255,20 +252,74 @@ class ResultsStore:
         )
 
     def episodes(self, method: str | None = None) -> list[EpisodeRow]:
-        """Per-episode test-time returns, steps and frames of completed evaluation cells."""
+        """Per-episode test-time returns, steps and frames of completed evaluation cells.
+
+        Raises:
+          StoreError: a cell's rows do not match the checksum recorded with them (the message
+            names the cell and says how to recompute it).
+        """
         query = (
-            f"SELECT d.entry, e.seed, e.task, e.episode, e.ret, e.steps, e.frames FROM episodes e "
-            f"JOIN ({self._done_cells('evaluation')}) d USING (cell_id)"
+            f"SELECT d.entry, e.seed, e.task, e.episode, e.ret, e.steps, e.frames, d.cell_id "
+            f"FROM episodes e JOIN ({self._done_cells('evaluation')}) d USING (cell_id)"
         )
         args: tuple[Any, ...] = ()
         if method is not None:
             query += " WHERE d.entry = ?"
             args += (method,)
         query += " ORDER BY d.position, e.seed, e.task, e.episode"
+        rows = self._conn.execute(query, args).fetchall()
+        self._verify_episodes(method, rows)
         return [
             EpisodeRow(r[0], int(r[1]), int(r[2]), int(r[3]), float(r[4]), int(r[5]), int(r[6]))
-            for r in self._conn.execute(query, args)
+            for r in rows
         ]
+
+    def _verify_episodes(self, method: str | None, rows: list[Any]) -> None:
+        """Check every completed evaluation cell's rows against its recorded checksum."""
+        per_cell: dict[str, list[Any]] = {}
+        for r in rows:
+            per_cell.setdefault(r[7], []).append((r[2], r[3], r[4], r[5], r[6]))
+        query = (
+            f"SELECT d.cell_id, d.entry, d.seed, v.episodes FROM ({self._done_cells('evaluation')})"
+            " d LEFT JOIN verification v USING (cell_id)"
+        )
+        for cell_id, entry, seed, expected in self._conn.execute(query).fetchall():
+            if method is not None and entry != method:
+                continue
+            try:
+                actual = episodes_checksum(per_cell.get(cell_id, []))
+            except (TypeError, ValueError, OverflowError):
+                actual = None
+            if actual is None or actual != expected:
+                raise StoreError(
+                    f"{self.db_path}: cell {cell_id} (evaluation of {entry!r}, seed {seed}):"
+                    " its episode rows do not match the checksum recorded with them; the store"
+                    " was altered or corrupted, so its numbers are not reported. Rerun the same"
+                    f" `opt-suite run SPEC --out {self.directory}`: it recomputes every cell that"
+                    " fails verification"
+                )
+
+    def _verified_file(self, cell_id: str, kind: str, name: str) -> Path:
+        """A done cell's file, after checking it against its recorded digest."""
+        folder = self.directory / "cells" / cell_id
+        row = self._conn.execute(
+            "SELECT files FROM verification WHERE cell_id = ?", (cell_id,)
+        ).fetchone()
+        try:
+            expected = json.loads(row[0]) if row is not None else None
+        except ValueError:
+            expected = None
+        problem = (
+            "it has no recorded digests"
+            if not isinstance(expected, dict) or name not in expected
+            else folder_problem(folder, {name: expected[name]})
+        )
+        if problem is not None:
+            raise StoreError(
+                f"cell {cell_id} ({kind}): {problem}. Rerun the same `opt-suite run SPEC --out"
+                f" {self.directory}`: it recomputes every cell that fails verification"
+            )
+        return folder / name
 
     def episode_arrays(self, method: str) -> EpisodeArrays:
         """``method``'s returns, steps and frames as [seeds, tasks, episodes] arrays."""
@@ -311,23 +362,28 @@ class ResultsStore:
     def option_set(self, method: str, seed: int) -> Any:
         """The option set (any kind) that ``method`` discovered for ``seed``, or None."""
         from opt_suite.options import load_option_set
+        from opt_suite.store.files import OPTIONS_FILE
 
         row = self._conn.execute(
-            f"SELECT o.path FROM option_sets o JOIN ({self._done_cells('discovery')}) d "
+            f"SELECT o.cell_id FROM option_sets o JOIN ({self._done_cells('discovery')}) d "
             "USING (cell_id) WHERE d.entry = ? AND o.seed = ?",
             (method, seed),
         ).fetchone()
-        return None if row is None else load_option_set(self.directory / row[0])
+        if row is None:
+            return None
+        return load_option_set(self._verified_file(row[0], "discovery", OPTIONS_FILE))
 
     def demonstrations(self, seed: int) -> list[Any] | None:
         """The demonstrations (list of ``Trajectory``) of ``seed``, or None if not collected yet."""
-        from opt_suite.store.files import load_demonstrations
+        from opt_suite.store.files import DEMOS_FILE, load_demonstrations
 
         row = self._conn.execute(
             f"SELECT d.cell_id FROM ({self._done_cells('demonstrations')}) d WHERE d.seed = ?",
             (seed,),
         ).fetchone()
-        return None if row is None else load_demonstrations(self.directory / "cells" / row[0])
+        if row is None:
+            return None
+        return load_demonstrations(self._verified_file(row[0], "demonstrations", DEMOS_FILE).parent)
 
 
 def _run_info(row: sqlite3.Row) -> RunInfo:

@@ -13,7 +13,7 @@ from pathlib import Path
 __all__ = ["DB_NAME", "SCHEMA_VERSION", "StoreError", "connect", "CELL_STATUSES"]
 
 DB_NAME = "results.sqlite"
-SCHEMA_VERSION = 2  # 2: episodes.frames
+SCHEMA_VERSION = 3  # 2: episodes.frames; 3: the verification table (digests, checksums)
 CELL_STATUSES = ("done", "failed")
 
 # One statement per table; `IF NOT EXISTS` so that concurrent runners may both create it.
@@ -101,6 +101,12 @@ _TABLES = (
         path TEXT NOT NULL,              -- relative to the run directory
         num_options INTEGER NOT NULL
     )""",
+    # Written with a cell's done row: what its files and episode rows must still hash to.
+    """CREATE TABLE IF NOT EXISTS verification (
+        cell_id TEXT PRIMARY KEY,
+        files TEXT NOT NULL,             -- JSON {file name: SHA-256} of the cell folder
+        episodes TEXT NOT NULL           -- opt_suite.store.verify.episodes_checksum of its rows
+    )""",
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 )
 
@@ -137,7 +143,11 @@ def connect(path: str | Path, *, create: bool) -> sqlite3.Connection:
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise StoreError(f"{path} is not a readable opt-suite results store: {exc}") from exc
+        raise StoreError(
+            f"{path} is not a readable opt-suite results store ({exc}): run into a fresh --out"
+            f" directory, or move {path.name} aside (`mv {path} {path}.damaged`) and rerun the"
+            " same command to recompute every cell there"
+        ) from exc
     if row is None or int(row[0]) != SCHEMA_VERSION:
         conn.close()
         found = row[0] if row else "none"

@@ -21,10 +21,30 @@ from typing import Any
 
 import numpy as np
 
-from opt_suite.store.files import OPTIONS_FILE, cell_dir, write_cell_dir, write_text_atomic
-from opt_suite.store.schema import DB_NAME, connect
+from opt_suite.store.files import (
+    OPTIONS_FILE,
+    _alive,
+    cell_dir,
+    write_cell_dir,
+    write_text_atomic,
+)
+from opt_suite.store.schema import DB_NAME, StoreError, connect
+from opt_suite.store.verify import episodes_checksum, folder_problem
 
-__all__ = ["CellRecord", "StoreWriter"]
+__all__ = ["CellRecord", "DirectoryInUse", "StoreWriter"]
+
+
+class DirectoryInUse(StoreError):
+    """Another ``opt-suite run`` of a different spec is running in the directory."""
+
+    def __init__(self, directory: Path, spec_name: str, other: dict[str, Any]) -> None:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(other["at"]))
+        super().__init__(
+            f"{directory} is in use by another `opt-suite run` of spec {other['name']!r}"
+            f" ({other['hash'][:12]}; pid {other['pid']} on {other['host']}, started {when});"
+            f" one directory holds one spec at a time, so {spec_name!r} is not run there. Use"
+            " another --out, or rerun when that run has finished"
+        )
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -92,28 +112,57 @@ class StoreWriter:
         seeds: Sequence[int],
         argv: Sequence[str],
     ) -> int:
-        """Record a new run (status ``running``) and write ``spec.yaml``; return its id."""
-        write_text_atomic(self.directory / "spec.yaml", spec_yaml)
-        cursor = self.conn.execute(
-            "INSERT INTO runs (spec_name, spec_hash, spec_yaml, git_commit, versions, host, pid, "
-            "argv, backend, workers, seeds, started, status) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running')",
-            (
-                spec_name,
-                spec_hash,
-                spec_yaml,
-                provenance.get("git_commit"),
-                json.dumps(provenance.get("versions", {}), sort_keys=True),
-                provenance.get("host", socket.gethostname()),
-                os.getpid(),
-                json.dumps(list(argv)),
-                backend,
-                workers,
-                json.dumps(sorted(seeds)),
-                time.time(),
-            ),
-        )
+        """Record a new run (status ``running``) and write ``spec.yaml``; return its id.
+
+        One directory, one spec at a time: runners of the same spec share a directory (they split
+        its cells), but a runner of another spec is refused while one still runs there.
+
+        Raises:
+          DirectoryInUse: another live ``opt-suite run`` of a different spec runs in this
+            directory (the message names it).
+        """
+        with _transaction(self.conn):
+            other = self._live_run_of_another_spec(spec_hash)
+            if other is not None:
+                raise DirectoryInUse(self.directory, spec_name, other)
+            write_text_atomic(self.directory / "spec.yaml", spec_yaml)
+            cursor = self.conn.execute(
+                "INSERT INTO runs (spec_name, spec_hash, spec_yaml, git_commit, versions, host, "
+                "pid, argv, backend, workers, seeds, started, status) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running')",
+                (
+                    spec_name,
+                    spec_hash,
+                    spec_yaml,
+                    provenance.get("git_commit"),
+                    json.dumps(provenance.get("versions", {}), sort_keys=True),
+                    provenance.get("host", socket.gethostname()),
+                    os.getpid(),
+                    json.dumps(list(argv)),
+                    backend,
+                    workers,
+                    json.dumps(sorted(seeds)),
+                    time.time(),
+                ),
+            )
         return int(cursor.lastrowid)
+
+    def _live_run_of_another_spec(self, spec_hash: str) -> dict[str, Any] | None:
+        """A run of another spec still recorded ``running`` whose process is alive, or None.
+
+        A runner killed with ``kill -9`` stays ``running`` forever; on this host its pid tells
+        that it is gone. A runner on another host sharing the directory is assumed alive.
+        """
+        rows = self.conn.execute(
+            "SELECT spec_name, spec_hash, host, pid, started FROM runs "
+            "WHERE status = 'running' AND spec_hash != ? ORDER BY run_id DESC",
+            (spec_hash,),
+        ).fetchall()
+        here = socket.gethostname()
+        for name, other_hash, host, pid, started in rows:
+            if host != here or _alive(int(pid)):
+                return {"name": name, "hash": other_hash, "host": host, "pid": pid, "at": started}
+        return None
 
     def record_plan(
         self,
@@ -160,16 +209,57 @@ class StoreWriter:
         )
 
     # -- cells -----------------------------------------------------------------------------------
-    def done_cells(self, cell_ids: Iterable[str]) -> set[str]:
-        """Those of ``cell_ids`` that are complete (row done and folder present)."""
+    def check_done(self, cell_ids: Iterable[str]) -> tuple[set[str], dict[str, str]]:
+        """Split the cells recorded done among ``cell_ids`` into verified and rejected.
+
+        Returns:
+          (cells that are complete: row done, files and episode rows matching their digests;
+          cell id -> why a cell recorded done fails verification, so that it is recomputed).
+        """
         wanted = set(cell_ids)
-        rows = self.conn.execute("SELECT cell_id FROM cells WHERE status = 'done'").fetchall()
-        return {r[0] for r in rows if r[0] in wanted and cell_dir(self.directory, r[0]).is_dir()}
+        rows = self.conn.execute(
+            "SELECT c.cell_id, v.files, v.episodes FROM cells c LEFT JOIN verification v "
+            "USING (cell_id) WHERE c.status = 'done'"
+        ).fetchall()
+        done, rejected = set(), {}
+        for cell_id, files, episodes in rows:
+            if cell_id not in wanted:
+                continue
+            problem = self._problem(cell_id, files, episodes)
+            if problem is None:
+                done.add(cell_id)
+            else:
+                rejected[cell_id] = problem
+        return done, rejected
+
+    def _problem(self, cell_id: str, files: str | None, episodes: str | None) -> str | None:
+        if files is None or episodes is None:
+            return "it has no recorded digests"
+        try:
+            expected = json.loads(files)
+        except ValueError:
+            return "its recorded digests are unreadable"
+        problem = folder_problem(cell_dir(self.directory, cell_id), expected)
+        if problem is not None:
+            return problem
+        rows = self.conn.execute(
+            "SELECT task, episode, ret, steps, frames FROM episodes WHERE cell_id = ?", (cell_id,)
+        ).fetchall()
+        try:
+            actual = episodes_checksum(rows)
+        except (TypeError, ValueError, OverflowError):
+            actual = ""
+        if actual != episodes:
+            return "its episode rows do not match their checksum"
+        return None
+
+    def done_cells(self, cell_ids: Iterable[str]) -> set[str]:
+        """Those of ``cell_ids`` that are complete and pass verification (:meth:`check_done`)."""
+        return self.check_done(cell_ids)[0]
 
     def is_done(self, cell_id: str) -> bool:
         """Whether ``cell_id`` is complete (another runner may have finished it meanwhile)."""
-        row = self.conn.execute("SELECT status FROM cells WHERE cell_id = ?", (cell_id,)).fetchone()
-        return row is not None and row[0] == "done" and cell_dir(self.directory, cell_id).is_dir()
+        return cell_id in self.done_cells([cell_id])
 
     def commit_cell(self, record: CellRecord) -> None:
         """Store a completed cell: folder first (atomic rename), then one transaction of rows."""
@@ -183,27 +273,23 @@ class StoreWriter:
             "wall_s": record.wall_s,
             "host": record.host,
         }
-        write_cell_dir(self.directory, record.cell_id, meta, dict(record.files))
+        digests = write_cell_dir(self.directory, record.cell_id, meta, dict(record.files))
+        episodes = [
+            (int(task), e, float(r), int(s), int(f))
+            for task, returns, steps, frames in record.episodes
+            for e, (r, s, f) in enumerate(zip(returns, steps, frames, strict=True))
+        ]
         with _transaction(self.conn):
-            for table in ("episodes", "curves", "option_sets"):
+            for table in ("episodes", "curves", "option_sets", "verification"):
                 self.conn.execute(f"DELETE FROM {table} WHERE cell_id = ?", (record.cell_id,))
             self.conn.executemany(
                 "INSERT INTO episodes (cell_id, method, seed, task, episode, ret, steps, frames) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        record.cell_id,
-                        record.method,
-                        record.seed,
-                        int(task),
-                        e,
-                        float(r),
-                        int(s),
-                        int(f),
-                    )
-                    for task, returns, steps, frames in record.episodes
-                    for e, (r, s, f) in enumerate(zip(returns, steps, frames, strict=True))
-                ],
+                [(record.cell_id, record.method, record.seed, *row) for row in episodes],
+            )
+            self.conn.execute(
+                "INSERT INTO verification (cell_id, files, episodes) VALUES (?, ?, ?)",
+                (record.cell_id, json.dumps(digests, sort_keys=True), episodes_checksum(episodes)),
             )
             self.conn.executemany(
                 "INSERT INTO curves (cell_id, method, seed, name, step, value) "

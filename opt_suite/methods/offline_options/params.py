@@ -28,6 +28,9 @@ from typing import Literal
 
 from opt_suite.params import param
 
+# Options are added one at a time, each a full training run: more than this is a typo.
+MAX_OPTIONS = 64
+
 __all__ = ["Params"]
 
 
@@ -53,11 +56,13 @@ class Params:
         doc="N, the minimum training epochs of each round (paper: 50); a round goes on past N "
         "while J-hat still improves (see plateau_window), up to max_epochs",
         ge=1,
+        le=100_000,
     )
     max_epochs: int = param(
         200,
         doc="cap on a round's epochs; max_epochs = epochs trains exactly N epochs per round",
         ge=1,
+        le=100_000,
     )
     plateau_window: int = param(
         10,
@@ -75,12 +80,20 @@ class Params:
         "random pi every round",
     )
     steps_per_epoch: int = param(
-        10, doc="full-batch gradient steps per epoch (the curves record one point per epoch)", ge=1
+        10,
+        doc="full-batch gradient steps per epoch (the curves record one point per epoch)",
+        ge=1,
+        le=100_000,
     )
-    max_options: int = param(4, doc="stop after this many learned options (paper: 4)", ge=1)
+    max_options: int = param(
+        4, doc="stop after this many learned options (paper: 4)", ge=1, le=MAX_OPTIONS
+    )
     learning_rate: float = param(0.01, doc="Adam step size (alpha in Algorithm 1)", gt=0)
     hidden_sizes: tuple[int, ...] = param(
-        (32, 32), doc="hidden layers of every option and of pi (paper: two layers of 32)", ge=1
+        (32, 32),
+        doc="hidden layers of every option and of pi (paper: two layers of 32)",
+        ge=1,
+        le=4096,
     )
     likelihood: Literal["prob", "log_prob_per_step"] = param(
         "log_prob_per_step",

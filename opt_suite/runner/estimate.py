@@ -1,0 +1,150 @@
+"""How much work a spec is, before any of it is done: cells, env steps, the largest array.
+
+``opt-suite validate`` prints the estimate of each valid spec; ``opt-suite run`` refuses, before
+computing anything, a spec whose largest array (times the cells computed at once) cannot fit in
+the memory available, instead of dying half-way with the machine swapping.
+
+The largest arrays of the tabular protocol are, per cell:
+
+* the test-time learner's Q table: test tasks x states x (actions + options) float64 (SMDP
+  Q-learning runs all test tasks of a cell at once);
+* an option set: options x states x actions float64 (mu; beta is smaller);
+* the task model: states x actions x outcomes (int32 + 2 float64);
+* whatever a method declares through an optional ``memory_hint(params, states, actions)``
+  classmethod returning ``(bytes, what)`` (eigenoptions: the dense states x states Laplacian).
+
+The figures are upper bounds of the arrays named, not of the process: Python, TensorFlow and the
+store add a few hundred megabytes per worker.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["WorkEstimate", "WorkTooLarge", "available_memory", "estimate_work", "memory_problem"]
+
+
+class WorkTooLarge(ValueError):
+    """A spec's work cannot fit in this machine's memory; the message says by how much."""
+
+
+FLOAT = 8
+OPTION_COUNT_PARAMS = ("count", "options", "max_options", "num_options")
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkEstimate:
+    """A spec's work: ``cells``, at most ``env_steps`` primitive steps, its largest array."""
+
+    cells: int
+    env_steps: int
+    largest_bytes: int
+    largest: str
+
+    def describe(self) -> str:
+        """One line for people."""
+        return (
+            f"{self.cells} cells, at most {self.env_steps:.3g} env steps, largest array"
+            f" {_size(self.largest_bytes)} ({self.largest})"
+        )
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError
+
+
+def _options(params: Any) -> int:
+    """The most options a method entry's params ask for (0 when none is named)."""
+    found = [getattr(params, name, None) for name in OPTION_COUNT_PARAMS]
+    return max([int(v) for v in found if isinstance(v, int) and not isinstance(v, bool)] or [0])
+
+
+def estimate_work(
+    spec: Any,
+    seeds: Sequence[int],
+    method_classes: Sequence[type],
+    num_states: int | None,
+    num_actions: int | None,
+    outcomes: int = 1,
+) -> WorkEstimate:
+    """The work of running ``spec`` for ``seeds``.
+
+    Args:
+      spec: the loaded ``Spec``.
+      seeds: seed indices to run.
+      method_classes: the registered class of each method entry.
+      num_states: states of the tabular model (None: the family is not tabular).
+      num_actions: its primitive actions (None: not tabular).
+      outcomes: its outcomes per (state, action).
+    """
+    ev, tasks = spec.evaluation, spec.tasks
+    methods = len(spec.methods)
+    n_seeds = len(seeds)
+    uses_demos = any(getattr(c, "uses_demonstrations", False) for c in method_classes)
+    interacting = sum(1 for c in method_classes if getattr(c, "uses_interaction", False))
+    cells = n_seeds * (int(uses_demos) + 2 * methods)
+    steps = n_seeds * methods * tasks.test * ev.episodes * ev.max_steps
+    steps += n_seeds * interacting * ev.interaction_budget
+    if uses_demos:
+        d = spec.demonstrations
+        steps += n_seeds * tasks.train * d.trajectories_per_task * d.max_steps
+    candidates = [(0, "none")]
+    if num_states is not None and num_actions is not None:
+        S, A = int(num_states), int(num_actions)
+        options = max((_options(m.params) for m in spec.methods), default=0)
+        q_table = "the learner's Q table: test tasks x states x (actions + options)"
+        model = "a task model: states x actions x outcomes"
+        candidates += [
+            (tasks.test * S * (A + options) * FLOAT, q_table),
+            (options * S * A * FLOAT, "an option set: options x states x actions"),
+            (S * A * max(1, outcomes) * (4 + 2 * FLOAT), model),
+        ]
+        for cls, entry in zip(method_classes, spec.methods, strict=True):
+            hint = getattr(cls, "memory_hint", None)
+            if hint is not None:
+                size, what = hint(entry.params, S, A)
+                candidates.append((int(size), f"{entry.name}: {what}"))
+    size, what = max(candidates, key=lambda c: c[0])
+    return WorkEstimate(cells, int(steps), int(size), what)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to new work (Linux ``MemAvailable``), or None if unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def memory_problem(estimate: WorkEstimate, workers: int, available: int | None) -> str | None:
+    """Why the spec cannot fit in memory with ``workers`` cells at once, or None if it can."""
+    if available is None:
+        return None
+    at_once = max(1, workers)
+    if estimate.largest_bytes * at_once <= available:
+        return None
+    fewer = (
+        f"; with --workers {available // estimate.largest_bytes} it would"
+        if estimate.largest_bytes <= available
+        else ""
+    )
+    return (
+        f"the spec cannot fit in memory: its largest array is {_size(estimate.largest_bytes)}"
+        f" ({estimate.largest}), {at_once} cell{'s' if at_once > 1 else ''} at once need"
+        f" {_size(estimate.largest_bytes * at_once)}, and {_size(available)} is available"
+        f"{fewer}; shrink the spec (states, test tasks, options)"
+    )
