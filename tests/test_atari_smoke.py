@@ -1,0 +1,186 @@
+"""Every stage at the Atari smoke settings, run directly: expert, demos, discovery, learner.
+
+The stages are those of the protocol on the paper's Atari domain: PPO experts trained per train task
+within a frame budget, demonstrations until a life is lost, primitives / untrained conv options /
+conv options learned by Algorithm 1 on the frames, and the tf_agents learner over primitives +
+options on the held-out task, at tiny budgets (the settings of specs/atari-smoke.yaml).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+
+import numpy as np
+import pytest
+import yaml
+
+from opt_suite import registry
+from opt_suite.agents.expert import collect_agent_demonstrations
+from opt_suite.agents.params import ExpertParams, NetworkParams, PPOParams
+from opt_suite.families.atari import Atari, Params, Variation
+from opt_suite.learners.base import LearnerRun
+from opt_suite.methods.base import DiscoveryContext
+from opt_suite.options.network import NetworkOptionSet
+from opt_suite.spec import to_plain
+
+SPEC = yaml.safe_load(
+    """
+family: {params: {game: breakout, action_set: minimal, max_episode_frames: 4000}}
+tasks:
+  count: 3
+  train: 2
+  test: 1
+  seed: 0
+  vary: {start_actions: [1, 20], reward_scale: [0.0, 10.0], frame_skip: [2, 3, 4]}
+demonstrations:
+  source: ppo_expert
+  params:
+    frames: 2000
+    ppo:
+      num_envs: 2
+      steps_per_iteration: 32
+      epochs: 1
+      network: {conv_filters: [8], conv_kernels: [8], conv_strides: [4], fc_units: [32]}
+  trajectories_per_task: 2
+  max_steps: 1000
+methods:
+  - {name: primitives, method: primitives}
+  - name: random-options
+    method: random_options
+    params:
+      count: 2
+      offline_options: &offline
+        {lambda1: 0.0, lambda2: 5000.0, delta: 0.1, epochs: 2, steps_per_epoch: 2, max_options: 2,
+         features: frames}
+  - {name: offline-options, method: offline_options, params: *offline}
+evaluation:
+  learner: tf_agents
+  params:
+    ppo:
+      num_envs: 2
+      steps_per_iteration: 16
+      epochs: 1
+      network: {conv_filters: [8], conv_kernels: [8], conv_strides: [4], fc_units: [32]}
+  episodes: 3
+  max_steps: 1000
+"""
+)
+FAMILY = Atari(Params(game="breakout", action_set="minimal", max_episode_frames=4000))
+EXPERT = ExpertParams(
+    frames=2000,
+    ppo=PPOParams(
+        num_envs=2,
+        steps_per_iteration=32,
+        epochs=1,
+        network=NetworkParams(
+            conv_filters=(8,), conv_kernels=(8,), conv_strides=(4,), fc_units=(32,)
+        ),
+    ),
+)
+
+
+def _build(cls, plain: dict):
+    """The frozen dataclass ``cls`` from a spec's plain values (nested dataclasses, tuples)."""
+    hints = typing.get_type_hints(cls)
+    values = {}
+    for key, value in plain.items():
+        if dataclasses.is_dataclass(hints[key]):
+            value = _build(hints[key], value)
+        elif isinstance(value, list):
+            value = tuple(value)
+        values[key] = value
+    return cls(**values)
+
+
+def _subset(small, big) -> bool:
+    """Every key of ``small`` (a spec's YAML) has the same value in ``big`` (a full plain dict)."""
+    if isinstance(small, dict):
+        return all(k in big and _subset(v, big[k]) for k, v in small.items())
+    return small == big
+
+
+def test_the_settings_are_the_smoke_specs():
+    assert _subset(SPEC["family"]["params"], to_plain(FAMILY.params))
+    assert SPEC["demonstrations"]["source"] == "ppo_expert"
+    assert _subset(SPEC["demonstrations"]["params"], to_plain(EXPERT))
+    assert _build(ExpertParams, SPEC["demonstrations"]["params"]) == EXPERT
+    assert [m["name"] for m in SPEC["methods"]] == [
+        "primitives",
+        "random-options",
+        "offline-options",
+    ]
+    assert SPEC["evaluation"]["learner"] == "tf_agents"
+
+
+@pytest.fixture(scope="module")
+def stages(tmp_path_factory):
+    t = SPEC["tasks"]
+    train, test = FAMILY.make_tasks(
+        Variation(**{k: tuple(v) for k, v in t["vary"].items()}),
+        (),
+        t["count"],
+        t["train"],
+        t["test"],
+        t["seed"],
+    )
+    demos = collect_agent_demonstrations(
+        FAMILY,
+        train,
+        EXPERT,
+        SPEC["demonstrations"]["trajectories_per_task"],
+        SPEC["demonstrations"]["max_steps"],
+        np.random.SeedSequence(0),
+        tmp_path_factory.mktemp("experts"),
+        allow_cut=False,
+    )
+    offline_cls = registry.load(registry.METHODS, "offline_options")
+    random_cls = registry.load(registry.METHODS, "random_options")
+    offline = _build(offline_cls.Params, SPEC["methods"][2]["params"])
+    methods = {
+        "random-options": random_cls(
+            random_cls.Params(count=SPEC["methods"][1]["params"]["count"], offline_options=offline)
+        ),
+        "offline-options": offline_cls(offline),
+    }
+    context = DiscoveryContext(FAMILY, train, demos.trajectories, 0, np.random.SeedSequence(1))
+    # primitives: no options (the method itself still asks for a tabular model on main).
+    options = {
+        "primitives": NetworkOptionSet.empty(FAMILY.make_env(train[0]).action_space.n, (84, 84, 2))
+    }
+    options |= {name: method.discover(context).options for name, method in methods.items()}
+    learner_cls = registry.load(registry.LEARNERS, SPEC["evaluation"]["learner"])
+    learner = learner_cls(_build(learner_cls.Params, SPEC["evaluation"]["params"]))
+    logs = {
+        name: learner.run(
+            FAMILY,
+            [LearnerRun(test[0], np.random.SeedSequence(2))],
+            option_set,
+            SPEC["evaluation"]["episodes"],
+            SPEC["evaluation"]["max_steps"],
+        )[0]
+        for name, option_set in options.items()
+    }
+    return train, demos, options, logs
+
+
+def test_experts_and_demonstrations(stages):
+    train, demos, _, _ = stages
+    assert [e.frames >= EXPERT.frames for e in demos.experts] == [True, True]
+    assert demos.cut == 0 and len(demos.trajectories) == 2 * len(train)
+    for trajectory in demos.trajectories:
+        assert trajectory.observations.shape == (len(trajectory) + 1, 84, 84, 2)
+
+
+def test_discovery_gives_options_on_frames(stages):
+    _, _, options, _ = stages
+    assert len(options["primitives"]) == 0
+    assert len(options["random-options"]) == 2
+    assert 1 <= len(options["offline-options"]) <= 2
+
+
+def test_the_learner_logs_episodes_with_frames(stages):
+    _, _, _, logs = stages
+    for log in logs.values():
+        assert log.returns.shape == (SPEC["evaluation"]["episodes"],)
+        assert np.all(np.diff(log.frames) > 0) and np.all(np.isfinite(log.returns))
