@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     """Write the reports (and the baseline); 0 on success, 2 on bad input."""
     from opt_suite.report import ReportDataError, analyse, export_baseline, write_report_files
     from opt_suite.report.source import load_inputs
+    from opt_suite.report.tables import leaderboard_warnings
     from opt_suite.store import StoreError
 
     if not args.directory.is_dir():
@@ -77,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"warning: {message}", file=sys.stderr)
         for path in write_report_files(inputs, args.directory):
             print(f"wrote {path}")
+        for message in leaderboard_warnings(args.directory):
+            print(f"warning: leaderboard: {message}", file=sys.stderr)
         if args.export_baseline is not None:
             analysis = analyse(inputs)
             path = export_baseline(inputs, analysis, args.export_baseline)

@@ -281,7 +281,7 @@ def _write_reports(directory: Path, own_spec: str | None, sweep: bool = False) -
             from opt_suite.report.sweep import write_sweep_reports
 
             return [str(p) for p in write_sweep_reports(directory)]
-        return [str(p) for p in write_reports(directory, own_spec)]
+        written = [str(p) for p in write_reports(directory, own_spec)]
     except Exception as exc:
         print(
             f"reports not written: {type(exc).__name__}: {exc} "
@@ -289,3 +289,8 @@ def _write_reports(directory: Path, own_spec: str | None, sweep: bool = False) -
             file=sys.stderr,
         )
         return None
+    from opt_suite.report.tables import leaderboard_warnings
+
+    for message in leaderboard_warnings(directory):
+        print(f"warning: leaderboard: {message}", file=sys.stderr)
+    return written

@@ -209,6 +209,16 @@ def leaderboard_markdown(board: Leaderboard) -> str:
     return "\n".join(lines)
 
 
+def leaderboard_warnings(directory: Path) -> list[str]:
+    """The warnings of the leaderboard written in ``directory`` (empty if none or unreadable)."""
+    try:
+        doc = json.loads((Path(directory) / "leaderboard.json").read_text())
+    except (OSError, ValueError):
+        return []
+    warnings = doc.get("warnings") if isinstance(doc, dict) else None
+    return [str(w) for w in warnings] if isinstance(warnings, list) else []
+
+
 def write_json(data: dict[str, Any], path: Path) -> Path:
     path.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
     return path

@@ -8,10 +8,13 @@ on its job (its seeds travel with it), so every backend and worker count gives t
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import multiprocessing
 import os
+import signal
 import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -84,10 +87,11 @@ class PoolBackend(Backend):
         self.capacity = workers + 1
         self.workers = workers
         self._log_dir = None if log_dir is None else str(log_dir)
-        self._pool = self._start()
         self._futures: dict[cf.Future, tuple[str, str]] = {}
-        for _ in range(workers):  # start every worker now, while the runner plans
-            self._pool.submit(warm_up)
+        with _signals_deferred():
+            self._pool = self._start()
+            for _ in range(workers):  # start every worker now, while the runner plans
+                self._pool.submit(warm_up)
 
     def _start(self) -> cf.ProcessPoolExecutor:
         return cf.ProcessPoolExecutor(
@@ -98,7 +102,8 @@ class PoolBackend(Backend):
         )
 
     def submit(self, job: CellJob) -> None:  # noqa: D102
-        self._futures[self._pool.submit(execute, job)] = (job.cell_id, job.label)
+        with _signals_deferred():  # a submit may spawn a worker
+            self._futures[self._pool.submit(execute, job)] = (job.cell_id, job.label)
 
     def wait(self, timeout: float | None) -> list[CellOutcome]:  # noqa: D102
         if not self._futures:
@@ -117,7 +122,8 @@ class PoolBackend(Backend):
                 outcomes.append(_lost(*cell, cf.process.BrokenProcessPool("worker pool broke")))
             self._futures.clear()
             self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = self._start()
+            with _signals_deferred():
+                self._pool = self._start()
         return outcomes
 
     def close(self) -> None:  # noqa: D102
@@ -188,6 +194,21 @@ class RayBackend(Backend):
         self._refs.clear()
         if self._started_here:
             self._ray.shutdown()
+
+
+# Ctrl-C and SIGTERM are held back while a worker is being spawned: interrupted half-way, the
+# parent would leave the child reading its start-up data from a closed pipe, and the child would
+# print a traceback at the user. Children inherit the mask; init_worker unblocks both.
+DEFERRED_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, DEFERRED_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 PROBE_TIMEOUT_S = 5.0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import signal
 import socket
 import threading
 import time
@@ -125,6 +126,10 @@ def init_worker(log_dir: str | None = None) -> None:
         os.dup2(fd, 1)
         os.dup2(fd, 2)
         os.close(fd)
+    # The runner spawns workers with Ctrl-C and SIGTERM blocked (see backends); a worker must die
+    # on them, e.g. when the runner terminates it (one pending since the spawn is delivered here,
+    # after the output went to the log).
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     parent = os.getppid()
 
     def watch() -> None:

@@ -44,3 +44,13 @@ def test_a_run_much_worse_than_the_ci_baseline_exits_one(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 1, out
     assert out.count("REGRESSION") == len(doc["methods"])
+
+
+def test_report_and_run_print_the_leaderboard_warnings(tmp_path, capsys):
+    from report_fakes import linear_table
+
+    run = write_store(tmp_path / "run", linear_table({"primitives": 0.0, "ours": 1.0}, seeds=2))
+    capsys.readouterr()
+    assert main(["report", str(run)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: leaderboard: too few runs for the intervals to mean much" in err

@@ -87,10 +87,10 @@ def test_sigterm_at_random_moments_never_leaves_a_wrong_result(tmp_path):
     clean, out = tmp_path / "clean", tmp_path / "out"
     assert run_cli(spec, "--out", clean, "--workers", "0", "--quiet", "--no-report") == 0
     rng = np.random.default_rng(0)
-    args = cli_command(spec, "--out", out, "--workers", "1", "--quiet", "--no-report")
-    for _ in range(3):
+    args = cli_command(spec, "--out", out, "--workers", "2", "--quiet", "--no-report")
+    for _ in range(5):
         proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        time.sleep(float(rng.uniform(0.5, 3.0)))
+        time.sleep(float(rng.uniform(0.3, 3.0)))
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
         # -SIGTERM: signalled while Python was still starting, before any handler or run existed.
