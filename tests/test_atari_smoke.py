@@ -24,6 +24,8 @@ from opt_suite.methods.base import DiscoveryContext
 from opt_suite.options.network import NetworkOptionSet
 from opt_suite.spec import to_plain
 
+pytestmark = pytest.mark.slow  # about a minute and a half on 2 loaded cores
+
 SPEC = yaml.safe_load(
     """
 family: {params: {game: breakout, action_set: minimal, max_episode_frames: 4000}}

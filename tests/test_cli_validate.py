@@ -98,7 +98,7 @@ def test_internal_errors_are_reported_not_raised(valid, capsys, monkeypatch):
     def broken(path):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("opt_suite.cli.validate.load_spec", broken)
+    monkeypatch.setattr("opt_suite.cli.validate.load_sweep", broken)
     assert main(["validate", str(valid)]) == 2
     assert capsys.readouterr().err == (
         f"{valid}: internal error while validating: RuntimeError('a bug')\n"

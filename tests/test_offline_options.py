@@ -270,3 +270,60 @@ def test_same_seed_same_options_in_a_fresh_process(trained):
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
     ).stdout.split()
     assert out == [trained.options.mu.tobytes().hex(), trained.options.beta.tobytes().hex()]
+
+
+def test_automatic_lambda2_balances_the_two_gradients_and_is_kept_for_every_round():
+    import tensorflow as tf
+
+    from opt_suite.methods.offline_options.algorithm import new_option, policy_seed
+    from opt_suite.methods.offline_options.networks import init_policy
+    from opt_suite.methods.offline_options.training import (
+        FrozenOptions,
+        _network_input,
+        _parts,
+        batch_tensors,
+    )
+    from opt_suite.objective import JhatConfig
+
+    params = fixed(3, max_options=2, delta=0.0, lambda2_auto=True)
+    auto = discover(params)
+    used = [r["lambda2"] for r in auto.info["rounds"]]
+    assert len(used) == 2 and used[0] == used[1] and 1e-3 < used[0] < 1e6
+    # Params.lambda2 is ignored: the weight comes from the demonstrations and the networks.
+    again = discover(dataclasses.replace(params, lambda2=7.0))
+    assert [r["lambda2"] for r in again.info["rounds"]] == used
+
+    # Independently: at the start of round 1, λ2 · ‖∇ likelihood‖ = ‖∇ terminations‖.
+    setting = tiny_setting()
+    context = context_for(setting, 0, 0)
+    model = setting.family.tabular_model(setting.train_tasks[0])
+    demos = demo_batch(context.demonstrations, model.num_states, model.num_actions)
+    features = state_features(model, params.features)
+    option = new_option(features, model.num_actions, params, context.seed, 0)
+    policy = init_policy(
+        features, params.hidden_sizes, model.num_actions + 1, policy_seed(context.seed, 0)
+    )
+    coords = None if features.coords is None else features.coords[demos.states]
+    frozen = FrozenOptions.none(len(demos.states), model.num_actions)
+    weights = {**{("o", k): tf.constant(v) for k, v in option.items()}}
+    weights.update({("p", k): tf.constant(v) for k, v in policy.items()})
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(list(weights.values()))
+        parts = _parts(
+            {k: v for (net, k), v in weights.items() if net == "o"},
+            {k: v for (net, k), v in weights.items() if net == "p"},
+            tf.constant(frozen.log_mu),
+            tf.constant(frozen.beta),
+            batch_tensors(demos),
+            tf.constant(demos.states),
+            _network_input(coords, len(demos.states)),
+            JhatConfig(likelihood=params.likelihood, jit_compile=False),
+        )
+    norms = [
+        np.sqrt(sum(float(tf.reduce_sum(tf.square(tf.convert_to_tensor(g)))) for g in grads))
+        for grads in (
+            tape.gradient(parts.prob_term, list(weights.values())),
+            tape.gradient(parts.termination_term, list(weights.values())),
+        )
+    ]
+    np.testing.assert_allclose(used[0] * norms[0], norms[1], rtol=1e-4)

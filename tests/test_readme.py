@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from opt_suite.spec import load_spec
+from opt_suite.spec import load_spec, load_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -16,7 +16,7 @@ def _section(title: str) -> str:
 
 
 def test_writing_a_spec_example_validates(tmp_path):
-    (example,) = re.findall(r"```yaml\n(.*?)```", _section("Writing a spec"), re.S)
+    example, sweep = re.findall(r"```yaml\n(.*?)```", _section("Writing a spec"), re.S)
     quick = (ROOT / "specs" / "fourrooms-quick.yaml").read_text()
     (tmp_path / "fourrooms-quick.yaml").write_text(quick)  # the example extends it
     (tmp_path / "mine.yaml").write_text(example)
@@ -25,6 +25,11 @@ def test_writing_a_spec_example_validates(tmp_path):
     assert spec.family.params.layout == "paper-40x40"
     assert (spec.tasks.count, spec.tasks.train, spec.tasks.test) == (30, 6, 24)
     assert [m.name for m in spec.methods] == ["primitives", "offline-options"]
+    # The sweep example is a block of that spec: 3 alphas x 2 lambda2 x 2 (episodes, max_steps).
+    (tmp_path / "swept.yaml").write_text(example + sweep)
+    variants = load_sweep(tmp_path / "swept.yaml").variants
+    assert len(variants) == 12
+    assert variants[-1].name == "alpha=1.0,lambda2=100,episodes=1000,max_steps=2000"
 
 
 def test_quick_start_is_two_commands_and_ci_runs_the_test_one():

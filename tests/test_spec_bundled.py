@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from opt_suite.spec import (
     canonical_yaml,
     find_spec,
     load_spec,
+    load_sweep,
     parse_spec,
 )
 
@@ -31,9 +33,25 @@ def test_bundled_specs_are_the_repository_specs():
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_spec_validates_and_round_trips(name):
-    spec = load_spec(ROOT / "specs" / name)
-    assert spec.name == Path(name).stem  # the file name is the spec name
-    assert parse_spec(canonical_yaml(spec)) == spec
+    sweep = load_sweep(ROOT / "specs" / name)
+    assert sweep.base.name == Path(name).stem  # the file name is the spec name
+    for _, spec in sweep.specs:  # the spec itself, or every variant of its sweep
+        assert parse_spec(canonical_yaml(spec)) == spec
+
+
+def test_sensitivity_spec_is_a_one_factor_at_a_time_design_around_the_paper_spec():
+    sweep = load_sweep(ROOT / "specs" / "fourrooms-paper-sensitivity.yaml")
+    paper = load_spec(ROOT / "specs" / "fourrooms-paper.yaml")
+    assert len(sweep.variants) == 13 and sweep.base.evaluation.seeds == 5
+
+    def is_paper(spec):  # up to the name and description, which no cell depends on
+        return dataclasses.replace(spec, name=paper.name, description=paper.description) == paper
+
+    # Exactly one variant is the paper spec itself; every other one changes one factor.
+    assert [v.name for v in sweep.variants if is_paper(v.spec)] == ["alpha=0.1"]
+    auto = [v.spec for v in sweep.variants if "lambda2_auto" in v.name]
+    assert len(auto) == 1
+    assert all(m.params.lambda2_auto for m in auto[0].methods if m.method == "offline_options")
 
 
 def test_find_spec_by_bundled_name(tmp_path, monkeypatch):

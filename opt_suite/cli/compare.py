@@ -92,6 +92,15 @@ def run(args: argparse.Namespace) -> int:
     if not args.directory.is_dir():
         print(f"opt-suite compare: {args.directory}: no such directory", file=sys.stderr)
         return 2
+    from opt_suite.report.sweep import is_sweep_run
+
+    if is_sweep_run(args.directory):  # its latest run is just its last variant
+        print(
+            f"opt-suite compare: {args.directory} is a sweep run (see its sweep.md): compare one "
+            "variant's own run instead",
+            file=sys.stderr,
+        )
+        return 2
     try:
         baseline = load_baseline(args.baseline)
         inputs, warnings = load_inputs(args.directory)

@@ -2,7 +2,9 @@
 
 Writes ``returns.csv``, ``leaderboard.{md,csv,json}``, ``curves.png`` and ``index.html`` into DIR
 (the same files ``opt-suite run`` writes at its end); ``--export-baseline FILE`` also writes the CI
-baseline that ``opt-suite compare`` tests later runs against. Exit status 2 on bad input.
+baseline that ``opt-suite compare`` tests later runs against. Exit status 2 on bad input. For a
+sweep run (a ``sweep.json`` in DIR) it writes every variant's report under ``variants/<name>/`` and
+``sweep.md``/``sweep.csv``, the metric and P(improvement) per variant.
 """
 
 from __future__ import annotations
@@ -50,6 +52,26 @@ def run(args: argparse.Namespace) -> int:
     if not args.directory.is_dir():
         print(f"opt-suite report: {args.directory}: no such directory", file=sys.stderr)
         return 2
+    from opt_suite.report.sweep import is_sweep_run, write_sweep_reports
+
+    if is_sweep_run(args.directory):
+        if args.export_baseline is not None:
+            print(
+                f"opt-suite report: {args.directory} is a sweep run: export a baseline from one "
+                "variant's own run (opt-suite run the variant's spec into its own folder)",
+                file=sys.stderr,
+            )
+            return 2
+        try:
+            for path in write_sweep_reports(args.directory):
+                print(f"wrote {path}")
+        except (StoreError, ReportDataError) as exc:
+            print(f"opt-suite report: {exc}", file=sys.stderr)
+            return 2
+        except OSError as exc:
+            print(f"opt-suite report: cannot write: {exc}", file=sys.stderr)
+            return 2
+        return 0
     try:
         inputs, warnings = load_inputs(args.directory)
         for message in warnings:

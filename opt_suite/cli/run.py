@@ -1,5 +1,9 @@
 """``opt-suite run SPEC``: run a spec's whole protocol, store the results and write the reports.
 
+A spec with a ``sweep:`` block runs each variant in turn into the same results folder (cells the
+variants share are computed once) and writes each variant's report under ``variants/<name>/``
+plus ``sweep.md``/``sweep.csv``, one table across the variants (``opt_suite.report.sweep``).
+
 Exit status: 0 when every cell is done, 1 when some cell failed (they are listed and retried by the
 next run of the same command), 2 for bad input (spec, names, seeds, directory, backend).
 """
@@ -13,6 +17,7 @@ import sqlite3
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 __all__ = ["add_arguments", "run", "parse_seeds"]
 
@@ -109,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     from opt_suite.runner import BackendError, run_protocol
     from opt_suite.runner.estimate import WorkTooLarge
     from opt_suite.runner.progress import format_duration
-    from opt_suite.spec import SpecError, find_spec, load_spec, spec_hash
+    from opt_suite.spec import SpecError, find_spec, load_sweep, spec_hash
     from opt_suite.store import StoreError
 
     def error(message: str) -> int:
@@ -125,17 +130,28 @@ def run(args: argparse.Namespace) -> int:
     if args.address and args.backend != "ray":
         return error("--address needs --backend ray")
     try:
-        spec = load_spec(find_spec(args.spec))
+        sweep = load_sweep(find_spec(args.spec))
     except SpecError as exc:
         for line in exc.problems:
             print(line, file=sys.stderr)
         return 2
+    spec = sweep.base
     directory = Path(args.out or Path("results") / spec.name)
     problem = _check_writable(directory)
     if problem:
         return error(problem)
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main_thread else None
+    if sweep.variants:
+        try:
+            return _run_sweep(args, sweep, directory, seeds)
+        except (RegistryError, BackendError, StoreError, WorkTooLarge) as exc:
+            return error(str(exc))
+        except (OSError, sqlite3.Error) as exc:
+            return error(f"cannot write results to {directory}: {exc}")
+        finally:
+            if in_main_thread:
+                signal.signal(signal.SIGTERM, previous)
     try:
         result = run_protocol(
             spec,
@@ -187,7 +203,70 @@ def run(args: argparse.Namespace) -> int:
     return 0 if summary.ok and reported else 1
 
 
-def _write_reports(directory: Path, own_spec: str) -> list[str] | None:
+def _run_sweep(args: argparse.Namespace, sweep: Any, directory: Path, seeds) -> int:
+    """Run every variant of a sweep into ``directory``'s one store, then the sweep's reports.
+
+    One store for all variants: a cell whose inputs two variants share (e.g. the demonstrations
+    and every discovery when only the learner's α changes) has one content hash, so the second
+    variant reuses it — computed once. ``sweep.json`` (written first, so a crash leaves it) names
+    the variants; the summary line says how many planned cells were shared.
+    """
+    from opt_suite.report.sweep import write_manifest
+    from opt_suite.runner import run_protocol
+    from opt_suite.runner.progress import format_duration
+    from opt_suite.spec import spec_hash
+
+    entries = [
+        {"name": v.name, "values": v.values, "spec_hash": spec_hash(v.spec)} for v in sweep.variants
+    ]
+    write_manifest(directory, sweep.base.name, entries)
+    planned = computed = failed = 0
+    wall = 0.0
+    for i, (variant, entry) in enumerate(zip(sweep.variants, entries, strict=True)):
+        print(f"opt-suite run: variant {i + 1}/{len(entries)}: {variant.name}", file=sys.stderr)
+        result = run_protocol(
+            variant.spec,
+            directory,
+            seeds=seeds,
+            workers=args.workers,
+            backend=args.backend,
+            address=args.address,
+            argv=["opt-suite", "run", *sys.argv[2:]],
+            quiet=args.quiet,
+        )
+        summary = result.summary
+        for _label, message in summary.failed:
+            print(f"failed: {variant.name}: {message}", file=sys.stderr)
+        for label, reason in summary.skipped:
+            print(f"not run: {variant.name}: {label} ({reason})", file=sys.stderr)
+        entry["cells"] = {
+            "planned": summary.total,
+            "computed": summary.computed,
+            "reused": summary.reused,
+            "failed": len(summary.failed) + len(summary.skipped),
+        }
+        planned += summary.total
+        computed += summary.computed
+        failed += len(summary.failed) + len(summary.skipped)
+        wall += result.wall_s
+    write_manifest(directory, sweep.base.name, entries)
+    written = [str(directory / "results.sqlite"), str(directory / "sweep.json")]
+    reported = True
+    if not args.no_report:
+        reports = _write_reports(directory, None, sweep=True)
+        reported = reports is not None
+        written += [p for p in reports or [] if "variants" not in Path(p).parts]
+    print(
+        f"opt-suite run: {sweep.base.name}: sweep of {len(entries)} variants, {planned} cells "
+        f"planned, {computed} computed, {planned - computed} shared with another variant or "
+        f"done before; {'all done' if not failed else f'{failed} failed or not run'} in "
+        f"{format_duration(wall)}; wrote {', '.join(written)} and variants/<name>/",
+        file=sys.stderr,
+    )
+    return 0 if not failed and reported else 1
+
+
+def _write_reports(directory: Path, own_spec: str | None, sweep: bool = False) -> list[str] | None:
     """The report files written, or None (after saying why) when they could not be written.
 
     A problem there never loses the stored results: ``opt-suite report DIR`` can write them later.
@@ -198,6 +277,10 @@ def _write_reports(directory: Path, own_spec: str) -> list[str] | None:
         print(f"reports not written: opt_suite.report is unavailable ({exc})", file=sys.stderr)
         return None
     try:
+        if sweep:
+            from opt_suite.report.sweep import write_sweep_reports
+
+            return [str(p) for p in write_sweep_reports(directory)]
         written = [str(p) for p in write_reports(directory, own_spec)]
     except Exception as exc:
         print(

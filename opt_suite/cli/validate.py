@@ -5,6 +5,8 @@ array, see :mod:`opt_suite.runner.estimate`), or its problems on stderr, one lin
 (``file:LINE:COL: key.path: message``), and exits with status 2 if any spec has a problem. With
 ``--resolved`` it prints the canonical YAML instead: every default filled in, ``extends`` merged,
 keys sorted — exactly what a run will use. SPEC may also name a bundled spec (``fourrooms-quick``).
+A spec with a ``sweep:`` block is checked variant by variant (``opt_suite.spec.sweep``); its
+variants are listed, and ``--resolved`` prints each one.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from opt_suite.spec import SpecError, canonical_yaml, find_spec, load_spec, spec_hash
+from opt_suite.spec import SpecError, canonical_yaml, find_spec, load_sweep, spec_hash
 
 HASH_CHARS = 12  # shown; the full hash is in the --resolved header
 
@@ -46,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     for number, arg in enumerate(args.specs):
         path = find_spec(arg)
         try:
-            spec = load_spec(path)
+            sweep = load_sweep(path)
         except SpecError as exc:
             print("\n".join(exc.problems), file=sys.stderr)
             status = 2
@@ -55,11 +57,18 @@ def run(args: argparse.Namespace) -> int:
             print(f"{path}: internal error while validating: {exc!r}", file=sys.stderr)
             status = 2
             continue
-        digest = spec_hash(spec)
+        spec = sweep.base
         if args.resolved:
-            separator = "---\n" if number else ""
-            print(f"{separator}# {spec.name}: resolved from {path}\n# spec_hash: {digest}")
-            print(canonical_yaml(spec), end="")
+            for i, (variant, one) in enumerate(sweep.specs):
+                separator = "---\n" if number or i else ""
+                title = spec.name if variant is None else f"{spec.name}, sweep variant {variant}"
+                print(f"{separator}# {title}: resolved from {path}\n# spec_hash: {spec_hash(one)}")
+                print(canonical_yaml(one), end="")
+        elif not sweep.variants:
+            print(f"ok: {spec.name} (hash {spec_hash(spec)[:HASH_CHARS]}): {_work(spec)}")
         else:
-            print(f"ok: {spec.name} (hash {digest[:HASH_CHARS]}): {_work(spec)}")
+            print(f"ok: {spec.name}: a sweep of {len(sweep.variants)} variants, each valid")
+            for variant in sweep.variants:
+                digest = spec_hash(variant.spec)[:HASH_CHARS]
+                print(f"  {variant.name} (hash {digest}): {_work(variant.spec)}")
     return status

@@ -8,7 +8,7 @@ line each (``file:LINE:COL: key.path: message``). Everything after loading trust
 from opt_suite.spec.bundled import bundled_specs, bundled_specs_dir, find_spec
 from opt_suite.spec.canonical import canonical_yaml, content_hash, spec_hash, to_plain
 from opt_suite.spec.errors import SpecError
-from opt_suite.spec.load import load_spec, parse_spec
+from opt_suite.spec.load import Sweep, Variant, load_spec, load_sweep, parse_spec, parse_sweep
 from opt_suite.spec.schema import (
     DemonstrationsSpec,
     EvaluationSpec,
@@ -18,10 +18,16 @@ from opt_suite.spec.schema import (
     Spec,
     TasksSpec,
 )
+from opt_suite.spec.sweep import MAX_VARIANTS
 
 __all__ = [
     "load_spec",
     "parse_spec",
+    "load_sweep",
+    "parse_sweep",
+    "Sweep",
+    "Variant",
+    "MAX_VARIANTS",
     "SpecError",
     "to_plain",
     "canonical_yaml",

@@ -46,6 +46,7 @@ from opt_suite.methods.offline_options.training import (
     CURVE_NAMES,
     FrozenOptions,
     NonFiniteObjective,
+    balanced_lambda2,
     train_round,
 )
 
@@ -135,7 +136,8 @@ class LearnedOptions:
         0-based round each epoch belongs to).
       rounds: one dict per round: ``jhat_initial`` (Ĵ before training), ``jhat`` (Ĵ_N),
         ``threshold`` (Ĵ_prev + Δ, None in the first round), ``kept``, ``epochs`` (trained) and
-        ``converged`` (stopped on the plateau rule rather than at ``max_epochs``).
+        ``converged`` (stopped on the plateau rule rather than at ``max_epochs``) and ``lambda2``
+        (the weight used: ``Params.lambda2``, or the automatic one with ``lambda2_auto``).
       stop_reason: ``"delta"`` (line 15) or ``"max_options"``. A round whose Ĵ or gradient turns
         non-finite raises :class:`NonFiniteObjective` instead: a diverged round says nothing
         about whether the option helps.
@@ -174,6 +176,9 @@ def learn_options(
         option = new_option(features, num_actions, params, seed, index)  # line 6
         # Line 7: O' = O ∪ o' — the frozen tables of O plus the trainable o' (see training.py).
         policy = _initial_policy(features, num_actions, params, seed, index, previous_policy)
+        if params.lambda2_auto and index == 0:  # once, so Ĵ is one objective for every round
+            lambda2 = balanced_lambda2(demos, demo_coords, frozen, option, policy, params)
+            params = dataclasses.replace(params, lambda2=lambda2)
         try:
             result = train_round(demos, demo_coords, frozen, option, policy, params)  # 9–14
         except NonFiniteObjective as exc:
@@ -195,6 +200,7 @@ def learn_options(
                 "kept": keep,
                 "epochs": result.epochs,
                 "converged": result.converged,
+                "lambda2": params.lambda2,
             }
         )
         if not keep:  # lines 15–16

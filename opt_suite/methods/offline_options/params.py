@@ -46,6 +46,12 @@ class Params:
     lambda2: float = param(
         100.0, doc="weight of the probability of generating h in J-hat (Eq. 2); paper: 100", ge=0
     )
+    lambda2_auto: bool = param(
+        False,
+        doc="choose lambda2 automatically (lambda2 is then ignored): the ratio of the gradient "
+        "norms of the termination and likelihood terms at the start of round 1, so that both "
+        "pull on the networks equally; kept for every round (J-hat stays one objective)",
+    )
     delta: float = param(
         0.1,
         doc="Algorithm 1 line 15: stop when J_N - J_prev < delta * |J_prev| (relative); paper: 10%",

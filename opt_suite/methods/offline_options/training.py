@@ -50,7 +50,9 @@ __all__ = [
     "CURVE_NAMES",
     "FrozenOptions",
     "NonFiniteObjective",
+    "LAMBDA2_AUTO_RANGE",
     "RoundResult",
+    "balanced_lambda2",
     "objective_parts",
     "train_round",
 ]
@@ -91,6 +93,11 @@ class FrozenOptions:
             np.concatenate([self.log_mu, np.asarray(log_mu, np.float32)[None]]),
             np.concatenate([self.beta, np.asarray(beta, np.float32)[None]]),
         )
+
+
+#: The automatic λ2 is clipped to this range (a likelihood term with no gradient at all, e.g. the
+#: Pr(h) form underflowing, would otherwise ask for an infinite weight).
+LAMBDA2_AUTO_RANGE = (1e-3, 1e6)
 
 
 class NonFiniteObjective(ArithmeticError):
@@ -394,6 +401,66 @@ def train_round(
         initial=dict(zip(CURVE_NAMES, values[0].tolist(), strict=True)),
         converged=epochs < params.max_epochs or _plateaued(values[:, 0], params),
     )
+
+
+def balanced_lambda2(
+    demos: DemoBatch,
+    coords: np.ndarray | None,
+    frozen: FrozenOptions,
+    option: Weights,
+    policy: Weights,
+    params: Params,
+) -> float:
+    """The automatic λ2 (``Params.lambda2_auto``): the weight that balances Ĵ's two terms.
+
+    The paper leaves λ2 to tuning and names "finding the right balance between hyperparameters
+    automatically" as future work (Sec. 5). Defined here as a gradient balance at the start of
+    Algorithm 1, over every weight a round trains (π and the new option)::
+
+        λ2 = ‖∇ E[#terminations]/|h|‖ / ‖∇ likelihood term‖      (clipped to LAMBDA2_AUTO_RANGE)
+
+    so that at initialisation the likelihood term, weighted by λ2, pulls on the networks exactly as
+    hard as the termination term: neither "reproduce the demonstrations" nor "decide less" wins by
+    the choice of a unit. It is computed once, in round 1, and kept for every round, so that Ĵ is
+    one objective across rounds and line 15's comparison stays meaningful.
+
+    Raises:
+      NonFiniteObjective: a gradient norm is not finite.
+    """
+    config = JhatConfig(lambda1=0.0, lambda2=1.0, likelihood=params.likelihood, jit_compile=False)
+    nets = {
+        "option": {k: tf.constant(v, tf.float32) for k, v in option.items()},
+        "policy": {k: tf.constant(v, tf.float32) for k, v in policy.items()},
+    }
+    weights = [*nets["option"].values(), *nets["policy"].values()]
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(weights)
+        parts = _parts(
+            nets["option"],
+            nets["policy"],
+            tf.constant(frozen.log_mu, tf.float32),
+            tf.constant(frozen.beta, tf.float32),
+            batch_tensors(demos),
+            tf.constant(demos.states, tf.int32),
+            _network_input(coords, len(demos.states)),
+            config,
+        )
+
+    def norm(target: tf.Tensor) -> float:
+        grads = tape.gradient(target, weights)
+        return float(
+            np.sqrt(sum(np.sum(np.square(tf.convert_to_tensor(g).numpy(), dtype=np.float64))
+                        for g in grads if g is not None))
+        )  # fmt: skip
+
+    termination, likelihood = norm(parts.termination_term), norm(parts.prob_term)
+    if not (np.isfinite(termination) and np.isfinite(likelihood)):
+        raise NonFiniteObjective(
+            f"automatic lambda2: gradient norms {termination} (terminations) and {likelihood} "
+            "(likelihood) are not finite"
+        )
+    low, high = LAMBDA2_AUTO_RANGE
+    return float(np.clip(termination / max(likelihood, 1e-300), low, high))
 
 
 def _plateaued(jhat: np.ndarray, params: Params) -> bool:
