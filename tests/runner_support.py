@@ -13,6 +13,7 @@ import pytest
 
 from opt_suite import registry
 from opt_suite.cli import main
+from opt_suite.runner import versions
 
 PLUGIN = Path(__file__).resolve().parent / "fixtures" / "runner_plugin"
 REPO = Path(__file__).resolve().parents[1]
@@ -26,9 +27,11 @@ def fakes(monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(PLUGIN) + (os.pathsep + path if path else ""))
     registry._entry_points.cache_clear()
     registry.load.cache_clear()
+    versions._distributions.cache_clear()  # cell ids name the fakes' package (runner/versions.py)
     yield
     registry._entry_points.cache_clear()
     registry.load.cache_clear()
+    versions._distributions.cache_clear()  # cell ids name the fakes' package (runner/versions.py)
 
 
 def method(name: str, kind: str = "fake_options", **params) -> dict:

@@ -156,6 +156,14 @@ class ResultsStore:
         # The view: every run of the latest run's spec (e.g. `--seeds 5-9` after `--seeds 0-4`).
         same = self._conn.execute("SELECT run_id FROM runs WHERE spec_hash = ?", (latest[1],))
         self._runs = "IN (" + ", ".join(str(int(r[0])) for r in same) + ")"
+        # The plan of the view: each (kind, method, seed) as its latest run planned it. A rerun of
+        # the same spec by other code (a reinstalled plugin: new cell ids) supersedes the older
+        # run's cells instead of adding them a second time to every table and metric.
+        self._plan = (
+            f"(SELECT * FROM plan p WHERE p.run_id {self._runs} AND p.run_id = "
+            f"(SELECT MAX(q.run_id) FROM plan q WHERE q.run_id {self._runs} "
+            "AND q.kind = p.kind AND q.method IS p.method AND q.seed = p.seed))"
+        )
 
     def close(self) -> None:
         """Close the database connection."""
@@ -220,9 +228,8 @@ class ResultsStore:
         """The cells the latest run planned, with their status (``missing`` = never finished)."""
         rows = self._conn.execute(
             "SELECT DISTINCT p.cell_id, p.kind, p.method, p.seed, p.position, c.status, c.error, "
-            "c.attempts, c.wall_s, c.started, c.finished, c.host, c.info FROM plan p "
-            f"LEFT JOIN cells c USING (cell_id) WHERE p.run_id {self._runs} "
-            "ORDER BY p.seed, p.position, p.kind",
+            f"c.attempts, c.wall_s, c.started, c.finished, c.host, c.info FROM {self._plan} p "
+            f"LEFT JOIN cells c USING (cell_id) ORDER BY p.seed, p.position, p.kind",
         ).fetchall()
         return [
             CellInfo(
@@ -246,8 +253,8 @@ class ResultsStore:
     def _done_cells(self, kind: str) -> str:
         # Only rows of cells that the latest run planned and that completed.
         return (
-            "SELECT DISTINCT p.cell_id, p.method AS entry, p.seed AS seed, p.position FROM plan p "
-            f"JOIN cells c USING (cell_id) WHERE p.run_id {self._runs} AND p.kind = '{kind}' "
+            "SELECT DISTINCT p.cell_id, p.method AS entry, p.seed AS seed, p.position "
+            f"FROM {self._plan} p JOIN cells c USING (cell_id) WHERE p.kind = '{kind}' "
             "AND c.status = 'done'"
         )
 

@@ -1,0 +1,35 @@
+"""A rerun of the same spec by other code supersedes the older cells; it never adds them twice.
+
+Cell ids name the versions of the packages that provide the family, method and learner
+(runner/versions.py). Reinstalling a plugin at a new version and rerunning the same spec into the
+same directory computes new cells; the report's view spans every run of that spec (so that
+`--seeds 5-9` after `--seeds 0-4` adds seeds), and must take each (kind, method, seed) from the
+latest run that planned it, or every episode and curve would be counted twice.
+"""
+
+from __future__ import annotations
+
+from runner_support import fakes, numbers, run_cli, write_spec  # noqa: F401  (fixture)
+
+from opt_suite.runner import plan
+from opt_suite.store import ResultsStore
+
+
+def test_rerun_by_new_code_replaces_old_cells_in_every_view(tmp_path, monkeypatch, fakes):  # noqa: F811
+    spec = write_spec(tmp_path, seeds=2)
+    clean, out = tmp_path / "clean", tmp_path / "out"
+    assert run_cli(spec, "--out", clean, "--workers", "0", "--quiet", "--no-report") == 0
+    assert run_cli(spec, "--out", out, "--workers", "0", "--quiet", "--no-report") == 0
+    with ResultsStore(out) as store:
+        first_cells = {c.cell_id for c in store.cells()}
+
+    real = plan.provider
+    monkeypatch.setattr(plan, "provider", lambda cls: f"{real(cls)} (reinstalled)")
+    assert run_cli(spec, "--out", out, "--workers", "0", "--quiet", "--no-report") == 0
+
+    with ResultsStore(out) as store:
+        cells = store.cells()
+        assert len(store.runs()) == 2
+    assert {c.cell_id for c in cells}.isdisjoint(first_cells), "new code must get new cells"
+    assert len(cells) == len(first_cells)
+    assert numbers(out) == numbers(clean)
