@@ -10,7 +10,9 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
-from opt_suite.methods.base import Discovery, DiscoveryContext, Method
+from opt_suite.families.base import TabularModelMixin
+from opt_suite.families.capabilities import DISCRETE_ACTIONS
+from opt_suite.methods.base import Discovery, DiscoveryContext, Method, discrete_actions
 from opt_suite.options import TabularOptionSet
 
 __all__ = ["Primitives", "PrimitivesParams"]
@@ -27,8 +29,15 @@ class Primitives(Method):
     name: ClassVar[str] = "primitives"
     description: ClassVar[str] = "no options: the test-time learner uses primitive actions only"
     Params: ClassVar[type] = PrimitivesParams
+    requires: ClassVar[frozenset[str]] = frozenset({DISCRETE_ACTIONS})
 
     def discover(self, context: DiscoveryContext) -> Discovery:
-        """An empty ``TabularOptionSet`` shaped for the family's states and actions."""
-        model = context.tabular_models(self.name)[0]
-        return Discovery(TabularOptionSet.empty(model.num_states, model.num_actions))
+        """An empty option set: tabular (shaped S x A) on tabular families, else network-backed."""
+        family = context.family
+        if isinstance(family, TabularModelMixin):
+            model = context.tabular_models(self.name)[0]
+            return Discovery(TabularOptionSet.empty(model.num_states, model.num_actions))
+        from opt_suite.options.network import NetworkOptionSet
+
+        num_actions = discrete_actions(family, self.name)
+        return Discovery(NetworkOptionSet.empty(num_actions, family.observation_space.shape))

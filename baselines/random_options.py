@@ -14,10 +14,13 @@ Keep them equal to the ``offline_options`` entry of the same spec.
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from opt_suite.methods.base import Discovery, DiscoveryContext, Method
+from opt_suite.families.base import TabularModelMixin
+from opt_suite.families.capabilities import DISCRETE_ACTIONS, IMAGE_OBSERVATIONS
+from opt_suite.methods.base import Discovery, DiscoveryContext, Method, discrete_actions
 from opt_suite.methods.offline_options.params import Params as OfflineOptionsParams
+from opt_suite.options import OptionSet
 from opt_suite.params import param
 
 __all__ = ["RandomOptions", "RandomOptionsParams"]
@@ -43,9 +46,24 @@ class RandomOptions(Method):
         "options before training: offline_options' initial networks, untrained"
     )
     Params: ClassVar[type] = RandomOptionsParams
+    requires: ClassVar[frozenset[str]] = frozenset({DISCRETE_ACTIONS})
+
+    @classmethod
+    def requirements(cls, params: Any) -> frozenset[str]:
+        """Image observations with ``offline_options.features: frames``, else discrete actions."""
+        nested = getattr(params, "offline_options", None)
+        if getattr(nested, "features", None) == "frames":
+            return frozenset({DISCRETE_ACTIONS, IMAGE_OBSERVATIONS})
+        return cls.requires
 
     def discover(self, context: DiscoveryContext) -> Discovery:
-        """``count`` options from ``initial_options`` with this run's seed (TF loads here)."""
+        """``count`` options from ``initial_options`` with this run's seed (TF loads here).
+
+        With ``offline_options.features: frames`` they are offline_options' initial conv options.
+        Otherwise, on a family without an exact model, they are untrained dense keras option
+        networks over the observations (:func:`opt_suite.options.network.
+        option_network`, ``offline_options.hidden_sizes`` wide), one seed per option.
+        """
         from opt_suite.methods.offline_options import initial_options
 
         if self.params.offline_options.features == "frames":  # image observations: conv options
@@ -59,9 +77,26 @@ class RandomOptions(Method):
                     self.params.count, context.seed,
                 )
             )  # fmt: skip
+        if not isinstance(context.family, TabularModelMixin):
+            return Discovery(self._network_options(context))
         model = context.tabular_models(self.name)[0]
         options = initial_options(
             context.family, model, self.params.offline_options, self.params.count, context.seed
         )
         names = tuple(f"random-{i}" for i in range(len(options)))
         return Discovery(type(options)(options.mu, options.beta, names))
+
+    def _network_options(self, context: DiscoveryContext) -> OptionSet:
+        from opt_suite.options.network import NetworkOptionSet, option_network
+
+        family = context.family
+        num_actions = discrete_actions(family, self.name)
+        shape = family.observation_space.shape
+        seeds = context.seed.generate_state(self.params.count)
+        hidden = self.params.offline_options.hidden_sizes
+        networks = [
+            option_network(shape, num_actions, int(s), hidden_sizes=hidden, name=f"random-{i}")
+            for i, s in enumerate(seeds)
+        ]
+        names = tuple(f"random-{i}" for i in range(len(networks)))
+        return NetworkOptionSet(networks, num_actions, shape, names)

@@ -13,4 +13,10 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 __version__ = "0.1.0"
 
+# Gymnasium convention: importing the package registers its env ids (opt_suite/FourRooms-v0, ...).
+# Registration is lazy (string entry points): it imports gymnasium, never a family module or TF.
+from opt_suite.families import register_envs as _register_envs  # noqa: E402
+
+_register_envs()
+
 __all__ = ["__version__"]

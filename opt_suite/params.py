@@ -19,7 +19,15 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-__all__ = ["param", "constraints", "ParamsCheck"]
+__all__ = ["param", "constraints", "BOUNDS"]
+
+#: The numeric bounds :func:`param` takes: (key, sign, holds(value, bound)).
+BOUNDS: tuple[tuple[str, str, Any], ...] = (
+    ("ge", ">=", lambda v, b: v >= b),
+    ("gt", ">", lambda v, b: v > b),
+    ("le", "<=", lambda v, b: v <= b),
+    ("lt", "<", lambda v, b: v < b),
+)
 
 
 def param(
@@ -50,11 +58,3 @@ def constraints(field: dataclasses.Field) -> dict[str, Any]:
     """The bounds and doc of a field made by :func:`param` (empty bounds for plain fields)."""
     meta = dict(field.metadata)
     return {k: meta.get(k) for k in ("doc", "ge", "gt", "le", "lt")}
-
-
-class ParamsCheck:
-    """Optional mixin documenting the cross-field hook (dataclasses may define ``check``)."""
-
-    def check(self) -> list[tuple[str, str]]:
-        """Return ``(field, message)`` problems found across fields (empty when consistent)."""
-        return []

@@ -13,13 +13,28 @@ import functools
 from importlib import metadata
 from typing import Any
 
-__all__ = ["FAMILIES", "METHODS", "LEARNERS", "RegistryError", "names", "load", "suggest"]
+__all__ = [
+    "FAMILIES",
+    "METHODS",
+    "LEARNERS",
+    "DEMONSTRATION_SOURCES",
+    "RegistryError",
+    "names",
+    "load",
+    "suggest",
+]
 
 FAMILIES = "opt_suite.families"
 METHODS = "opt_suite.methods"
 LEARNERS = "opt_suite.learners"
+DEMONSTRATION_SOURCES = "opt_suite.demonstration_sources"
 
-_KIND = {FAMILIES: "task family", METHODS: "method", LEARNERS: "learner"}
+_KIND = {
+    FAMILIES: "task family",
+    METHODS: "method",
+    LEARNERS: "learner",
+    DEMONSTRATION_SOURCES: "demonstration source",
+}
 
 
 class RegistryError(LookupError):

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import gymnasium
 import numpy as np
 
 from opt_suite.families import grid_dynamics, layouts
-from opt_suite.families.base import TabularModel, Task, TaskFamily
+from opt_suite.families.base import TabularModel, TabularModelMixin, Task, TaskFamily
 from opt_suite.families.tabular_task import goal_model
 
 
@@ -26,7 +27,7 @@ def grid(text: str, start: int, goal: int, slip: float = 0.0, **rewards: float) 
     )
 
 
-class ModelFamily(TaskFamily):
+class ModelFamily(TabularModelMixin, TaskFamily):
     """A family whose tasks *are* given models (task.params is the TabularModel)."""
 
     name = "model-family"
@@ -38,6 +39,10 @@ class ModelFamily(TaskFamily):
 
     def __init__(self) -> None:
         super().__init__({})
+
+    # Index observations and four moves; S is each hand-built model's own (never asked here).
+    observation_space = gymnasium.spaces.Discrete(1)
+    action_space = gymnasium.spaces.Discrete(4)
 
     def sample_tasks(self, variation, count, rng):
         raise NotImplementedError

@@ -121,14 +121,31 @@ class FakeLearner:
     Params = LearnerParams
 
 
+@dataclasses.dataclass(frozen=True)
+class SourceParams:
+    gamma: float = param(0.99, doc="discount", gt=0, le=1)
+
+
+class FakeSource:
+    name = "optimal"
+    description = "Fake demonstration source."
+    Params = SourceParams
+
+
 TABLE = {
     registry.FAMILIES: {"grid": FakeGrid},
     registry.METHODS: {"primitives": FakePrimitives, "options": FakeOptions},
     registry.LEARNERS: {"smdp_q_learning": FakeLearner},
+    registry.DEMONSTRATION_SOURCES: {"optimal": FakeSource},
 }
 
 
-KINDS = {registry.FAMILIES: "task family", registry.METHODS: "method", registry.LEARNERS: "learner"}
+KINDS = {
+    registry.FAMILIES: "task family",
+    registry.METHODS: "method",
+    registry.LEARNERS: "learner",
+    registry.DEMONSTRATION_SOURCES: "demonstration source",
+}
 
 
 def _fake_load(group: str, name: str) -> type:

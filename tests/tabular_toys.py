@@ -7,9 +7,10 @@ costs ``step_reward`` and entering the goal pays ``goal_reward`` instead.
 
 from __future__ import annotations
 
+import gymnasium
 import numpy as np
 
-from opt_suite.families.base import TabularModel, Task, TaskFamily
+from opt_suite.families.base import TabularModel, TabularModelMixin, Task, TaskFamily
 
 MOVES = ((-1, 0), (0, 1), (1, 0), (0, -1))  # up, right, down, left
 
@@ -93,7 +94,7 @@ def corridor(length: int, slip: float = 0.0) -> TabularModel:
     )
 
 
-class ToyFamily(TaskFamily):
+class ToyFamily(TabularModelMixin, TaskFamily):
     """A family whose tasks carry their hand-built TabularModel as ``task.params``."""
 
     name = "toy"
@@ -105,6 +106,10 @@ class ToyFamily(TaskFamily):
 
     def __init__(self) -> None:
         super().__init__(None)
+
+    # Index observations and four moves; S is each hand-built model's own (never asked here).
+    observation_space = gymnasium.spaces.Discrete(1)
+    action_space = gymnasium.spaces.Discrete(4)
 
     def sample_tasks(self, variation, count, rng):
         raise NotImplementedError("toy tasks are built by hand")

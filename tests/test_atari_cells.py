@@ -12,7 +12,7 @@ from opt_suite.methods.base import Trajectory
 from opt_suite.methods.offline_options import OfflineOptions
 from opt_suite.methods.offline_options.params import Params
 from opt_suite.options import from_bytes
-from opt_suite.runner.cells import CellJob, execute
+from opt_suite.runner.cells import DiscoveryJob, EvaluationJob, execute
 
 PARAMS = Atari.Params(game="breakout", max_episode_frames=2000)
 
@@ -39,8 +39,8 @@ def test_discovery_then_evaluation_cells_on_breakout():
     train, test = family.make_tasks(Variation(frame_skip=(2, 4)), [], 3, 2, 1, 0)
     demos = [_demonstration(family, task, seed) for seed, task in enumerate(train)]
     discovery = execute(
-        CellJob(
-            "d", "discovery", "offline-options discovery", Atari, PARAMS, train,
+        DiscoveryJob(
+            "d", "offline-options discovery", Atari, PARAMS, train,
             np.random.SeedSequence(0), OfflineOptions,
             Params(features="frames", lambda2=5000.0, lambda1=0.1, epochs=2, max_epochs=2,
                    steps_per_epoch=1, max_options=2, learning_rate=1e-3),
@@ -54,9 +54,9 @@ def test_discovery_then_evaluation_cells_on_breakout():
 
     ppo = PPOParams(num_envs=2, steps_per_iteration=4, network=NetworkParams(fc_units=(16,)))
     evaluation = execute(
-        CellJob(
-            "e", "evaluation", "offline-options evaluation", Atari, PARAMS, test,
-            [np.random.SeedSequence(1)], TFAgentsLearner, TFAgentsLearner.Params(ppo=ppo),
+        EvaluationJob(
+            "e", "offline-options evaluation", Atari, PARAMS, test[0],
+            np.random.SeedSequence(1), TFAgentsLearner, TFAgentsLearner.Params(ppo=ppo),
             options=discovery.options, episodes=2, max_steps=40,
         )
     )  # fmt: skip

@@ -7,7 +7,6 @@ import dataclasses
 import numpy as np
 import pytest
 from baseline_models import ModelFamily, corridor_models, grid, tasks_of
-from method_contract import MethodContract
 
 from baselines.eigenoptions import Eigenoptions, EigenoptionsParams
 from baselines.eigenoptions.graph import (
@@ -18,6 +17,7 @@ from baselines.eigenoptions.graph import (
 )
 from baselines.eigenoptions.purpose import eigenoption, eigenpurpose_reward, layout_dynamics
 from opt_suite.methods.base import DiscoveryContext, Trajectory
+from opt_suite.testing import MethodContract
 
 PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)
 

@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from baseline_models import ModelFamily, tasks_of
-from method_contract import MethodContract
 
 from baselines.option_critic import OptionCritic, OptionCriticParams
 from baselines.option_critic import loop as oc_loop
@@ -19,6 +18,7 @@ from opt_suite.families.fourrooms import FourRooms, TaskParams
 from opt_suite.families.fourrooms import Params as FourRoomsParams
 from opt_suite.methods.base import DiscoveryContext
 from opt_suite.spec import load_spec
+from opt_suite.testing import MethodContract
 
 
 class TestOptionCriticContract(MethodContract):

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from baseline_models import ModelFamily, corridor_models, tasks_of
-from method_contract import MethodContract
 
 from baselines.primitives import Primitives
 from opt_suite.families.base import Task
 from opt_suite.methods.base import DiscoveryContext
+from opt_suite.testing import MethodContract
 
 
 class TestPrimitivesContract(MethodContract):

@@ -6,12 +6,12 @@ import dataclasses
 
 import numpy as np
 import pytest
-from method_contract import MethodContract, context_for, tiny_setting
 
 from baselines.random_options import RandomOptions, RandomOptionsParams
 from opt_suite.methods.offline_options import initial_options
 from opt_suite.methods.offline_options.params import Params as OfflineOptionsParams
 from opt_suite.spec import SpecError, parse_spec
+from opt_suite.testing import MethodContract, context_for, tiny_setting
 
 SMALL = OfflineOptionsParams(hidden_sizes=(8,))
 

@@ -61,6 +61,10 @@ def test_text_listing(capsys, with_broken_method):
         "  NAME             DESCRIPTION\n"
         "  smdp_q_learning  Fake learner.\n"
         "\n"
+        "Demonstration sources\n"
+        "  NAME     DESCRIPTION\n"
+        "  optimal  Fake demonstration source.\n"
+        "\n"
         "Bundled specs (opt-suite validate NAME / opt-suite run NAME)\n"
     )
     assert re.search(

@@ -14,9 +14,10 @@ from opt_suite.demonstrations import (
     save_demonstrations,
     train_expert,
 )
+from opt_suite.demonstrations.tabular import QLearningParams as ExpertSpec
 from opt_suite.families import fourrooms
 from opt_suite.families.base import Task
-from opt_suite.spec.schema import DemonstrationsSpec, ExpertSpec
+from opt_suite.spec.schema import DemonstrationsSpec
 from opt_suite.tabular import optimal_actions, policy_evaluation, reachable_states, value_iteration
 
 RIGHT = 1
@@ -83,7 +84,9 @@ def test_expert_gives_up_with_a_clear_error():
 def test_demonstrations_are_deterministic_in_the_seed():
     models = [grid_model(FOUR_ROOMS_11, (1, 1), g, slip=0.1) for g in [(11, 11), (3, 9)]]
     tasks = toy_tasks(*models)
-    spec = DemonstrationsSpec(trajectories_per_task=3, expert=ExpertSpec(check_every=50))
+    spec = DemonstrationsSpec(
+        trajectories_per_task=3, source="q_learning", params=ExpertSpec(check_every=50)
+    )
     seed = np.random.SeedSequence(11)
     first = collect_demonstrations(ToyFamily(), tasks, spec, seed)
     again = collect_demonstrations(ToyFamily(), tasks, spec, seed)  # same object, reused
@@ -105,7 +108,9 @@ def test_demonstrations_are_deterministic_in_the_seed():
 
 def test_save_and_load_round_trip(tmp_path):
     model = grid_model(ROOM, start=(3, 1), goal=(1, 5), slip=0.2)
-    spec = DemonstrationsSpec(trajectories_per_task=4, expert=ExpertSpec(check_every=20))
+    spec = DemonstrationsSpec(
+        trajectories_per_task=4, source="q_learning", params=ExpertSpec(check_every=20)
+    )
     demos = collect_demonstrations(
         ToyFamily(), toy_tasks(model, model), spec, np.random.SeedSequence(0)
     )

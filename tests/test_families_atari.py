@@ -9,11 +9,11 @@ import warnings
 import gymnasium
 import numpy as np
 import pytest
-from family_contract import spec_round_trip
 from gymnasium.utils.env_checker import check_env
 
 from opt_suite import registry
 from opt_suite.families.atari import Atari, Params, TaskParams, Variation, installed_games
+from opt_suite.testing import spec_round_trip
 
 BREAKOUT = Atari()  # the default game
 TASK = TaskParams(start_actions=5, reward_scale=2.5, frame_skip=3)

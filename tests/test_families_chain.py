@@ -5,9 +5,9 @@ from __future__ import annotations
 import gymnasium
 import numpy as np
 import pytest
-from family_contract import FamilyContract
 
 from opt_suite.families.chain import Chain, Params, TaskParams, Variation
+from opt_suite.testing import FamilyContract
 
 CHAIN = Chain()  # Appendix D: 7 states
 

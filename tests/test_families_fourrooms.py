@@ -7,10 +7,10 @@ import typing
 import gymnasium
 import numpy as np
 import pytest
-from family_contract import FamilyContract
 
 from opt_suite.families import grid_dynamics, layouts
 from opt_suite.families.fourrooms import FourRooms, Params, TaskParams, Variation
+from opt_suite.testing import FamilyContract
 
 SUTTON = FourRooms(Params(layout="sutton-13x13"))
 

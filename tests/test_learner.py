@@ -17,6 +17,7 @@ from opt_suite.learners.smdp_q import SMDPQLearning
 from opt_suite.learners.smdp_scalar import ScalarOptions, ScalarRun, ScalarTables
 from opt_suite.learners.smdp_tables import BLOCK_STEPS, Hyper, OptionTables, TaskTables
 from opt_suite.methods.base import TabularOptionSet
+from opt_suite.testing import LearnerContract
 
 UP, RIGHT, DOWN, LEFT = range(4)
 ROOM = ("#######", "#.....#", "#.....#", "#.....#", "#######")
@@ -298,3 +299,8 @@ def test_params_are_frozen_and_documented():
     with pytest.raises(dataclasses.FrozenInstanceError):
         p.alpha = 0.5  # type: ignore[misc]
     assert all(f.metadata.get("doc") for f in dataclasses.fields(p))
+
+
+class TestSMDPQLearningContract(LearnerContract):
+    learner_class = SMDPQLearning
+    params = SMDPQLearning.Params()

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-from method_contract import MethodContract, context_for, tiny_setting
 
 from opt_suite.families.base import TabularModel
 from opt_suite.methods.base import Trajectory
@@ -16,6 +15,7 @@ from opt_suite.methods.offline_options.algorithm import improved_enough
 from opt_suite.methods.offline_options.demos import demo_batch
 from opt_suite.methods.offline_options.features import grid_coordinates, state_features
 from opt_suite.methods.offline_options.training import NonFiniteObjective
+from opt_suite.testing import MethodContract, context_for, tiny_setting
 
 # A small budget shared by the tests: one trace of the training graph serves every test here.
 # Rounds of exactly ``epochs`` epochs (max_epochs = epochs) unless a test is about convergence.
@@ -259,7 +259,7 @@ def test_same_seed_same_options_in_a_fresh_process(trained):
     code = (
         "import sys, dataclasses, numpy as np\n"
         f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
-        "from method_contract import context_for, tiny_setting\n"
+        "from opt_suite.testing import context_for, tiny_setting\n"
         "from opt_suite.methods.offline_options import OfflineOptions, Params\n"
         "p = Params(epochs=15, max_epochs=15, steps_per_epoch=3, max_options=1,\n"
         "           learning_rate=0.03)\n"

@@ -21,8 +21,21 @@ pytestmark = pytest.mark.usefixtures("fakes")
 
 
 def _statuses(out):
+    """Status per (kind, method, seed); evaluation cells (one per test task) are summed up: failed
+    if one failed, else missing if one is missing, else done."""
+    found: dict[tuple, set] = {}
     with ResultsStore(out) as store:
-        return {(c.kind, c.method, c.seed): c.status for c in store.cells()}
+        for c in store.cells():
+            found.setdefault((c.kind, c.method, c.seed), set()).add(c.status)
+    return {
+        key: next(s for s in ("failed", "missing", "done") if s in statuses)
+        for key, statuses in found.items()
+    }
+
+
+def _cell_statuses(out) -> list[str]:
+    with ResultsStore(out) as store:
+        return [c.status for c in store.cells()]
 
 
 def test_a_raising_method_fails_its_cells_only_and_is_retried(tmp_path, capsys):
@@ -33,8 +46,8 @@ def test_a_raising_method_fails_its_cells_only_and_is_retried(tmp_path, capsys):
     assert run_cli(spec, "--out", out, "--workers", "0", "--no-report") == 1
     err = capsys.readouterr().err
     assert "FAILED discovery of 'flaky', seed 0 failed: RuntimeError: fake failure while" in err
-    assert "not run: evaluation of 'flaky', seed 1 (needs failed cell" in err
-    assert "12 cells (0 reused, 8 computed) 2 failed, 2 not run" in err
+    assert "not run: evaluation of 'flaky', seed 1, test task 2 (needs failed cell" in err
+    assert "24 cells (0 reused, 16 computed) 2 failed, 6 not run" in err
     assert "rerun the same command to retry" in err
     statuses = _statuses(out)
     assert statuses[("discovery", "flaky", 1)] == "failed"
@@ -47,7 +60,7 @@ def test_a_raising_method_fails_its_cells_only_and_is_retried(tmp_path, capsys):
 
     marker.unlink()
     assert run_cli(spec, "--out", out, "--workers", "0", "--no-report") == 0
-    assert "(8 reused, 4 computed) all done" in capsys.readouterr().err
+    assert "(16 reused, 8 computed) all done" in capsys.readouterr().err
     assert set(_statuses(out).values()) == {"done"}
     # a fresh, uninterrupted run gives exactly the same numbers
     assert run_cli(spec, "--out", tmp_path / "clean", "--workers", "0", "--quiet") == 0
@@ -59,18 +72,26 @@ def test_nan_from_the_learner_fails_that_evaluation(tmp_path, capsys):
     out = tmp_path / "out"
     assert run_cli(spec, "--out", out, "--workers", "0", "--no-report") == 1
     err = capsys.readouterr().err
-    assert "evaluation of 'none', seed 0 produced NaN/inf on test task 2, episode 9" in err
+    assert (
+        "evaluation of 'none', seed 0, test task 2 produced NaN/inf on test task 2, episode 9"
+        in err
+    )
     statuses = _statuses(out)
     assert {k[0] for k, s in statuses.items() if s == "failed"} == {"evaluation"}
     assert all(s == "done" for k, s in statuses.items() if k[0] == "discovery")
-    assert ResultsStore(out).episodes() == []  # nothing of a failed cell is stored
+    # one cell per test task: only test task 2's cells failed, and nothing of them is stored
+    assert _cell_statuses(out).count("failed") == 4
+    assert {r.task for r in ResultsStore(out).episodes()} == {0, 1}
 
 
 def test_a_learner_logging_too_few_episodes_fails_with_the_shapes(tmp_path, capsys):
     spec = write_spec(tmp_path, learner={"short": True})
     assert run_cli(spec, "--out", tmp_path / "out", "--workers", "0", "--quiet") == 1
     err = capsys.readouterr().err
-    assert "evaluation of 'rand', seed 1 failed: ValueError: the learner logged returns (9,)" in err
+    assert (
+        "evaluation of 'rand', seed 1, test task 0 failed: ValueError: the learner logged "
+        "returns (9,)" in err
+    )
     assert "on chain-5/test/0; expected (10,) each" in err
 
 
@@ -91,7 +112,7 @@ def test_full_disk_while_storing_fails_the_cell_and_loses_nothing(tmp_path, caps
 
     def fills_up(directory, cell_id, meta, writers):
         calls["n"] += 1
-        if calls["n"] in (3, 6):  # the disk fills up for two of the eight cells
+        if calls["n"] in (3, 6):  # the disk fills up for two of the sixteen cells
             raise OSError(errno.ENOSPC, "No space left on device")
         return real(directory, cell_id, meta, writers)
 
@@ -100,17 +121,18 @@ def test_full_disk_while_storing_fails_the_cell_and_loses_nothing(tmp_path, caps
     err = capsys.readouterr().err
     assert err.count("FAILED ") == 2 and "finished but could not be stored in" in err
     assert "No space left on device" in err
-    # In-process order: 4 discoveries, then evaluations. Store #3 (discovery of 'none', seed 1)
-    # fails, so its evaluation is not run; store #6 (evaluation of 'rand', seed 0) fails.
+    # In-process order: 4 discoveries, then evaluations (one per test task). Store #3 (discovery
+    # of 'none', seed 1) fails, so its 3 evaluations are not run; store #6 (an evaluation) fails.
     statuses = _statuses(out)
     assert statuses[("discovery", "none", 1)] == "failed"
-    assert statuses[("evaluation", "rand", 0)] == "failed"
     assert statuses[("evaluation", "none", 1)] == "missing"
-    assert sum(s == "done" for s in statuses.values()) == 5
+    cells = _cell_statuses(out)
+    assert cells.count("failed") == 2 and cells.count("missing") == 3
+    assert cells.count("done") == 11
     assert list((out / "cells").glob(".tmp-*")) == []  # no half-written folder is left
     monkeypatch.setattr(store_writer, "write_cell_dir", real)
     assert run_cli(spec, "--out", out, "--workers", "0", "--no-report") == 0
-    assert "(5 reused, 3 computed) all done" in capsys.readouterr().err
+    assert "(11 reused, 5 computed) all done" in capsys.readouterr().err
     assert run_cli(spec, "--out", tmp_path / "clean", "--workers", "0", "--quiet") == 0
     assert numbers(out) == numbers(tmp_path / "clean")
 

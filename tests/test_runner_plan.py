@@ -65,7 +65,7 @@ def _plan(spec: Spec, seeds=(0, 1), classes=CLASSES):
 
 
 def _ids(plan) -> dict[tuple, str]:
-    return {(c.kind, c.method, c.seed): c.cell_id for c in plan.cells}
+    return {(c.kind, c.method, c.seed, c.task): c.cell_id for c in plan.cells}
 
 
 def _changed(before, after) -> set[tuple]:
@@ -76,9 +76,14 @@ def _changed(before, after) -> set[tuple]:
 def test_plan_shape_and_dependencies():
     plan = _plan(_spec())
     kinds = [c.kind for c in plan.cells]
-    # per seed: demos (b uses them) + 3 discoveries + 3 evaluations
+    # per seed: demos (b uses them) + 3 discoveries + 3 methods x 3 test tasks evaluations
     assert kinds.count("demonstrations") == 2 and kinds.count("discovery") == 6
-    assert kinds.count("evaluation") == 6
+    assert kinds.count("evaluation") == 18
+    evaluations = [c for c in plan.cells if c.kind == "evaluation"]
+    assert {(c.method, c.seed, c.task) for c in evaluations} == {
+        (m, s, t) for m in "abc" for s in (0, 1) for t in range(3)
+    }
+    assert evaluations[0].label == "evaluation of 'a', seed 0, test task 0"
     cells = plan.by_id()
     assert len(cells) == len(plan.cells)  # ids are unique
     for cell in plan.cells:
@@ -101,10 +106,9 @@ def test_changing_one_method_changes_only_its_cells():
     methods[0] = MethodSpec("a", "plain", _P(99))
     after = _plan(_spec(methods=tuple(methods)))
     assert _changed(before, after) == {
-        ("discovery", "a", 0),
-        ("discovery", "a", 1),
-        ("evaluation", "a", 0),
-        ("evaluation", "a", 1),
+        ("discovery", "a", 0, None),
+        ("discovery", "a", 1, None),
+        *(("evaluation", "a", s, t) for s in (0, 1) for t in range(3)),
     }
 
 
@@ -119,7 +123,7 @@ def test_learner_settings_change_only_evaluations():
     before = _plan(_spec())
     after = _plan(_spec(evaluation=EvaluationSpec(learner="l", params=_P(), episodes=20, seeds=2)))
     assert {k[0] for k in _changed(before, after)} == {"evaluation"}
-    assert len(_changed(before, after)) == 6
+    assert len(_changed(before, after)) == 18
 
 
 def test_seed_count_and_budget_reach_only_what_uses_them():
@@ -152,6 +156,8 @@ def test_more_test_tasks_keep_discoveries_when_train_tasks_stay():
     )
     changed = _changed(_plan(fixed), _plan(grown))
     assert {k[0] for k in changed} == {"evaluation"}
+    # one cell per test task: the three kept test tasks keep their evaluations
+    assert {k[3] for k in changed} == {3, 4}
 
 
 def test_seed_streams_are_independent_of_order_and_shared_across_methods():
@@ -173,3 +179,26 @@ def test_seed_streams_are_independent_of_order_and_shared_across_methods():
 def test_stable_hash_is_fixed_across_processes():
     # sha256("ours")[:4] little-endian; a change here would silently change every stored seed.
     assert seeding.stable_hash("ours") == 2666269614
+
+
+def test_a_new_version_of_the_providing_package_changes_the_cell_ids(monkeypatch):
+    from opt_suite.runner import plan as plan_module
+
+    spec = _spec()
+    family = Chain(spec.family.params)
+    train, test = family.make_tasks(spec.tasks.vary, (), 5, 2, 3, 0)
+
+    def ids(version):
+        monkeypatch.setattr(
+            plan_module,
+            "provider",
+            lambda cls: None if cls is None else f"{cls.__name__} {version}",
+        )
+        built = build_plan(spec, (0,), train, test, CLASSES, family_cls=Chain, learner_cls=_P)
+        return {(c.kind, c.method, c.task): c.cell_id for c in built.cells}
+
+    old, new = ids("1.0"), ids("1.1")
+    assert old.keys() == new.keys() and all(old[k] != new[k] for k in old)
+    assert ids("1.0") == old
+    cell = build_plan(spec, (0,), train, test, CLASSES, family_cls=Chain).cells[0]
+    assert cell.inputs["code"]["family"] == "Chain 1.0"  # the provider's version is in the input

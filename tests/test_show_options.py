@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from method_contract import tiny_setting
 
 from opt_suite.cli import main
 from opt_suite.families.grid_dynamics import MOVES
@@ -18,6 +17,7 @@ from opt_suite.plots.option_data import (
 )
 from opt_suite.plots.options import save_options_figure
 from opt_suite.plots.policy_on_task import greedy_path, learn_q
+from opt_suite.testing import tiny_setting
 
 
 @pytest.fixture(scope="module")
@@ -155,3 +155,32 @@ def test_cli_from_run_dir(tmp_path, capsys):
 def test_cli_bad_input_exits_2(argv, message, capsys):
     assert main(["show-options", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_the_task_panel_draws_the_declared_goal_not_a_hole():
+    import dataclasses
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from opt_suite.families.fourrooms import FourRooms, Params, TaskParams
+    from opt_suite.plots.options import _task_panels
+
+    family = FourRooms(Params(layout="sutton-13x13"))
+    model = family.tabular_model(TaskParams((1, 1), (9, 9)))
+    hole = family.state_of((1, 5))  # a terminal state that is not a goal
+    terminal = model.terminal.copy()
+    terminal[hole] = True
+    with_hole = dataclasses.replace(model, terminal=terminal)
+    assert np.flatnonzero(with_hole.terminal)[0] == hole  # the first terminal state is the hole
+    fig, (a, b) = plt.subplots(1, 2)
+    _task_panels(a, b, with_hole, None, [], 4, [])
+    green = [
+        c
+        for c in a.collections
+        if tuple(c.get_facecolor()[0][:3]) == (0.0, 0.5019607843137255, 0.0)
+    ]
+    assert [tuple(p) for p in green[0].get_offsets()] == [(9.0, 9.0)]  # (col, row) of the goal
+    plt.close(fig)

@@ -74,7 +74,7 @@ def test_canonical_yaml_has_every_default_and_sorted_keys():
     assert list(plain) == sorted(plain)
     assert list(plain["family"]["params"]) == sorted(plain["family"]["params"])
     assert plain["report"]["bootstrap"] == 2000
-    assert plain["demonstrations"]["expert"]["max_episodes"] == 20000
+    assert plain["demonstrations"]["source"] == "optimal"
     assert plain["family"]["params"]["max_steps"] is None
     assert plain["methods"][0]["params"] == {}
     assert "extends" not in plain

@@ -17,6 +17,7 @@ from spec_fakes import (
     GridTask,
     LearnerParams,
     OptionsParams,
+    SourceParams,
     edited,
     fake_registry,
     problems_of,
@@ -48,7 +49,8 @@ def test_valid_spec_reads_into_the_registered_dataclasses():
     assert spec.methods[1].params == OptionsParams(lambda2=100.0, hidden=(16, 16))
     assert type(spec.methods[1].params.lambda2) is float  # an int written for a float
     assert spec.evaluation.params == LearnerParams(alpha=0.2)
-    assert spec.demonstrations == DemonstrationsSpec()
+    # a missing section reads as an empty one: its params resolve to the source's defaults
+    assert spec.demonstrations == DemonstrationsSpec(params=SourceParams())
     assert spec.description == "A small spec for tests.\nSecond line.\n"
 
 
@@ -64,7 +66,7 @@ def test_missing_or_empty_params_mean_the_defaults(params):
 
 def test_missing_section_with_defaults_and_null_section():
     spec = parse_spec(VALID + "demonstrations:\n")
-    assert spec.demonstrations == DemonstrationsSpec()
+    assert spec.demonstrations == DemonstrationsSpec(params=SourceParams())
 
 
 @pytest.mark.parametrize(

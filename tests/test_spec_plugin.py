@@ -132,3 +132,13 @@ def test_plugin_env_is_a_working_gymnasium_env(site, tmp_path):
     result = run(site, tmp_path, "-W", "error", "-c", code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok toy_corridor/test/0"
+
+
+def test_the_installed_plugin_passes_the_shipped_contract(site, tmp_path):
+    """The plugin's own tests inherit opt_suite.testing; nothing from this repository's tests/."""
+    contract = FIXTURE / "contract" / "toy_corridor_contract.py"  # not collected here
+    shutil.copy(contract, tmp_path / contract.name)
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")  # not this repository's settings
+    result = run(site, tmp_path, "-m", "pytest", "-q", "-p", "no:cacheprovider", contract.name)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert " passed" in result.stdout and "failed" not in result.stdout

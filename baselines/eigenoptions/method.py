@@ -35,6 +35,7 @@ from baselines.eigenoptions.graph import (
     normalized_laplacian,
     transition_adjacency,
 )
+from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method
 from opt_suite.options import TabularOptionSet
 from opt_suite.params import param
@@ -81,6 +82,9 @@ class Eigenoptions(Method):
     )
     Params: ClassVar[type] = EigenoptionsParams
     uses_demonstrations: ClassVar[bool] = True  # only with adjacency: observed
+    requires: ClassVar[frozenset[str]] = frozenset(
+        {EXACT_MODEL, DISCRETE_ACTIONS, INDEX_OBSERVATIONS}
+    )
 
     @classmethod
     def memory_hint(cls, params: Any, num_states: int, num_actions: int) -> tuple[int, str]:

@@ -41,6 +41,7 @@ from typing import ClassVar, Literal
 import numpy as np
 
 from opt_suite.families.base import TabularModel
+from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method
 from opt_suite.options import TabularOptionSet
 from opt_suite.params import param
@@ -150,6 +151,9 @@ class OptionCritic(Method):
     )
     Params: ClassVar[type] = OptionCriticParams
     uses_interaction: ClassVar[bool] = True
+    requires: ClassVar[frozenset[str]] = frozenset(
+        {EXACT_MODEL, DISCRETE_ACTIONS, INDEX_OBSERVATIONS}
+    )
 
     def discover(self, context: DiscoveryContext) -> Discovery:
         """Train on the train tasks within ``context.interaction_budget`` env steps."""

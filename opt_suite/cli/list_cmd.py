@@ -1,4 +1,4 @@
-"""``opt-suite list [--json] [--params]``: registered families, methods, learners; bundled specs.
+"""``opt-suite list [--json] [--params]``: registered components and bundled specs.
 
 Everything registered is shown, including third-party plugins; an entry point that fails to load is
 listed with its error instead of stopping the command. ``--params`` adds every spec key each one
@@ -23,6 +23,7 @@ _GROUPS = {
     "families": (registry.FAMILIES, "Task families"),
     "methods": (registry.METHODS, "Methods"),
     "learners": (registry.LEARNERS, "Test-time learners"),
+    "demonstration_sources": (registry.DEMONSTRATION_SOURCES, "Demonstration sources"),
 }
 
 
@@ -35,6 +36,7 @@ _SECTIONS = {
     },
     registry.METHODS: {"methods[].params": "Params"},
     registry.LEARNERS: {"evaluation.params": "Params"},
+    registry.DEMONSTRATION_SOURCES: {"demonstrations.params": "Params"},
 }
 
 
@@ -192,6 +194,13 @@ def render(listing: dict[str, list[dict[str, Any]]]) -> str:
         ["NAME", "DESCRIPTION"],
         [[e["name"], about(e)] for e in learners],
         [_param_lines(e) for e in learners],
+    )
+    sources = listing["demonstration_sources"]
+    out += _table(
+        _GROUPS["demonstration_sources"][1],
+        ["NAME", "DESCRIPTION"],
+        [[e["name"], about(e)] for e in sources],
+        [_param_lines(e) for e in sources],
     )
     out += _table(
         "Bundled specs (opt-suite validate NAME / opt-suite run NAME)",

@@ -48,6 +48,7 @@ class _Problem(Exception):
 def _setting(spec: Any, task_index: int):
     """(family, model of test task ``task_index``, learner params, episodes, max_steps)."""
     from opt_suite import registry
+    from opt_suite.families.base import exact_model
     from opt_suite.learners.smdp_q import SMDPQLearning
 
     family_cls = registry.load(registry.FAMILIES, spec.family.name)
@@ -56,7 +57,7 @@ def _setting(spec: Any, task_index: int):
     _, test = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
     if not 0 <= task_index < len(test):
         raise _Problem(f"--task {task_index}: the spec has test tasks 0..{len(test) - 1}")
-    model = family.tabular_model(test[task_index])
+    model = exact_model(family, test[task_index])
     if model is None or model.cells is None:
         raise _Problem(f"family {spec.family.name!r} is not a grid family: nothing to draw")
     ev = spec.evaluation

@@ -14,6 +14,7 @@ import argparse
 import json
 import math
 import sys
+from typing import Any
 
 #: Below this many reproducing paths the termination SE is too unreliable to judge a z-score.
 MIN_MATCHES = 10
@@ -81,6 +82,18 @@ def _format(rows) -> str:
     return "\n".join(lines)
 
 
+def _setting(spec: str) -> tuple[Any, list[Any], int]:
+    """The family, its train + test tasks and the episode cap of ``spec`` (path or bundled name)."""
+    from opt_suite import registry
+    from opt_suite.spec import find_spec, load_spec
+
+    loaded = load_spec(find_spec(str(spec)))
+    family = registry.load(registry.FAMILIES, loaded.family.name)(loaded.family.params)
+    t = loaded.tasks
+    train, test = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
+    return family, [*train, *test], int(getattr(loaded.family.params, "max_episode_steps", 100))
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the Appendix D table; 0 if exact and Monte Carlo values agree, 1 if not, 2 on error."""
     from opt_suite.spec import SpecError
@@ -95,7 +108,8 @@ def run(args: argparse.Namespace) -> int:
     from opt_suite.objective.appendix_d import validation_rows  # imports TensorFlow
 
     try:
-        rows = validation_rows(args.spec, args.seed, args.trials, args.candidates)
+        family, tasks, max_steps = _setting(args.spec)
+        rows = validation_rows(family, tasks, max_steps, args.seed, args.trials, args.candidates)
     except SpecError as exc:
         print("\n".join(exc.problems), file=sys.stderr)
         return 2

@@ -62,6 +62,18 @@ def installed_games() -> tuple[str, ...]:
     return tuple(sorted(roms.get_all_rom_ids()))
 
 
+@functools.cache
+def _minimal_actions(game: str) -> int:
+    """How many actions the game's minimal action set has (its ROM is loaded, not emulated)."""
+    import ale_py
+    from ale_py import roms
+
+    ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)  # no banner in `validate`
+    ale = ale_py.ALEInterface()
+    ale.loadROM(roms.get_rom_path(game))
+    return len(ale.getMinimalActionSet())
+
+
 @dataclasses.dataclass(frozen=True)
 class Params:
     """Family-wide settings (spec key ``family.params``)."""
@@ -135,6 +147,18 @@ class Atari(TaskFamily):
 
     def __init__(self, params: Params | None = None) -> None:
         super().__init__(Params() if params is None else params)
+
+    @property
+    def observation_space(self) -> gymnasium.spaces.Box:
+        """The last two 84x84 grayscale frames, uint8 [84, 84, 2]."""
+        return gymnasium.spaces.Box(0, 255, (FRAME_SIZE, FRAME_SIZE, STACK), dtype=np.uint8)
+
+    @property
+    def action_space(self) -> gymnasium.spaces.Discrete:
+        """``Discrete(18)`` for the full action set, else the game's minimal action set."""
+        if self.params.action_set == "full":
+            return gymnasium.spaces.Discrete(18)
+        return gymnasium.spaces.Discrete(_minimal_actions(self.params.game))
 
     @property
     def instance_name(self) -> str:

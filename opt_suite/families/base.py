@@ -14,9 +14,14 @@ Three dataclasses per family, all frozen and validated by the spec loader (see
 - ``TaskParams``: one task's concrete variation — produced by :meth:`TaskFamily.sample_tasks`, or
   listed explicitly under the spec key ``tasks.list``.
 
-Tabular families also expose their exact model (:class:`TabularModel`) — experts (value iteration),
-eigenoptions (the state graph) and the fast vectorised test-time learner need it. Families without a
-known model (Atari) return ``None`` from :meth:`TaskFamily.tabular_model`.
+The base class needs only the family's spaces (:attr:`TaskFamily.observation_space`,
+:attr:`TaskFamily.action_space`), :meth:`TaskFamily.sample_tasks` and :meth:`TaskFamily.make_env`:
+any gymnasium env can enter. Tabular families also mix in :class:`TabularModelMixin` and expose
+their exact model (:class:`TabularModel`) — the tabular experts (value iteration), eigenoptions (the
+state graph) and the fast vectorised test-time learner need it. What a family offers
+(:attr:`TaskFamily.capabilities`: an exact model, discrete actions, index or image observations) is
+checked against what methods and learners require when a spec is validated (see
+:mod:`opt_suite.families.capabilities`).
 """
 
 from __future__ import annotations
@@ -24,11 +29,14 @@ from __future__ import annotations
 import abc
 import dataclasses
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-__all__ = ["Task", "TabularModel", "TaskFamily"]
+if TYPE_CHECKING:
+    from gymnasium import spaces
+
+__all__ = ["Task", "TabularModel", "TaskFamily", "TabularModelMixin", "exact_model"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,6 +75,8 @@ class TabularModel:
       cells: int32 [S, 2] (row, col) of each state for grid families, else None — for pictures and
         coordinate features.
       shape: (rows, cols) of the grid for grid families, else None.
+      goals: int [G], the states the family declares as goals (pictures draw these), or None.
+        Terminal states need not all be goals (e.g. holes that end an episode).
     """
 
     next_state: np.ndarray
@@ -76,6 +86,7 @@ class TabularModel:
     start: int
     cells: np.ndarray | None = None
     shape: tuple[int, int] | None = None
+    goals: np.ndarray | None = None
 
     @property
     def num_states(self) -> int:
@@ -102,7 +113,11 @@ class TabularModel:
 
 
 class TaskFamily(abc.ABC):
-    """A family of related MDPs. Subclass, set the class attributes, implement the three methods.
+    """A family of related MDPs. Subclass, set the class attributes, implement the abstract members.
+
+    The abstract members are the two spaces (shared by every task of the family instance),
+    :meth:`sample_tasks` and :meth:`make_env`. Tabular families also mix in
+    :class:`TabularModelMixin` (``class Mine(TabularModelMixin, TaskFamily)``).
 
     Registered through the ``opt_suite.families`` entry point group; the entry point's name is the
     family's spec name. Class attributes:
@@ -125,6 +140,23 @@ class TaskFamily(abc.ABC):
         self.params = params
 
     @property
+    @abc.abstractmethod
+    def observation_space(self) -> spaces.Space:
+        """The observation space of every task's env (e.g. ``Discrete(S)``, a ``Box`` of frames)."""
+
+    @property
+    @abc.abstractmethod
+    def action_space(self) -> spaces.Space:
+        """The action space of every task's env (``Discrete(A)`` for option discovery)."""
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """What this family offers (see :mod:`opt_suite.families.capabilities`)."""
+        from opt_suite.families.capabilities import offered
+
+        return offered(self)
+
+    @property
     def instance_name(self) -> str:
         """Prefix of task ids, e.g. ``fourrooms-40x40``; override to include the defining params."""
         return self.name
@@ -142,6 +174,13 @@ class TaskFamily(abc.ABC):
         check = getattr(variation, "check", None)
         return list(check()) if callable(check) else []
 
+    def default_task(self) -> Any:
+        """The task ``gymnasium.make(env_id)`` builds when no task keyword is given (documented).
+
+        Families whose ``TaskParams`` all have defaults need not override it.
+        """
+        return self.TaskParams()
+
     def check_task(self, task_params: Any) -> list[tuple[str, str]]:
         """Problems with an explicitly listed task, as ``(field, message)``: e.g. a wall cell."""
         return []
@@ -149,10 +188,6 @@ class TaskFamily(abc.ABC):
     @abc.abstractmethod
     def make_env(self, task: Task, **kwargs: Any) -> Any:
         """A fresh ``gymnasium.Env`` for ``task``; kwargs may include ``render_mode``."""
-
-    def tabular_model(self, task: Task) -> TabularModel | None:
-        """The exact model of ``task``, or None when the family has none (e.g. Atari)."""
-        return None
 
     def make_tasks(
         self, variation: Any, listed: Sequence[Any], count: int, train: int, test: int, seed: int
@@ -176,3 +211,21 @@ class TaskFamily(abc.ABC):
             for i, p in enumerate(params[train : train + test])
         ]
         return train_tasks, test_tasks
+
+
+class TabularModelMixin(abc.ABC):
+    """Mixed into families whose tasks have an exact tabular model (four rooms, chains).
+
+    ``class FourRooms(TabularModelMixin, TaskFamily)``. Such a family's observations are state
+    indices (``Discrete(S)``) and its actions ``Discrete(A)``; :meth:`tabular_model` is the model
+    the env samples from.
+    """
+
+    @abc.abstractmethod
+    def tabular_model(self, task: Task) -> TabularModel | None:
+        """The exact model of ``task`` (the same S and A for every task of the family)."""
+
+
+def exact_model(family: TaskFamily, task: Task) -> TabularModel | None:
+    """``family.tabular_model(task)`` for tabular families, None for every other family."""
+    return family.tabular_model(task) if isinstance(family, TabularModelMixin) else None

@@ -24,7 +24,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from opt_suite.families.base import TabularModel, Task, TaskFamily
+from opt_suite.families.base import TabularModel, TabularModelMixin, Task, TaskFamily
 from opt_suite.families.tabular_task import (
     AGENT,
     FREE,
@@ -83,7 +83,7 @@ class TaskParams:
     start: int = param(0, doc="start state (not the terminal N-1)", ge=0)
 
 
-class Chain(TaskFamily):
+class Chain(TabularModelMixin, TaskFamily):
     """The chain task family; see the module docstring."""
 
     name = "chain"
@@ -95,6 +95,16 @@ class Chain(TaskFamily):
 
     def __init__(self, params: Params | None = None) -> None:
         super().__init__(Params() if params is None else params)
+
+    @property
+    def observation_space(self) -> gymnasium.spaces.Discrete:
+        """``Discrete(N)``: the agent's state."""
+        return gymnasium.spaces.Discrete(self.params.num_states)
+
+    @property
+    def action_space(self) -> gymnasium.spaces.Discrete:
+        """``Discrete(2)``: left, right."""
+        return gymnasium.spaces.Discrete(2)
 
     @property
     def instance_name(self) -> str:
@@ -119,6 +129,11 @@ class Chain(TaskFamily):
             left, right = (tuple(float(p) for p in row) for row in success)
             tasks.append(TaskParams(left, right, start))
         return tasks
+
+    def default_task(self) -> TaskParams:
+        """Moves that always succeed, start in state 0."""
+        width = self.params.num_states - 1
+        return TaskParams((1.0,) * width, (1.0,) * width, 0)
 
     def check_task(self, task_params: TaskParams) -> list[tuple[str, str]]:
         """One probability in [0, 1] per non-terminal state, and a non-terminal start."""

@@ -6,17 +6,9 @@ import dataclasses
 import typing
 from typing import Any
 
-from opt_suite.params import constraints
+from opt_suite.params import BOUNDS, constraints
 
 __all__ = ["params_from_kwargs"]
-
-_BOUNDS = (
-    ("ge", lambda x, b: x >= b, ">="),
-    ("gt", lambda x, b: x > b, ">"),
-    ("le", lambda x, b: x <= b, "<="),
-    ("lt", lambda x, b: x < b, "<"),
-)
-
 
 def params_from_kwargs(kwargs: dict[str, Any], *classes: type) -> list[Any]:
     """Split flat keyword arguments over frozen dataclasses, one instance per class.
@@ -60,7 +52,7 @@ def _problem(field: dataclasses.Field, hint: Any, value: Any) -> str:
     for element in value if isinstance(value, tuple) else (value,):
         if isinstance(element, bool) or not isinstance(element, int | float):
             continue
-        for key, ok, words in _BOUNDS:
+        for key, words, ok in BOUNDS:
             if bounds[key] is not None and not ok(element, bounds[key]):
                 return f"expected a value {words} {bounds[key]}, got {element!r}"
     return ""

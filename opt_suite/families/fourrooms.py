@@ -22,7 +22,7 @@ import gymnasium
 import numpy as np
 
 from opt_suite.families import grid_dynamics, layouts  # importing the package registers the ids
-from opt_suite.families.base import TabularModel, Task, TaskFamily
+from opt_suite.families.base import TabularModel, TabularModelMixin, Task, TaskFamily
 from opt_suite.families.tabular_task import (
     AGENT,
     FREE,
@@ -127,7 +127,7 @@ def _dynamics(layout: str, dynamics: str, p: float) -> tuple[np.ndarray, np.ndar
     return next_state, prob
 
 
-class FourRooms(TaskFamily):
+class FourRooms(TabularModelMixin, TaskFamily):
     """The four-rooms task family; see the module docstring."""
 
     name = "fourrooms"
@@ -142,6 +142,16 @@ class FourRooms(TaskFamily):
         super().__init__(params)
         self.layout = layouts.get(params.layout)
         self.cells, self._index = _states(params.layout)
+
+    @property
+    def observation_space(self) -> gymnasium.spaces.Discrete:
+        """``Discrete(S)``: the index of the agent's free cell (row-major)."""
+        return gymnasium.spaces.Discrete(len(self.cells))
+
+    @property
+    def action_space(self) -> gymnasium.spaces.Discrete:
+        """``Discrete(4)``: up, down, left, right."""
+        return gymnasium.spaces.Discrete(len(grid_dynamics.MOVES))
 
     @property
     def instance_name(self) -> str:
@@ -183,6 +193,11 @@ class FourRooms(TaskFamily):
             start = others[rng.integers(len(others))]
             tasks.append(TaskParams((int(start[0]), int(start[1])), (int(goal[0]), int(goal[1]))))
         return tasks
+
+    def default_task(self) -> TaskParams:
+        """Start in the first free cell (top-left), goal in the last one (bottom-right)."""
+        first, last = self.cells[0], self.cells[-1]
+        return TaskParams((int(first[0]), int(first[1])), (int(last[0]), int(last[1])))
 
     def check_task(self, task_params: TaskParams) -> list[tuple[str, str]]:
         """Start and goal must be distinct free cells of the map."""
@@ -274,7 +289,9 @@ class FourRoomsEnv(TabularEnv):
     Args:
       render_mode: ``"rgb_array"`` (8 pixels a cell) or ``"ansi"``.
       **kwargs: the fields of :class:`Params` (but ``max_episode_steps``, which ``gymnasium.make``
-        takes) and of :class:`TaskParams` (``start`` and ``goal``).
+        takes) and of :class:`TaskParams` (``start`` and ``goal``). Without ``start`` and ``goal``
+        the default task: start in the layout's first free cell (top-left), goal in its last one
+        (bottom-right), e.g. ``gymnasium.make("opt_suite/FourRooms-v0")`` on ``paper-40x40``.
     """
 
     family_class = FourRooms

@@ -75,7 +75,9 @@ def goal_model(
     reward[terminal] = 0.0
     for array in (next_state, prob, reward, terminal):
         array.flags.writeable = False  # models are shared between envs and learners
-    return TabularModel(next_state, prob, reward, terminal, int(start), cells, shape)
+    declared = np.asarray(goals, dtype=np.int64)
+    declared.flags.writeable = False
+    return TabularModel(next_state, prob, reward, terminal, int(start), cells, shape, declared)
 
 
 def raise_problems(problems: list[tuple[str, str]], prefix: str = "") -> None:
@@ -132,8 +134,20 @@ class TabularEnv(gymnasium.Env):
                 f"got {render_mode!r}"
             )
         cls = self.family_class
-        params, self.task_params = params_from_kwargs(kwargs, cls.Params, cls.TaskParams)
+        task_fields = {f.name for f in dataclasses.fields(cls.TaskParams)}
+        param_fields = {f.name for f in dataclasses.fields(cls.Params)}
+        unknown = sorted(set(kwargs) - task_fields - param_fields)
+        if unknown:
+            known = sorted(task_fields | param_fields)
+            raise TypeError(f"unknown keyword(s) {unknown} (expected some of {known})")
+        (params,) = params_from_kwargs(
+            {k: v for k, v in kwargs.items() if k in param_fields}, cls.Params
+        )
         self.family = cls(params)
+        # No task given: the family's documented default task (gymnasium.make("opt_suite/...")).
+        task_kwargs = {**dataclasses.asdict(self.family.default_task())}
+        task_kwargs.update({k: v for k, v in kwargs.items() if k in task_fields})
+        (self.task_params,) = params_from_kwargs(task_kwargs, cls.TaskParams)
         self.model = model = self.family.tabular_model(self.task_params)
         self.render_mode = render_mode
         self.observation_space = spaces.Discrete(model.num_states)

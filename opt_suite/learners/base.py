@@ -56,6 +56,9 @@ class Learner(abc.ABC):
     name: ClassVar[str]
     description: ClassVar[str]
     Params: ClassVar[type]
+    #: What it needs from the family (see :mod:`opt_suite.families.capabilities`); checked by
+    #: ``opt-suite validate``.
+    requires: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, params: Any) -> None:
         self.params = params

@@ -24,7 +24,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from opt_suite.families.base import TabularModel, TaskFamily
+from opt_suite.families.base import TabularModel, TaskFamily, exact_model
+from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
 from opt_suite.learners.base import EpisodeLog, Learner, LearnerRun
 from opt_suite.learners.smdp_batch import run_batch
 from opt_suite.learners.smdp_tables import Hyper, OptionTables, TaskTables
@@ -50,6 +51,7 @@ class SMDPQLearning(Learner):
     """Epsilon-greedy tabular SMDP Q-learning over primitives + options (the paper's learner)."""
 
     name = "smdp_q_learning"
+    requires = frozenset({EXACT_MODEL, DISCRETE_ACTIONS, INDEX_OBSERVATIONS})
     description = (
         "tabular SMDP Q-learning over primitives + options, epsilon-greedy (paper Sec. 4.1)"
     )
@@ -98,7 +100,7 @@ class SMDPQLearning(Learner):
         models: dict[str, TabularModel] = {}
         for r in runs:
             if r.task.task_id not in models:
-                model = family.tabular_model(r.task)
+                model = exact_model(family, r.task)
                 if model is None:
                     raise ValueError(
                         f"learner {self.name!r} needs a tabular model, but family "

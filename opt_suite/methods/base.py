@@ -20,10 +20,19 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opt_suite.families.base import TabularModel, Task, TaskFamily
+from opt_suite.families.base import TabularModel, Task, TaskFamily, exact_model
+from opt_suite.methods.budget import Budget, CountingEnv
 from opt_suite.options import OptionSet, TabularOptionSet  # re-exported: its old home
 
-__all__ = ["Trajectory", "OptionSet", "TabularOptionSet", "DiscoveryContext", "Discovery", "Method"]
+__all__ = [
+    "Trajectory",
+    "OptionSet",
+    "TabularOptionSet",
+    "DiscoveryContext",
+    "Discovery",
+    "Method",
+    "discrete_actions",
+]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -54,6 +63,7 @@ class DiscoveryContext:
       interaction_budget: env steps a method that learns by interacting may spend, summed over the
         train tasks.
       seed: the only source of randomness a method may use.
+      budget: what the envs of :meth:`make_env` have counted (shared by all of them).
     """
 
     family: TaskFamily
@@ -61,6 +71,19 @@ class DiscoveryContext:
     demonstrations: Sequence[Trajectory]
     interaction_budget: int
     seed: np.random.SeedSequence
+    budget: Budget = dataclasses.field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.budget is None:
+            object.__setattr__(self, "budget", Budget(self.interaction_budget))
+
+    def make_env(self, task: Task, **kwargs: Any) -> Any:
+        """``family.make_env(task)`` counting its steps (and frames) into :attr:`budget`.
+
+        Methods that learn by interacting take their envs from here: the runner stops them at
+        ``interaction_budget`` env steps (see :mod:`opt_suite.methods.budget`) and stores the count.
+        """
+        return CountingEnv(self.family.make_env(task, **kwargs), self.budget)
 
     def tabular_models(self, method: str) -> list[TabularModel]:
         """``family.tabular_model`` of every train task, all of one state and action count.
@@ -76,7 +99,7 @@ class DiscoveryContext:
         """
         if not self.train_tasks:
             raise ValueError(f"{method}: needs at least one train task, got none")
-        models = [self.family.tabular_model(task) for task in self.train_tasks]
+        models = [exact_model(self.family, task) for task in self.train_tasks]
         if any(model is None for model in models):
             raise ValueError(
                 f"{method}: family {self.family.name!r} has no tabular model; this method needs "
@@ -89,6 +112,21 @@ class DiscoveryContext:
                 "one shared state and action set"
             )
         return models
+
+
+def discrete_actions(family: TaskFamily, method: str) -> int:
+    """A, the size of ``family``'s ``Discrete`` action space.
+
+    Raises:
+      ValueError: the action space is not ``Discrete`` (naming ``method``).
+    """
+    space = family.action_space
+    n = getattr(space, "n", None)
+    if n is None or getattr(space, "shape", None) != ():
+        raise ValueError(
+            f"{method}: needs a family with discrete actions; {family.name} has {space}"
+        )
+    return int(n)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -117,6 +155,9 @@ class Method(abc.ABC):
       Params: frozen dataclass of its parameters (``methods[].params``), see ``opt_suite.params``.
       uses_demonstrations: whether it learns from the demonstrations.
       uses_interaction: whether it learns by interacting with the train tasks (within the budget).
+      requires: what it needs from the family (:mod:`opt_suite.families.capabilities`: an exact
+        model, discrete actions, index or image observations); ``opt-suite validate`` rejects a
+        spec that pairs it with a family lacking one.
     """
 
     name: ClassVar[str]
@@ -124,9 +165,15 @@ class Method(abc.ABC):
     Params: ClassVar[type]
     uses_demonstrations: ClassVar[bool] = False
     uses_interaction: ClassVar[bool] = False
+    requires: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, params: Any) -> None:
         self.params = params
+
+    @classmethod
+    def requirements(cls, params: Any) -> frozenset[str]:
+        """What the method needs from the family with these params (default: ``requires``)."""
+        return cls.requires
 
     @abc.abstractmethod
     def discover(self, context: DiscoveryContext) -> Discovery:

@@ -20,6 +20,8 @@ import functools
 
 import tensorflow as tf
 
+from opt_suite.objective.forward import _forward, _Steps, _tiny
+
 __all__ = ["recursion_with_adjoint"]
 
 
@@ -32,10 +34,8 @@ def recursion_with_adjoint(chunk: int):
 
     Returns:
       A function of the step weights (time-major [C, K, B, n]) and p_0 [B, n]; see
-      ``recursions._forward`` for the outputs.
+      ``forward._forward`` for the outputs.
     """
-    from opt_suite.objective.recursions import _forward, _Steps, _tiny  # circular at import
-
     @tf.custom_gradient
     def recursion(cont, stop, restart, p0):
         steps = _Steps(cont, stop, restart)

@@ -1,6 +1,6 @@
 """Appendix D of the paper: the exact objective's terms against Monte Carlo on small chain MDPs.
 
-For every task of a spec (``specs/chain-validation.yaml``: 10 chains of 7 states) we draw random
+For every task of a family (``specs/chain-validation.yaml``: 10 chains of 7 states) we draw random
 options and a policy over options, sample one trajectory h from them in the chain, and compare:
 
 - ``prob`` — Pr(h | π, O) = d_0(s_0) Π P(s_t, a_t, s_{t+1}) · exp(log_prob) (Theorem 2), with
@@ -19,23 +19,21 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from opt_suite import registry
+from opt_suite.families.base import Task, exact_model
 from opt_suite.objective.monte_carlo import (
     monte_carlo,
     random_option_tables,
     sample_episodes,
     transition_probability,
 )
-from opt_suite.spec import find_spec, load_spec
 
-__all__ = ["ValidationRow", "validation_rows", "DEFAULT_SPEC", "NUM_OPTIONS"]
+__all__ = ["ValidationRow", "validation_rows", "NUM_OPTIONS"]
 
-DEFAULT_SPEC = "chain-validation"
 NUM_OPTIONS = 4  # "We randomly initialized four options and a policy over options"
 
 
@@ -76,9 +74,14 @@ class ValidationRow:
 
 
 def validation_rows(
-    spec: str | Path = DEFAULT_SPEC, seed: int = 0, trials: int = 10_000, candidates: int = 1000
+    family: Any,
+    tasks: Sequence[Task],
+    max_steps: int,
+    seed: int = 0,
+    trials: int = 10_000,
+    candidates: int = 1000,
 ) -> list[ValidationRow]:
-    """The Appendix D table for every task of ``spec`` (a path or a bundled spec name).
+    """The Appendix D table for every task of ``family`` (the chains of ``chain-validation``).
 
     Which trajectory to check: the paper samples one per chain. An episode of random options in a
     7-state chain is usually long and improbable (Pr(h) ~ 1e-6), so no Monte Carlo path reproduces
@@ -86,32 +89,24 @@ def validation_rows(
     h is a valid test of the formulas, and this one is reproduced often enough to be informative.
 
     Args:
-      spec: spec of a tabular family (its train and test tasks are used together).
+      family: a tabular family (``opt-suite validate-objective`` builds it from a spec).
+      tasks: the tasks to check (the spec's train and test tasks together).
+      max_steps: cap on a sampled episode's length.
       seed: seeds the options, the trajectories and the Monte Carlo (one stream per task).
       trials: Monte Carlo paths per trajectory (the paper: 10,000).
       candidates: episodes sampled per chain, of which the likeliest is checked (1: the paper's
         "one sampled trajectory").
 
     Raises:
-      opt_suite.spec.SpecError: the spec is invalid.
       ValueError: the family has no tabular model, or a count is not positive.
     """
     if trials < 1 or candidates < 1:
         raise ValueError(f"trials and candidates must be >= 1, got {trials} and {candidates}")
-    loaded = load_spec(find_spec(str(spec)))
-    family = registry.load(registry.FAMILIES, loaded.family.name)(loaded.family.params)
-    t = loaded.tasks
-    train, test = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
-    max_steps = int(getattr(loaded.family.params, "max_episode_steps", 100))
     rows = []
-    for task, stream in zip(
-        [*train, *test], np.random.SeedSequence(seed).spawn(len(train) + len(test)), strict=True
-    ):
-        model = family.tabular_model(task)
+    for task, stream in zip(tasks, np.random.SeedSequence(seed).spawn(len(tasks)), strict=True):
+        model = exact_model(family, task)
         if model is None:
-            raise ValueError(
-                f"validate-objective: family {loaded.family.name!r} has no exact model"
-            )
+            raise ValueError(f"validate-objective: family {family.name!r} has no exact model")
         option_rng, episode_rng, mc_rng = (np.random.default_rng(s) for s in stream.spawn(3))
         options = random_option_tables(model.num_states, model.num_actions, NUM_OPTIONS, option_rng)
         episodes = sample_episodes(model, options, max_steps, candidates, episode_rng)

@@ -47,10 +47,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
 import tensorflow as tf
 
 from opt_suite.objective.adjoint import recursion_with_adjoint
+from opt_suite.objective.forward import _forward, _Steps, _tiny
 from opt_suite.objective.xla import xla_with_gradient
 
 __all__ = ["TrajectoryTerms", "trajectory_terms", "forward_terms", "DEFAULT_CHUNK"]
@@ -72,19 +72,6 @@ class TrajectoryTerms(NamedTuple):
     log_prob: tf.Tensor
     expected_terminations: tf.Tensor
     posterior_terminations: tf.Tensor
-
-
-class _Steps(NamedTuple):
-    """M_t in O(n) form for t = 1..C·K (identity past the end), time-major [C, K, B, n]."""
-
-    cont: tf.Tensor  # c_t = (1 − β_t) μ_t
-    stop: tf.Tensor  # β_t
-    restart: tf.Tensor  # r_t = π_t μ_t
-
-
-def _tiny(dtype: tf.DType) -> float:
-    """The smallest normal number of ``dtype``: guards divisions for impossible trajectories."""
-    return float(np.finfo(dtype.as_numpy_dtype).tiny)
 
 
 def _as_tables(pi, mu, beta, lengths):
@@ -149,43 +136,6 @@ def _steps(pi, mu, beta, lengths, chunk: int):
     norm0 = tf.reduce_sum(alpha0, axis=-1)
     p0 = alpha0 / tf.maximum(norm0, _tiny(pi.dtype))[:, None]
     return steps, p0, tf.math.log(norm0)
-
-
-def _forward(steps: _Steps, p0: tf.Tensor, chunk: int, keep: bool):
-    """The scaled forward recursion, K unrolled steps per loop iteration.
-
-    Returns:
-      (log_norm [B], filtered [B], p_end [B, n], history): Σ_t log z_t, Σ_{t<T} Pr(T_t = 1 | h_t),
-      p_{T−1}, and when ``keep`` the p_{t−1} each step started from, time-major [C, K, B, n].
-    """
-    tiny = _tiny(p0.dtype)
-    num_chunks = tf.shape(steps.cont)[0]
-    zero = tf.zeros_like(p0[:, 0])
-
-    def body(i, p, log_norm, filtered, *history):
-        cont, stop, restart = steps.cont[i], steps.stop[i], steps.restart[i]
-        before, chunk_log = [], []
-        for k in range(chunk):
-            before.append(p)
-            terminate = tf.reduce_sum(p * stop[k], axis=-1, keepdims=True)  # Theorem 1
-            p = p * cont[k] + terminate * restart[k]
-            z = tf.maximum(tf.reduce_sum(p, axis=-1, keepdims=True), tiny)
-            p = p / z
-            chunk_log.append(tf.math.log(z))
-            filtered += terminate[:, 0]
-        log_norm += tf.add_n(chunk_log)[:, 0]
-        # The history is a loop variable only when kept (an unused one would break autodiff).
-        history = tuple(h.write(i, tf.stack(before)) for h in history)
-        return (i + 1, p, log_norm, filtered, *history)
-
-    history = (tf.TensorArray(p0.dtype, size=num_chunks),) if keep else ()
-    _, p, log_norm, filtered, *history = tf.while_loop(
-        lambda i, *_: i < num_chunks,
-        body,
-        (tf.constant(0), p0, zero, zero, *history),
-        maximum_iterations=num_chunks,
-    )
-    return log_norm, filtered, p, history[0].stack() if keep else None
 
 
 def _backward(steps: _Steps, chunk: int) -> tf.Tensor:

@@ -94,11 +94,12 @@ def _task_panels(ax_task, ax_path, model, path, chosen, num_actions, names) -> N
     from matplotlib import colormaps
 
     start = path_cells(model, [model.start])[0]
-    goal = path_cells(model, np.flatnonzero(model.terminal)[:1])[0]
+    # Only the goals the family declares: a terminal state may be a hole, not a goal.
+    goals = path_cells(model, model.goals) if model.goals is not None else np.zeros((0, 2))
     for ax, title in ((ax_task, "test task"), (ax_path, "greedy policy over options")):
         _blank(ax, model, title)
         ax.scatter([start[1]], [start[0]], s=40, c="red", marker="s", zorder=3)
-        ax.scatter([goal[1]], [goal[0]], s=40, c="green", marker="s", zorder=3)
+        ax.scatter(goals[:, 1], goals[:, 0], s=40, c="green", marker="s", zorder=3)
     if path is None or len(path) < 2:
         return
     cells = path_cells(model, path)

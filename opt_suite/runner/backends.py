@@ -10,6 +10,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import multiprocessing
+import multiprocessing.context
 import os
 import signal
 import socket
@@ -94,9 +95,10 @@ class PoolBackend(Backend):
                 self._pool.submit(warm_up)
 
     def _start(self) -> cf.ProcessPoolExecutor:
+        self._context = _RecordingContext()
         return cf.ProcessPoolExecutor(
             max_workers=self.workers,
-            mp_context=multiprocessing.get_context("spawn"),
+            mp_context=self._context,
             initializer=init_worker,
             initargs=(self._log_dir,),
         )
@@ -129,12 +131,28 @@ class PoolBackend(Backend):
     def close(self) -> None:  # noqa: D102
         # Every result has been taken (or the run is abandoned): stop the workers instead of
         # waiting for their orderly exit, which takes TensorFlow about a second per process.
-        processes = list((getattr(self._pool, "_processes", None) or {}).values())
+        processes = [p for p in self._context.processes if p.is_alive()]
         self._pool.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             process.terminate()
         for process in processes:
             process.join(timeout=10)
+
+
+class _RecordingContext(multiprocessing.context.SpawnContext):
+    """The spawn context, remembering the worker processes the pool starts through it.
+
+    So that :meth:`PoolBackend.close` can stop them without the executor's private attributes.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.processes: list[Any] = []
+
+    def Process(self, *args: Any, **kwargs: Any) -> Any:  # noqa: N802  (multiprocessing's name)
+        process = super().Process(*args, **kwargs)
+        self.processes.append(process)
+        return process
 
 
 class RayBackend(Backend):

@@ -1,10 +1,11 @@
 """Computing one cell, in whatever process runs it (in-process, a local worker or a Ray worker).
 
-A :class:`CellJob` carries everything the cell needs — registered classes (pickled by reference),
-their params, the tasks, the cell's seed and the outputs of the cells it depends on — so a worker
-needs neither the registry, the spec file nor the results directory. :func:`execute` never raises:
-an exception, or a non-finite number in the output, becomes a failed :class:`CellOutcome` whose
-message names the cell.
+A :class:`CellJob` (one subclass per stage: :class:`DemonstrationsJob`, :class:`DiscoveryJob`,
+:class:`EvaluationJob`) carries everything the cell needs — registered classes (pickled by
+reference), their params, the tasks, the cell's seed and the outputs of the cells it depends on —
+so a worker needs neither the registry, the spec file nor the results directory. :func:`execute`
+never raises: an exception, or a non-finite number in the output, becomes a failed
+:class:`CellOutcome` whose message names the cell.
 """
 
 from __future__ import annotations
@@ -24,42 +25,158 @@ import numpy as np
 
 from opt_suite.families.base import Task
 
-__all__ = ["CellJob", "CellOutcome", "execute", "worker_environment", "init_worker", "warm_up"]
+__all__ = [
+    "CellJob",
+    "DemonstrationsJob",
+    "DiscoveryJob",
+    "EvaluationJob",
+    "CellOutcome",
+    "execute",
+    "worker_environment",
+    "init_worker",
+    "warm_up",
+]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class CellJob:
-    """What a worker needs to compute one cell.
+    """What a worker needs to compute one cell; one subclass per stage computes it.
 
     Attributes:
-      cell_id, kind, label: the cell (``label`` names it in messages).
+      cell_id, label: the cell (``label`` names it in messages).
       family_cls, family_params: the task family.
-      tasks: train tasks (demonstrations, discovery) or test tasks (evaluation).
-      seed: the cell's ``SeedSequence`` (one per test task for evaluation).
-      component_cls, component_params: the method (discovery) or learner (evaluation).
-      demonstrations_spec: the spec's ``demonstrations`` section (demonstrations cells).
-      demonstrations: the demonstrations (discovery cells of methods that use them).
-      interaction_budget: env steps for methods that learn by interacting.
-      options: the bytes of the method's option-set file (evaluation cells); the worker loads it
-        with :func:`opt_suite.options.from_bytes` (option sets travel as files, never as objects).
-      episodes, max_steps: the evaluation budget.
     """
 
     cell_id: str
-    kind: str
     label: str
     family_cls: type
     family_params: Any
+
+    def family(self) -> Any:
+        """The family instance (built once per worker process)."""
+        return _family(self.family_cls, self.family_params)
+
+    def compute(self) -> tuple[dict[str, Any], str | None]:
+        """The cell's outputs (``CellOutcome`` fields) and a non-finite problem, if any."""
+        raise NotImplementedError
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class DemonstrationsJob(CellJob):
+    """Demonstrations on the train tasks.
+
+    Attributes:
+      tasks: the train tasks.
+      seed: the cell's ``SeedSequence``.
+      demonstrations_spec: the spec's ``demonstrations`` section.
+      source_cls: the registered demonstration source it names.
+    """
+
     tasks: Sequence[Task]
-    seed: np.random.SeedSequence | Sequence[np.random.SeedSequence]
-    component_cls: type | None = None
-    component_params: Any = None
-    demonstrations_spec: Any = None
+    seed: np.random.SeedSequence
+    demonstrations_spec: Any
+    source_cls: type
+
+    def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
+        from opt_suite.demonstrations import collect_demonstrations
+
+        demos = collect_demonstrations(
+            self.family(), list(self.tasks), self.demonstrations_spec, self.seed, self.source_cls
+        )
+        if not demos:
+            raise ValueError("no demonstration was collected")
+        return {"demonstrations": list(demos)}, None
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class DiscoveryJob(CellJob):
+    """One method entry's option discovery on the train tasks.
+
+    Attributes:
+      tasks: the train tasks.
+      seed: the cell's ``SeedSequence``.
+      method_cls, method_params: the method.
+      demonstrations: the demonstrations (methods that use them), else empty.
+      interaction_budget: env steps for methods that learn by interacting, else 0.
+    """
+
+    tasks: Sequence[Task]
+    seed: np.random.SeedSequence
+    method_cls: type
+    method_params: Any
     demonstrations: Sequence[Any] = ()
     interaction_budget: int = 0
-    options: bytes | None = None
-    episodes: int = 0
-    max_steps: int = 0
+
+    def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
+        from opt_suite.methods.base import DiscoveryContext
+        from opt_suite.options import OptionSet, to_bytes
+
+        method = self.method_cls(self.method_params)
+        context = DiscoveryContext(
+            self.family(),
+            list(self.tasks),
+            list(self.demonstrations),
+            self.interaction_budget,
+            self.seed,
+        )
+        found = method.discover(context)
+        if not isinstance(found.options, OptionSet):
+            raise TypeError(
+                f"discover() returned options of type {type(found.options).__name__}; expected an "
+                "opt_suite.options.OptionSet"
+            )
+        bad = found.options.non_finite()
+        problem = None if bad is None else f"NaN/inf in its option set ({bad})"
+        curves = {
+            name: np.asarray(values, dtype=np.float64).ravel()
+            for name, values in found.curves.items()
+        }
+        info = dict(found.info)
+        if self.interaction_budget:  # what the context's envs counted, whatever the method says
+            info["counted_env_steps"] = context.budget.steps
+            info["counted_env_frames"] = context.budget.frames
+        result = {
+            "options": to_bytes(found.options),
+            "num_options": len(found.options),
+            "curves": curves,
+            "info": info,
+        }
+        return result, problem
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class EvaluationJob(CellJob):
+    """The test-time learner with one method's options on one test task, for one seed.
+
+    Attributes:
+      task: the test task.
+      seed: the run's ``SeedSequence``.
+      learner_cls, learner_params: the learner.
+      options: the bytes of the method's option-set file; the worker loads it with
+        :func:`opt_suite.options.from_bytes` (option sets travel as files, never as objects).
+      episodes, max_steps: the evaluation budget.
+    """
+
+    task: Task
+    seed: np.random.SeedSequence
+    learner_cls: type
+    learner_params: Any
+    options: bytes
+    episodes: int
+    max_steps: int
+
+    def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
+        from opt_suite.learners.base import LearnerRun
+        from opt_suite.options import from_bytes
+
+        learner = self.learner_cls(self.learner_params)
+        runs = [LearnerRun(self.task, self.seed)]
+        options = from_bytes(self.options)
+        logs = learner.run(self.family(), runs, options, self.episodes, self.max_steps)
+        if len(logs) != len(runs):
+            raise ValueError(f"the learner returned {len(logs)} logs for {len(runs)} runs")
+        episodes = [_checked_log(self.task, log, self.episodes) for log in logs]
+        return {"episodes": episodes}, _non_finite_episodes(episodes)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -162,7 +279,7 @@ def execute(job: CellJob) -> CellOutcome:
     clock = time.perf_counter()
     host = socket.gethostname()
     try:
-        result, problem = _RUN[job.kind](job)
+        result, problem = job.compute()
         error = None if problem is None else f"{job.label} produced {problem}"
         details = ""
     except Exception as exc:  # any failure of a method/learner must not stop the other cells
@@ -182,77 +299,22 @@ def execute(job: CellJob) -> CellOutcome:
     )
 
 
-def _demonstrations(job: CellJob) -> tuple[dict[str, Any], str | None]:
-    from opt_suite.demonstrations import collect_demonstrations
-
-    family = _family(job.family_cls, job.family_params)
-    demos = collect_demonstrations(family, list(job.tasks), job.demonstrations_spec, job.seed)
-    if not demos:
-        raise ValueError("no demonstration was collected")
-    return {"demonstrations": list(demos)}, None
-
-
-def _discovery(job: CellJob) -> tuple[dict[str, Any], str | None]:
-    from opt_suite.methods.base import DiscoveryContext
-    from opt_suite.options import OptionSet, to_bytes
-
-    family = _family(job.family_cls, job.family_params)
-    method = job.component_cls(job.component_params)
-    context = DiscoveryContext(
-        family, list(job.tasks), list(job.demonstrations), job.interaction_budget, job.seed
-    )
-    found = method.discover(context)
-    if not isinstance(found.options, OptionSet):
-        raise TypeError(
-            f"discover() returned options of type {type(found.options).__name__}; expected an "
-            "opt_suite.options.OptionSet"
+def _checked_log(task: Task, log: Any, episodes: int) -> tuple[int, Any, Any, Any]:
+    """(task index, returns, steps, frames) of a learner's log, its shapes and frames checked."""
+    returns = np.asarray(log.returns, dtype=np.float64)
+    steps = np.asarray(log.steps)
+    frames = np.asarray(log.frames)
+    if {returns.shape, steps.shape, frames.shape} != {(episodes,)}:
+        raise ValueError(
+            f"the learner logged returns {returns.shape}, steps {steps.shape} and frames "
+            f"{frames.shape} on {task.task_id}; expected ({episodes},) each"
         )
-    bad = found.options.non_finite()
-    problem = None if bad is None else f"NaN/inf in its option set ({bad})"
-    curves = {
-        name: np.asarray(values, dtype=np.float64).ravel() for name, values in found.curves.items()
-    }
-    result = {
-        "options": to_bytes(found.options),
-        "num_options": len(found.options),
-        "curves": curves,
-        "info": dict(found.info),
-    }
-    return result, problem
-
-
-def _evaluation(job: CellJob) -> tuple[dict[str, Any], str | None]:
-    from opt_suite.learners.base import LearnerRun
-    from opt_suite.options import from_bytes
-
-    family = _family(job.family_cls, job.family_params)
-    learner = job.component_cls(job.component_params)
-    runs = [LearnerRun(task, seed) for task, seed in zip(job.tasks, job.seed, strict=True)]
-    if job.options is None:
-        raise ValueError("no option-set file was given to the evaluation")
-    logs = learner.run(family, runs, from_bytes(job.options), job.episodes, job.max_steps)
-    if len(logs) != len(runs):
-        raise ValueError(f"the learner returned {len(logs)} logs for {len(runs)} runs")
-    episodes = []
-    for task, log in zip(job.tasks, logs, strict=True):
-        returns = np.asarray(log.returns, dtype=np.float64)
-        steps = np.asarray(log.steps)
-        frames = np.asarray(log.frames)
-        if {returns.shape, steps.shape, frames.shape} != {(job.episodes,)}:
-            raise ValueError(
-                f"the learner logged returns {returns.shape}, steps {steps.shape} and frames "
-                f"{frames.shape} on {task.task_id}; expected ({job.episodes},) each"
-            )
-        if np.any(np.diff(frames) < 0) or np.any(frames < 0):
-            raise ValueError(
-                f"the learner logged frames that are not a cumulative count on {task.task_id} "
-                f"(negative or decreasing): {frames[:10].tolist()}..."
-            )
-        episodes.append((task.index, returns, steps.astype(np.float64), frames.astype(np.float64)))
-    return {"episodes": episodes}, _non_finite_episodes(episodes)
-
-
-_RUN = {"demonstrations": _demonstrations, "discovery": _discovery, "evaluation": _evaluation}
+    if np.any(np.diff(frames) < 0) or np.any(frames < 0):
+        raise ValueError(
+            f"the learner logged frames that are not a cumulative count on {task.task_id} "
+            f"(negative or decreasing): {frames[:10].tolist()}..."
+        )
+    return task.index, returns, steps.astype(np.float64), frames.astype(np.float64)
 
 
 def _non_finite_episodes(

@@ -8,14 +8,17 @@ on every held-out test task. One cell per step:
 - ``discovery`` (method entry m, seed i): family params, train tasks, the entry (name, method,
   params), the demonstrations cell's id *if* the method declares ``uses_demonstrations``, and the
   interaction budget *if* it declares ``uses_interaction``;
-- ``evaluation`` (m, i): family params, the test tasks' params, the learner settings (learner,
-  params, episodes, max_steps) and the discovery cell's id. All test tasks run in one vectorised
-  learner call (each (task, seed) run still has its own seed, so batching never changes a number).
+- ``evaluation`` (m, i, test task t): family params, the test task's params and index, the learner
+  settings (learner, params, episodes, max_steps) and the discovery cell's id. One cell per test
+  task, so that long (deep-RL) evaluations spread over workers and a rerun resumes per task; each
+  (task, seed) run has its own seed, so how runs are grouped never changes a number.
 
-A cell id is ``content_hash`` of that input, so editing the spec keeps every cell whose inputs did
-not change (a new method entry reuses the demonstrations and the other methods' results; more seeds
-reuse the old seeds). Tasks enter through their resolved params, not the ``tasks`` section, so e.g.
-adding test tasks keeps the discovery cells whenever the train tasks stay the same.
+Every cell's input also holds ``code``: the versions of the packages that provide its family and
+its method, learner or demonstration source. A cell id is ``content_hash`` of that input, so
+editing the spec keeps every cell whose inputs did not change (a new method entry reuses the
+demonstrations and the other methods' results; more seeds reuse the old seeds). Tasks enter
+through their resolved params, not the ``tasks`` section, so e.g. adding test tasks keeps the
+discovery cells whenever the train tasks stay the same.
 """
 
 from __future__ import annotations
@@ -25,12 +28,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from opt_suite.families.base import Task
+from opt_suite.runner.versions import provider
 from opt_suite.spec import content_hash, to_plain
 
 __all__ = ["PROTOCOL", "KINDS", "Cell", "Plan", "build_plan"]
 
 # Bump when the meaning of a cell's inputs changes (e.g. seeding), so old cells are not reused.
-PROTOCOL = 1
+PROTOCOL = 2  # 2: one evaluation cell per test task
 KINDS = ("demonstrations", "discovery", "evaluation")
 
 
@@ -46,6 +50,7 @@ class Cell:
       position: the entry's position in ``spec.methods`` (-1 for demonstrations).
       deps: ids of the cells whose outputs this one reads.
       inputs: the plain (JSON-able) data hashed into ``cell_id``.
+      task: the test task's index (evaluation cells), else None.
     """
 
     cell_id: str
@@ -55,12 +60,14 @@ class Cell:
     position: int
     deps: tuple[str, ...]
     inputs: dict[str, Any]
+    task: int | None = None
 
     @property
     def label(self) -> str:
-        """Readable name used in every message, e.g. ``discovery of 'ours', seed 2``."""
+        """Name used in every message, e.g. ``evaluation of 'ours', seed 2, test task 3``."""
         who = f" of {self.method!r}" if self.method is not None else ""
-        return f"{self.kind}{who}, seed {self.seed}"
+        where = f", test task {self.task}" if self.task is not None else ""
+        return f"{self.kind}{who}, seed {self.seed}{where}"
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -83,8 +90,9 @@ def _make(
     position: int,
     deps: Sequence[str],
     inputs: dict[str, Any],
+    task: int | None = None,
 ) -> Cell:
-    return Cell(content_hash(inputs), kind, seed, method, position, tuple(deps), inputs)
+    return Cell(content_hash(inputs), kind, seed, method, position, tuple(deps), inputs, task)
 
 
 def build_plan(
@@ -93,6 +101,10 @@ def build_plan(
     train_tasks: Sequence[Task],
     test_tasks: Sequence[Task],
     method_classes: Sequence[type],
+    *,
+    family_cls: type | None = None,
+    learner_cls: type | None = None,
+    source_cls: type | None = None,
 ) -> Plan:
     """The cells of ``spec`` for ``seeds``.
 
@@ -103,6 +115,11 @@ def build_plan(
       test_tasks: the spec's test tasks.
       method_classes: the registered class of each ``spec.methods`` entry, in order (their
         ``uses_demonstrations`` / ``uses_interaction`` flags decide what a discovery depends on).
+      family_cls: the registered family class; the versions of the packages providing it, the
+        learner, the source and each method enter the cell ids (``code``), so code released at a
+        new version never reuses the old version's cells.
+      learner_cls: the registered learner class.
+      source_cls: the registered demonstration source class.
     """
     family = to_plain(spec.family)
     train = [to_plain(t.params) for t in train_tasks]
@@ -133,6 +150,7 @@ def build_plan(
             (),
             {
                 **common,
+                "code": {"family": provider(family_cls), "source": provider(source_cls)},
                 "kind": "demonstrations",
                 "train_tasks": train,
                 "demonstrations": to_plain(spec.demonstrations),
@@ -150,6 +168,10 @@ def build_plan(
                 (demos.cell_id,) if uses_demos else (),
                 {
                     **common,
+                    "code": {
+                        "family": provider(family_cls),
+                        "method": provider(method_classes[position]),
+                    },
                     "kind": "discovery",
                     "train_tasks": train,
                     "method": to_plain(entry),
@@ -159,19 +181,17 @@ def build_plan(
                     ),
                 },
             )
-            evaluation_cell = _make(
-                "evaluation",
-                seed,
-                entry.name,
-                position,
-                (discovery.cell_id,),
-                {
+            cells.append(discovery)
+            for t, task_params in enumerate(test):
+                inputs = {
                     **common,
+                    "code": {"family": provider(family_cls), "learner": provider(learner_cls)},
                     "kind": "evaluation",
-                    "test_tasks": test,
+                    "test_task": task_params,
+                    "test_task_index": t,
                     "learner": learner,
                     "discovery": discovery.cell_id,
-                },
-            )
-            cells += [discovery, evaluation_cell]
+                }
+                deps = (discovery.cell_id,)
+                cells.append(_make("evaluation", seed, entry.name, position, deps, inputs, t))
     return Plan(tuple(cells), tuple(train_tasks), tuple(test_tasks))

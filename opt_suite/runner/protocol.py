@@ -15,8 +15,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from opt_suite import registry
+from opt_suite.families.base import exact_model
 from opt_suite.runner.backends import Backend, make_backend
-from opt_suite.runner.cells import CellJob, CellOutcome
+from opt_suite.runner.cells import (
+    CellJob,
+    CellOutcome,
+    DemonstrationsJob,
+    DiscoveryJob,
+    EvaluationJob,
+)
 from opt_suite.runner.claims import Claims
 from opt_suite.runner.estimate import (
     WorkEstimate,
@@ -50,6 +57,7 @@ class Components:
     family: type
     methods: tuple[type, ...]
     learner: type
+    demonstrations: type
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,6 +81,7 @@ def resolve_components(spec: Any) -> Components:
         family=registry.load(registry.FAMILIES, spec.family.name),
         methods=tuple(registry.load(registry.METHODS, m.method) for m in spec.methods),
         learner=registry.load(registry.LEARNERS, spec.evaluation.learner),
+        demonstrations=registry.load(registry.DEMONSTRATION_SOURCES, spec.demonstrations.source),
     )
 
 
@@ -108,36 +117,38 @@ class _Inputs:
         task_seed = spec.tasks.seed
         common = {
             "cell_id": cell.cell_id,
-            "kind": cell.kind,
             "label": cell.label,
             "family_cls": comp.family,
             "family_params": spec.family.params,
         }
         if cell.kind == "demonstrations":
-            return CellJob(
+            return DemonstrationsJob(
                 **common,
                 tasks=self.plan.train_tasks,
                 seed=demonstrations_seed(task_seed, cell.seed),
                 demonstrations_spec=spec.demonstrations,
+                source_cls=comp.demonstrations,
             )
         method = comp.methods[cell.position]
         if cell.kind == "discovery":
             uses_budget = bool(getattr(method, "uses_interaction", False))
-            return CellJob(
+            return DiscoveryJob(
                 **common,
                 tasks=self.plan.train_tasks,
                 seed=discovery_seed(task_seed, cell.seed, cell.method or ""),
-                component_cls=method,
-                component_params=spec.methods[cell.position].params,
+                method_cls=method,
+                method_params=spec.methods[cell.position].params,
                 demonstrations=self._output(cell.deps[0]) if cell.deps else (),
                 interaction_budget=spec.evaluation.interaction_budget if uses_budget else 0,
             )
-        return CellJob(
+        assert cell.task is not None, cell.label
+        task = self.plan.test_tasks[cell.task]
+        return EvaluationJob(
             **common,
-            tasks=self.plan.test_tasks,
-            seed=[evaluation_seed(task_seed, cell.seed, t.index) for t in self.plan.test_tasks],
-            component_cls=comp.learner,
-            component_params=spec.evaluation.params,
+            task=task,
+            seed=evaluation_seed(task_seed, cell.seed, task.index),
+            learner_cls=comp.learner,
+            learner_params=spec.evaluation.params,
             options=self._output(cell.deps[0]),
             episodes=spec.evaluation.episodes,
             max_steps=spec.evaluation.max_steps,
@@ -208,7 +219,16 @@ def run_protocol(
         family = components.family(spec.family.params)
         t = spec.tasks
         train, test = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
-        plan = build_plan(spec, seeds, train, test, components.methods)
+        plan = build_plan(
+            spec,
+            seeds,
+            train,
+            test,
+            components.methods,
+            family_cls=components.family,
+            learner_cls=components.learner,
+            source_cls=components.demonstrations,
+        )
         _check_memory(spec, seeds, components, family, train, runner.workers)
         if any(c.kind == "demonstrations" for c in plan.cells):
             import opt_suite.demonstrations  # noqa: F401  (needed to store them; load it now)
@@ -228,7 +248,7 @@ def work_estimate(
     spec: Any, seeds: Sequence[int], components: Components, family: Any, train: Sequence[Any]
 ) -> WorkEstimate:
     """The estimate of :mod:`.estimate` for a spec whose family and train tasks are built."""
-    model = family.tabular_model(train[0]) if train else None
+    model = exact_model(family, train[0]) if train else None
     shape = (None, None, 1) if model is None else model.next_state.shape
     return estimate_work(spec, seeds, components.methods, *shape)
 
@@ -312,9 +332,7 @@ def _reuse_note(writer: StoreWriter, new_hash: str, commit: str | None, plan: Pl
     Cells are named by what the spec gives them, not by the code that computes them, so the note
     also warns when the code's git commit differs from the one that computed earlier cells.
     """
-    row = writer.conn.execute(
-        "SELECT spec_hash, git_commit FROM runs ORDER BY run_id DESC LIMIT 1"
-    ).fetchone()
+    row = writer.last_run()
     if row is None:
         return ""
     done = writer.done_cells(c.cell_id for c in plan.cells)

@@ -12,7 +12,6 @@ from opt_suite.spec.load import Sweep, Variant, load_spec, load_sweep, parse_spe
 from opt_suite.spec.schema import (
     DemonstrationsSpec,
     EvaluationSpec,
-    ExpertSpec,
     FamilySpec,
     MethodSpec,
     ReportSpec,
@@ -40,7 +39,6 @@ __all__ = [
     "Spec",
     "FamilySpec",
     "TasksSpec",
-    "ExpertSpec",
     "DemonstrationsSpec",
     "MethodSpec",
     "EvaluationSpec",

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from opt_suite import registry
-from opt_suite.params import constraints
+from opt_suite.params import BOUNDS, constraints
 from opt_suite.spec.errors import KeyPath, Mark, Problems
 from opt_suite.spec.tree import Broken, Mapping, Node, Scalar, Sequence, describe
 
@@ -65,23 +65,15 @@ def label(tp: Any) -> str:
     return getattr(tp, "__name__", str(tp))
 
 
-_BOUNDS = (
-    ("ge", ">=", lambda v, b: v >= b),
-    ("gt", ">", lambda v, b: v > b),
-    ("le", "<=", lambda v, b: v <= b),
-    ("lt", "<", lambda v, b: v < b),
-)
-
-
 def within(value: float, bounds: dict) -> bool:
     """Whether ``value`` satisfies a field's ``ge``/``gt``/``le``/``lt`` bounds (None: no bound)."""
-    return all(ok(value, bounds[key]) for key, _, ok in _BOUNDS if bounds.get(key) is not None)
+    return all(ok(value, bounds[key]) for key, _, ok in BOUNDS if bounds.get(key) is not None)
 
 
 def range_text(bounds: dict) -> str:
     """The bounds as text, e.g. ``>= 0 and < 1`` (empty when there are none)."""
     return " and ".join(
-        f"{sign} {bounds[key]}" for key, sign, _ in _BOUNDS if bounds.get(key) is not None
+        f"{sign} {bounds[key]}" for key, sign, _ in BOUNDS if bounds.get(key) is not None
     )
 
 
@@ -274,6 +266,10 @@ class Converter:
         if tp is Any:  # a missing ``params``: the resolved dataclass with its defaults
             cls = self.resolve_any(path, self._scopes[-1], node.mark)
             return INVALID if cls is None else self.convert(Mapping(node.mark, {}), cls, path)
+        if dataclasses.is_dataclass(field.default) and Any in field_types(tp).values():
+            # A missing section with ``params`` is read as an empty one, so that its params
+            # resolve exactly as when the section is written: one spec, one canonical form.
+            return self.convert(Mapping(node.mark, {}), tp, path)
         if field.default is not dataclasses.MISSING:
             value = field.default
         elif field.default_factory is not dataclasses.MISSING:

@@ -73,6 +73,10 @@ class Problems:
     def __len__(self) -> int:
         return len(self._items)
 
+    def any_under(self, path: KeyPath) -> bool:
+        """Whether a problem was reported at ``path`` or below it."""
+        return any(p.path[: len(path)] == tuple(path) for p in self._items)
+
     def lines(self) -> list[str]:
         """One line per problem, sorted by file, line and column (stable), without duplicates."""
         seen: set[str] = set()

@@ -1,6 +1,6 @@
 """Which dataclass each ``Any`` field of a spec is read as, found through the registry.
 
-The spec schema leaves five places open, because their shape depends on the names written next to
+The spec schema leaves six places open, because their shape depends on the names written next to
 them:
 
 - ``family.params``      -> the registered family's ``Params``
@@ -8,6 +8,7 @@ them:
 - ``tasks.list[i]``      -> the family's ``TaskParams``
 - ``methods[i].params``  -> the method's ``Params``
 - ``evaluation.params``  -> the learner's ``Params``
+- ``demonstrations.params`` -> the demonstration source's ``Params``
 
 The family is known once ``family`` is read (it comes before ``tasks`` in :class:`Spec`). An unknown
 name is reported once, at the name, with a suggestion; its params are then skipped.
@@ -55,6 +56,12 @@ class SpecTypes:
         if len(path) == 3 and path[0] == "methods" and path[2] == "params":
             section = path[:2]
             cls = self._load(registry.METHODS, siblings.get("method"), section, name_key="method")
+            return None if cls is None else self._dataclass(cls, "Params", section, mark, path)
+        if path == ("demonstrations", "params"):
+            section = ("demonstrations",)
+            cls = self._load(
+                registry.DEMONSTRATION_SOURCES, siblings.get("source"), section, name_key="source"
+            )
             return None if cls is None else self._dataclass(cls, "Params", section, mark, path)
         if path == ("evaluation", "params"):
             section = ("evaluation",)

@@ -8,9 +8,12 @@ dataclass's ``check()`` instead (see ``opt_suite.params``).
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Any
 
 from opt_suite import registry
+from opt_suite.families.base import TaskFamily
+from opt_suite.families.capabilities import unmet
 from opt_suite.spec.convert import INVALID, Converter
 from opt_suite.spec.errors import KeyPath, Problems
 from opt_suite.spec.resolve import SpecTypes
@@ -41,6 +44,7 @@ class _Rules:
         self.task_counts()
         self.listed_tasks()
         self.family_checks()
+        self.capabilities()
         names = self.method_names()
         self.baseline(names)
         self.final_fraction()
@@ -86,6 +90,11 @@ class _Rules:
             self._family_hook(family, "check_task", task, ("tasks", "list", i))
 
     def _family(self) -> Any:
+        if not hasattr(self, "_built"):
+            self._built = self._build_family()
+        return self._built
+
+    def _build_family(self) -> Any:
         family_cls, params = self.types.classes.get(("family",)), self.get("family", "params")
         if family_cls is None or params is INVALID:
             return None
@@ -94,6 +103,48 @@ class _Rules:
         except Exception as exc:  # a family that rejects its params beyond their own check()
             self.report(("family", "params"), f"the family rejects these params: {exc}")
             return None
+
+    def capabilities(self) -> None:
+        """Each method and the learner against what the family offers (exact model, spaces)."""
+        family = self._family()
+        if not isinstance(family, TaskFamily):  # unknown family, or a duck-typed test double
+            return
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # e.g. ale-py warning about an unknown ROM
+                family.capabilities  # noqa: B018  (the spaces of a plugin may fail to build)
+        except Exception as exc:
+            # Bad family params are reported where they are written; only an otherwise valid
+            # family whose spaces fail is a problem of its own.
+            if not self.problems.any_under(("family",)):
+                self.report(("family", "name"), f"the family's spaces cannot be built: {exc!r}")
+            return
+        components: list[tuple[KeyPath, Any, Any]] = [
+            (
+                ("methods", i, "method"),
+                self.types.classes.get(("methods", i)),
+                self.get("methods", i, "params"),
+            )
+            for i in range(_length(self.conv, ("methods",)))
+        ]
+        learner = self.types.classes.get(("evaluation",))
+        components.append((("evaluation", "learner"), learner, self.get("evaluation", "params")))
+        methods = [cls for _, cls, _ in components[:-1] if cls is not None]
+        if any(getattr(cls, "uses_demonstrations", False) for cls in methods):
+            source = self.types.classes.get(("demonstrations",))
+            params = self.get("demonstrations", "params")
+            components.append((("demonstrations", "source"), source, params))
+        for path, cls, params in components:
+            if cls is None:
+                continue
+            requirements = getattr(cls, "requirements", None)
+            if callable(requirements) and params is not INVALID:
+                needs = requirements(params)
+            else:
+                needs = getattr(cls, "requires", ())
+            problem = unmet(getattr(cls, "name", cls.__name__), needs, family)
+            if problem:
+                self.report(path, problem)
 
     def _family_hook(self, family: Any, hook: str, value: Any, path: KeyPath) -> None:
         check = getattr(family, hook, None)

@@ -18,8 +18,8 @@ Sections, in YAML order:
       vary: {goal_region: anywhere}       # the family's Variation
       list: [{start: [1, 1], goal: [7, 9]}]   # explicit TaskParams, used before sampled ones
     demonstrations:
+      source: optimal                     # the registered demonstration source
       trajectories_per_task: 1
-      expert: {alpha: 0.5, gamma: 0.99, epsilon: 0.2, max_episodes: 20000}
     methods:
       - {name: primitives, method: primitives}
       - {name: ours, method: offline_options, params: {lambda2: 100}}
@@ -55,7 +55,6 @@ __all__ = [
     "MAX_TASKS",
     "FamilySpec",
     "TasksSpec",
-    "ExpertSpec",
     "DemonstrationsSpec",
     "MethodSpec",
     "EvaluationSpec",
@@ -96,35 +95,17 @@ class TasksSpec:
 
 
 @dataclasses.dataclass(frozen=True)
-class ExpertSpec:
-    """Tabular Q-learning expert, trained until its greedy policy is optimal."""
-
-    alpha: float = param(0.5, doc="Q-learning step size", gt=0, le=1)
-    gamma: float = param(0.99, doc="discount", gt=0, le=1)
-    epsilon: float = param(0.2, doc="epsilon-greedy exploration", ge=0, le=1)
-    max_episodes: int = param(
-        20000, doc="give up (error) after this many episodes", ge=1, le=MAX_EPISODES * 100
-    )
-    check_every: int = param(
-        100, doc="episodes between optimality checks", ge=1, le=MAX_EPISODES * 100
-    )
-    tolerance: float = param(
-        0.5,
-        doc="optimal means V*(start) - V_greedy(start) <= tolerance (per-state greedy optimality "
-        "is never reached with slip: rarely visited near-ties keep flipping)",
-        ge=0,
-    )
-
-
-@dataclasses.dataclass(frozen=True)
 class DemonstrationsSpec:
-    """``demonstrations``: trajectories of an expert on each train task (the paper uses one)."""
+    """``demonstrations``: trajectories on each train task from a registered source."""
 
+    source: str = param(
+        "optimal", doc="registered demonstration source (opt-suite list shows them)"
+    )
+    params: Any = param(None, doc="the source's Params")
     trajectories_per_task: int = param(
-        1, doc="trajectories sampled from each train task's expert", ge=1, le=10_000
+        1, doc="trajectories on each train task (the paper uses one)", ge=1, le=10_000
     )
     max_steps: int = param(2000, doc="cap on one demonstration's length", ge=1, le=MAX_STEPS)
-    expert: ExpertSpec = param(ExpertSpec(), doc="expert training settings")
 
 
 @dataclasses.dataclass(frozen=True)

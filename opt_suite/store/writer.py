@@ -208,6 +208,13 @@ class StoreWriter:
             ),
         )
 
+    def last_run(self) -> tuple[str, str | None] | None:
+        """(spec hash, git commit) of the latest run recorded here, or None before the first."""
+        row = self.conn.execute(
+            "SELECT spec_hash, git_commit FROM runs ORDER BY run_id DESC LIMIT 1"
+        ).fetchone()
+        return None if row is None else (row[0], row[1])
+
     # -- cells -----------------------------------------------------------------------------------
     def check_done(self, cell_ids: Iterable[str]) -> tuple[set[str], dict[str, str]]:
         """Split the cells recorded done among ``cell_ids`` into verified and rejected.

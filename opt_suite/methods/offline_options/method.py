@@ -9,12 +9,18 @@ acts by lookup. TensorFlow is imported inside :meth:`OfflineOptions.discover` an
 from __future__ import annotations
 
 import time
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from opt_suite._tf import tensorflow
 from opt_suite.families.base import TabularModel, TaskFamily
+from opt_suite.families.capabilities import (
+    DISCRETE_ACTIONS,
+    EXACT_MODEL,
+    IMAGE_OBSERVATIONS,
+    INDEX_OBSERVATIONS,
+)
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method
 from opt_suite.methods.offline_options.params import Params
 from opt_suite.options import TabularOptionSet
@@ -32,6 +38,16 @@ class OfflineOptions(Method):
     )
     Params: ClassVar[type] = Params
     uses_demonstrations: ClassVar[bool] = True
+    requires: ClassVar[frozenset[str]] = frozenset(
+        {EXACT_MODEL, DISCRETE_ACTIONS, INDEX_OBSERVATIONS}
+    )
+
+    @classmethod
+    def requirements(cls, params: Any) -> frozenset[str]:
+        """Image observations for ``features: frames`` (conv options), else the exact model."""
+        if getattr(params, "features", None) == "frames":
+            return frozenset({DISCRETE_ACTIONS, IMAGE_OBSERVATIONS})
+        return cls.requires
 
     def discover(self, context: DiscoveryContext) -> Discovery:
         """Run Algorithm 1 on ``context.demonstrations``; options tabulated over all states.

@@ -1,17 +1,28 @@
 """The contract every option-discovery method's tests inherit (like dm_env's EnvironmentTestMixin).
 
-Subclass :class:`MethodContract` in ``tests/test_<method>.py``, set ``method_class`` and ``params``
-(a tiny budget: the contract runs ``discover`` three times), and every contract test runs for it::
+Subclass :class:`MethodContract`, set ``method_class`` and ``params`` (a tiny budget: the contract
+runs ``discover`` three times), and every contract test runs for it::
+
+    from opt_suite.testing import MethodContract
 
     class TestPrimitivesContract(MethodContract):
         method_class = Primitives
         params = Primitives.Params()
 
-The setting is a tiny four-rooms family (the 10x15 layout, 2 train tasks with one expert
-demonstration each), built once per session and shared by every method's contract.
+The setting comes from the :meth:`MethodContract.setting` hook: by default a tiny four-rooms family
+(the 10x15 layout, 2 train tasks with one optimal demonstration each, :func:`tiny_setting`);
+override it to test a method on another family (e.g. one with image observations), returning a
+:class:`Setting`.
 
-Convention checked here: a method that interacts reports the env steps it spent as
-``Discovery.info["env_steps"]``.
+What it checks, for any kind of option set: the returned set is an
+:class:`~opt_suite.options.OptionSet` over the family's actions with unique names; acting on the
+demonstrations' observations gives probability distributions (mu [n, m, A] rows sum to 1, beta in
+[0, 1]); its file round trip (``save`` -> ``load_option_set``) acts identically; curves are finite
+and 1-D, info is JSON; the same seed gives the same options (whatever numpy's global state); a
+method that interacts reports its env steps as ``Discovery.info["env_steps"]`` within the budget.
+For tabular sets, the tables have the family's shape.
+
+Needs pytest (the ``test`` extra).
 """
 
 from __future__ import annotations
@@ -28,7 +39,8 @@ import pytest
 
 from opt_suite import registry
 from opt_suite.families.base import Task, TaskFamily
-from opt_suite.methods.base import Discovery, DiscoveryContext, Method, TabularOptionSet, Trajectory
+from opt_suite.methods.base import Discovery, DiscoveryContext, Method, Trajectory
+from opt_suite.options import OptionSet, TabularOptionSet, load_option_set
 
 __all__ = ["MethodContract", "Setting", "tiny_setting", "context_for"]
 
@@ -43,11 +55,17 @@ class Setting:
 
     @property
     def num_states(self) -> int:
-        return self.family.tabular_model(self.train_tasks[0]).num_states
+        """S of a tabular family's observation space (``Discrete(S)``)."""
+        return int(self.family.observation_space.n)
 
     @property
     def num_actions(self) -> int:
-        return self.family.tabular_model(self.train_tasks[0]).num_actions
+        """A, the family's number of primitive actions."""
+        return int(self.family.action_space.n)
+
+    def observations(self) -> np.ndarray:
+        """Every observation of the demonstrations, stacked [n, ...]."""
+        return np.concatenate([np.asarray(t.observations) for t in self.demonstrations])
 
 
 @functools.cache
@@ -88,16 +106,20 @@ class MethodContract:
     params: ClassVar[Any]
     interaction_budget: ClassVar[int] = 3000
 
-    @pytest.fixture(scope="class")
-    @classmethod
-    def setting(cls) -> Setting:
+    def setting(self) -> Setting:
+        """The family, train tasks and demonstrations the contract runs on (override to change)."""
         return tiny_setting()
 
     @pytest.fixture(scope="class")
     @classmethod
-    def discovery(cls, setting: Setting) -> Discovery:
+    def contract_setting(cls) -> Setting:
+        return cls().setting()
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def discovery(cls, contract_setting: Setting) -> Discovery:
         method = cls.method_class(cls.params)
-        return method.discover(context_for(setting, 0, cls.interaction_budget))
+        return method.discover(context_for(contract_setting, 0, cls.interaction_budget))
 
     def test_contract_class_attributes(self) -> None:
         cls = self.method_class
@@ -130,23 +152,45 @@ class MethodContract:
         )
         assert out.stdout.strip() == "", f"importing {module} imported {out.stdout.strip()}"
 
-    def test_contract_returns_tabular_option_set_of_family_shape(
-        self, discovery: Discovery, setting: Setting
+    def test_contract_returns_an_option_set_over_the_family_actions(
+        self, discovery: Discovery, contract_setting: Setting
     ) -> None:
         assert isinstance(discovery, Discovery)
         options = discovery.options
-        assert isinstance(options, TabularOptionSet)
+        assert isinstance(options, OptionSet)
         m = len(options)
-        assert options.mu.shape == (m, setting.num_states, setting.num_actions)
-        assert options.beta.shape == (m, setting.num_states)
+        assert options.num_actions == contract_setting.num_actions
         assert len(options.names) == m and len(set(options.names)) == m
+        if isinstance(options, TabularOptionSet):
+            shape = (m, contract_setting.num_states, contract_setting.num_actions)
+            assert options.mu.shape == shape
+            assert options.beta.shape == shape[:2]
 
-    def test_contract_option_tables_are_distributions(self, discovery: Discovery) -> None:
-        mu, beta = discovery.options.mu, discovery.options.beta
+    def test_contract_acting_gives_distributions(
+        self, discovery: Discovery, contract_setting: Setting
+    ) -> None:
+        observations = contract_setting.observations()
+        mu, beta = discovery.options.probabilities(observations)
+        n, m, A = len(observations), len(discovery.options), contract_setting.num_actions
+        assert mu.shape == (n, m, A) and beta.shape == (n, m)
         assert np.all(np.isfinite(mu)) and np.all(np.isfinite(beta))
         assert np.all(mu >= 0.0)
-        np.testing.assert_allclose(mu.sum(axis=-1), 1.0, atol=1e-6)
+        np.testing.assert_allclose(mu.sum(axis=-1), 1.0, atol=1e-5)
         assert np.all((beta >= 0.0) & (beta <= 1.0))
+
+    def test_contract_option_set_file_round_trip(
+        self, discovery: Discovery, contract_setting: Setting, tmp_path
+    ) -> None:
+        discovery.options.save(tmp_path / "options.npz")
+        loaded = load_option_set(tmp_path / "options.npz")
+        assert type(loaded) is type(discovery.options) and loaded.names == discovery.options.names
+        observations = contract_setting.observations()
+        for a, b in zip(
+            loaded.probabilities(observations),
+            discovery.options.probabilities(observations),
+            strict=True,
+        ):
+            np.testing.assert_array_equal(a, b)
 
     def test_contract_curves_are_finite_1d(self, discovery: Discovery) -> None:
         for name, curve in discovery.curves.items():
@@ -163,20 +207,28 @@ class MethodContract:
         if not self.method_class.uses_interaction:
             assert steps == 0
 
-    def test_contract_same_seed_same_options(self, discovery: Discovery, setting: Setting) -> None:
+    def test_contract_same_seed_same_options(
+        self, discovery: Discovery, contract_setting: Setting
+    ) -> None:
         # Reseeding numpy's global generator must not matter: the context's seed is the only source.
         np.random.seed(12345)
         again = self.method_class(self.params).discover(
-            context_for(setting, 0, self.interaction_budget)
+            context_for(contract_setting, 0, self.interaction_budget)
         )
-        np.testing.assert_array_equal(again.options.mu, discovery.options.mu)
-        np.testing.assert_array_equal(again.options.beta, discovery.options.beta)
+        observations = contract_setting.observations()
+        for a, b in zip(
+            again.options.probabilities(observations),
+            discovery.options.probabilities(observations),
+            strict=True,
+        ):
+            np.testing.assert_array_equal(a, b)
         assert again.options.names == discovery.options.names
 
-    def test_contract_other_seed_runs(self, discovery: Discovery, setting: Setting) -> None:
-        # A different seed may give different options (it need not), but the same shapes.
+    def test_contract_other_seed_runs(
+        self, discovery: Discovery, contract_setting: Setting
+    ) -> None:
+        # A different seed may give different options (it need not), over the same actions.
         other = self.method_class(self.params).discover(
-            context_for(setting, 1, self.interaction_budget)
+            context_for(contract_setting, 1, self.interaction_budget)
         )
-        assert other.options.mu.shape[1:] == discovery.options.mu.shape[1:]
-        assert other.options.beta.shape[1:] == discovery.options.beta.shape[1:]
+        assert other.options.num_actions == discovery.options.num_actions

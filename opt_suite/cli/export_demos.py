@@ -1,0 +1,60 @@
+"""``opt-suite export-demos RUN_DIR [--out DIR] [--seed N]...``: a run's demonstrations as Minari.
+
+Each seed's demonstrations (the ones every method of the run learned from) become one Minari
+dataset ``<spec name>/demos-seed<seed>-v0`` under ``--out`` (default ``RUN_DIR/minari``). A spec
+can read one back with ``demonstrations: {source: minari, params: {dataset: PATH}}``. Exit 2 on bad
+input (no run there, no demonstrations stored, an unknown seed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare RUN_DIR, --out and --seed."""
+    parser.add_argument("directory", metavar="RUN_DIR", type=Path, help="a run's --out folder")
+    parser.add_argument("--out", type=Path, help="where datasets go (default: RUN_DIR/minari)")
+    parser.add_argument("--seed", type=int, action="append", help="seed index (default: all)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write one dataset per seed; 2 on bad input."""
+    from opt_suite import registry
+    from opt_suite.demonstrations.minari_io import dataset_id, export_demonstrations
+    from opt_suite.store import ResultsStore, StoreError
+
+    try:
+        with ResultsStore(args.directory) as store:
+            spec = store.spec()
+            seeds = args.seed or store.seeds()
+            demos = {seed: store.demonstrations(seed) for seed in seeds}
+    except (StoreError, OSError) as exc:
+        print(f"opt-suite export-demos: error: {exc}", file=sys.stderr)
+        return 2
+    missing = [seed for seed, d in demos.items() if not d]
+    if missing:
+        print(
+            f"opt-suite export-demos: error: {args.directory} holds no demonstrations for seed "
+            f"{', '.join(map(str, missing))} (only methods that learn from demonstrations make "
+            "them; is the run complete?)",
+            file=sys.stderr,
+        )
+        return 2
+    family = registry.load(registry.FAMILIES, spec.family.name)(spec.family.params)
+    out = args.out or args.directory / "minari"
+    for seed, trajectories in demos.items():
+        name = dataset_id(spec.name, seed)
+        folder = export_demonstrations(
+            trajectories or [],
+            family,
+            out,
+            name,
+            f"demonstrations of spec {spec.name!r}, seed {seed}, exported by opt-suite",
+        )
+        print(f"wrote {folder} ({len(trajectories or [])} episodes)")
+    return 0

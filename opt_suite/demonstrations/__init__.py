@@ -1,0 +1,88 @@
+"""Demonstrations: their sources' contract, tabular experts, Minari datasets, the runner's file.
+
+Modules: :mod:`.base` (the contract), :mod:`.tabular` (experts on the exact model),
+:mod:`.minari_io` (Minari datasets in and out), :mod:`.files` (the runner's ``.npz``).
+
+:func:`collect_demonstrations` is what the runner calls: the spec's source, its params, and checks
+that every train task got its trajectories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource, child_seed
+from opt_suite.demonstrations.files import load_demonstrations, save_demonstrations
+from opt_suite.demonstrations.tabular import (
+    Expert,
+    ExpertError,
+    OptimalExpert,
+    QLearningExpert,
+    sample_trajectory,
+    train_expert,
+)
+from opt_suite.families.base import Task, TaskFamily
+from opt_suite.methods.base import Trajectory
+
+__all__ = [
+    "DemonstrationError",
+    "DemonstrationSource",
+    "Expert",
+    "ExpertError",
+    "OptimalExpert",
+    "QLearningExpert",
+    "child_seed",
+    "collect_demonstrations",
+    "load_demonstrations",
+    "sample_trajectory",
+    "save_demonstrations",
+    "train_expert",
+]
+
+
+def collect_demonstrations(
+    family: TaskFamily,
+    train_tasks: Sequence[Task],
+    spec: Any,
+    seed: np.random.SeedSequence,
+    source_cls: type | None = None,
+) -> list[Trajectory]:
+    """The demonstrations the spec's ``demonstrations`` section asks for.
+
+    Args:
+      family: the task family.
+      train_tasks: the train tasks.
+      spec: the spec's ``demonstrations`` section (``source``, ``params``,
+        ``trajectories_per_task``, ``max_steps``).
+      seed: the demonstrations cell's seed.
+      source_cls: the registered class of ``spec.source`` (looked up when None).
+
+    Raises:
+      DemonstrationError: the source failed, or left a train task without its trajectories.
+    """
+    if source_cls is None:
+        from opt_suite import registry
+
+        source_cls = registry.load(registry.DEMONSTRATION_SOURCES, spec.source)
+    source = source_cls(spec.params)
+    demos = list(
+        source.collect(family, train_tasks, spec.trajectories_per_task, spec.max_steps, seed)
+    )
+    counts = {task.task_id: 0 for task in train_tasks}
+    for trajectory in demos:
+        if trajectory.task_id not in counts:
+            raise DemonstrationError(
+                f"demonstration source {spec.source!r} returned a trajectory of "
+                f"{trajectory.task_id!r}, which is not a train task"
+            )
+        counts[trajectory.task_id] += 1
+    for task_id, count in counts.items():
+        if count != spec.trajectories_per_task:
+            raise DemonstrationError(
+                f"demonstration source {spec.source!r} gave {count} trajectories of {task_id}; "
+                f"expected demonstrations.trajectories_per_task = {spec.trajectories_per_task}"
+            )
+    return demos

@@ -1,0 +1,76 @@
+"""The demonstration-source contract: where the demonstrations every method learns from come from.
+
+A source turns the train tasks into trajectories: an expert that plans on the exact model
+(``optimal``, the default), a tabular Q-learning expert (``q_learning``), a trained agent, or a
+dataset someone brings (``minari``). The spec chooses one::
+
+    demonstrations:
+      source: optimal             # opt-suite list shows the registered sources
+      params: {gamma: 0.99}       # the source's Params
+      trajectories_per_task: 1
+      max_steps: 2000
+
+Sources register through the ``opt_suite.demonstration_sources`` entry point group (name = spec
+``demonstrations.source``) and declare what they need from the family in ``requires`` (see
+:mod:`opt_suite.families.capabilities`); ``opt-suite validate`` rejects a source the family cannot
+serve. Every trajectory must end at a goal: a demonstration that does not is an error naming the
+task, never a silently shorter dataset.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from opt_suite.families.base import Task, TaskFamily
+from opt_suite.methods.base import Trajectory
+
+__all__ = ["DemonstrationError", "DemonstrationSource", "child_seed"]
+
+
+class DemonstrationError(RuntimeError):
+    """Demonstrations could not be produced: no model, an expert that fails, a bad dataset."""
+
+
+def child_seed(seed: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
+    """A child of ``seed`` named by ``key`` (unlike ``spawn``, it does not mutate ``seed``)."""
+    return np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, *key))
+
+
+class DemonstrationSource(abc.ABC):
+    """A source of demonstrations. Subclass, set the class attributes, implement :meth:`collect`.
+
+    Attributes:
+      name: the spec name (``demonstrations.source``).
+      description: one line for ``opt-suite list``.
+      Params: frozen dataclass of its parameters (``demonstrations.params``).
+      requires: what it needs from the family (e.g. an exact model).
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Params: ClassVar[type]
+    requires: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self, params: Any = None) -> None:
+        self.params = self.Params() if params is None else params
+
+    @abc.abstractmethod
+    def collect(
+        self,
+        family: TaskFamily,
+        train_tasks: Sequence[Task],
+        trajectories_per_task: int,
+        max_steps: int,
+        seed: np.random.SeedSequence,
+    ) -> list[Trajectory]:
+        """``trajectories_per_task`` trajectories on each train task, each ending at a goal.
+
+        Deterministic in ``seed``. Trajectories carry their task's ``task_id``.
+
+        Raises:
+          DemonstrationError: naming the task (or dataset) that could not be demonstrated.
+        """

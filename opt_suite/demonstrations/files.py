@@ -1,0 +1,64 @@
+"""Demonstrations on disk: one ``.npz`` of concatenated trajectories (the runner's cell file)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from opt_suite.demonstrations.base import DemonstrationError
+from opt_suite.methods.base import Trajectory
+
+__all__ = ["save_demonstrations", "load_demonstrations"]
+
+
+def save_demonstrations(path: str | Path, trajectories: Sequence[Trajectory]) -> None:
+    """Write trajectories to one ``.npz`` (concatenated arrays plus lengths and task ids)."""
+    if not trajectories:
+        raise ValueError(f"save_demonstrations({str(path)!r}): no trajectories to save")
+    lengths = np.array([len(t) for t in trajectories], dtype=np.int64)
+    np.savez_compressed(
+        path,
+        task_ids=np.array([t.task_id for t in trajectories], dtype=str),
+        lengths=lengths,
+        observations=np.concatenate([t.observations for t in trajectories]),
+        actions=np.concatenate([t.actions for t in trajectories]),
+        rewards=np.concatenate([t.rewards for t in trajectories]),
+    )
+
+
+def load_demonstrations(path: str | Path) -> list[Trajectory]:
+    """Read what :func:`save_demonstrations` wrote.
+
+    Raises:
+      DemonstrationError: the file is missing, truncated, or its arrays disagree in length.
+    """
+    try:
+        with open(path, "rb") as file, np.load(file, allow_pickle=False) as data:
+            arrays = {key: data[key] for key in data.files}
+    except FileNotFoundError as exc:
+        raise DemonstrationError(f"{path}: demonstrations file not found") from exc
+    except Exception as exc:  # OSError, zipfile.BadZipFile, zlib.error: truncated or not npz
+        raise DemonstrationError(f"{path}: not a readable demonstrations file ({exc})") from exc
+    keys = {"task_ids", "lengths", "observations", "actions", "rewards"}
+    if not keys <= set(arrays):
+        missing = ", ".join(sorted(keys - set(arrays)))
+        raise DemonstrationError(f"{path}: not a demonstrations file (missing {missing})")
+    lengths = arrays["lengths"]
+    if (
+        len(arrays["task_ids"]) != len(lengths)
+        or len(arrays["observations"]) != int(np.sum(lengths + 1))
+        or len(arrays["actions"]) != int(np.sum(lengths))
+        or len(arrays["rewards"]) != int(np.sum(lengths))
+    ):
+        raise DemonstrationError(f"{path}: trajectory lengths disagree with the arrays' lengths")
+    obs_ends = np.cumsum(lengths + 1)
+    act_ends = np.cumsum(lengths)
+    observations = np.split(arrays["observations"], obs_ends[:-1])
+    actions = np.split(arrays["actions"], act_ends[:-1])
+    rewards = np.split(arrays["rewards"], act_ends[:-1])
+    task_ids = [str(t) for t in arrays["task_ids"]]
+    return [
+        Trajectory(*fields) for fields in zip(task_ids, observations, actions, rewards, strict=True)
+    ]

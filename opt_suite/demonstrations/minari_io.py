@@ -1,0 +1,207 @@
+"""Minari datasets (Farama's offline-RL format) as a demonstration source, and export to one.
+
+Import (``demonstrations: {source: minari, params: {dataset: ...}}``): ``dataset`` is the path of
+a dataset folder (the one holding ``data/``, or ``data/`` itself) or the id of a dataset in the
+local Minari store (``MINARI_DATASETS_PATH``, default ``~/.minari/datasets``; never downloaded).
+Its observation and action spaces must equal the family's. An episode names its task through
+``options["task_id"]`` in its metadata (what :func:`export_demonstrations` writes); episodes
+without one are given to the train tasks in order, ``trajectories_per_task`` each. Every episode
+used must end in a termination (a goal), within ``demonstrations.max_steps`` steps.
+
+Export (``opt-suite export-demos RUN_DIR``): each seed's stored demonstrations become one dataset,
+``<spec name>/demos-seed<seed>-v0``, written whole into a temporary folder and renamed into place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import shutil
+import tempfile
+import warnings
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource
+from opt_suite.families.base import Task, TaskFamily
+from opt_suite.methods.base import Trajectory
+from opt_suite.params import param
+
+__all__ = ["MinariParams", "MinariSource", "export_demonstrations", "dataset_id"]
+
+
+@dataclasses.dataclass(frozen=True)
+class MinariParams:
+    """Which Minari dataset to read."""
+
+    dataset: str = param(
+        doc="path of a Minari dataset folder, or the id of a dataset in the local Minari store"
+    )
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    # Minari warns about missing author metadata and env specs; the data is ours, not a release.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _open(dataset: str) -> Any:
+    import minari
+
+    where = f"demonstrations.params.dataset {dataset!r}"
+    path = Path(dataset).expanduser()
+    try:
+        with _quiet():
+            if path.is_dir():
+                data = path / "data" if (path / "data").is_dir() else path
+                return minari.MinariDataset(data)
+            if dataset in minari.list_local_datasets():
+                return minari.load_dataset(dataset)
+    except Exception as exc:  # a corrupt or truncated dataset: h5py/json errors
+        raise DemonstrationError(f"{where}: not a readable Minari dataset ({exc})") from exc
+    raise DemonstrationError(
+        f"{where}: no such dataset folder, and no local Minari dataset of that id (local: "
+        f"{', '.join(sorted(minari.list_local_datasets())) or 'none'})"
+    )
+
+
+class MinariSource(DemonstrationSource):
+    """Demonstrations read from a Minari dataset (bring your own data)."""
+
+    name: ClassVar[str] = "minari"
+    description: ClassVar[str] = "episodes of a Minari dataset (Farama's offline-RL format)"
+    Params: ClassVar[type] = MinariParams
+
+    def collect(
+        self,
+        family: TaskFamily,
+        train_tasks: Sequence[Task],
+        trajectories_per_task: int,
+        max_steps: int,
+        seed: np.random.SeedSequence,
+    ) -> list[Trajectory]:
+        """``trajectories_per_task`` episodes per train task (see the module docstring)."""
+        dataset = _open(self.params.dataset)
+        where = f"Minari dataset {self.params.dataset!r}"
+        for kind in ("observation", "action"):
+            theirs, ours = getattr(dataset, f"{kind}_space"), getattr(family, f"{kind}_space")
+            if theirs != ours:
+                raise DemonstrationError(
+                    f"{where}: its {kind} space {theirs} disagrees with family {family.name!r}'s "
+                    f"{ours}"
+                )
+        ids = [task.task_id for task in train_tasks]
+        chosen: dict[str, list[Any]] = {task_id: [] for task_id in ids}
+        unnamed = []
+        with _quiet():
+            metadata = list(dataset.storage.get_episode_metadata(dataset.episode_indices))
+            episodes = list(dataset.iterate_episodes())
+        for meta, episode in zip(metadata, episodes, strict=True):
+            task_id = (meta.get("options") or {}).get("task_id")
+            if task_id in chosen:
+                chosen[task_id].append(episode)
+            elif task_id is None:
+                unnamed.append(episode)
+        for task_id in ids:  # episodes without a task go to the train tasks in order
+            while len(chosen[task_id]) < trajectories_per_task and unnamed:
+                chosen[task_id].append(unnamed.pop(0))
+        demos = []
+        for task_id in ids:
+            if len(chosen[task_id]) < trajectories_per_task:
+                raise DemonstrationError(
+                    f"{where}: {len(chosen[task_id])} episodes for train task {task_id}, expected "
+                    f"demonstrations.trajectories_per_task = {trajectories_per_task}"
+                )
+            for episode in chosen[task_id][:trajectories_per_task]:
+                demos.append(_trajectory(episode, task_id, max_steps, where))
+        return demos
+
+
+def _trajectory(episode: Any, task_id: str, max_steps: int, where: str) -> Trajectory:
+    steps = len(episode.actions)
+    if steps == 0 or not bool(episode.terminations[-1]):
+        raise DemonstrationError(
+            f"{where}: episode {episode.id} for {task_id} does not reach a goal (its last step "
+            "is not a termination)"
+        )
+    if steps > max_steps:
+        raise DemonstrationError(
+            f"{where}: episode {episode.id} for {task_id} has {steps} steps, more than "
+            f"demonstrations.max_steps = {max_steps}"
+        )
+    return Trajectory(
+        task_id,
+        np.asarray(episode.observations),
+        np.asarray(episode.actions, dtype=np.int64),
+        np.asarray(episode.rewards, dtype=np.float64),
+    )
+
+
+def dataset_id(spec_name: str, seed: int) -> str:
+    """The id an exported dataset gets: ``<spec name>/demos-seed<seed>-v0``."""
+    return f"{spec_name}/demos-seed{seed}-v0"
+
+
+def export_demonstrations(
+    trajectories: Sequence[Trajectory],
+    family: TaskFamily,
+    out: Path,
+    name: str,
+    description: str = "",
+) -> Path:
+    """Write ``trajectories`` as the Minari dataset ``name`` under ``out``; returns its folder.
+
+    Each episode records its task in ``options["task_id"]`` (read back by :class:`MinariSource`).
+    The dataset is built in a temporary folder next to its destination and renamed into place, so
+    an interrupted export leaves nothing half-written.
+    """
+    import minari
+    from minari.data_collector import EpisodeBuffer
+
+    if not trajectories:
+        raise DemonstrationError(f"no demonstrations to export as {name}")
+    buffers = [
+        EpisodeBuffer(
+            id=i,
+            options={"task_id": t.task_id},
+            observations=list(t.observations),
+            actions=list(t.actions),
+            rewards=[float(r) for r in t.rewards],
+            terminations=[False] * (len(t) - 1) + [True],
+            truncations=[False] * len(t),
+        )
+        for i, t in enumerate(trajectories)
+    ]
+    final = out / name
+    out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".export-", dir=out))
+    saved = os.environ.get("MINARI_DATASETS_PATH")
+    try:
+        os.environ["MINARI_DATASETS_PATH"] = str(staging)
+        with _quiet():
+            minari.create_dataset_from_buffers(
+                name,
+                buffers,
+                observation_space=family.observation_space,
+                action_space=family.action_space,
+                algorithm_name="opt-suite demonstrations",
+                author="opt-suite",
+                description=description or f"demonstrations exported by opt-suite ({name})",
+            )
+        if final.exists():
+            shutil.rmtree(final)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging / name, final)
+    finally:
+        if saved is None:
+            os.environ.pop("MINARI_DATASETS_PATH", None)
+        else:
+            os.environ["MINARI_DATASETS_PATH"] = saved
+        shutil.rmtree(staging, ignore_errors=True)
+    return final

@@ -1,0 +1,270 @@
+"""Tabular experts: demonstrations from optimal policies computed or learned on the exact model.
+
+The paper (Section 4.1) demonstrates each train task with "sample trajectories from optimal
+policies, learned using Q-learning". Two sources produce such policies; both need the family's
+exact model and sample the demonstrations in the real (slippery) task, observations being state
+indices:
+
+- ``optimal`` (the default): value iteration on the exact model (S&B eq. 4.10) and its greedy
+  policy — optimal by construction, whatever the reward scale, and fast.
+- ``q_learning``: epsilon-greedy tabular Q-learning (Watkins, 1989: Q(s, a) <- Q(s, a) + alpha
+  [r + gamma max_a' Q(s', a') - Q(s, a)]), as the paper trains its experts. Every ``check_every``
+  episodes its greedy policy pi is evaluated *exactly* on the model and compared with value
+  iteration; training stops once V*(s_0) - V^pi(s_0) <= tolerance x scale, and fails with a clear
+  error after ``max_episodes``. The tolerance is relative to the task's return scale,
+  ``scale = max(|V*(s_0)|, max |r|)``, so that a family with rewards in [0, 1] gets optimal
+  demonstrations too (an absolute 0.5 would accept a policy that never reaches its goal there).
+  Why a value tolerance rather than "the greedy action is optimal in every reachable state": with
+  slip every state is reachable, and with a constant step size Q-learning keeps flipping between
+  near-tied actions (and never settles rarely visited states), so the exact test is never met; the
+  value at the start weighs every state by how often the expert reaches it.
+
+A demonstration that does not reach the goal within ``demonstrations.max_steps`` is an error naming
+the task.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+
+from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource, child_seed
+from opt_suite.demonstrations.qlearning import q_learning_episodes
+from opt_suite.families.base import TabularModel, Task, TaskFamily, exact_model
+from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
+from opt_suite.methods.base import Trajectory
+from opt_suite.params import param
+from opt_suite.spec.schema import MAX_EPISODES
+from opt_suite.tabular import greedy_policy, policy_evaluation, value_iteration
+
+__all__ = [
+    "ExpertError",
+    "Expert",
+    "OptimalParams",
+    "OptimalExpert",
+    "QLearningParams",
+    "QLearningExpert",
+    "train_expert",
+    "sample_trajectory",
+]
+
+_TABULAR = frozenset({EXACT_MODEL, DISCRETE_ACTIONS, INDEX_OBSERVATIONS})
+
+
+@dataclasses.dataclass(frozen=True)
+class OptimalParams:
+    """Value iteration on the exact model."""
+
+    gamma: float = param(0.99, doc="discount the expert is optimal for", gt=0, le=1)
+
+
+@dataclasses.dataclass(frozen=True)
+class QLearningParams:
+    """Tabular Q-learning expert, trained until its greedy policy is optimal."""
+
+    alpha: float = param(0.5, doc="Q-learning step size", gt=0, le=1)
+    gamma: float = param(0.99, doc="discount", gt=0, le=1)
+    epsilon: float = param(0.2, doc="epsilon-greedy exploration", ge=0, le=1)
+    max_episodes: int = param(
+        20000, doc="give up (error) after this many episodes", ge=1, le=MAX_EPISODES * 100
+    )
+    check_every: int = param(
+        100, doc="episodes between optimality checks", ge=1, le=MAX_EPISODES * 100
+    )
+    tolerance: float = param(
+        0.01,
+        doc="optimal means V*(start) - V_greedy(start) <= tolerance * max(|V*(start)|, max |r|), "
+        "relative to the return scale (per-state greedy optimality is never reached with slip: "
+        "rarely visited near-ties keep flipping)",
+        ge=0,
+        lt=1,
+    )
+
+
+class ExpertError(DemonstrationError):
+    """An expert could not be trained (no model, or not optimal within ``max_episodes``)."""
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Expert:
+    """A trained expert.
+
+    Attributes:
+      q: float [S, A] its learned action values.
+      policy: int [S] its greedy policy.
+      episodes: Q-learning episodes it took.
+      value_gap: V*(s_0) - V^pi(s_0) at the last check.
+    """
+
+    q: np.ndarray
+    policy: np.ndarray
+    episodes: int
+    value_gap: float
+
+
+def train_expert(
+    model: TabularModel,
+    spec: QLearningParams,
+    rng: np.random.Generator,
+    max_steps: int,
+    tolerance: float | None = None,
+    name: str = "task",
+) -> Expert:
+    """Epsilon-greedy Q-learning from the start state until the greedy policy is optimal.
+
+    Args:
+      model: the task's exact model (used for learning by sampling, and for the check).
+      spec: step size, discount, exploration, episode limit and check period.
+      rng: the only source of randomness.
+      max_steps: cap on one training episode's length (a cut episode bootstraps, it is not an end).
+      tolerance: largest V*(s_0) - V^pi(s_0) accepted as optimal (absolute); None:
+        ``spec.tolerance`` times the return scale, max(|V*(s_0)|, max |r|).
+      name: the task's id, for error messages.
+
+    Raises:
+      ExpertError: still not optimal after ``spec.max_episodes`` episodes.
+    """
+    v_star, _ = value_iteration(model, spec.gamma)
+    if tolerance is None:
+        scale = max(abs(float(v_star[model.start])), float(np.abs(model.reward).max(initial=0.0)))
+        tolerance = spec.tolerance * scale
+    q = np.zeros((model.num_states, model.num_actions))
+    episodes, gap = 0, np.inf
+    while episodes < spec.max_episodes:
+        batch = min(spec.check_every, spec.max_episodes - episodes)
+        q_learning_episodes(model, q, spec.alpha, spec.gamma, spec.epsilon, max_steps, batch, rng)
+        episodes += batch
+        policy = greedy_policy(q)
+        gap = _value_gap(model, policy, v_star, spec.gamma)
+        if gap <= tolerance:
+            return Expert(q.copy(), policy, episodes, gap)
+    raise ExpertError(
+        f"expert for {name}: greedy policy still {gap:.3g} below the optimal value at the start "
+        f"(tolerance {tolerance}) after demonstrations.params.max_episodes={spec.max_episodes} "
+        f"episodes; raise max_episodes, or lower demonstrations.params.alpha={spec.alpha}"
+    )
+
+
+def _value_gap(model: TabularModel, policy: np.ndarray, v_star: np.ndarray, gamma: float) -> float:
+    """V*(s_0) - V^pi(s_0); infinite when pi cannot reach the goal and gamma = 1."""
+    try:
+        v_pi = policy_evaluation(model, policy, gamma)
+    except ValueError:
+        return float("inf")
+    return float(v_star[model.start] - v_pi[model.start])
+
+
+def sample_trajectory(
+    model: TabularModel, policy: np.ndarray, rng: np.random.Generator, max_steps: int, task_id: str
+) -> Trajectory:
+    """Follow a deterministic ``policy`` from the start in the model until a terminal state.
+
+    Raises:
+      ExpertError: the episode reaches ``max_steps`` steps before ending.
+    """
+    states, actions, rewards = [model.start], [], []
+    s = model.start
+    while not model.terminal[s]:
+        if len(actions) == max_steps:
+            raise ExpertError(
+                f"demonstration on {task_id} did not reach the goal in demonstrations.max_steps="
+                f"{max_steps} steps; raise it"
+            )
+        a = int(policy[s])
+        k = int(rng.choice(model.prob.shape[2], p=model.prob[s, a]))
+        actions.append(a)
+        rewards.append(float(model.reward[s, a, k]))
+        s = int(model.next_state[s, a, k])
+        states.append(s)
+    return Trajectory(
+        task_id,
+        np.array(states, dtype=np.int64),
+        np.array(actions, dtype=np.int64),
+        np.array(rewards),
+    )
+
+
+def _models(family: TaskFamily, train_tasks: Sequence[Task], source: str) -> list[TabularModel]:
+    models = []
+    for task in train_tasks:
+        model = exact_model(family, task)
+        if model is None:
+            raise ExpertError(
+                f"family {family.name!r} has no tabular model for {task.task_id}: the {source!r} "
+                "demonstration source needs one"
+            )
+        models.append(model)
+    return models
+
+
+class OptimalExpert(DemonstrationSource):
+    """The optimal policy of each train task, by value iteration on its exact model."""
+
+    name: ClassVar[str] = "optimal"
+    description: ClassVar[str] = "optimal policy by value iteration on the exact model (default)"
+    Params: ClassVar[type] = OptimalParams
+    requires: ClassVar[frozenset[str]] = _TABULAR
+
+    def collect(
+        self,
+        family: TaskFamily,
+        train_tasks: Sequence[Task],
+        trajectories_per_task: int,
+        max_steps: int,
+        seed: np.random.SeedSequence,
+    ) -> list[Trajectory]:
+        """Greedy (first best action) optimal policy; train task i samples with child (i, 1)."""
+        demos: list[Trajectory] = []
+        for i, (task, model) in enumerate(
+            zip(train_tasks, _models(family, train_tasks, self.name), strict=True)
+        ):
+            _, q = value_iteration(model, self.params.gamma)
+            policy = greedy_policy(q)
+            rng = np.random.default_rng(child_seed(seed, i, 1))
+            demos += [
+                sample_trajectory(model, policy, rng, max_steps, task.task_id)
+                for _ in range(trajectories_per_task)
+            ]
+        return demos
+
+
+class QLearningExpert(DemonstrationSource):
+    """Tabular Q-learning on each train task until its greedy policy is optimal at the start."""
+
+    name: ClassVar[str] = "q_learning"
+    description: ClassVar[str] = (
+        "tabular Q-learning expert, trained until optimal at the start (the paper's experts)"
+    )
+    Params: ClassVar[type] = QLearningParams
+    requires: ClassVar[frozenset[str]] = _TABULAR
+
+    def collect(
+        self,
+        family: TaskFamily,
+        train_tasks: Sequence[Task],
+        trajectories_per_task: int,
+        max_steps: int,
+        seed: np.random.SeedSequence,
+    ) -> list[Trajectory]:
+        """Train task i trains with child (i, 0) of ``seed`` and samples with child (i, 1)."""
+        demos: list[Trajectory] = []
+        for i, (task, model) in enumerate(
+            zip(train_tasks, _models(family, train_tasks, self.name), strict=True)
+        ):
+            expert = train_expert(
+                model,
+                self.params,
+                np.random.default_rng(child_seed(seed, i, 0)),
+                max_steps,
+                None,
+                task.task_id,
+            )
+            rng = np.random.default_rng(child_seed(seed, i, 1))
+            demos += [
+                sample_trajectory(model, expert.policy, rng, max_steps, task.task_id)
+                for _ in range(trajectories_per_task)
+            ]
+        return demos

@@ -1,0 +1,60 @@
+"""Interaction budgets the runner enforces: envs that count what a method spends and stop it.
+
+A method that learns by interacting asks its :class:`~opt_suite.methods.base.DiscoveryContext` for
+envs (``context.make_env(task)``); every env of one discovery shares one :class:`Budget`. Each step
+counts one env step and the emulator frames it used (``info["frames"]`` when the env reports them,
+as frame-skipping Atari envs do, else one). The step that spends the last allowed env step comes
+back truncated with ``info["budget_exhausted"] = True``; any step after it raises
+:class:`BudgetExhausted`. The runner stores what was counted with the cell (``info``:
+``counted_env_steps``, ``counted_env_frames``), whatever the method reports itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import gymnasium
+
+__all__ = ["Budget", "BudgetExhausted", "CountingEnv"]
+
+
+class BudgetExhausted(RuntimeError):
+    """A method stepped an env after its interaction budget was spent."""
+
+
+@dataclasses.dataclass
+class Budget:
+    """Env steps allowed and spent (summed over every env of one discovery), frames spent."""
+
+    limit: int
+    steps: int = 0
+    frames: int = 0
+
+    @property
+    def left(self) -> int:
+        """Env steps still allowed."""
+        return max(self.limit - self.steps, 0)
+
+
+class CountingEnv(gymnasium.Wrapper):
+    """Counts every step into a shared :class:`Budget` and stops at its limit."""
+
+    def __init__(self, env: gymnasium.Env, budget: Budget) -> None:
+        super().__init__(env)
+        self.budget = budget
+
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+        """Step, count, and truncate the step that spends the last allowed env step."""
+        if self.budget.left == 0:
+            raise BudgetExhausted(
+                f"the interaction budget of {self.budget.limit} env steps is spent "
+                "(evaluation.interaction_budget)"
+            )
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self.budget.steps += 1
+        self.budget.frames += int(info.get("frames", 1)) if isinstance(info, dict) else 1
+        if self.budget.left == 0:
+            truncated = True
+            info = {**info, "budget_exhausted": True}
+        return obs, reward, terminated, truncated, info
