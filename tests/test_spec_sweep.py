@@ -149,8 +149,9 @@ def test_a_sweep_run_shares_cells_and_reports_every_variant(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["run", str(path), "--out", str(out), "--workers", "0", "--quiet"]) == 0
     err = capsys.readouterr().err
-    # Per variant: 2 demonstrations + 4 discoveries (shared: α is the learner's) + 4 evaluations.
-    assert "sweep of 2 variants, 20 cells planned, 14 computed, 6 shared" in err
+    # Per variant: 2 demonstrations + 4 discoveries (shared: α is the learner's) + 24 evaluations
+    # (2 methods x 2 seeds x 6 test tasks: one evaluation cell per test task).
+    assert "sweep of 2 variants, 60 cells planned, 54 computed, 6 shared" in err
     manifest = json.loads((out / "sweep.json").read_text())
     assert [v["name"] for v in manifest["variants"]] == ["alpha=0.1", "alpha=0.5"]
     assert [v["cells"]["reused"] for v in manifest["variants"]] == [0, 6]
