@@ -9,7 +9,11 @@ options on the held-out task, at tiny budgets (the settings of specs/atari-smoke
 from __future__ import annotations
 
 import dataclasses
+import json
+import subprocess
+import sys
 import typing
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,7 +28,9 @@ from opt_suite.methods.base import DiscoveryContext
 from opt_suite.options.network import NetworkOptionSet
 from opt_suite.spec import to_plain
 
-pytestmark = pytest.mark.slow  # about a minute and a half on 2 loaded cores
+pytestmark = pytest.mark.slow  # about two minutes on 2 loaded cores, the end-to-end run included
+
+SMOKE_SPEC = Path(__file__).resolve().parents[1] / "specs" / "atari-smoke.yaml"
 
 SPEC = yaml.safe_load(
     """
@@ -103,6 +109,7 @@ def _subset(small, big) -> bool:
 
 
 def test_the_settings_are_the_smoke_specs():
+    assert _subset(SPEC, yaml.safe_load(SMOKE_SPEC.read_text()))
     assert _subset(SPEC["family"]["params"], to_plain(FAMILY.params))
     assert SPEC["demonstrations"]["source"] == "ppo_expert"
     assert _subset(SPEC["demonstrations"]["params"], to_plain(EXPERT))
@@ -186,3 +193,37 @@ def test_the_learner_logs_episodes_with_frames(stages):
     for log in logs.values():
         assert log.returns.shape == (SPEC["evaluation"]["episodes"],)
         assert np.all(np.diff(log.frames) > 0) and np.all(np.isfinite(log.returns))
+
+
+def _run_smoke_spec(out: Path) -> str:
+    """``opt-suite run specs/atari-smoke.yaml --out OUT`` in its own process; its stderr."""
+    done = subprocess.run(
+        [sys.executable, "-m", "opt_suite", "run", str(SMOKE_SPEC), "--out", str(out), "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stderr
+
+
+def test_the_smoke_spec_runs_end_to_end_and_a_rerun_reuses_its_experts(tmp_path):
+    """Every cell through the runner; recomputing the demonstrations reuses the run's experts."""
+    out = tmp_path / "run"
+    _run_smoke_spec(out)
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert set(board["methods"]) == {"primitives", "random-options", "offline-options"}
+    assert board["spec"]["name"] == "atari-smoke"
+    experts = sorted((out / "experts").glob("expert-*.npz"))
+    assert len(experts) == SPEC["tasks"]["train"]  # one checkpoint per train task, in the run
+    stamps = [p.stat().st_mtime_ns for p in experts]
+    (demos_file,) = (out / "cells").glob("*/demonstrations.npz")
+    before = demos_file.read_bytes()
+    demos_file.unlink()  # the rerun must recompute the demonstrations cell...
+
+    stderr = _run_smoke_spec(out)
+    assert "recomputing demonstrations" in stderr
+    # ...from the stored experts (not retrained: same files) into the same demonstrations.
+    assert sorted((out / "experts").glob("expert-*.npz")) == experts
+    assert [p.stat().st_mtime_ns for p in experts] == stamps
+    assert demos_file.read_bytes() == before

@@ -82,6 +82,26 @@ def test_a_source_that_skips_a_task_is_an_error():
         )
 
 
+def test_only_a_source_that_uses_checkpoints_is_given_the_checkpoint_dir(tmp_path):
+    seen = []
+
+    class Trained(OptimalExpert):
+        uses_checkpoints = True
+
+        def collect(self, family, train_tasks, trajectories_per_task, max_steps, seed, **kw):
+            seen.append(kw)
+            return super().collect(family, train_tasks, trajectories_per_task, max_steps, seed)
+
+    tasks = toy_tasks(grid_model(FOUR_ROOMS_11, (1, 1), (3, 9)))
+    for cls in (Trained, OptimalExpert):  # OptimalExpert.collect takes no checkpoint_dir
+        collect_demonstrations(
+            ToyFamily(), tasks, DemonstrationsSpec(), np.random.SeedSequence(0), cls,
+            checkpoint_dir=tmp_path,
+        )  # fmt: skip
+    assert seen == [{"checkpoint_dir": tmp_path}]
+    assert not OptimalExpert.uses_checkpoints
+
+
 def test_missing_and_truncated_demonstration_files_are_clear_errors(tmp_path):
     model = grid_model(FOUR_ROOMS_11, (1, 1), (3, 9))
     demos = collect_demonstrations(

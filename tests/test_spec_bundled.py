@@ -39,6 +39,24 @@ def test_shipped_spec_validates_and_round_trips(name):
         assert parse_spec(canonical_yaml(spec)) == spec
 
 
+def test_every_shipped_spec_passes_opt_suite_validate(capsys):
+    """Registered families, methods, learners and demonstration sources, capabilities, rules."""
+    from opt_suite.cli import main
+
+    assert main(["validate", *(str(ROOT / "specs" / name) for name in SHIPPED)]) == 0
+    out = capsys.readouterr().out
+    for name in ("atari-smoke", "atari-breakout", "atari-amidar"):
+        assert f"ok: {name} " in out
+
+
+def test_atari_specs_use_the_ppo_expert_and_the_paper_variations():
+    """Sec. 4.2: a trained agent demonstrates (no exact model), frames are what options see."""
+    for name in ("atari-smoke", "atari-breakout", "atari-amidar"):
+        spec = load_spec(ROOT / "specs" / f"{name}.yaml")
+        assert spec.family.name == "atari" and spec.demonstrations.source == "ppo_expert"
+        assert spec.evaluation.learner == "tf_agents"
+
+
 def test_sensitivity_spec_is_a_one_factor_at_a_time_design_around_the_paper_spec():
     sweep = load_sweep(ROOT / "specs" / "fourrooms-paper-sensitivity.yaml")
     paper = load_spec(ROOT / "specs" / "fourrooms-paper.yaml")

@@ -10,6 +10,7 @@ that every train task got its trajectories.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,7 @@ def collect_demonstrations(
     spec: Any,
     seed: np.random.SeedSequence,
     source_cls: type | None = None,
+    checkpoint_dir: str | Path | None = None,
 ) -> list[Trajectory]:
     """The demonstrations the spec's ``demonstrations`` section asks for.
 
@@ -59,6 +61,8 @@ def collect_demonstrations(
         ``trajectories_per_task``, ``max_steps``).
       seed: the demonstrations cell's seed.
       source_cls: the registered class of ``spec.source`` (looked up when None).
+      checkpoint_dir: where a source that trains agents (``uses_checkpoints``) keeps them; other
+        sources never see it.
 
     Raises:
       DemonstrationError: the source failed, or left a train task without its trajectories.
@@ -68,8 +72,11 @@ def collect_demonstrations(
 
         source_cls = registry.load(registry.DEMONSTRATION_SOURCES, spec.source)
     source = source_cls(spec.params)
+    extra = {"checkpoint_dir": checkpoint_dir} if getattr(source, "uses_checkpoints", False) else {}
     demos = list(
-        source.collect(family, train_tasks, spec.trajectories_per_task, spec.max_steps, seed)
+        source.collect(
+            family, train_tasks, spec.trajectories_per_task, spec.max_steps, seed, **extra
+        )
     )
     counts = {task.task_id: 0 for task in train_tasks}
     for trajectory in demos:

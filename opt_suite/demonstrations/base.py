@@ -48,12 +48,15 @@ class DemonstrationSource(abc.ABC):
       description: one line for ``opt-suite list``.
       Params: frozen dataclass of its parameters (``demonstrations.params``).
       requires: what it needs from the family (e.g. an exact model).
+      uses_checkpoints: whether :meth:`collect` takes a ``checkpoint_dir`` keyword (a source that
+        trains agents stores them there, so a rerun that recomputes the demonstrations reuses them).
     """
 
     name: ClassVar[str]
     description: ClassVar[str]
     Params: ClassVar[type]
     requires: ClassVar[frozenset[str]] = frozenset()
+    uses_checkpoints: ClassVar[bool] = False
 
     def __init__(self, params: Any = None) -> None:
         self.params = self.Params() if params is None else params

@@ -70,18 +70,26 @@ class DemonstrationsJob(CellJob):
       seed: the cell's ``SeedSequence``.
       demonstrations_spec: the spec's ``demonstrations`` section.
       source_cls: the registered demonstration source it names.
+      checkpoint_dir: where a source that trains agents keeps them (the run's ``experts/``), so a
+        rerun reuses them; None keeps nothing.
     """
 
     tasks: Sequence[Task]
     seed: np.random.SeedSequence
     demonstrations_spec: Any
     source_cls: type
+    checkpoint_dir: str | None = None
 
     def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
         from opt_suite.demonstrations import collect_demonstrations
 
         demos = collect_demonstrations(
-            self.family(), list(self.tasks), self.demonstrations_spec, self.seed, self.source_cls
+            self.family(),
+            list(self.tasks),
+            self.demonstrations_spec,
+            self.seed,
+            self.source_cls,
+            checkpoint_dir=self.checkpoint_dir,
         )
         if not demos:
             raise ValueError("no demonstration was collected")

@@ -128,6 +128,7 @@ class _Inputs:
                 seed=demonstrations_seed(task_seed, cell.seed),
                 demonstrations_spec=spec.demonstrations,
                 source_cls=comp.demonstrations,
+                checkpoint_dir=str(self.directory / "experts"),
             )
         method = comp.methods[cell.position]
         if cell.kind == "discovery":

@@ -1,0 +1,79 @@
+"""Demonstration source ``ppo_expert``: a trained tf-agents agent per train task (paper Sec. 4.2).
+
+The spec chooses it for families without an exact model (Atari)::
+
+    demonstrations:
+      source: ppo_expert
+      params: {frames: 10000000}      # ExpertParams: the frame budget per train task, PPO settings
+      trajectories_per_task: 4        # 3 train tasks x 4 = the paper's 12
+      max_steps: 27000                # a demonstration longer than this is an error
+
+Each trajectory runs from a reset until the first life is lost (or the game ends), as in the paper;
+one cut by ``max_steps`` or the episode's frame cap first is an error naming the task — like a
+tabular demonstration that never reaches its goal. Expert checkpoints go to the run's directory
+(``experts/``) when the runner gives one, so a rerun that must recompute the demonstrations (more
+trajectories, a longer ``max_steps``) reuses the trained experts.
+
+This module does not import TensorFlow (``opt-suite list`` and ``validate`` load it); collecting
+does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from opt_suite.agents.params import ExpertParams
+from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource
+from opt_suite.families.base import Task, TaskFamily
+from opt_suite.families.capabilities import DISCRETE_ACTIONS
+from opt_suite.methods.base import Trajectory
+
+__all__ = ["PPOExpert"]
+
+
+class PPOExpert(DemonstrationSource):
+    """A PPO agent trained on each train task within a frame budget; see the module docstring."""
+
+    name: ClassVar[str] = "ppo_expert"
+    description: ClassVar[str] = (
+        "tf-agents PPO trained per train task within a frame budget; trajectories sampled from it "
+        "until a life is lost (paper Sec. 4.2)"
+    )
+    Params: ClassVar[type] = ExpertParams
+    requires: ClassVar[frozenset[str]] = frozenset({DISCRETE_ACTIONS})
+    uses_checkpoints: ClassVar[bool] = True
+
+    def collect(
+        self,
+        family: TaskFamily,
+        train_tasks: Sequence[Task],
+        trajectories_per_task: int,
+        max_steps: int,
+        seed: np.random.SeedSequence,
+        checkpoint_dir: str | Path | None = None,
+    ) -> list[Trajectory]:
+        """Train (or reload) each task's expert and sample its trajectories.
+
+        Raises:
+          DemonstrationError: a trajectory was cut before a life was lost, naming its task.
+        """
+        from opt_suite.agents.expert import CutDemonstration, collect_agent_demonstrations
+
+        try:
+            result = collect_agent_demonstrations(
+                family,
+                train_tasks,
+                self.params,
+                trajectories_per_task,
+                max_steps,
+                seed,
+                checkpoint_dir,
+                allow_cut=False,
+            )
+        except CutDemonstration as exc:
+            raise DemonstrationError(str(exc)) from exc
+        return result.trajectories
