@@ -14,6 +14,7 @@ import multiprocessing.context
 import os
 import signal
 import socket
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -95,7 +96,7 @@ class PoolBackend(Backend):
                 self._pool.submit(warm_up)
 
     def _start(self) -> cf.ProcessPoolExecutor:
-        self._context = _RecordingContext()
+        self._context = _RecordingContext(self._log_dir)
         return cf.ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=self._context,
@@ -145,14 +146,46 @@ class _RecordingContext(multiprocessing.context.SpawnContext):
     So that :meth:`PoolBackend.close` can stop them without the executor's private attributes.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, log_dir: str | None = None) -> None:
         super().__init__()
         self.processes: list[Any] = []
+        self.log_dir = log_dir
 
     def Process(self, *args: Any, **kwargs: Any) -> Any:  # noqa: N802  (multiprocessing's name)
-        process = super().Process(*args, **kwargs)
+        process = _StartupLoggedProcess(*args, **kwargs)
+        process.startup_log = (
+            None if self.log_dir is None else os.path.join(self.log_dir, STARTUP_LOG)
+        )
         self.processes.append(process)
         return process
+
+
+# A worker's output goes to its own log once init_worker runs; before that, the interpreter's
+# start-up writes to the stderr it inherited. A runner that stops (SIGTERM, Ctrl-C, a broken pool)
+# while a worker is still starting can make that start-up fail (its semaphores are gone), and the
+# traceback belongs in the run's logs, not on the user's terminal: the run itself reports the
+# interruption or the lost cells.
+STARTUP_LOG = "workers-startup.log"
+
+
+class _StartupLoggedProcess(multiprocessing.context.SpawnProcess):
+    startup_log: str | None = None
+
+    def start(self) -> None:
+        if self.startup_log is None:
+            super().start()
+            return
+        os.makedirs(os.path.dirname(self.startup_log), exist_ok=True)
+        log = os.open(self.startup_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        saved = os.dup(2)
+        try:
+            sys.stderr.flush()
+            os.dup2(log, 2)  # the child inherits fd 2 at the spawn; restored right after
+            super().start()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            os.close(log)
 
 
 class RayBackend(Backend):
