@@ -33,11 +33,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from typing import Any
 
 import numpy as np
 import tensorflow as tf
 
+from opt_suite.methods.base import Discovery
 from opt_suite.methods.offline_options.demos import DemoBatch
 from opt_suite.methods.offline_options.features import StateFeatures
 from opt_suite.methods.offline_options.networks import init_option, init_policy, option_outputs
@@ -49,6 +51,7 @@ from opt_suite.methods.offline_options.training import (
     balanced_lambda2,
     train_round,
 )
+from opt_suite.options import OptionSet
 
 __all__ = [
     "LearnedOptions",
@@ -151,6 +154,28 @@ class LearnedOptions:
     rounds: list[dict[str, Any]]
     stop_reason: str
     weights: list[dict[str, np.ndarray]] = dataclasses.field(default_factory=list)
+
+    def discovery(
+        self, options: OptionSet, demonstrations: int, start: float, **measures: int
+    ) -> Discovery:
+        """The method's result: ``options`` made of these, the curves, and the run's info.
+
+        Args:
+          options: the kept options as an option set (tabular or networks).
+          demonstrations: how many demonstrations they were learned from.
+          start: ``time.perf_counter()`` when discovery began.
+          **measures: what the caller adds about its inputs (e.g. ``demonstrated_states``).
+        """
+        info = {
+            "options_kept": len(options),
+            "rounds_tried": len(self.rounds),
+            "stop_reason": self.stop_reason,
+            "rounds": self.rounds,
+            "demonstrations": demonstrations,
+            **measures,
+            "wall_time_s": round(time.perf_counter() - start, 3),
+        }
+        return Discovery(options=options, curves=self.curves, info=info)
 
 
 def learn_options(

@@ -72,16 +72,9 @@ class OfflineOptions(Method):
         features = state_features(model, params.features)
         learned = learn_options(demos, features, model.num_actions, params, context.seed)
         options = TabularOptionSet(learned.mu, learned.beta)
-        info = {
-            "options_kept": len(options),
-            "rounds_tried": len(learned.rounds),
-            "stop_reason": learned.stop_reason,
-            "rounds": learned.rounds,
-            "demonstrations": len(context.demonstrations),
-            "demonstrated_states": len(demos.states),
-            "wall_time_s": round(time.perf_counter() - start, 3),
-        }
-        return Discovery(options=options, curves=learned.curves, info=info)
+        return learned.discovery(
+            options, len(context.demonstrations), start, demonstrated_states=len(demos.states)
+        )
 
 
 def initial_options(

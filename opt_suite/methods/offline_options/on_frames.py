@@ -56,17 +56,13 @@ def discover_on_frames(context: DiscoveryContext, params: Params, method: str) -
     features = FrameFeatures.of(frames)
     learned = learn_options(demos, features, actions, params, context.seed)
     options = _option_set(learned.weights, features.frame_shape, actions, "option")
-    info = {
-        "options_kept": len(options),
-        "rounds_tried": len(learned.rounds),
-        "stop_reason": learned.stop_reason,
-        "rounds": learned.rounds,
-        "demonstrations": len(context.demonstrations),
-        "demonstrated_frames": int(len(frames)),
-        "frames_bytes": int(frames.nbytes),
-        "wall_time_s": round(time.perf_counter() - start, 3),
-    }
-    return Discovery(options=options, curves=learned.curves, info=info)
+    return learned.discovery(
+        options,
+        len(context.demonstrations),
+        start,
+        demonstrated_frames=int(len(frames)),
+        frames_bytes=int(frames.nbytes),
+    )
 
 
 def initial_frame_options(
