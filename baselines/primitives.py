@@ -12,7 +12,13 @@ from typing import ClassVar
 
 from opt_suite.families.base import TabularModelMixin
 from opt_suite.families.capabilities import DISCRETE_ACTIONS
-from opt_suite.methods.base import Discovery, DiscoveryContext, Method, discrete_actions
+from opt_suite.methods.base import (
+    Discovery,
+    DiscoveryContext,
+    Method,
+    discrete_actions,
+    observation_shape,
+)
 from opt_suite.options import TabularOptionSet
 
 __all__ = ["Primitives", "PrimitivesParams"]
@@ -40,4 +46,5 @@ class Primitives(Method):
         from opt_suite.options.network import NetworkOptionSet
 
         num_actions = discrete_actions(family, self.name)
-        return Discovery(NetworkOptionSet.empty(num_actions, family.observation_space.shape))
+        shape = observation_shape(family, self.name)
+        return Discovery(NetworkOptionSet.empty(num_actions, shape))

@@ -18,7 +18,13 @@ from typing import Any, ClassVar
 
 from opt_suite.families.base import TabularModelMixin
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, IMAGE_OBSERVATIONS
-from opt_suite.methods.base import Discovery, DiscoveryContext, Method, discrete_actions
+from opt_suite.methods.base import (
+    Discovery,
+    DiscoveryContext,
+    Method,
+    discrete_actions,
+    observation_shape,
+)
 from opt_suite.methods.offline_options.params import Params as OfflineOptionsParams
 from opt_suite.options import OptionSet
 from opt_suite.params import param
@@ -91,7 +97,7 @@ class RandomOptions(Method):
 
         family = context.family
         num_actions = discrete_actions(family, self.name)
-        shape = family.observation_space.shape
+        shape = observation_shape(family, self.name)
         seeds = context.seed.generate_state(self.params.count)
         hidden = self.params.offline_options.hidden_sizes
         networks = [

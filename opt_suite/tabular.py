@@ -36,12 +36,30 @@ __all__ = [
 
 
 class TabularMDP(Protocol):
-    """The four arrays every function here needs (a ``TabularModel`` satisfies it)."""
+    """The four arrays every function here needs (a ``TabularModel`` satisfies it).
 
-    next_state: np.ndarray
-    prob: np.ndarray
-    reward: np.ndarray
-    terminal: np.ndarray
+    Read-only properties, so that frozen dataclasses (``TabularModel``, :class:`MDPArrays`) match.
+    """
+
+    @property
+    def next_state(self) -> np.ndarray:
+        """The successor of each outcome, int [S, A, K]."""
+        ...
+
+    @property
+    def prob(self) -> np.ndarray:
+        """Each outcome's probability, float [S, A, K]."""
+        ...
+
+    @property
+    def reward(self) -> np.ndarray:
+        """Each outcome's reward, float [S, A, K]."""
+        ...
+
+    @property
+    def terminal(self) -> np.ndarray:
+        """The absorbing states where episodes end, bool [S]."""
+        ...
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -6,14 +6,14 @@ not, so ``opt-suite list`` never pays for importing numba.
 
 from __future__ import annotations
 
-try:
-    import numba
-except ImportError:  # pragma: no cover - numba is a declared dependency
-    numba = None
-
 __all__ = ["njit", "COMPILED"]
 
-COMPILED = numba is not None
+try:
+    import numba
+
+    COMPILED = True
+except ImportError:  # pragma: no cover - numba is a declared dependency
+    COMPILED = False
 
 
 def njit(function):

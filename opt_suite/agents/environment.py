@@ -109,7 +109,7 @@ class GymnasiumPyEnvironment(py_environment.PyEnvironment):
         self._seed = seed
         self._done = np.zeros(self._num_envs, dtype=bool)
         self._info: dict[str, Any] = {}
-        self._returns = np.zeros(self._num_envs)
+        self._returns: np.ndarray = np.zeros(self._num_envs)
         self._episodes: list[EpisodeEnd] = []
         self.frames = 0
 

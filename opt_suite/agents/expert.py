@@ -158,7 +158,7 @@ def _save(
 ) -> None:
     """Write the checkpoint atomically (a crash never leaves half a file under the real name)."""
     buffer = io.BytesIO()
-    arrays = {f"weight_{i}": w for i, w in enumerate(weights)}
+    arrays: dict[str, Any] = {f"weight_{i}": w for i, w in enumerate(weights)}
     np.savez_compressed(
         buffer,
         key=np.array(key),
@@ -200,7 +200,9 @@ def sample_demonstration(
     env = family.make_env(task)
     obs, info = env.reset(seed=int(rng.integers(2**31 - 1)))
     lives = info.get("lives", 0)
-    observations, actions, rewards = [obs], [], []
+    observations: list[np.ndarray] = [obs]
+    actions: list[int] = []
+    rewards: list[float] = []
     cut = True
     while len(actions) < max_steps:
         probs = expert.action_probabilities(obs[None])[0]

@@ -15,6 +15,7 @@ import argparse
 import sys
 
 from opt_suite.spec import SpecError, canonical_yaml, find_spec, load_sweep, spec_hash
+from opt_suite.spec.schema import Spec
 
 HASH_CHARS = 12  # shown; the full hash is in the --resolved header
 
@@ -27,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _work(spec: object) -> str:
+def _work(spec: Spec) -> str:
     """The spec's work estimate (``opt_suite.runner.estimate``), or why there is none."""
     from opt_suite.runner.protocol import resolve_components, work_estimate
 
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"ok: {spec.name} (hash {spec_hash(spec)[:HASH_CHARS]}): {_work(spec)}")
         else:
             print(f"ok: {spec.name}: a sweep of {len(sweep.variants)} variants, each valid")
-            for variant in sweep.variants:
-                digest = spec_hash(variant.spec)[:HASH_CHARS]
-                print(f"  {variant.name} (hash {digest}): {_work(variant.spec)}")
+            for member in sweep.variants:
+                digest = spec_hash(member.spec)[:HASH_CHARS]
+                print(f"  {member.name} (hash {digest}): {_work(member.spec)}")
     return status

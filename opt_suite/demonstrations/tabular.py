@@ -165,7 +165,9 @@ def sample_trajectory(
     Raises:
       ExpertError: the episode reaches ``max_steps`` steps before ending.
     """
-    states, actions, rewards = [model.start], [], []
+    states = [model.start]
+    actions: list[int] = []
+    rewards: list[float] = []
     s = model.start
     while not model.terminal[s]:
         if len(actions) == max_steps:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal, TypeAlias
 
 import gymnasium
 import numpy as np
@@ -70,7 +70,10 @@ def _minimal_actions(game: str) -> int:
 
     ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)  # no banner in `validate`
     ale = ale_py.ALEInterface()
-    ale.loadROM(roms.get_rom_path(game))
+    rom = roms.get_rom_path(game)
+    if rom is None:
+        raise ValueError(f"ale-py ships no ROM named {game!r}")
+    ale.loadROM(rom)
     return len(ale.getMinimalActionSet())
 
 
@@ -141,9 +144,9 @@ class Atari(TaskFamily):
     name = "atari"
     description = "Atari 2600 (ale-py): random start actions, reward scale, frame skip per task"
     env_id = "opt_suite/Atari-v0"
-    Params = Params
-    Variation = Variation
-    TaskParams = TaskParams
+    Params: TypeAlias = Params
+    Variation: TypeAlias = Variation
+    TaskParams: TypeAlias = TaskParams
 
     def __init__(self, params: Params | None = None) -> None:
         super().__init__(Params() if params is None else params)
@@ -256,7 +259,7 @@ class AtariTaskEnv(gymnasium.Env):
     ``frames`` (emulator frames this step or reset used), ``episode_frames``, ``lives``.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 15}
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 15}
 
     def __init__(
         self,
@@ -321,7 +324,7 @@ class AtariTaskEnv(gymnasium.Env):
         self._push_frame()
         self._stack[..., 0] = self._stack[..., 1]  # no previous frame yet: the first one twice
         for _ in range(self.task_params.start_actions):
-            _, step_frames = self._act(int(self.np_random.integers(self.action_space.n)))
+            _, step_frames = self._act(int(self.np_random.integers(len(self._actions))))
             frames += step_frames
             if self.ale.game_over():
                 break  # a start so long that the game ended: start again would loop; keep it

@@ -213,16 +213,18 @@ class TaskFamily(abc.ABC):
         return train_tasks, test_tasks
 
 
-class TabularModelMixin(abc.ABC):
+class TabularModelMixin(TaskFamily):
     """Mixed into families whose tasks have an exact tabular model (four rooms, chains).
 
     ``class FourRooms(TabularModelMixin, TaskFamily)``. Such a family's observations are state
     indices (``Discrete(S)``) and its actions ``Discrete(A)``; :meth:`tabular_model` is the model
-    the env samples from.
+    the env samples from. It derives from :class:`TaskFamily` (a tabular family *is* a task
+    family), so that code holding one can use both interfaces; listing ``TaskFamily`` after it, as
+    the built-ins and the README do, keeps the same method resolution order.
     """
 
     @abc.abstractmethod
-    def tabular_model(self, task: Task) -> TabularModel | None:
+    def tabular_model(self, task: Task) -> TabularModel:
         """The exact model of ``task`` (the same S and A for every task of the family)."""
 
 

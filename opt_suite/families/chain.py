@@ -19,7 +19,7 @@ is our choice, made so that every task is episodic and every transition is stoch
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, TypeAlias
 
 import gymnasium
 import numpy as np
@@ -89,9 +89,9 @@ class Chain(TabularModelMixin, TaskFamily):
     name = "chain"
     description = "Appendix D chains: N states, left/right moves that succeed w.p. drawn per task"
     env_id = "opt_suite/Chain-v0"
-    Params = Params
-    Variation = Variation
-    TaskParams = TaskParams
+    Params: TypeAlias = Params
+    Variation: TypeAlias = Variation
+    TaskParams: TypeAlias = TaskParams
 
     def __init__(self, params: Params | None = None) -> None:
         super().__init__(Params() if params is None else params)

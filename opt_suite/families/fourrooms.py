@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 import gymnasium
 import numpy as np
@@ -133,9 +133,9 @@ class FourRooms(TabularModelMixin, TaskFamily):
     name = "fourrooms"
     description = "four-rooms grid navigation (paper 40x40, Sutton 13x13, 10x15), random start/goal"
     env_id = "opt_suite/FourRooms-v0"
-    Params = Params
-    Variation = Variation
-    TaskParams = TaskParams
+    Params: TypeAlias = Params
+    Variation: TypeAlias = Variation
+    TaskParams: TypeAlias = TaskParams
 
     def __init__(self, params: Params | None = None) -> None:
         params = Params() if params is None else params
@@ -295,6 +295,7 @@ class FourRoomsEnv(TabularEnv):
     """
 
     family_class = FourRooms
+    family: FourRooms
 
     def _cell_colours(self) -> np.ndarray:
         walls = self.family.layout.walls

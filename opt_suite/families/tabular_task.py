@@ -17,7 +17,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from opt_suite.families.base import TabularModel, Task, TaskFamily
+from opt_suite.families.base import TabularModel, TabularModelMixin, Task, TaskFamily
 from opt_suite.families.env_kwargs import params_from_kwargs
 
 __all__ = [
@@ -123,9 +123,9 @@ class TabularEnv(gymnasium.Env):
       model: the exact model every transition is sampled from.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     pixels_per_cell: ClassVar[int] = 8
-    family_class: ClassVar[type[TaskFamily]]
+    family_class: ClassVar[type[TabularModelMixin]]
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -180,7 +180,9 @@ class TabularEnv(gymnasium.Env):
         if self._state is None or self._terminated:
             raise RuntimeError("step() called before reset() or after the episode terminated")
         if not self.action_space.contains(action):
-            raise ValueError(f"action must be an int in [0, {self.action_space.n}), got {action!r}")
+            raise ValueError(
+                f"action must be an int in [0, {self.model.num_actions}), got {action!r}"
+            )
         s, a = self._state, int(action)
         k = int(np.searchsorted(self._cumulative[s, a], self.np_random.random(), side="right"))
         self._state = int(self.model.next_state[s, a, k])

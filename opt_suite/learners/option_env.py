@@ -51,6 +51,11 @@ __all__ = ["EpisodeRecord", "OptionAugmentedEnv", "OptionProbabilities"]
 OptionProbabilities = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
+def _no_options(observations: np.ndarray, options: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The option probabilities of an env without options: never called (no option is chosen)."""
+    raise RuntimeError(f"OptionAugmentedEnv has no options, yet options {options} were chosen")
+
+
 @dataclasses.dataclass(frozen=True)
 class EpisodeRecord:
     """A finished episode of one sub-env.
@@ -111,10 +116,10 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
         space = self._envs[0].action_space
         self.num_actions = int(space.n)
         self.num_options = int(num_options)
-        self._probabilities = option_probabilities
+        self._probabilities = option_probabilities or _no_options
         self._gamma = float(gamma)
         self._bump = float(termination_bump)
-        self._reset_seeds = [int(s.generate_state(1)[0]) for s in seeds]
+        self._reset_seeds: list[int | None] = [int(s.generate_state(1)[0]) for s in seeds]
         self._rngs = [np.random.default_rng(s) for s in seeds]
         obs_space = self._envs[0].observation_space
         self._observation_spec = _observation_spec(obs_space)
@@ -177,16 +182,15 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
         option = np.where(actions >= self.num_actions, actions - self.num_actions, -1)
         running = ~restarted
         reward = np.zeros(self._n)
-        discount = np.ones(self._n)
+        discount: np.ndarray = np.ones(self._n)
         ran = np.zeros(self._n, np.int64)
         terminated = np.zeros(self._n, bool)
         ended = np.zeros(self._n, bool)
         while running.any():
-            mu = beta = None
+            # Rows of envs whose option acts; the other rows stay 0 and are never read.
+            mu, beta = np.zeros((self._n, self.num_actions)), np.zeros(self._n)
             rows = np.flatnonzero(running & (option >= 0))
             if len(rows):
-                mu = np.zeros((self._n, self.num_actions))
-                beta = np.zeros(self._n)
                 mu[rows], beta[rows] = self._probabilities(self._obs[rows], option[rows])
                 self.option_calls += 1
             for i in np.flatnonzero(running):

@@ -90,15 +90,22 @@ def run_batch(
     returns = np.zeros((R, episodes))
     steps = np.zeros((R, episodes), dtype=np.int64)
 
-    # The active runs' state, compacted whenever runs finish.
-    run = np.arange(R)
-    task = np.asarray(run_tasks, dtype=np.int64)
-    q_base, t_base = run * S, task * S
-    s = tasks.start[task].copy()
-    o = np.full(R, -1)
-    s0, k, t_ep, ep = (np.zeros(R, np.int64) for _ in range(4))
-    racc, disc, ret = np.zeros(R), np.ones(R), np.zeros(R)
-    block = np.empty((BLOCK_STEPS, 5, R))  # [step, column, run]: each column read is contiguous
+    # The active runs' state, compacted whenever runs finish (hence typed np.ndarray: any shape).
+    run: np.ndarray = np.arange(R)
+    task: np.ndarray = np.asarray(run_tasks, dtype=np.int64)
+    q_base: np.ndarray = run * S
+    t_base: np.ndarray = task * S
+    s: np.ndarray = tasks.start[task].copy()
+    o: np.ndarray = np.full(R, -1)
+    s0: np.ndarray = np.zeros(R, np.int64)
+    k: np.ndarray = np.zeros(R, np.int64)
+    t_ep: np.ndarray = np.zeros(R, np.int64)
+    ep: np.ndarray = np.zeros(R, np.int64)
+    racc: np.ndarray = np.zeros(R)
+    disc: np.ndarray = np.ones(R)
+    ret: np.ndarray = np.zeros(R)
+    # [step, column, run]: each column read is contiguous
+    block: np.ndarray = np.empty((BLOCK_STEPS, 5, R))
     pos = BLOCK_STEPS  # all runs start together, so they share the position in their blocks
 
     while run.size >= handoff:
@@ -157,9 +164,11 @@ def run_batch(
 
     # Few runs left: finish each in the scalar engine, from exactly where it is.
     tables: dict[int, ScalarTables] = {}
-    option_lists = ScalarOptions.build(options) if run.size else None
+    option_lists: ScalarOptions | None = None
     for i, r in enumerate(run):
         ti = int(task[i])
+        if option_lists is None:
+            option_lists = ScalarOptions.build(options)
         if ti not in tables:
             tables[ti] = ScalarTables.build(tasks, ti, option_lists)
         progress = Progress(

@@ -156,7 +156,8 @@ class ScalarRun:
             p.episode_return,
             p.episode_steps,
         )
-        block = p.block.tolist() if p.block is not None else None
+        # Without a block in progress, pos == BLOCK_STEPS: a fresh block is drawn before any read.
+        block: list[list[float]] = p.block.tolist() if p.block is not None else []
         pos = p.block_pos
         left = episodes
         while left > 0:

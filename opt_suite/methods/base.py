@@ -32,6 +32,7 @@ __all__ = [
     "Discovery",
     "Method",
     "discrete_actions",
+    "observation_shape",
 ]
 
 
@@ -99,12 +100,15 @@ class DiscoveryContext:
         """
         if not self.train_tasks:
             raise ValueError(f"{method}: needs at least one train task, got none")
-        models = [exact_model(self.family, task) for task in self.train_tasks]
-        if any(model is None for model in models):
-            raise ValueError(
-                f"{method}: family {self.family.name!r} has no tabular model; this method needs "
-                "one (tabular families only)"
-            )
+        models: list[TabularModel] = []
+        for task in self.train_tasks:
+            model = exact_model(self.family, task)
+            if model is None:
+                raise ValueError(
+                    f"{method}: family {self.family.name!r} has no tabular model; this method "
+                    "needs one (tabular families only)"
+                )
+            models.append(model)
         shapes = {(model.num_states, model.num_actions) for model in models}
         if len(shapes) != 1:
             raise ValueError(
@@ -127,6 +131,20 @@ def discrete_actions(family: TaskFamily, method: str) -> int:
             f"{method}: needs a family with discrete actions; {family.name} has {space}"
         )
     return int(n)
+
+
+def observation_shape(family: TaskFamily, method: str) -> tuple[int, ...]:
+    """The shape of ``family``'s observations (``()`` for state indices).
+
+    Raises:
+      ValueError: the observation space has no fixed shape (e.g. ``Graph``), naming ``method``.
+    """
+    space = family.observation_space
+    if space.shape is None:
+        raise ValueError(
+            f"{method}: needs observations of a fixed shape; {family.name} has {space}"
+        )
+    return space.shape
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -123,9 +123,10 @@ class CompiledObjective:
 
     def __init__(self, config: JhatConfig | None = None) -> None:
         self.config = config or JhatConfig()
-        self._functions: dict[tuple[str, tf.DType], Callable] = {}
+        # tf.function objects (TensorFlow ships no types: Any).
+        self._functions: dict[tuple[str, tf.DType], Any] = {}
 
-    def _function(self, kind: str, dtype: tf.DType) -> Callable:
+    def _function(self, kind: str, dtype: tf.DType) -> Any:
         if (kind, dtype) not in self._functions:
             specs = [_table_spec(dtype)] * 3 + [_LENGTHS]
             if kind == "jhat_kl":

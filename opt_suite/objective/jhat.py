@@ -140,7 +140,7 @@ def jhat(
     option_action_probs=None,
     lambda1: float = 0.0,
     lambda2: float = 1.0,
-    likelihood: str = "prob",
+    likelihood: Literal["prob", "log_prob_per_step"] = "prob",
     chunk: int = DEFAULT_CHUNK,
     jit_compile: bool = True,
 ) -> JhatParts:

@@ -117,7 +117,7 @@ class OptionSet(abc.ABC):
         return loaded
 
     def _savez(self, path: PathOrFile, **arrays: Any) -> None:
-        np.savez_compressed(path, **{KIND_KEY: np.array(self.kind)}, **arrays)
+        np.savez_compressed(path, **{KIND_KEY: np.array(self.kind), **arrays})
 
 
 def _describe(path: PathOrFile) -> str:

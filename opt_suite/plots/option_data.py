@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import numpy.typing as npt
 
 from opt_suite.families.base import TabularModel
 from opt_suite.methods.base import Trajectory
@@ -28,7 +29,7 @@ __all__ = [
 def _check_grid(model: TabularModel) -> tuple[np.ndarray, tuple[int, int]]:
     if model.cells is None or model.shape is None:
         raise ValueError("option pictures need a grid family (TabularModel.cells and .shape)")
-    return np.asarray(model.cells), tuple(model.shape)
+    return np.asarray(model.cells), model.shape
 
 
 def grid_image(model: TabularModel, values: np.ndarray) -> np.ndarray:
@@ -93,7 +94,7 @@ def demonstrated_action_probs(mu: np.ndarray, trajectory: Trajectory) -> np.ndar
     return np.asarray(mu, dtype=float)[states, np.asarray(trajectory.actions)]
 
 
-def path_cells(model: TabularModel, states: np.ndarray) -> np.ndarray:
+def path_cells(model: TabularModel, states: npt.ArrayLike) -> np.ndarray:
     """The (row, col) [len(states), 2] of a sequence of states."""
     cells, _ = _check_grid(model)
     return cells[np.asarray(states, dtype=int)]

@@ -51,7 +51,9 @@ def run_option(
     """Execute option ``index`` of ``options`` in ``env`` from ``env.reset(seed=seed)``."""
     rng = np.random.default_rng(seed)
     obs, _ = env.reset(seed=seed)
-    screens, actions, betas = [_screen(env, obs)], [], []
+    screens = [_screen(env, obs)]
+    actions: list[int] = []
+    betas: list[float] = []
     mu, beta = options.probabilities(np.asarray(obs)[None])
     betas.append(float(beta[0, index]))
     for step in range(max_steps):

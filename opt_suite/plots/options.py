@@ -150,6 +150,7 @@ def options_figure(
     usage = option_usage(pi, model.num_actions) if pi is not None else None
     for r, kind in enumerate(rows):
         if kind == "task":
+            assert episode is not None  # the row exists only with an episode (see rows)
             axes[r, 0].set_axis_on()
             axes[r, 1].set_axis_on()
             _task_panels(axes[r, 0], axes[r, 1], model, *episode, model.num_actions, options.names)
@@ -161,6 +162,7 @@ def options_figure(
             if kind == "mu":
                 _mu_panel(ax, fig, model, options.mu[o], moves, demonstration, f"{name}: argmax μ")
             elif kind == "pi":
+                assert usage is not None  # the row exists only with pi (see rows)
                 _heatmap(ax, fig, model, usage[o], f"{name}: π(s, o) on the test task", "magma")
             else:
                 _heatmap(ax, fig, model, options.beta[o], f"{name}: β(s)", "magma")

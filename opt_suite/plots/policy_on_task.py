@@ -66,7 +66,8 @@ def greedy_path(
     mu = np.concatenate([np.eye(num_actions)[:, None, :].repeat(model.num_states, 1), options.mu])
     beta = np.concatenate([np.ones((num_actions, model.num_states)), options.beta])
     state, option, ran = int(model.start), -1, 0
-    states, chosen = [state], []
+    states = [state]
+    chosen: list[int] = []
     while not model.terminal[state] and len(chosen) < max_steps:
         if option < 0:
             option, ran = int(np.argmax(q[state])), 0

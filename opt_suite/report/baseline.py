@@ -92,7 +92,8 @@ def export_baseline(inputs: ReportInputs, analysis: Analysis, path: str | Path) 
     return path
 
 
-def _require(cond: bool, path: Path, message: str) -> None:
+def _require(cond: object, path: Path, message: str) -> None:
+    """Raise ``BaselineError(message)`` unless ``cond`` is truthy (a non-empty list counts)."""
     if not cond:
         raise BaselineError(f"{path}: {message}")
 

@@ -45,7 +45,9 @@ class EpisodeTable:
     episode: np.ndarray
     returns: np.ndarray
     steps: np.ndarray
-    frames: np.ndarray | None = None
+    # None is accepted as input only: __post_init__ replaces it, so readers always get an array
+    # (a field cannot be typed one way for __init__ and another for readers).
+    frames: np.ndarray = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         lengths = {
@@ -95,6 +97,9 @@ class EpisodeTable:
             for name, value in zip(COLUMNS, values, strict=False):
                 columns[name].append(value)
         frames = columns["frames"]
+        # Rows without frames: leave the field out, __post_init__ computes it.
+        has_frames = bool(frames) or not columns["steps"]
+        given = {"frames": np.array(frames, dtype=np.int64)} if has_frames else {}
         return cls(
             method=np.array(columns["method"], dtype=object),
             seed=np.array(columns["seed"], dtype=np.int64),
@@ -102,7 +107,7 @@ class EpisodeTable:
             episode=np.array(columns["episode"], dtype=np.int64),
             returns=np.array(columns["return"], dtype=np.float64),
             steps=np.array(columns["steps"], dtype=np.int64),
-            frames=np.array(frames, dtype=np.int64) if frames or not columns["steps"] else None,
+            **given,
         )
 
     def methods(self) -> list[str]:

@@ -151,7 +151,9 @@ class _RecordingContext(multiprocessing.context.SpawnContext):
         self.processes: list[Any] = []
         self.log_dir = log_dir
 
-    def Process(self, *args: Any, **kwargs: Any) -> Any:  # noqa: N802  (multiprocessing's name)
+    # typeshed declares SpawnContext.Process as a class attribute; multiprocessing only ever calls
+    # it, which this method supports, but mypy cannot accept a method in a class's place.
+    def Process(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]  # noqa: N802
         process = _StartupLoggedProcess(*args, **kwargs)
         process.startup_log = (
             None if self.log_dir is None else os.path.join(self.log_dir, STARTUP_LOG)

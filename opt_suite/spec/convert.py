@@ -143,7 +143,7 @@ class Converter:
 
     def _scalar(self, node: Node, tp: type, path: KeyPath, bounds: dict, expected: str) -> Any:
         kind = node.kind if isinstance(node, Scalar) else None
-        value = node.value if isinstance(node, Scalar) else None
+        value: Any = node.value if isinstance(node, Scalar) else None
         if tp is str:
             if kind == "str":
                 return value
@@ -160,7 +160,7 @@ class Converter:
                 return self._mismatch(node, path, expected)
         elif kind == "float" or kind == "int":
             value = float(value) if abs(value) < 1e308 else math.inf
-        elif kind == "str" and node.plain and _NUMBER.fullmatch(value):
+        elif kind == "str" and isinstance(node, Scalar) and node.plain and _NUMBER.fullmatch(value):
             value = float(value.replace("_", ""))  # YAML 1.1 reads unquoted 1e-3 as text
         else:
             return self._mismatch(node, path, expected)

@@ -26,7 +26,7 @@ from opt_suite.spec.errors import KeyPath, Mark, Problems, format_path
 
 __all__ = ["SpecTypes"]
 
-_FAMILY_ATTR = {("family", "params"): "Params", ("tasks", "vary"): "Variation"}
+_FAMILY_ATTR: dict[KeyPath, str] = {("family", "params"): "Params", ("tasks", "vary"): "Variation"}
 
 
 class SpecTypes:
@@ -54,7 +54,7 @@ class SpecTypes:
                 None if family is None else self._dataclass(family, attr, ("family",), mark, path)
             )
         if len(path) == 3 and path[0] == "methods" and path[2] == "params":
-            section = path[:2]
+            section: KeyPath = path[:2]
             cls = self._load(registry.METHODS, siblings.get("method"), section, name_key="method")
             return None if cls is None else self._dataclass(cls, "Params", section, mark, path)
         if path == ("demonstrations", "params"):

@@ -114,7 +114,7 @@ def expand_sweep(root: Mapping, problems: Problems) -> tuple[Mapping, list[Varia
             seen[name] = mark
             tree = base
             for axis, value in choice:
-                tree = _with_value(tree, axis.path, value, axis.key_mark)
+                tree = _with_entry(tree, axis.path, value, axis.key_mark)
             values = {".".join(a.path): _plain(v) for a, v in choice}
             variants.append(VariantTree(name, values, tree))
     return base, variants
@@ -265,8 +265,13 @@ def _with_value(node: Node | None, path: tuple[str, ...], value: Node, key_mark:
         index = [_entry_name(item) for item in items].index(part)
         items[index] = _with_value(items[index], rest, value, key_mark)
         return Sequence(node.mark, tuple(items))
-    if not isinstance(node, Mapping):
-        node = Mapping(key_mark, {})
+    mapping = node if isinstance(node, Mapping) else Mapping(key_mark, {})
+    return _with_entry(mapping, path, value, key_mark)
+
+
+def _with_entry(node: Mapping, path: tuple[str, ...], value: Node, key_mark: Mark) -> Mapping:
+    """The mapping ``node`` with ``value`` at the non-empty ``path`` (see :func:`_with_value`)."""
+    part, rest = path[0], path[1:]
     below = node.entries.get(part)
     entries = dict(node.entries)
     entries[part] = Entry(

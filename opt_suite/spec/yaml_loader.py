@@ -130,10 +130,10 @@ def parse_document(text: str, file: str, problems: Problems) -> Node | None:
         )
         return None
     except yaml.reader.ReaderError as exc:
-        line = text.count("\n", 0, exc.position) + 1
+        row = text.count("\n", 0, exc.position) + 1
         col = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
         problems.add(
-            Mark(file, line, col),
+            Mark(file, row, col),
             (),
             f"invalid YAML: special characters are not allowed (got #x{exc.character:04x})",
         )

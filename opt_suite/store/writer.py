@@ -145,7 +145,9 @@ class StoreWriter:
                     time.time(),
                 ),
             )
-        return int(cursor.lastrowid)
+        if cursor.lastrowid is None:  # sqlite3 sets it after every successful INSERT
+            raise RuntimeError(f"{self.directory}: the runs table did not return the new run's id")
+        return cursor.lastrowid
 
     def _live_run_of_another_spec(self, spec_hash: str) -> dict[str, Any] | None:
         """A run of another spec still recorded ``running`` whose process is alive, or None.

@@ -34,12 +34,19 @@ import subprocess
 import sys
 from typing import Any, ClassVar
 
+import gymnasium
 import numpy as np
 import pytest
 
 from opt_suite import registry
 from opt_suite.families.base import Task, TaskFamily
-from opt_suite.methods.base import Discovery, DiscoveryContext, Method, Trajectory
+from opt_suite.methods.base import (
+    Discovery,
+    DiscoveryContext,
+    Method,
+    Trajectory,
+    discrete_actions,
+)
 from opt_suite.options import OptionSet, TabularOptionSet, load_option_set
 
 __all__ = ["MethodContract", "Setting", "tiny_setting", "context_for"]
@@ -56,12 +63,15 @@ class Setting:
     @property
     def num_states(self) -> int:
         """S of a tabular family's observation space (``Discrete(S)``)."""
-        return int(self.family.observation_space.n)
+        space = self.family.observation_space
+        if not isinstance(space, gymnasium.spaces.Discrete):
+            raise TypeError(f"{self.family.name}: observations are {space}, not state indices")
+        return int(space.n)
 
     @property
     def num_actions(self) -> int:
         """A, the family's number of primitive actions."""
-        return int(self.family.action_space.n)
+        return discrete_actions(self.family, "MethodContract")
 
     def observations(self) -> np.ndarray:
         """Every observation of the demonstrations, stacked [n, ...]."""

@@ -89,7 +89,7 @@ def grid_coordinates(model: TabularModel) -> np.ndarray:
     return scaled.astype(np.float32)
 
 
-def state_features(model: TabularModel, kind: FeatureKind) -> StateFeatures:
+def state_features(model: TabularModel, kind: FeatureKind | Literal["frames"]) -> StateFeatures:
     """The features of every state of ``model`` (all tasks of a family share the state space)."""
     if kind == "frames":
         raise ValueError(

@@ -65,7 +65,7 @@ def init_weights(
     index_rows = features.num_states if features.use_index else 0
     # One Dense layer on [one-hot(s), coords(s)]: draw it whole, then split.
     first = glorot_uniform(rng, index_rows + features.coord_dim, width)
-    weights = {"b0": np.zeros(width, np.float32)}
+    weights: dict[str, np.ndarray] = {"b0": np.zeros(width, np.float32)}
     if features.use_index:
         weights["index_w"] = first[:index_rows]
     if features.coords is not None:

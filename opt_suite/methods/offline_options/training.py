@@ -36,6 +36,7 @@ objective of exactly the option that Algorithm 1 keeps or rejects.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 
 import numpy as np
@@ -232,7 +233,7 @@ def _train(option, policy, frozen_log_mu, frozen_beta, batch, states, coords, hy
     moments = {k: (tf.zeros_like(w), tf.zeros_like(w)) for k, w in flat.items()}
 
     def parts_of(weights) -> JhatParts:
-        nets = {"option": {}, "policy": {}}
+        nets: dict[str, dict[str, tf.Variable]] = {"option": {}, "policy": {}}
         for key, w in weights.items():
             net, name = key.split("/", 1)
             nets[net][name] = w
@@ -310,7 +311,7 @@ def _compiled_train(args: tuple, likelihood: str):
     if key not in _COMPILED:
         signature = tf.nest.map_structure(_spec, list(args))
         _COMPILED[key] = tf.function(
-            lambda *inputs: _train(*inputs, likelihood), input_signature=signature
+            functools.partial(_train, likelihood=likelihood), input_signature=signature
         )
     return _COMPILED[key]
 
