@@ -38,5 +38,9 @@ def test_quick_start_is_two_commands_and_ci_runs_the_test_one():
     assert len(commands) == 2
     assert "opt-suite run specs/fourrooms-quick.yaml" in commands[0]
     assert commands[1].rstrip().endswith("pytest")
+    # CI runs the README's test command split at its pytest, with lint and types in between.
+    install, run_tests = commands[1].rsplit(" && ", 1)
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
-    assert commands[1] in ci
+    steps = [install, ".venv/bin/ruff check .", ".venv/bin/mypy opt_suite baselines", run_tests]
+    assert all(step in ci for step in steps), steps
+    assert [ci.index(step) for step in steps] == sorted(ci.index(step) for step in steps)
