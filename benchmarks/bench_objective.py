@@ -14,10 +14,12 @@ Figures (measured in one process, interleaved, best of several rounds: the machi
 - time(T = 1000) / time(T = 200) of the compiled step. Goal <= 5.5.
 - trajectory-steps per second of the compiled step.
 
-"Compiled step" is :func:`opt_suite.objective.make_jhat_step` (one ``tf.function``; Ĵ and its
-gradient with respect to the tables one XLA cluster); the networks' baseline is the same networks in
-the same kind of ``tf.function``. With ``jit_compile_all`` (whole step under XLA) the baseline is
-the networks under XLA too.
+"Compiled step" is one ``tf.function``: networks -> tables -> Ĵ -> gradients. Variant
+``training`` is the form offline_options' training compiles (``opt_suite.methods.offline_options.
+training``: a tape through :func:`opt_suite.objective.jhat` with ``jit_compile=False``, inside the
+round's graph); variant ``jhat-xla`` computes Ĵ and its table gradients as one XLA cluster
+(:func:`opt_suite.objective.jhat_and_gradients`) and chains them into the networks. The networks'
+baseline is the same networks in the same kind of ``tf.function``.
 
 TensorFlow runs on ``OPT_SUITE_BENCH_THREADS`` threads (default 1): on a small shared machine one
 thread gives repeatable ratios; set it to the core count to measure the multi-threaded case.
@@ -30,13 +32,14 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
 import tensorflow as tf  # noqa: I001
 
 import opt_suite  # noqa: F401  (sets TF_USE_LEGACY_KERAS before TensorFlow is imported)
-from opt_suite.objective import JhatConfig, Tables, make_jhat_step, option_diversity
+from opt_suite.objective import JhatConfig, jhat, jhat_and_gradients, option_diversity
 
 THREADS = int(os.environ.get("OPT_SUITE_BENCH_THREADS", "1"))
 tf.config.threading.set_intra_op_parallelism_threads(THREADS)
@@ -45,6 +48,17 @@ tf.config.threading.set_inter_op_parallelism_threads(THREADS)
 NUM_STATES, NUM_ACTIONS, NUM_LEARNED, HIDDEN, BATCH = 40 * 40, 4, 4, 32, 64
 CONFIG = JhatConfig(lambda1=1e-3, lambda2=100.0)
 _INT = tf.TensorSpec([None, None], tf.int32)
+_LENGTHS = tf.TensorSpec([None], tf.int32)
+VARIANTS = ["training", "jhat-xla"]
+
+
+class Tables(NamedTuple):
+    """π, μ, β [B, L, n] and the learned options' action distributions [B, L, m, A]."""
+
+    pi: Any
+    mu: Any
+    beta: Any
+    option_action_probs: Any
 
 
 class Networks:
@@ -166,16 +180,39 @@ def batch200():
     return random_walks(200)
 
 
-def _compiled(nets, jit_compile_all):
-    step = make_jhat_step(nets.tables, nets.variables, CONFIG, jit_compile_all=jit_compile_all)
-    return lambda states, actions, lengths: step(states, actions, lengths)
+def _compiled(nets, variant):
+    """The compiled step of ``variant`` (see the module docstring)."""
+    if variant == "training":
+        c = CONFIG
+
+        @tf.function(input_signature=[_INT, _INT, _LENGTHS])
+        def step(states, actions, lengths):
+            with tf.GradientTape() as tape:
+                t = nets.tables(states, actions)
+                parts = jhat(*t[:3], lengths, t[3], c.lambda1, c.lambda2, jit_compile=False)
+            return parts, tape.gradient(parts.total, nets.variables)
+
+        return step
+
+    @tf.function(input_signature=[_INT, _INT, _LENGTHS])
+    def xla_step(states, actions, lengths):
+        with tf.GradientTape() as tape:
+            tables = nets.tables(states, actions)
+        # Ĵ and its table gradients in one XLA cluster, then the chain rule into the networks.
+        parts, table_grads = jhat_and_gradients(*tables[:3], lengths, tables[3], CONFIG)
+        outputs = [x for x in tables if x is not None]
+        upstream = [g for g in table_grads if g is not None]
+        grads = tape.gradient(outputs, nets.variables, output_gradients=upstream)
+        return parts, grads
+
+    return xla_step
 
 
-@pytest.mark.parametrize("jit_compile_all", [False, True], ids=["jhat-xla", "all-xla"])
-def test_jhat_step(benchmark, nets, batch200, jit_compile_all):
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_jhat_step(benchmark, nets, batch200, variant):
     """The compiled step at T = 200, with R1, R2 and steps/s in extra_info."""
-    step = _compiled(nets, jit_compile_all)
-    baseline = networks_step(nets, jit_compile_all)
+    step = _compiled(nets, variant)
+    baseline = networks_step(nets, jit_compile=False)
     states, actions, lengths = batch200
     step(*batch200), baseline(states, actions)  # compile outside the timings
     benchmark.pedantic(step, args=batch200, rounds=30, warmup_rounds=3, iterations=1)
@@ -196,14 +233,14 @@ def test_jhat_step(benchmark, nets, batch200, jit_compile_all):
         "threads": THREADS,
     }
     benchmark.extra_info.update(info)
-    print(f"\n[{'all-xla' if jit_compile_all else 'jhat-xla'}] {info}")
+    print(f"\n[{variant}] {info}")
 
 
-@pytest.mark.parametrize("jit_compile_all", [False, True], ids=["jhat-xla", "all-xla"])
-def test_length_scaling(benchmark, nets, batch200, jit_compile_all):
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_length_scaling(benchmark, nets, batch200, variant):
     """time(T = 1000) / time(T = 200) of the compiled step."""
-    step = _compiled(nets, jit_compile_all)
-    baseline = networks_step(nets, jit_compile_all)
+    step = _compiled(nets, variant)
+    baseline = networks_step(nets, jit_compile=False)
     batch1000 = random_walks(1000, seed=1)
     step(*batch200), step(*batch1000), baseline(*batch200[:2]), baseline(*batch1000[:2])
     benchmark.pedantic(step, args=batch1000, rounds=10, warmup_rounds=1, iterations=1)
@@ -223,4 +260,4 @@ def test_length_scaling(benchmark, nets, batch200, jit_compile_all):
         "threads": THREADS,
     }
     benchmark.extra_info.update(info)
-    print(f"\n[{'all-xla' if jit_compile_all else 'jhat-xla'}] {info}")
+    print(f"\n[{variant}] {info}")

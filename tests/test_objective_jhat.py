@@ -1,8 +1,10 @@
-"""Ĵ (eq. 2) and its parts, the KL term, dtypes, the compiled boundary and long trajectories."""
+"""Ĵ (eq. 2) and its parts, the KL term, dtypes and long trajectories.
+
+The compiled path (networks -> Ĵ -> Adam, one graph per round) is training's; its tests are in
+test_offline_options.py.
+"""
 
 from __future__ import annotations
-
-import types
 
 import numpy as np
 import pytest
@@ -11,15 +13,10 @@ from test_objective_brute_force import random_batch
 
 import opt_suite  # noqa: F401
 from opt_suite.objective import (
-    CompiledObjective,
     JhatConfig,
-    Tables,
     jhat,
     jhat_and_gradients,
-    make_jhat_step,
     option_diversity,
-    pad_batch,
-    padded_length,
     trajectory_terms,
 )
 
@@ -104,18 +101,6 @@ def test_bad_arguments_are_named():
         jhat(pi, mu, beta, [3, 2])
 
 
-def test_compiled_objective_traces_once_across_batch_shapes():
-    compiled = CompiledObjective(JhatConfig(lambda2=3.0, jit_compile=False))
-    for seed, lengths in enumerate([[6, 2], [1, 3, 5, 6, 2], [4]]):
-        pi, mu, beta, lengths = random_batch(seed, 3, 1, lengths, length=7 + seed)
-        got = compiled.jhat(pi, mu, beta, lengths)
-        eager = jhat(pi, mu, beta, lengths, lambda2=3.0, jit_compile=False)
-        assert float(got.total) == pytest.approx(float(eager.total), rel=1e-12)
-        terms = compiled.trajectory_terms(pi, mu, beta, lengths)
-        np.testing.assert_allclose(terms.log_prob, eager.log_prob, rtol=1e-12)
-    assert compiled.traces == 2  # one Ĵ, one trajectory_terms: never per shape
-
-
 def test_long_trajectory_is_finite_and_accurate_in_float32():
     rng = np.random.default_rng(7)
     length, n = 10_000, 6
@@ -136,56 +121,6 @@ def test_long_trajectory_is_finite_and_accurate_in_float32():
             float(getattr(exact, name)[0]), rel=1e-4
         )
     assert all(np.isfinite(g.numpy()).all() for g in grads)
-
-
-def test_pad_batch_layout():
-    trajectories = [
-        types.SimpleNamespace(observations=np.array([3, 4, 5]), actions=np.array([1, 2])),
-        types.SimpleNamespace(observations=np.array([7]), actions=np.array([], dtype=int)),
-    ]
-    batch = pad_batch(trajectories, bucket=4)
-    assert batch.observations.shape == (2, padded_length(2, 4)) == (2, 5)
-    np.testing.assert_array_equal(batch.observations[0], [3, 4, 5, 5, 5])
-    np.testing.assert_array_equal(batch.observations[1], [7, 7, 7, 7, 7])
-    np.testing.assert_array_equal(batch.actions[0], [1, 2, 0, 0, 0])
-    np.testing.assert_array_equal(batch.lengths, [2, 0])
-    bad = [types.SimpleNamespace(observations=np.array([1, 2]), actions=np.array([0, 0]))]
-    with pytest.raises(ValueError, match="trajectory 0.*2 observations and 2 actions"):
-        pad_batch(bad)
-
-
-def test_make_jhat_step_matches_the_tape_and_traces_once():
-    # A tabular "network": logits tables indexed by state; 2 learned options + 2 primitives.
-    rng = np.random.default_rng(8)
-    num_states, num_actions = 5, 2
-    pi_logits = tf.Variable(rng.normal(size=(num_states, 4)))
-    mu_logits = tf.Variable(rng.normal(size=(num_states, 2, num_actions)))
-    beta_logits = tf.Variable(rng.normal(size=(num_states, 2)))
-    variables = [pi_logits, mu_logits, beta_logits]
-
-    def tables(states, actions):
-        probs = tf.nn.softmax(tf.gather(mu_logits, states))  # [B, L, 2, A]
-        primitive = tf.one_hot(actions, num_actions, dtype=tf.float64)
-        mu = tf.concat([primitive, tf.reduce_sum(probs * primitive[:, :, None], -1)], -1)
-        beta = tf.concat([tf.ones_like(primitive), tf.sigmoid(tf.gather(beta_logits, states))], -1)
-        return Tables(tf.nn.softmax(tf.gather(pi_logits, states)), mu, beta, probs)
-
-    config = JhatConfig(lambda1=0.01, lambda2=10.0, jit_compile=False)
-    step = make_jhat_step(tables, variables, config)
-    for length in (5, 9):
-        states = rng.integers(0, num_states, size=(3, length)).astype(np.int32)
-        actions = rng.integers(0, num_actions, size=(3, length)).astype(np.int32)
-        lengths = np.array([length - 1, 2, 1], np.int32)
-        parts, grads = step(states, actions, lengths)
-        with tf.GradientTape() as tape:
-            t = tables(states, actions)
-            expected = jhat(t.pi, t.mu, t.beta, lengths, t.option_action_probs, 0.01, 10.0,
-                            jit_compile=False)  # fmt: skip
-        assert float(parts.total) == pytest.approx(float(expected.total), rel=1e-12)
-        for got, want in zip(grads, tape.gradient(expected.total, variables), strict=True):
-            dense = [tf.convert_to_tensor(g).numpy() for g in (got, want)]  # gathers: IndexedSlices
-            np.testing.assert_allclose(*dense, rtol=1e-10, atol=1e-14)
-    assert step.experimental_get_tracing_count() == 1
 
 
 @pytest.mark.parametrize("jit_compile", [False, True], ids=["graph", "xla"])

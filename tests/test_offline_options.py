@@ -327,3 +327,76 @@ def test_automatic_lambda2_balances_the_two_gradients_and_is_kept_for_every_roun
         )
     ]
     np.testing.assert_allclose(used[0] * norms[0], norms[1], rtol=1e-4)
+
+
+# -- the compiled path: a round of Adam steps on Ĵ is one graph ---------------------------------
+
+
+def _round(demonstrations, kept: int, params: Params, seed: int = 0):
+    """Train one round with ``kept`` frozen options, as Algorithm 1 would (round ``kept + 1``)."""
+    from opt_suite.families.base import exact_model
+    from opt_suite.methods.offline_options.algorithm import new_option, policy_seed, tabulate
+    from opt_suite.methods.offline_options.networks import init_policy
+    from opt_suite.methods.offline_options.training import FrozenOptions, train_round
+
+    setting = tiny_setting()
+    model = exact_model(setting.family, setting.train_tasks[0])
+    features = state_features(model, params.features)
+    actions, root = model.num_actions, np.random.SeedSequence(seed)
+    demos = demo_batch(demonstrations, model.num_states, actions)
+    coords = None if features.coords is None else features.coords[demos.states]
+    frozen = FrozenOptions.none(len(demos.states), actions)
+    for i in range(kept):
+        mu, beta = tabulate(new_option(features, actions, params, root, i), features, demos.states)
+        frozen = frozen.append(np.log(mu), beta)
+    option = new_option(features, actions, params, root, kept)
+    policy = init_policy(features, params.hidden_sizes, actions + kept + 1, policy_seed(root, kept))
+    inputs = (demos, coords, frozen, option, policy)
+    return inputs, train_round(*inputs, params)
+
+
+def test_a_round_is_traced_once_across_batch_shapes_and_option_counts():
+    from opt_suite.methods.offline_options import training
+
+    def traces() -> dict:
+        return {key: f.experimental_get_tracing_count() for key, f in training._COMPILED.items()}
+
+    params = fixed(1)
+    demonstrations = tiny_setting().demonstrations
+    before = traces()
+    # Other batch sizes, lengths, demonstrated states and numbers of frozen options: one trace
+    # (none if an earlier test in this process traced this structure already).
+    for used, kept in ((demonstrations[:1], 0), (demonstrations, 2), (demonstrations[1:], 1)):
+        _round(used, kept, params)
+    after = traces()
+    assert sum(count - before.get(key, 0) for key, count in after.items()) <= 1
+    assert len(after) - len(before) <= 1  # one weight structure (features and depth)
+
+
+@pytest.mark.parametrize("likelihood", ["log_prob_per_step", "prob"])
+def test_the_compiled_round_computes_the_objectives_jhat(likelihood):
+    # Row 0 of a round's curves is Ĵ before any update, computed inside the compiled round; it
+    # must be the objective library's Ĵ (opt_suite.objective.jhat) of the same networks.
+    import tensorflow as tf
+
+    from opt_suite.methods.offline_options.training import _network_input, _parts, batch_tensors
+    from opt_suite.objective import JhatConfig
+
+    params = fixed(1, likelihood=likelihood, lambda1=0.01)
+    inputs, result = _round(tiny_setting().demonstrations, 1, params)
+    demos, coords, frozen, option, policy = inputs
+    config = JhatConfig(params.lambda1, params.lambda2, likelihood, jit_compile=False)
+    eager = _parts(
+        {k: tf.constant(v, tf.float32) for k, v in option.items()},
+        {k: tf.constant(v, tf.float32) for k, v in policy.items()},
+        tf.constant(frozen.log_mu),
+        tf.constant(frozen.beta),
+        batch_tensors(demos),
+        tf.constant(demos.states),
+        _network_input(coords, len(demos.states)),
+        config,
+    )
+    assert result.initial["jhat"] == pytest.approx(float(eager.total), rel=1e-5)
+    assert result.initial["terminations"] == pytest.approx(float(eager.termination_term), rel=1e-5)
+    assert result.initial["kl"] == pytest.approx(float(eager.kl_term), rel=1e-5)
+    assert result.final_jhat != result.initial["jhat"]  # and the round did update the networks

@@ -177,8 +177,7 @@ def jhat_and_gradients(
 
     For a training step, where the gradient is certainly wanted: one XLA launch instead of two, and
     the forward recursion is not run twice. Chain the table gradients into the networks with
-    ``tape.gradient(tables, variables, output_gradients=...)`` (as
-    :func:`opt_suite.objective.make_jhat_step` does).
+    ``tape.gradient(tables, variables, output_gradients=...)``.
 
     Args:
       pi: [B, L, n] π(s_t, o); see :func:`jhat` for the layout of every argument.
