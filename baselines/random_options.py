@@ -1,10 +1,10 @@
 """Random options: the paper's "options before training" (Garcia, Nota & Thomas 2020, Sec. 5).
 
 ``count`` options whose networks are initialised exactly as Algorithm 1 initialises a newly
-introduced option (line 6), tabulated over every state and never trained. The initialisation is
-``offline_options``' own (``opt_suite.methods.offline_options.initial_options``), so the i-th option
-here is the i-th option offline_options would start from with the same seed: the comparison
-isolates what training adds.
+introduced option (line 6), tabulated over every state and never trained. The initialisation is the
+one ``offline_options`` draws its options from (:mod:`opt_suite.option_networks.initial`, below
+both methods), so the i-th option here is the i-th option offline_options would start from with the
+same seed: the comparison isolates what training adds.
 
 Params nest the offline_options Params rather than copying their fields: the network shape and state
 features (``hidden_sizes``, ``features``) can then never drift from the method they stand in for.
@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, ClassVar
 
+from opt_suite._tf import tensorflow
 from opt_suite.families.base import TabularModelMixin
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, IMAGE_OBSERVATIONS
 from opt_suite.methods.base import (
@@ -63,32 +64,32 @@ class RandomOptions(Method):
         return cls.requires
 
     def discover(self, context: DiscoveryContext) -> Discovery:
-        """``count`` options from ``initial_options`` with this run's seed (TF loads here).
+        """``count`` untrained options with this run's seed (TF loads here).
 
         With ``offline_options.features: frames`` they are offline_options' initial conv options.
         Otherwise, on a family without an exact model, they are untrained dense keras option
         networks over the observations (:func:`opt_suite.options.network.
         option_network`, ``offline_options.hidden_sizes`` wide), one seed per option.
         """
-        from opt_suite.methods.offline_options import initial_options
+        tensorflow()  # quietly, before the module below imports it
+        from opt_suite.option_networks.initial import initial_frame_options, initial_tabular_options
 
-        if self.params.offline_options.features == "frames":  # image observations: conv options
-            from opt_suite.methods.offline_options.on_frames import initial_frame_options
-
+        nested = self.params.offline_options
+        if nested.features == "frames":  # image observations: conv options
             if not context.train_tasks:
                 raise ValueError(f"{self.name}: needs at least one train task, got none")
             return Discovery(
                 initial_frame_options(
-                    context.family, context.train_tasks[0], self.params.offline_options,
-                    self.params.count, context.seed,
+                    context.family, context.train_tasks[0], self.params.count, context.seed
                 )
-            )  # fmt: skip
+            )
         if not isinstance(context.family, TabularModelMixin):
             return Discovery(self._network_options(context))
         model = context.tabular_models(self.name)[0]
-        options = initial_options(
-            context.family, model, self.params.offline_options, self.params.count, context.seed
-        )
+        options = initial_tabular_options(
+            context.family, model, nested.features, nested.hidden_sizes, self.params.count,
+            context.seed,
+        )  # fmt: skip
         names = tuple(f"random-{i}" for i in range(len(options)))
         return Discovery(type(options)(options.mu, options.beta, names))
 

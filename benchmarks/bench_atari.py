@@ -47,8 +47,8 @@ from opt_suite.agents.params import PPOParams  # noqa: E402
 from opt_suite.families.atari import Atari, TaskParams  # noqa: E402
 from opt_suite.learners import ppo_parts  # noqa: E402
 from opt_suite.learners.agent_learner import TFAgentsLearner  # noqa: E402
-from opt_suite.methods.offline_options.on_frames import initial_frame_options  # noqa: E402
 from opt_suite.methods.offline_options.params import Params  # noqa: E402
+from opt_suite.option_networks.initial import initial_frame_options  # noqa: E402
 
 ENVS, SKIP, GAME = 8, 4, "breakout"
 FAMILY = Atari(Atari.Params(game=GAME))
@@ -121,9 +121,7 @@ def learning_fps(options, updates: int = 4) -> float:
 
 @pytest.fixture(scope="module")
 def options():
-    return initial_frame_options(
-        FAMILY, TASK, Params(features="frames"), 2, np.random.SeedSequence(0)
-    )
+    return initial_frame_options(FAMILY, TASK, 2, np.random.SeedSequence(0))
 
 
 @pytest.fixture(scope="module")
@@ -178,14 +176,15 @@ def _breakout_demos(count: int = 12, seed: int = 0):
 def test_jhat_step_vs_conv_networks(benchmark):
     """Ĵ + gradient of one Algorithm 1 step on 12 demonstrations / the networks' fwd + bwd."""
     from opt_suite.methods.offline_options import training
-    from opt_suite.methods.offline_options.algorithm import new_option, tabulate
-    from opt_suite.methods.offline_options.conv import FrameFeatures, frame_demo_batch
-    from opt_suite.methods.offline_options.networks import (
+    from opt_suite.methods.offline_options.demos import frame_demo_batch
+    from opt_suite.objective import JhatConfig
+    from opt_suite.option_networks.conv import FrameFeatures
+    from opt_suite.option_networks.initial import new_option, tabulate
+    from opt_suite.option_networks.networks import (
         init_policy,
         option_outputs,
         policy_probs,
     )
-    from opt_suite.objective import JhatConfig
 
     rss_before = _rss_mb()
     demos = _breakout_demos()
@@ -193,14 +192,16 @@ def test_jhat_step_vs_conv_networks(benchmark):
     features = FrameFeatures.of(frames)
     params = Params(features="frames", lambda2=5000.0, lambda1=0.01)
     seed = np.random.SeedSequence(0)
-    kept = new_option(features, 4, params, seed, 0)  # a frozen option: tables on the frames
+    # A frozen option: tables on the frames.
+    kept = new_option(features, 4, params.hidden_sizes, seed, 0)
     frozen = training.FrozenOptions.none(len(frames), 4).append(
         *[
             np.log(tabulate(kept, features, batch.states)[0]),
             tabulate(kept, features, batch.states)[1],
         ]
     )
-    option = {k: tf.Variable(v) for k, v in new_option(features, 4, params, seed, 1).items()}
+    fresh = new_option(features, 4, params.hidden_sizes, seed, 1)
+    option = {k: tf.Variable(v) for k, v in fresh.items()}
     policy = {
         k: tf.Variable(v)
         for k, v in init_policy(features, params.hidden_sizes, 4 + 2, seed).items()

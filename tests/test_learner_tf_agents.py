@@ -76,12 +76,9 @@ def test_each_row_is_evaluated_by_its_own_option():
     from atari_frames import BreakoutFamily
 
     from opt_suite.learners.ppo_parts import option_probabilities
-    from opt_suite.methods.offline_options.on_frames import initial_frame_options
-    from opt_suite.methods.offline_options.params import Params
+    from opt_suite.option_networks.initial import initial_frame_options
 
-    options = initial_frame_options(
-        BreakoutFamily(), "t", Params(features="frames"), 3, np.random.SeedSequence(4)
-    )
+    options = initial_frame_options(BreakoutFamily(), "t", 3, np.random.SeedSequence(4))
     count, rows_of = option_probabilities(options)
     frames = np.random.default_rng(0).integers(0, 256, (5, 84, 84, 2), dtype=np.uint8)
     which = np.array([2, 0, 2, 2, 0])  # option 1 runs nowhere: skipped

@@ -13,8 +13,8 @@ from opt_suite.methods.base import Trajectory
 from opt_suite.methods.offline_options import OfflineOptions, Params, initial_options
 from opt_suite.methods.offline_options.algorithm import improved_enough
 from opt_suite.methods.offline_options.demos import demo_batch
-from opt_suite.methods.offline_options.features import grid_coordinates, state_features
 from opt_suite.methods.offline_options.training import NonFiniteObjective
+from opt_suite.option_networks.features import grid_coordinates, state_features
 from opt_suite.testing import MethodContract, context_for, tiny_setting
 
 # A small budget shared by the tests: one trace of the training graph serves every test here.
@@ -275,8 +275,6 @@ def test_same_seed_same_options_in_a_fresh_process(trained):
 def test_automatic_lambda2_balances_the_two_gradients_and_is_kept_for_every_round():
     import tensorflow as tf
 
-    from opt_suite.methods.offline_options.algorithm import new_option, policy_seed
-    from opt_suite.methods.offline_options.networks import init_policy
     from opt_suite.methods.offline_options.training import (
         FrozenOptions,
         _network_input,
@@ -284,6 +282,8 @@ def test_automatic_lambda2_balances_the_two_gradients_and_is_kept_for_every_roun
         batch_tensors,
     )
     from opt_suite.objective import JhatConfig
+    from opt_suite.option_networks.initial import new_option, policy_seed
+    from opt_suite.option_networks.networks import init_policy
 
     params = fixed(3, max_options=2, delta=0.0, lambda2_auto=True)
     auto = discover(params)
@@ -299,7 +299,7 @@ def test_automatic_lambda2_balances_the_two_gradients_and_is_kept_for_every_roun
     model = setting.family.tabular_model(setting.train_tasks[0])
     demos = demo_batch(context.demonstrations, model.num_states, model.num_actions)
     features = state_features(model, params.features)
-    option = new_option(features, model.num_actions, params, context.seed, 0)
+    option = new_option(features, model.num_actions, params.hidden_sizes, context.seed, 0)
     policy = init_policy(
         features, params.hidden_sizes, model.num_actions + 1, policy_seed(context.seed, 0)
     )
@@ -335,9 +335,9 @@ def test_automatic_lambda2_balances_the_two_gradients_and_is_kept_for_every_roun
 def _round(demonstrations, kept: int, params: Params, seed: int = 0):
     """Train one round with ``kept`` frozen options, as Algorithm 1 would (round ``kept + 1``)."""
     from opt_suite.families.base import exact_model
-    from opt_suite.methods.offline_options.algorithm import new_option, policy_seed, tabulate
-    from opt_suite.methods.offline_options.networks import init_policy
     from opt_suite.methods.offline_options.training import FrozenOptions, train_round
+    from opt_suite.option_networks.initial import new_option, policy_seed, tabulate
+    from opt_suite.option_networks.networks import init_policy
 
     setting = tiny_setting()
     model = exact_model(setting.family, setting.train_tasks[0])
@@ -347,9 +347,10 @@ def _round(demonstrations, kept: int, params: Params, seed: int = 0):
     coords = None if features.coords is None else features.coords[demos.states]
     frozen = FrozenOptions.none(len(demos.states), actions)
     for i in range(kept):
-        mu, beta = tabulate(new_option(features, actions, params, root, i), features, demos.states)
+        weights = new_option(features, actions, params.hidden_sizes, root, i)
+        mu, beta = tabulate(weights, features, demos.states)
         frozen = frozen.append(np.log(mu), beta)
-    option = new_option(features, actions, params, root, kept)
+    option = new_option(features, actions, params.hidden_sizes, root, kept)
     policy = init_policy(features, params.hidden_sizes, actions + kept + 1, policy_seed(root, kept))
     inputs = (demos, coords, frozen, option, policy)
     return inputs, train_round(*inputs, params)

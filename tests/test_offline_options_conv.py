@@ -10,15 +10,16 @@ from opt_suite._tf import tensorflow
 
 tf = tensorflow()
 
-from opt_suite.methods.offline_options.algorithm import learn_options, new_option  # noqa: E402
-from opt_suite.methods.offline_options.conv import (  # noqa: E402
+from opt_suite.methods.offline_options.algorithm import learn_options  # noqa: E402
+from opt_suite.methods.offline_options.demos import frame_demo_batch  # noqa: E402
+from opt_suite.methods.offline_options.params import Params  # noqa: E402
+from opt_suite.option_networks.conv import (  # noqa: E402
     FrameFeatures,
     conv_forward,
-    frame_demo_batch,
     keras_option_network,
 )
-from opt_suite.methods.offline_options.networks import option_outputs  # noqa: E402
-from opt_suite.methods.offline_options.params import Params  # noqa: E402
+from opt_suite.option_networks.initial import new_option  # noqa: E402
+from opt_suite.option_networks.networks import option_outputs  # noqa: E402
 
 A = 4  # Breakout's minimal action set
 
@@ -61,7 +62,7 @@ def test_bad_demonstrations_are_named(demos):
 
 def test_the_network_is_two_conv_layers_and_two_heads():
     option = new_option(
-        FrameFeatures.of(None, (84, 84, 2)), A, Params(), np.random.SeedSequence(0), 0
+        FrameFeatures.of(None, (84, 84, 2)), A, (), np.random.SeedSequence(0), 0
     )
     shapes = {k: v.shape for k, v in option.items()}
     assert shapes == {
@@ -72,7 +73,7 @@ def test_the_network_is_two_conv_layers_and_two_heads():
 
 def test_keras_model_computes_the_same_option(demos):
     frames = demos[0].observations
-    option = new_option(FrameFeatures.of(frames), A, Params(), np.random.SeedSequence(1), 0)
+    option = new_option(FrameFeatures.of(frames), A, (), np.random.SeedSequence(1), 0)
     log_mu, beta = option_outputs(option, None, tf.constant(frames))
     model = keras_option_network(option, frames.shape[1:])
     mu_k, beta_k = model(frames.astype(np.float32))
@@ -149,7 +150,7 @@ def test_random_options_on_frames_are_algorithm_1s_initial_options(demos):
     )
     assert options.names == ("random-0", "random-1")
     frames = demos[0].observations
-    second = new_option(FrameFeatures.of(frames), A, offline, seed, 1)
+    second = new_option(FrameFeatures.of(frames), A, offline.hidden_sizes, seed, 1)
     log_mu, beta = option_outputs(second, None, tf.constant(frames))
     mu, b = options.probabilities(frames)
     np.testing.assert_allclose(mu[:, 1], np.exp(log_mu.numpy()), rtol=1e-4, atol=1e-6)

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from opt_suite.families.atari import Atari, TaskParams, Variation
-from opt_suite.methods.offline_options.on_frames import initial_frame_options
-from opt_suite.methods.offline_options.params import Params
+from opt_suite.option_networks.initial import initial_frame_options
 from opt_suite.plots.option_strips import run_option, save_option_strip
 
 
@@ -18,9 +17,7 @@ from opt_suite.plots.option_strips import run_option, save_option_strip
 def breakout():
     family = Atari(Atari.Params(game="breakout", max_episode_frames=4000))
     task = TaskParams(start_actions=3, reward_scale=1.0, frame_skip=4)
-    options = initial_frame_options(
-        family, task, Params(features="frames"), 2, np.random.SeedSequence(0)
-    )
+    options = initial_frame_options(family, task, 2, np.random.SeedSequence(0))
     return family, task, options
 
 

@@ -25,8 +25,9 @@ Lines 9–14 train until Ĵ plateaus (at least N epochs, see ``training.py``); l
 the previous round's π when ``warm_start`` is set (see :func:`_initial_policy`).
 
 Seeds: the r-th introduced option and the r-th policy over options draw their initial weights from
-fixed children of the run's seed (:func:`option_seed`, :func:`policy_seed`), so
-:func:`opt_suite.methods.offline_options.initial_options` reproduces the untrained options exactly.
+fixed children of the run's seed (``option_seed``, ``policy_seed`` in
+:mod:`opt_suite.option_networks.initial`), so ``random_options`` reproduces the untrained options
+exactly.
 """
 
 from __future__ import annotations
@@ -37,12 +38,9 @@ import time
 from typing import Any
 
 import numpy as np
-import tensorflow as tf
 
 from opt_suite.methods.base import Discovery
 from opt_suite.methods.offline_options.demos import DemoBatch
-from opt_suite.methods.offline_options.features import StateFeatures
-from opt_suite.methods.offline_options.networks import init_option, init_policy, option_outputs
 from opt_suite.methods.offline_options.params import Params
 from opt_suite.methods.offline_options.training import (
     CURVE_NAMES,
@@ -51,55 +49,16 @@ from opt_suite.methods.offline_options.training import (
     balanced_lambda2,
     train_round,
 )
+from opt_suite.option_networks.features import StateFeatures
+from opt_suite.option_networks.initial import new_option, policy_seed, tabulate
+from opt_suite.option_networks.networks import init_policy
 from opt_suite.options import OptionSet
 
 __all__ = [
     "LearnedOptions",
     "learn_options",
-    "new_option",
-    "option_seed",
-    "policy_seed",
-    "tabulate",
     "improved_enough",
 ]
-
-_OPTION_STREAM, _POLICY_STREAM = 0, 1
-
-
-def _child(seed: np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:
-    """A fixed child of ``seed`` (unlike ``spawn``, it does not depend on earlier spawns)."""
-    return np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, *keys))
-
-
-def option_seed(seed: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
-    """Seed of the initial weights of the ``index``-th introduced option (0-based)."""
-    return _child(seed, _OPTION_STREAM, index)
-
-
-def policy_seed(seed: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
-    """Seed of the initial weights of π in round ``index`` (0-based)."""
-    return _child(seed, _POLICY_STREAM, index)
-
-
-def new_option(
-    features: StateFeatures,
-    num_actions: int,
-    params: Params,
-    seed: np.random.SeedSequence,
-    index: int,
-) -> dict[str, np.ndarray]:
-    """Algorithm 1 line 6: the weights (φ, ψ) of a freshly initialised option o' = (μ'_φ, β'_ψ)."""
-    return init_option(features, params.hidden_sizes, num_actions, option_seed(seed, index))
-
-
-def tabulate(
-    option: dict[str, np.ndarray], features: StateFeatures, states: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """(μ [len(states), A], β [len(states)]) of an option in float64, rows of μ summing to 1."""
-    coords = None if features.coords is None else tf.constant(features.coords[states])
-    log_mu, beta = option_outputs(option, tf.constant(states, tf.int32), coords)
-    mu = np.exp(log_mu.numpy().astype(np.float64))
-    return mu / mu.sum(axis=-1, keepdims=True), beta.numpy().astype(np.float64)
 
 
 def _initial_policy(features, num_actions, params, seed, index, previous):
@@ -198,7 +157,7 @@ def learn_options(
     previous_policy = None
     while len(kept) < params.max_options:  # line 5 (capped at max_options)
         index = len(rounds)
-        option = new_option(features, num_actions, params, seed, index)  # line 6
+        option = new_option(features, num_actions, params.hidden_sizes, seed, index)  # line 6
         # Line 7: O' = O ∪ o' — the frozen tables of O plus the trainable o' (see training.py).
         policy = _initial_policy(features, num_actions, params, seed, index, previous_policy)
         if params.lambda2_auto and index == 0:  # once, so Ĵ is one objective for every round

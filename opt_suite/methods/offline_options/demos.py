@@ -15,7 +15,7 @@ import numpy as np
 
 from opt_suite.methods.base import Trajectory
 
-__all__ = ["DemoBatch", "demo_batch"]
+__all__ = ["DemoBatch", "demo_batch", "frame_demo_batch"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -78,3 +78,52 @@ def demo_batch(
         positions[b, : len(h) + 1] = np.searchsorted(states, np.asarray(h.observations))
         actions[b, : len(h)] = np.asarray(h.actions)
     return DemoBatch(states.astype(np.int32), positions, actions, lengths)
+
+
+def frame_demo_batch(
+    demonstrations: Sequence[Trajectory], num_actions: int
+) -> tuple[DemoBatch, np.ndarray]:
+    """Number every frame of every demonstration: (padded batch of frame numbers, frames [U, ...]).
+
+    Every observation is its own state (two frames of Atari are rarely equal, and deduplicating
+    would cost a hash of every frame for little). The frames are concatenated once; the batch's
+    ``states`` are 0..U-1 and ``positions[b, t]`` is the number of demonstration b's t-th frame.
+
+    Raises:
+      ValueError: no demonstrations, or one that is not uint8 frames [T+1, H, W, C] with T >= 1
+        actions in range, or frames of different shapes.
+    """
+    if not demonstrations:
+        raise ValueError("offline_options needs at least one demonstration, got none")
+    shape = None
+    for i, h in enumerate(demonstrations):
+        obs, act = np.asarray(h.observations), np.asarray(h.actions)
+        where = f"demonstration {i} ({h.task_id})"
+        if obs.ndim != 4 or obs.dtype != np.uint8:
+            raise ValueError(
+                f"{where}: expected uint8 frames [T+1, H, W, C] (features: frames), got "
+                f"{obs.dtype} array of shape {obs.shape}"
+            )
+        if shape is not None and obs.shape[1:] != shape:
+            raise ValueError(f"{where}: frames of shape {obs.shape[1:]}, the first had {shape}")
+        shape = obs.shape[1:]
+        if len(act) < 1 or obs.shape[0] != len(act) + 1:
+            raise ValueError(
+                f"{where}: expected T >= 1 actions and T+1 observations, got {len(act)} and "
+                f"{obs.shape[0]}"
+            )
+        if act.min() < 0 or act.max() >= num_actions:
+            raise ValueError(f"{where}: action out of range [0, {num_actions})")
+    frames = np.concatenate([np.asarray(h.observations) for h in demonstrations])
+    lengths = np.array([len(h) for h in demonstrations], dtype=np.int32)
+    horizon = int(lengths.max())
+    positions = np.zeros((len(demonstrations), horizon + 1), dtype=np.int32)
+    actions = np.zeros((len(demonstrations), horizon), dtype=np.int32)
+    offset = 0
+    for b, h in enumerate(demonstrations):
+        positions[b, : len(h) + 1] = offset + np.arange(len(h) + 1)
+        positions[b, len(h) + 1 :] = offset + len(h)  # padding: a valid frame, ignored by Ĵ
+        actions[b, : len(h)] = np.asarray(h.actions)
+        offset += len(h) + 1
+    states = np.arange(len(frames), dtype=np.int32)
+    return DemoBatch(states, positions, actions, lengths), frames

@@ -59,7 +59,7 @@ class OfflineOptions(Method):
         tensorflow()  # quietly, before the modules below import it
         from opt_suite.methods.offline_options.algorithm import learn_options
         from opt_suite.methods.offline_options.demos import demo_batch
-        from opt_suite.methods.offline_options.features import state_features
+        from opt_suite.option_networks.features import state_features
 
         params: Params = self.params
         if params.features == "frames":  # image observations: conv options (on_frames.py)
@@ -86,9 +86,9 @@ def initial_options(
 ) -> TabularOptionSet:
     """``count`` untrained options, initialised exactly as Algorithm 1 line 6 does, tabulated.
 
-    The i-th option here is bit-for-bit the i-th option Algorithm 1 would introduce with the same
-    ``seed`` before any training (the ``random_options`` baseline, the paper's "options before
-    training").
+    :func:`opt_suite.option_networks.initial.initial_tabular_options` with these Params' features
+    and hidden sizes: the i-th option here is bit-for-bit the i-th option Algorithm 1 would
+    introduce with the same ``seed`` before any training (the paper's "options before training").
 
     Args:
       family: the family ``model`` belongs to (named in errors).
@@ -97,20 +97,7 @@ def initial_options(
       count: number of options, >= 0.
       seed: the seed a ``discover`` run would get.
     """
-    tensorflow()  # quietly, before the modules below import it
-    from opt_suite.methods.offline_options.algorithm import new_option, tabulate
-    from opt_suite.methods.offline_options.features import state_features
+    tensorflow()  # quietly, before the module below imports it
+    from opt_suite.option_networks.initial import initial_tabular_options
 
-    if count < 0:
-        raise ValueError(f"initial_options: count must be >= 0, got {count}")
-    if model is None:
-        raise ValueError(f"initial_options: family {family.name!r} has no tabular model")
-    features = state_features(model, params.features)
-    states = np.arange(model.num_states, dtype=np.int32)
-    tables = [
-        tabulate(new_option(features, model.num_actions, params, seed, i), features, states)
-        for i in range(count)
-    ]
-    if not tables:
-        return TabularOptionSet.empty(model.num_states, model.num_actions)
-    return TabularOptionSet(np.stack([m for m, _ in tables]), np.stack([b for _, b in tables]))
+    return initial_tabular_options(family, model, params.features, params.hidden_sizes, count, seed)

@@ -18,7 +18,7 @@ Two choices the paper leaves open are measured (``benchmarks/offline_options_cho
   it stays dominated by one demonstration: Ĵ_N ≈ 16.5 on 2 seeds, 0.7 on 1, ≈ 0 on 2 (an option
   that never ends, no demonstration reproduced). That is Eq. 2's optimum, not an artefact; the
   log-space variant has a different optimum, so it is a separate choice, not a stabilisation.
-- ``features``: see ``features.py``. Default: ``coords``.
+- ``features``: see ``opt_suite/option_networks/features.py``. Default: ``coords``.
 """
 
 from __future__ import annotations

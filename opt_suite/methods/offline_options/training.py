@@ -43,9 +43,9 @@ import numpy as np
 import tensorflow as tf
 
 from opt_suite.methods.offline_options.demos import DemoBatch
-from opt_suite.methods.offline_options.networks import Weights, option_outputs, policy_probs
 from opt_suite.methods.offline_options.params import Params
 from opt_suite.objective import JhatConfig, JhatParts, jhat
+from opt_suite.option_networks.networks import Weights, option_outputs, policy_probs
 
 __all__ = [
     "CURVE_NAMES",

@@ -7,9 +7,10 @@ softmax head over every option (the A primitives first, then the learned options
 
 Weights are plain dicts of arrays (``index_w``, ``coord_w``, ``b0``, ``w1``, ``b1``, ..., then
 ``<head>_w``, ``<head>_b``), so training is a pure function of them and is traced once per process,
-not once per network (see ``training.py``). They are drawn from a numpy ``Generator`` seeded by a
-``SeedSequence`` (Glorot-uniform weights, zero biases, what a Keras ``Dense`` layer does), so
-initialisation never touches TF's random state: same seed => same network.
+not once per network (see ``opt_suite.methods.offline_options.training``). They are drawn from a
+numpy ``Generator`` seeded by a ``SeedSequence`` (Glorot-uniform weights, zero biases, what a Keras
+``Dense`` layer does), so initialisation never touches TF's random state: same seed => same
+network.
 
 The first layer is one dense layer on the input [one-hot(s), coords(s)] (see ``features.py``); its
 one-hot part is a per-state row lookup (``tf.gather``), without the [S, S] one-hot matrix.
@@ -22,13 +23,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import tensorflow as tf
 
-from opt_suite.methods.offline_options.conv import (
+from opt_suite.option_networks.conv import (
     FrameFeatures,
     conv_forward,
     init_conv_weights,
     is_conv,
 )
-from opt_suite.methods.offline_options.features import StateFeatures
+from opt_suite.option_networks.features import StateFeatures
 
 __all__ = [
     "Weights",

@@ -7,12 +7,12 @@ stride 4, then 32 filters 4x4 stride 2, ReLU, then the heads on the flattened 9x
 softmax over actions, β a one-unit sigmoid, π (the policy over options during training) a softmax
 over the A primitives + the learned options.
 
-How this plugs into the tabular machinery without changing it: Algorithm 1 and its training round
-(``algorithm.py``, ``training.py``) evaluate networks on the U distinct *demonstrated states* and
-gather the results into Ĵ's [B, L, n] tables. Here the demonstrated states are the demonstrations'
-frames, numbered 0..U-1: :class:`FrameFeatures` is a :class:`StateFeatures` whose "coordinates" are
-the frames themselves (uint8 [U, 84, 84, 2], held once for every option and round, cast to float
-inside the network), and :func:`frame_demo_batch` numbers every frame of every demonstration.
+How this plugs into the tabular machinery without changing it: offline_options' Algorithm 1 and its
+training round evaluate networks on the U distinct *demonstrated states* and gather the results
+into Ĵ's [B, L, n] tables. Here the demonstrated states are the demonstrations' frames, numbered
+0..U-1: :class:`FrameFeatures` is a :class:`StateFeatures` whose "coordinates" are the frames
+themselves (uint8 [U, 84, 84, 2], held once for every option and round, cast to float inside the
+network); offline_options' ``frame_demo_batch`` numbers every frame of every demonstration.
 Weights are plain dicts like the MLP's (``conv1_w``, ``conv1_b``, ``conv2_w``, ``conv2_b``, then the
 heads), so the one traced training step serves both kinds.
 """
@@ -25,15 +25,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import tensorflow as tf
 
-from opt_suite.methods.base import Trajectory
-from opt_suite.methods.offline_options.demos import DemoBatch
-from opt_suite.methods.offline_options.features import StateFeatures
+from opt_suite.option_networks.features import StateFeatures
 
 __all__ = [
     "CONV_LAYERS",
     "FrameFeatures",
     "conv_forward",
-    "frame_demo_batch",
     "init_conv_weights",
     "is_conv",
     "keras_option_network",
@@ -133,55 +130,6 @@ def conv_forward(weights: Mapping[str, tf.Tensor | np.ndarray], frames: tf.Tenso
     x = tf.reshape(x, [tf.shape(x)[0], -1])
     heads = {key[:-2] for key in weights if key.endswith("_w") and not key.startswith("conv")}
     return {head: tf.matmul(x, weights[f"{head}_w"]) + weights[f"{head}_b"] for head in heads}
-
-
-def frame_demo_batch(
-    demonstrations: Sequence[Trajectory], num_actions: int
-) -> tuple[DemoBatch, np.ndarray]:
-    """Number every frame of every demonstration: (padded batch of frame numbers, frames [U, ...]).
-
-    Every observation is its own state (two frames of Atari are rarely equal, and deduplicating
-    would cost a hash of every frame for little). The frames are concatenated once; the batch's
-    ``states`` are 0..U-1 and ``positions[b, t]`` is the number of demonstration b's t-th frame.
-
-    Raises:
-      ValueError: no demonstrations, or one that is not uint8 frames [T+1, H, W, C] with T >= 1
-        actions in range, or frames of different shapes.
-    """
-    if not demonstrations:
-        raise ValueError("offline_options needs at least one demonstration, got none")
-    shape = None
-    for i, h in enumerate(demonstrations):
-        obs, act = np.asarray(h.observations), np.asarray(h.actions)
-        where = f"demonstration {i} ({h.task_id})"
-        if obs.ndim != 4 or obs.dtype != np.uint8:
-            raise ValueError(
-                f"{where}: expected uint8 frames [T+1, H, W, C] (features: frames), got "
-                f"{obs.dtype} array of shape {obs.shape}"
-            )
-        if shape is not None and obs.shape[1:] != shape:
-            raise ValueError(f"{where}: frames of shape {obs.shape[1:]}, the first had {shape}")
-        shape = obs.shape[1:]
-        if len(act) < 1 or obs.shape[0] != len(act) + 1:
-            raise ValueError(
-                f"{where}: expected T >= 1 actions and T+1 observations, got {len(act)} and "
-                f"{obs.shape[0]}"
-            )
-        if act.min() < 0 or act.max() >= num_actions:
-            raise ValueError(f"{where}: action out of range [0, {num_actions})")
-    frames = np.concatenate([np.asarray(h.observations) for h in demonstrations])
-    lengths = np.array([len(h) for h in demonstrations], dtype=np.int32)
-    horizon = int(lengths.max())
-    positions = np.zeros((len(demonstrations), horizon + 1), dtype=np.int32)
-    actions = np.zeros((len(demonstrations), horizon), dtype=np.int32)
-    offset = 0
-    for b, h in enumerate(demonstrations):
-        positions[b, : len(h) + 1] = offset + np.arange(len(h) + 1)
-        positions[b, len(h) + 1 :] = offset + len(h)  # padding: a valid frame, ignored by Ĵ
-        actions[b, : len(h)] = np.asarray(h.actions)
-        offset += len(h) + 1
-    states = np.arange(len(frames), dtype=np.int32)
-    return DemoBatch(states, positions, actions, lengths), frames
 
 
 def keras_option_network(
