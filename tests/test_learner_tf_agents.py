@@ -11,6 +11,7 @@ from opt_suite.learners.agent_learner import TFAgentsLearner
 from opt_suite.learners.base import LearnerRun
 from opt_suite.methods.base import TabularOptionSet
 from opt_suite.registry import LEARNERS, load
+from opt_suite.testing import LearnerContract, LearnerSetting
 
 
 def tiny(units: int = 16) -> TFAgentsLearner.Params:
@@ -87,3 +88,47 @@ def test_each_row_is_evaluated_by_its_own_option():
     assert count == 3
     np.testing.assert_allclose(mu, all_mu[np.arange(5), which], rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(beta, all_beta[np.arange(5), which], rtol=1e-5, atol=1e-7)
+
+
+# -- the shipped LearnerContract, on Atari frames ------------------------------------------------
+
+
+def atari_learner_setting() -> LearnerSetting:
+    """Breakout (the Atari family, image observations): 1 test task, 2 untrained conv options."""
+    from opt_suite.families.atari import Atari
+    from opt_suite.option_networks.initial import initial_frame_options
+    from opt_suite.options.network import NetworkOptionSet
+
+    family = Atari(Atari.Params(game="breakout", max_episode_frames=2000))
+    _, test = family.make_tasks(family.Variation(), (), count=2, train=1, test=1, seed=0)
+    options = initial_frame_options(family, test[0], 2, np.random.SeedSequence(0))
+    actions, shape = int(family.action_space.n), family.observation_space.shape
+    return LearnerSetting(family, tuple(test), options, NetworkOptionSet.empty(actions, shape))
+
+
+@pytest.mark.slow
+class TestTFAgentsLearnerContract(LearnerContract):
+    """PPO over primitives + conv options on Breakout frames, at the smallest budgets that run.
+
+    Batching: a batch of runs is learned one run after the other, each from its own seed (its
+    TensorFlow seed, its envs' reset seeds, its options' draws), so a run's numbers do not depend
+    on the batch it is in; the vector env inside one run (``ppo.num_envs`` copies of its task) is
+    part of that run, not of the batch.
+    """
+
+    learner_class = TFAgentsLearner
+    params = TFAgentsLearner.Params(
+        ppo=PPOParams(
+            num_envs=2,
+            steps_per_iteration=4,
+            epochs=1,
+            network=NetworkParams(
+                conv_filters=(4,), conv_kernels=(8,), conv_strides=(4,), fc_units=(8,)
+            ),
+        )
+    )
+    episodes = 2
+    max_steps = 8
+
+    def setting(self) -> LearnerSetting:
+        return atari_learner_setting()
