@@ -60,15 +60,9 @@ def demo_batch(
                 f"{where}: expected integer state indices [T+1] (a tabular family), "
                 f"got {obs.dtype} array of shape {obs.shape}"
             )
-        if len(act) < 1 or obs.shape[0] != len(act) + 1:
-            raise ValueError(
-                f"{where}: expected T >= 1 actions and T+1 observations, got {len(act)} and "
-                f"{obs.shape[0]}"
-            )
+        _check_actions(where, obs, act, num_actions)
         if obs.min() < 0 or obs.max() >= num_states:
             raise ValueError(f"{where}: state index out of range [0, {num_states})")
-        if act.min() < 0 or act.max() >= num_actions:
-            raise ValueError(f"{where}: action out of range [0, {num_actions})")
     states = np.unique(np.concatenate([np.asarray(h.observations) for h in demonstrations]))
     lengths = np.array([len(h) for h in demonstrations], dtype=np.int32)
     horizon = int(lengths.max())
@@ -107,13 +101,7 @@ def frame_demo_batch(
         if shape is not None and obs.shape[1:] != shape:
             raise ValueError(f"{where}: frames of shape {obs.shape[1:]}, the first had {shape}")
         shape = obs.shape[1:]
-        if len(act) < 1 or obs.shape[0] != len(act) + 1:
-            raise ValueError(
-                f"{where}: expected T >= 1 actions and T+1 observations, got {len(act)} and "
-                f"{obs.shape[0]}"
-            )
-        if act.min() < 0 or act.max() >= num_actions:
-            raise ValueError(f"{where}: action out of range [0, {num_actions})")
+        _check_actions(where, obs, act, num_actions)
     frames = np.concatenate([np.asarray(h.observations) for h in demonstrations])
     lengths = np.array([len(h) for h in demonstrations], dtype=np.int32)
     horizon = int(lengths.max())
@@ -127,3 +115,14 @@ def frame_demo_batch(
         offset += len(h) + 1
     states = np.arange(len(frames), dtype=np.int32)
     return DemoBatch(states, positions, actions, lengths), frames
+
+
+def _check_actions(where: str, obs: np.ndarray, act: np.ndarray, num_actions: int) -> None:
+    """T >= 1 actions in [0, num_actions) and T+1 observations, else a ValueError at ``where``."""
+    if len(act) < 1 or obs.shape[0] != len(act) + 1:
+        raise ValueError(
+            f"{where}: expected T >= 1 actions and T+1 observations, got {len(act)} and "
+            f"{obs.shape[0]}"
+        )
+    if act.min() < 0 or act.max() >= num_actions:
+        raise ValueError(f"{where}: action out of range [0, {num_actions})")
