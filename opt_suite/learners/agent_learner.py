@@ -63,6 +63,13 @@ class TFAgentsLearner(Learner):
             le=1,
         )
 
+    @classmethod
+    def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
+        """The agent's convolutions must fit the family's frames (else it fails at run time)."""
+        from opt_suite.agents.params import network_fit
+
+        return network_fit(params.ppo, family, "ppo.")
+
     def run(
         self,
         family: Any,

@@ -60,6 +60,15 @@ class Learner(abc.ABC):
     #: ``opt-suite validate``.
     requires: ClassVar[frozenset[str]] = frozenset()
 
+    @classmethod
+    def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
+        """What in ``params`` cannot work with ``family``, as (key below the params, message).
+
+        ``opt-suite validate`` reports each at its spec key (e.g. ``methods[2].params.features``)
+        instead of the generic capability message; default: nothing.
+        """
+        return []
+
     def __init__(self, params: Any) -> None:
         self.params = params
 

@@ -175,6 +175,15 @@ class Method(abc.ABC):
         """What the method needs from the family with these params (default: ``requires``)."""
         return cls.requires
 
+    @classmethod
+    def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
+        """What in ``params`` cannot work with ``family``, as (key below the params, message).
+
+        ``opt-suite validate`` reports each at its spec key (e.g. ``methods[2].params.features``)
+        instead of the generic capability message; default: nothing.
+        """
+        return []
+
     @abc.abstractmethod
     def discover(self, context: DiscoveryContext) -> Discovery:
         """Return an option set for ``context.family`` learned from ``context`` alone."""
