@@ -47,6 +47,7 @@ class _Rules:
         self.capabilities()
         names = self.method_names()
         self.baseline(names)
+        self.frame_budget()
         self.final_fraction()
 
     def name(self, path: KeyPath, value: Any) -> None:
@@ -231,11 +232,35 @@ class _Rules:
                 f"(expected one of: {', '.join(names) or 'none'}, or null)",
             )
 
+    def frame_budget(self) -> None:
+        """``evaluation``: the budget as episodes or as frames, not both; a learner that can."""
+        frames = self.get("evaluation", "frames")
+        if frames is INVALID or frames is None:
+            return
+        if ("evaluation", "episodes") in self.conv.marks:
+            self.report(
+                ("evaluation", "frames"),
+                "give the evaluation budget as episodes or as frames, not both (expected exactly "
+                f"one of evaluation.episodes and evaluation.frames, got episodes = "
+                f"{self.get('evaluation', 'episodes')} and frames = {frames})",
+            )
+        learner = self.types.classes.get(("evaluation",))
+        if learner is not None and not getattr(learner, "frame_budgets", False):
+            name = getattr(learner, "name", learner.__name__)
+            self.report(
+                ("evaluation", "frames"),
+                f"learner {name} runs a number of episodes and cannot stop at a frame budget "
+                "(expected evaluation.episodes, or a learner with frame budgets such as "
+                "tf_agents)",
+            )
+
     def final_fraction(self) -> None:
         fraction, episodes = (
             self.get("report", "final_fraction"),
             self.get("evaluation", "episodes"),
         )
+        if self.get("evaluation", "frames") not in (None, INVALID):
+            return  # a frame budget: the report's curves are points of the frame axis
         if INVALID not in (fraction, episodes) and fraction * episodes < 1:
             self.report(
                 ("report", "final_fraction"),
