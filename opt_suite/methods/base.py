@@ -41,12 +41,18 @@ class Trajectory:
 
     For tabular families ``observations`` are int state indices [T+1]; for image families they are
     arrays [T+1, ...]. ``len(trajectory)`` is T, the number of actions (|h| in the paper).
+
+    ``reset_seed``, when known, is the seed of the ``env.reset(seed=...)`` the trajectory started
+    from: with it, a deterministic env (Atari: sticky actions off) reaches the state of step t by
+    replaying ``actions[:t]`` (see :func:`opt_suite.plots.option_strips.replay_demonstration`),
+    so pictures can start options from states inside a demonstration.
     """
 
     task_id: str
     observations: np.ndarray
     actions: np.ndarray
     rewards: np.ndarray
+    reset_seed: int | None = None
 
     def __len__(self) -> int:
         return int(self.actions.shape[0])
