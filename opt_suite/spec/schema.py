@@ -136,6 +136,7 @@ class EvaluationSpec:
         ge=1,
         le=MAX_BUDGET,
         added_later=True,
+        replaces="episodes",
     )
     max_steps: int = param(
         1000, doc="primitive steps per episode before it is cut", ge=1, le=MAX_STEPS
