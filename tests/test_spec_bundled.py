@@ -77,7 +77,7 @@ def test_paper_scale_atari_specs_sweep_the_papers_lambda1_on_a_frame_budget():
 def test_sensitivity_spec_is_a_one_factor_at_a_time_design_around_the_paper_spec():
     sweep = load_sweep(ROOT / "specs" / "fourrooms-paper-sensitivity.yaml")
     paper = load_spec(ROOT / "specs" / "fourrooms-paper.yaml")
-    assert len(sweep.variants) == 13 and sweep.base.evaluation.seeds == 5
+    assert len(sweep.variants) == 15 and sweep.base.evaluation.seeds == 5
 
     def is_paper(spec):  # up to the name and description, which no cell depends on
         return dataclasses.replace(spec, name=paper.name, description=paper.description) == paper
