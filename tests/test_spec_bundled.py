@@ -87,6 +87,14 @@ def test_sensitivity_spec_is_a_one_factor_at_a_time_design_around_the_paper_spec
     auto = [v.spec for v in sweep.variants if "lambda2_auto" in v.name]
     assert len(auto) == 1
     assert all(m.params.lambda2_auto for m in auto[0].methods if m.method == "offline_options")
+    literal = [v.spec for v in sweep.variants if v.name == "likelihood=prob"]
+    assert [m.params.likelihood for m in literal[0].methods if m.method == "offline_options"] == [
+        "prob",
+        "prob",
+    ]
+    wide = [v.spec for v in sweep.variants if v.name == "layout=paper-40x40-wide"]
+    assert wide[0].family.params.layout == "paper-40x40-wide"
+    assert dataclasses.replace(wide[0].family, params=paper.family.params) == paper.family
 
 
 def test_find_spec_by_bundled_name(tmp_path, monkeypatch):
