@@ -153,6 +153,7 @@ class _Inputs:
             options=self._output(cell.deps[0]),
             episodes=spec.evaluation.episodes,
             max_steps=spec.evaluation.max_steps,
+            frames=spec.evaluation.frames,
         )
 
     def record(self, cell: Cell, outcome: CellOutcome) -> CellRecord:
