@@ -163,6 +163,8 @@ class EvaluationJob(CellJob):
       options: the bytes of the method's option-set file; the worker loads it with
         :func:`opt_suite.options.from_bytes` (option sets travel as files, never as objects).
       episodes, max_steps: the evaluation budget.
+      record_usage: also count how the learner used the options (its ``run_with_usage``, which
+        gives the same episodes as ``run``); the outcome's ``usage`` holds one ``OptionUsage``.
     """
 
     task: Task
@@ -172,6 +174,7 @@ class EvaluationJob(CellJob):
     options: bytes
     episodes: int
     max_steps: int
+    record_usage: bool = False
 
     def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
         from opt_suite.learners.base import LearnerRun
@@ -180,11 +183,22 @@ class EvaluationJob(CellJob):
         learner = self.learner_cls(self.learner_params)
         runs = [LearnerRun(self.task, self.seed)]
         options = from_bytes(self.options)
-        logs = learner.run(self.family(), runs, options, self.episodes, self.max_steps)
+        result: dict[str, Any] = {}
+        if self.record_usage:
+            if not hasattr(learner, "run_with_usage"):
+                raise TypeError(f"learner {learner.name!r} does not count option usage")
+            pairs = learner.run_with_usage(
+                self.family(), runs, options, self.episodes, self.max_steps
+            )
+            logs = [log for log, _ in pairs]
+            result["usage"] = [usage for _, usage in pairs]
+        else:
+            logs = learner.run(self.family(), runs, options, self.episodes, self.max_steps)
         if len(logs) != len(runs):
             raise ValueError(f"the learner returned {len(logs)} logs for {len(runs)} runs")
         episodes = [_checked_log(self.task, log, self.episodes) for log in logs]
-        return {"episodes": episodes}, _non_finite_episodes(episodes)
+        result["episodes"] = episodes
+        return result, _non_finite_episodes(episodes)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -201,6 +215,7 @@ class CellOutcome:
       num_options: the option set's size (discovery cells).
       curves, info: the rest of the Discovery (discovery cells).
       episodes: (test task index, returns, steps, frames) per test task (evaluation cells).
+      usage: one ``OptionUsage`` per test task (evaluation cells computed with ``record_usage``).
     """
 
     cell_id: str
@@ -216,6 +231,7 @@ class CellOutcome:
     curves: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
     info: dict[str, Any] = dataclasses.field(default_factory=dict)
     episodes: Sequence[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = ()
+    usage: Sequence[Any] = ()
 
 
 def worker_environment() -> dict[str, str]:

@@ -369,6 +369,16 @@ class ResultsStore:
     def option_set(self, method: str, seed: int) -> Any:
         """The option set (any kind) that ``method`` discovered for ``seed``, or None."""
         from opt_suite.options import load_option_set
+
+        path = self.option_set_file(method, seed)
+        return None if path is None else load_option_set(path)
+
+    def option_set_file(self, method: str, seed: int) -> Path | None:
+        """The option-set file ``method`` discovered for ``seed``, digest checked, or None.
+
+        Raises:
+          StoreError: the file does not match the digest recorded with it.
+        """
         from opt_suite.store.files import OPTIONS_FILE
 
         row = self._conn.execute(
@@ -378,7 +388,7 @@ class ResultsStore:
         ).fetchone()
         if row is None:
             return None
-        return load_option_set(self._verified_file(row[0], "discovery", OPTIONS_FILE))
+        return self._verified_file(row[0], "discovery", OPTIONS_FILE)
 
     def demonstrations(self, seed: int) -> list[Any] | None:
         """The demonstrations (list of ``Trajectory``) of ``seed``, or None if not collected yet."""
