@@ -46,6 +46,7 @@ def test_layout_names_are_the_params_choices():
     [
         ("sutton-13x13", (13, 13), 104, ((3, 6), (7, 9), (10, 6), (6, 2))),
         ("paper-40x40", (40, 40), 1525, ((9, 19), (21, 29), (30, 19), (19, 9))),
+        ("paper-40x40-wide", (40, 40), 1537, ((9, 19), (21, 29), (30, 19), (19, 9))),
         ("10x15", (10, 15), 130, ((2, 7), (5, 11), (7, 7), (4, 3))),
     ],
 )
@@ -57,7 +58,20 @@ def test_layout_sizes_free_cells_and_hallways(name, shape, free, hallway_cells):
     assert dict(layout.hallways) == hallways
     for cell in hallways.values():
         assert not layout.walls[cell]
-    assert sum(len(cells) for cells in layout.rooms.values()) == free - 4
+    in_rooms = sum(len(cells) for cells in layout.rooms.values())
+    assert in_rooms == free - 4 - len(layout.hallway_extra)
+
+
+def test_wide_layout_is_the_paper_map_with_four_cell_hallways():
+    narrow, wide = layouts.get("paper-40x40"), layouts.get("paper-40x40-wide")
+    opened = np.argwhere(narrow.walls & ~wide.walls)
+    assert not (wide.walls & ~narrow.walls).any()  # only opens cells
+    assert sorted(map(tuple, opened)) == sorted(wide.hallway_extra)
+    # Each hallway is now a run of four free cells across its wall line.
+    assert not wide.walls[8:12, 19].any() and wide.walls[7, 19] and wide.walls[12, 19]
+    assert not wide.walls[28:32, 19].any() and wide.walls[27, 19] and wide.walls[32, 19]
+    assert not wide.walls[19, 8:12].any() and wide.walls[19, 7] and wide.walls[19, 12]
+    assert not wide.walls[21, 28:32].any() and wide.walls[21, 27] and wide.walls[21, 32]
 
 
 def test_sutton_map_is_the_classic_one():

@@ -68,6 +68,28 @@ def test_a_list_of_blocks_is_a_fractional_design(tmp_path):
     assert names == ["alpha=0.1", "alpha=0.5", "alpha=1.0", "q_init=-20", "q_init=-100"]
 
 
+def test_axes_sharing_a_key_are_named_once_when_they_agree(tmp_path):
+    methods = (
+        "methods:\n"
+        "  - {name: offline-options, method: offline_options, params: {epochs: 5}}\n"
+        "  - {name: other, method: offline_options, params: {epochs: 5}}\n"
+        "report: {baseline: other}\n"
+    )
+    path = write(
+        tmp_path,
+        "  - zip:\n"
+        "      - methods.offline-options.params.lambda2: [10, 1000]\n"
+        "        methods.other.params.lambda2: [10, 5]\n",
+        extra=methods,
+    )
+    names = [v.name for v in load_sweep(path).variants]
+    # Together (same value): the key once; apart: each axis by its whole path.
+    assert names == [
+        "lambda2=10",
+        "methods.offline-options.params.lambda2=1000,methods.other.params.lambda2=5",
+    ]
+
+
 def test_no_sweep_means_the_spec_itself_and_load_spec_refuses_a_sweep(tmp_path):
     plain = load_sweep(QUICK)
     assert plain.variants == () and plain.specs == [(None, plain.base)]

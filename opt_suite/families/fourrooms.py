@@ -38,7 +38,7 @@ from opt_suite.params import param
 
 __all__ = ["FourRooms", "FourRoomsEnv", "Params", "Variation", "TaskParams"]
 
-LayoutName = Literal["paper-40x40", "sutton-13x13", "10x15"]
+LayoutName = Literal["paper-40x40", "paper-40x40-wide", "sutton-13x13", "10x15"]
 Region = Literal[
     "anywhere",
     "north-west",

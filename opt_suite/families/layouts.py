@@ -14,6 +14,10 @@ Layouts:
   east-west wall at row 19 on the west half and at row 21 on the east half (offset like Sutton's),
   one one-cell hallway in each of the four inner wall segments. 1525 free cells; rooms (rows x
   cols) 19x19 (NW), 20x19 (SW), 21x20 (NE), 18x20 (SE).
+- ``paper-40x40-wide``: the same 40x40 map with every hallway four cells wide (rows 8-11 of the
+  north and south hallways, columns 8-11 and 28-31 of the west and east ones): the paper does not
+  show its map, and a one-cell hallway is the hardest case for an agent that must find it, so the
+  sensitivity study varies it. 1537 free cells.
 - ``sutton-13x13``: Sutton, Precup & Singh (1999), Fig. 2, identical to the option-critic code's map
   (Bacon et al. 2017): outer wall drawn, 11x11 inside, 104 free cells, hallways (3,6), (6,2), (7,9),
   (10,6); the east-west wall is at row 6 on the west half and row 7 on the east half.
@@ -48,6 +52,22 @@ _PAPER_40X40 = "\n".join(
         "." * 40,  # row 30: south hallway at column 19
         *["." * 19 + "#" + "." * 20] * 9,
     ]
+)
+
+def _widen_hallways(text: str, extra: tuple[tuple[int, int], ...]) -> str:
+    """``text`` with the cells ``extra`` opened (made free)."""
+    rows = [list(line) for line in text.splitlines()]
+    for r, c in extra:
+        rows[r][c] = "."
+    return "\n".join("".join(row) for row in rows)
+
+
+# Four cells per hallway: the one-cell hallway of paper-40x40 and three more beside it.
+_WIDE_EXTRA = (
+    *((r, 19) for r in (8, 10, 11)),  # north, around (9, 19)
+    *((r, 19) for r in (28, 29, 31)),  # south, around (30, 19)
+    *((19, c) for c in (8, 10, 11)),  # west, around (19, 9)
+    *((21, c) for c in (28, 30, 31)),  # east, around (21, 29)
 )
 
 _SUTTON_13X13 = """\
@@ -86,13 +106,17 @@ class Layout:
       name: the spec name (``family.params.layout``).
       tag: short size tag used in task ids, e.g. ``"40x40"``.
       text: the map, ``#`` wall and ``.`` free, one line per row.
-      hallways: ``(name, (row, col))`` pairs, one per inner wall segment, in :data:`HALLWAYS` order.
+      hallways: ``(name, (row, col))`` pairs, one per inner wall segment, in :data:`HALLWAYS` order
+        (for a hallway wider than one cell, its middle cell: the ``<name>-hallway`` region).
+      hallway_extra: the other cells of hallways wider than one cell (they join two rooms too, so
+        they belong to no room).
     """
 
     name: str
     tag: str
     text: str
     hallways: tuple[tuple[str, tuple[int, int]], ...]
+    hallway_extra: tuple[tuple[int, int], ...] = ()
 
     @functools.cached_property
     def walls(self) -> np.ndarray:
@@ -107,7 +131,7 @@ class Layout:
     @functools.cached_property
     def rooms(self) -> dict[str, np.ndarray]:
         """Room name -> int [n, 2] cells, row-major; hallways belong to no room."""
-        return _rooms(self.walls, [cell for _, cell in self.hallways])
+        return _rooms(self.walls, [cell for _, cell in self.hallways] + list(self.hallway_extra))
 
 
 LAYOUTS: dict[str, Layout] = {
@@ -118,6 +142,13 @@ LAYOUTS: dict[str, Layout] = {
             "40x40",
             _PAPER_40X40,
             (("north", (9, 19)), ("east", (21, 29)), ("south", (30, 19)), ("west", (19, 9))),
+        ),
+        Layout(
+            "paper-40x40-wide",
+            "40x40-wide",
+            _widen_hallways(_PAPER_40X40, _WIDE_EXTRA),
+            (("north", (9, 19)), ("east", (21, 29)), ("south", (30, 19)), ("west", (19, 9))),
+            _WIDE_EXTRA,
         ),
         Layout(
             "sutton-13x13",

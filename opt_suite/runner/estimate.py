@@ -89,7 +89,9 @@ def estimate_work(
     n_seeds = len(seeds)
     uses_demos = any(getattr(c, "uses_demonstrations", False) for c in method_classes)
     interacting = sum(1 for c in method_classes if getattr(c, "uses_interaction", False))
-    cells = n_seeds * (int(uses_demos) + 2 * methods)
+    # As runner.plan.build_plan: per seed, the demonstrations (when used), then per method entry
+    # one discovery cell and one evaluation cell per test task.
+    cells = n_seeds * (int(uses_demos) + methods * (1 + tasks.test))
     steps = n_seeds * methods * tasks.test * ev.episodes * ev.max_steps
     steps += n_seeds * interacting * ev.interaction_budget
     if uses_demos:

@@ -17,7 +17,9 @@ fractional design such as one factor at a time (say which design in the spec's d
 Each variant is the base spec with the variant's values written in, converted and checked like any
 spec, so a bad value (wrong type, out of range, unknown key) is reported at the sweep's line. Its
 name, used for its results folder and its leaderboard rows, is ``key=value`` per axis joined by
-``,`` (``key`` is the path's last part, or the whole path where two axes share it), with
+``,`` (``key`` is the path's last part, or the whole path where two axes share it and take
+different values; axes that share a last part and take the same value, such as a zip group setting
+one parameter of several methods, are written once as ``key=value``), with
 characters outside ``A-Za-z0-9._=,+-`` turned into ``_``. A sweep has at most
 :data:`MAX_VARIANTS` variants.
 """
@@ -100,8 +102,7 @@ def expand_sweep(root: Mapping, problems: Problems) -> tuple[Mapping, list[Varia
         paths = [axis.path for axis, _ in design[0]] if design else []
         labels = _labels(paths)
         for choice in design:
-            name = ",".join(f"{labels[a.path]}={_text(v)}" for a, v in choice)
-            name = _UNSAFE.sub("_", name)
+            name = _UNSAFE.sub("_", _variant_name(choice, labels))
             mark = choice[0][1].mark
             if name in seen:
                 problems.add(
@@ -274,6 +275,21 @@ def _with_value(node: Node | None, path: tuple[str, ...], value: Node, key_mark:
         _with_value(None if below is None else below.node, rest, value, key_mark),
     )
     return Mapping(node.mark, entries)
+
+
+def _variant_name(choice: list[tuple[_Axis, Node]], labels: dict[tuple[str, ...], str]) -> str:
+    """``key=value`` per axis; axes sharing a last key and a value are written once."""
+    texts: dict[str, set[str]] = {}
+    for axis, value in choice:
+        texts.setdefault(axis.path[-1], set()).add(_text(value))
+    parts: list[str] = []
+    for axis, value in choice:
+        leaf = axis.path[-1]
+        if len(texts[leaf]) > 1:
+            parts.append(f"{labels[axis.path]}={_text(value)}")
+        elif f"{leaf}={_text(value)}" not in parts:
+            parts.append(f"{leaf}={_text(value)}")
+    return ",".join(parts)
 
 
 def _labels(paths: list[tuple[str, ...]]) -> dict[tuple[str, ...], str]:
