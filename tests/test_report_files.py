@@ -260,3 +260,36 @@ class TestCaveats:
         assert learned(curves["a"], 0.1)
         flat = linear_table({"a": 0.0}, seeds=5, episodes=1)
         assert not learned(learning_curves(flat, None)["a"], 0.1)
+
+
+def test_discovery_png_draws_interaction_curves_and_is_shown_in_index_html(tmp_path):
+    from opt_suite.report.interaction_curves import interaction_curves
+    from opt_suite.store import CurveRow
+
+    rows = [
+        CurveRow("critic", seed, name, step, value)
+        for seed in (0, 1)
+        for name, values in {
+            "steps_per_episode": [400.0 + seed, 90.0, 20.0],
+            "mean_option_duration": [2.0, 1.5, float("nan")],
+        }.items()
+        for step, value in enumerate(values)
+    ]
+    rows += [CurveRow("short", 0, "steps_per_episode", 0, 5.0)]
+    rows += [CurveRow("short", 1, "steps_per_episode", s, 5.0) for s in range(2)]  # ragged
+    rows += [CurveRow("ours", 0, "jhat", 0, -1.0)]  # no interaction curve: left out
+    curves = interaction_curves(rows)
+    assert set(curves) == {"critic"}
+    np.testing.assert_array_equal(curves["critic"]["steps_per_episode"][1], [401.0, 90.0, 20.0])
+    assert curves["critic"]["mean_option_duration"].shape == (2, 3)
+    inputs = ReportInputs(
+        linear_table({"primitives": 0.0, "critic": 5.0}),
+        spec_name="toy-spec",
+        spec_hash="feedc0de",
+        settings=SETTINGS,
+        interaction=curves,
+    )
+    paths = write_report_files(inputs, tmp_path / "with")
+    assert [p.name for p in paths] == [*REPORT_FILES, "discovery.png"]
+    assert (tmp_path / "with" / "discovery.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert 'src="discovery.png"' in (tmp_path / "with" / "index.html").read_text()

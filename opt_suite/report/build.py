@@ -16,6 +16,7 @@ from opt_suite.report.curves import write_curves_png
 from opt_suite.report.episodes import EpisodeTable, LearningCurves, learning_curves
 from opt_suite.report.fig1a import TrainingCurves, write_fig1a_png
 from opt_suite.report.html import write_index_html
+from opt_suite.report.interaction_curves import InteractionCurves, write_discovery_png
 from opt_suite.report.leaderboard import Leaderboard, build_leaderboard
 from opt_suite.report.metrics import MethodMetrics, resolve_thresholds, run_metrics
 from opt_suite.report.tables import (
@@ -53,6 +54,8 @@ class ReportInputs:
         incomplete: why the run is not complete (failed or missing evaluation cells, a run that
             did not finish); empty for a complete run. ``opt-suite compare`` refuses these.
         training: discovery training curves for Figure 1a (``fig1a.py``); empty: no fig1a.png.
+        interaction: learning curves of methods that discover options by interacting
+            (``interaction_curves.py``); empty: no discovery.png.
     """
 
     episodes: EpisodeTable
@@ -63,6 +66,7 @@ class ReportInputs:
     pictures: tuple[str, ...] = ()
     incomplete: tuple[str, ...] = ()
     training: TrainingCurves = dataclasses.field(default_factory=dict)
+    interaction: InteractionCurves = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -112,7 +116,8 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
 def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
     """Write :data:`REPORT_FILES` into ``out_dir`` and return their paths, in that order.
 
-    ``fig1a.png`` (Algorithm 1's training curves) comes last when ``inputs.training`` has any.
+    ``fig1a.png`` (Algorithm 1's training curves) follows when ``inputs.training`` has any, and
+    ``discovery.png`` (option discovery by interaction) when ``inputs.interaction`` has any.
 
     Raises:
         ReportDataError: the episodes cannot be reported (empty, incomplete, inconsistent).
@@ -122,16 +127,21 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
     analysis = analyse(inputs)
     board = leaderboard(inputs, analysis)
     fig1a = "fig1a.png" if inputs.training else None
+    discovery = "discovery.png" if inputs.interaction else None
     written = [
         write_returns_csv(inputs.episodes, out / "returns.csv", list(analysis.curves)),
         _write_text(out / "leaderboard.md", leaderboard_markdown(board)),
         write_leaderboard_csv(board, out / "leaderboard.csv"),
         write_json(leaderboard_json(board), out / "leaderboard.json"),
         write_curves_png(analysis.curves, out / "curves.png", inputs.spec_name),
-        write_index_html(board, out / "index.html", inputs.pictures, fig1a=fig1a),
+        write_index_html(
+            board, out / "index.html", inputs.pictures, fig1a=fig1a, discovery=discovery
+        ),
     ]
     if fig1a is not None:
         written.append(write_fig1a_png(inputs.training, out / fig1a, inputs.spec_name))
+    if discovery is not None:
+        written.append(write_discovery_png(inputs.interaction, out / discovery, inputs.spec_name))
     return written
 
 

@@ -45,8 +45,9 @@ def index_html(
     pictures: Sequence[str],
     curves: str | None = "curves.png",
     fig1a: str | None = None,
+    discovery: str | None = None,
 ) -> str:
-    """The page; ``pictures``, ``curves`` and ``fig1a`` are paths relative to the run folder."""
+    """The page; ``pictures``, ``curves``, ``fig1a``, ``discovery``: paths relative to the run."""
     name = html.escape(board.spec_name)
     parts = [
         "<!DOCTYPE html>",
@@ -78,6 +79,12 @@ def index_html(
             f'<img src="{html.escape(fig1a)}" alt="J-hat, its likelihood and termination parts'
             ' per training epoch, across rounds">',
         ]
+    if discovery is not None:
+        parts += [
+            "<h2>Option discovery by interaction: steps per training episode</h2>",
+            f'<img src="{html.escape(discovery)}" alt="steps per episode and mean option duration'
+            ' while options are discovered by interacting">',
+        ]
     if pictures:
         parts.append("<h2>Options</h2>")
         for p in pictures:
@@ -96,7 +103,8 @@ def write_index_html(
     pictures: Sequence[str],
     curves: str | None = "curves.png",
     fig1a: str | None = None,
+    discovery: str | None = None,
 ) -> Path:
     """Write :func:`index_html` to ``path``."""
-    path.write_text(index_html(board, pictures, curves, fig1a), encoding="utf-8")
+    path.write_text(index_html(board, pictures, curves, fig1a, discovery), encoding="utf-8")
     return path

@@ -19,6 +19,7 @@ import yaml
 from opt_suite.report.build import ReportInputs
 from opt_suite.report.episodes import EpisodeTable, ReportDataError
 from opt_suite.report.fig1a import training_curves
+from opt_suite.report.interaction_curves import interaction_curves
 from opt_suite.spec.schema import ReportSpec
 
 __all__ = ["PICTURE_DIRS", "find_pictures", "load_inputs"]
@@ -112,7 +113,9 @@ def _load_inputs(directory: Path, spec_hash: str | None) -> tuple[ReportInputs, 
         rows = store.episodes()
         failed = [c for c in store.cells() if c.kind == "evaluation" and c.status != "done"]
         settings = report_settings(store.spec_yaml())
-        training = training_curves(store.curves())
+        curve_rows = store.curves()
+        training = training_curves(curve_rows)
+        interaction = interaction_curves(curve_rows)
     if run.status != "done":
         incomplete.append(f"the latest run in {directory} has status {run.status!r}")
         warnings.append(incomplete[-1])
@@ -141,5 +144,6 @@ def _load_inputs(directory: Path, spec_hash: str | None) -> tuple[ReportInputs, 
         pictures=find_pictures(directory),
         incomplete=tuple(incomplete),
         training={m: training[m] for m in methods if m in training},
+        interaction={m: interaction[m] for m in methods if m in interaction},
     )
     return inputs, warnings
