@@ -38,6 +38,8 @@ def param(
     gt: float | None = None,
     le: float | None = None,
     lt: float | None = None,
+    added_later: bool = False,
+    replaces: str | None = None,
 ) -> Any:
     """A dataclass field carrying a docstring and numeric bounds for the spec validator.
 
@@ -49,8 +51,22 @@ def param(
       gt: exclusive lower bound.
       le: inclusive upper bound.
       lt: exclusive upper bound.
+      added_later: a key added after specs were already hashed, with a None default: left out of
+        the canonical form while it is None, so that every spec written before it keeps its hash
+        (and its stored runs and CI baselines stay comparable).
+      replaces: the name of a sibling field this one stands in for when it is set (``frames``
+        replaces ``episodes``): the canonical form then leaves that sibling out, so that reading
+        it back does not see both.
     """
-    meta = {"doc": doc, "ge": ge, "gt": gt, "le": le, "lt": lt}
+    meta = {
+        "doc": doc,
+        "ge": ge,
+        "gt": gt,
+        "le": le,
+        "lt": lt,
+        "added_later": added_later,
+        "replaces": replaces,
+    }
     return dataclasses.field(default=default, metadata=meta)
 
 

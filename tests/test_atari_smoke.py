@@ -227,3 +227,34 @@ def test_the_smoke_spec_runs_end_to_end_and_a_rerun_reuses_its_experts(tmp_path)
     assert sorted((out / "experts").glob("expert-*.npz")) == experts
     assert [p.stat().st_mtime_ns for p in experts] == stamps
     assert demos_file.read_bytes() == before
+    _check_show_options_starts_inside_the_demonstrations(out)
+
+
+def _check_show_options_starts_inside_the_demonstrations(out):
+    """The run's demonstrations replay (reset seed + actions); show-options draws every option."""
+    from opt_suite.cli import main
+    from opt_suite.families.atari import Atari
+    from opt_suite.plots.option_strips import replay_demonstration
+    from opt_suite.store import ResultsStore
+
+    with ResultsStore(out) as store:
+        demos = store.demonstrations(0)
+        spec = store.spec()
+    assert demos and all(d.reset_seed is not None for d in demos)
+    family = Atari(spec.family.params)
+    train, _ = family.make_tasks(
+        spec.tasks.vary, spec.tasks.list, spec.tasks.count, spec.tasks.train, spec.tasks.test,
+        spec.tasks.seed,
+    )  # fmt: skip
+    by_id = {t.task_id: t for t in train}
+    for d in demos:
+        env = family.make_env(by_id[d.task_id])
+        try:
+            last = replay_demonstration(env, d, len(d))
+        finally:
+            env.close()
+        assert (last == d.observations[-1]).all()
+    assert main(["show-options", str(out)]) == 0
+    strips = sorted(p.name for p in (out / "options").glob("*.png"))
+    assert any("offline-options-seed0" in name for name in strips)
+    assert any("random-options-seed0" in name for name in strips)

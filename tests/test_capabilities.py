@@ -157,4 +157,120 @@ def test_validate_rejects_tabular_components_on_atari(tmp_path, capsys):
     assert "primitives" not in err.split("methods[1]")[0]  # primitives fits atari
     # what offline_options needs depends on its params: conv options on frames fit atari
     assert "methods[2]" not in err
-    assert "methods[3].method: offline_options needs a family with an exact model" in err
+    # ... tabulated options do not: reported at the key that decides it, with the value that fits
+    assert (
+        f"{path}:{where(text, 'features: coords', 'coords')}: methods[3].params.features: 'coords' "
+        "(options tabulated over every state) needs a family with an exact model and index "
+        "observations; atari has none: its observations are images, use 'frames' "
+        "(convolutional options)"
+    ) in err
+    assert "methods[3].method" not in err
+
+
+def test_validate_rejects_an_offline_options_default_on_atari(tmp_path, capsys):
+    """No features given: the tabular default is named at the entry's params, not at run time."""
+    path = tmp_path / "atari.yaml"
+    path.write_text(
+        textwrap.dedent(
+            """\
+            name: atari-default-features
+            family: {name: atari}
+            tasks: {count: 3, train: 2, test: 1, seed: 0}
+            demonstrations: {source: ppo_expert}
+            methods:
+              - name: learned
+                method: offline_options
+                params: {lambda2: 5000.0}
+            evaluation: {learner: tf_agents, episodes: 10, seeds: 1}
+            """
+        )
+    )
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        f"{path}:{where(path.read_text(), '{lambda2')}: methods[0].params.features: 'coords'"
+    ) in err
+    assert "use 'frames'" in err
+
+
+def test_validate_rejects_conv_options_on_a_family_without_images(tmp_path, capsys):
+    path = tmp_path / "grid.yaml"
+    path.write_text(
+        textwrap.dedent(
+            """\
+            name: grid-frames
+            family: {name: fourrooms, params: {layout: sutton-13x13}}
+            tasks: {count: 3, train: 2, test: 1, seed: 0}
+            methods:
+              - {name: conv, method: offline_options, params: {features: frames}}
+            evaluation: {learner: smdp_q_learning, episodes: 10, seeds: 1}
+            """
+        )
+    )
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    at = where(path.read_text(), "features: frames", "frames")
+    assert (
+        f"{path}:{at}: methods[0].params.features: "
+        "'frames' (convolutional options) needs a family with image observations; fourrooms "
+        "has none: use 'coords' or 'onehot' or 'both'"
+    ) in err
+
+
+ATARI_AGENTS = textwrap.dedent(
+    """\
+    name: atari-networks
+    family: {name: atari, params: {game: breakout}}
+    tasks: {count: 3, train: 2, test: 1, seed: 0}
+    demonstrations:
+      source: ppo_expert
+      params:
+        frames: 1000
+        ppo:
+          network: {conv_filters: [8, 8], conv_kernels: [EXPERT], conv_strides: [4, 2]}
+    methods:
+      - {name: conv, method: offline_options, params: {features: frames}}
+    evaluation:
+      learner: tf_agents
+      params:
+        ppo:
+          network: {conv_filters: [8], conv_kernels: [LEARNER], conv_strides: [4]}
+      episodes: 10
+      seeds: 1
+    """
+)
+
+
+def test_validate_rejects_agent_convolutions_that_do_not_fit_the_frames(tmp_path, capsys):
+    """84 -> (84 - 8) // 4 + 1 = 20 -> (20 - 30) // 2 + 1 < 1: tf-agents would fail to build it."""
+    path = tmp_path / "atari.yaml"
+    path.write_text(ATARI_AGENTS.replace("EXPERT", "8, 30").replace("LEARNER", "85"))
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    text = path.read_text()
+    assert (
+        f"{path}:{where(text, '[8, 30]')}: demonstrations.params.ppo.network.conv_kernels: the "
+        "convolutions do not fit the family's 84x84 observations (84x84 -> 20x20 -> -4x-4 with "
+        "'valid' padding: kernels [8, 30], strides [4, 2]); expected every side to stay >= 1"
+    ) in err
+    assert (
+        f"{path}:{where(text, '[85]')}: evaluation.params.ppo.network.conv_kernels: the "
+        "convolutions do not fit the family's 84x84 observations (84x84 -> 0x0"
+    ) in err
+
+
+def test_agent_convolutions_that_fit_the_frames_validate(tmp_path):
+    from opt_suite.spec import load_spec
+
+    path = tmp_path / "atari.yaml"
+    path.write_text(ATARI_AGENTS.replace("EXPERT", "8, 4").replace("LEARNER", "84"))
+    assert load_spec(path).evaluation.learner == "tf_agents"
+
+
+def test_network_fit_problems_only_for_images():
+    from opt_suite.agents.params import NetworkParams
+
+    network = NetworkParams(conv_filters=(8,), conv_kernels=(9,), conv_strides=(1,))
+    assert network.fit_problems((8, 8, 2)) and network.fit_problems((9, 8, 1))
+    assert network.fit_problems((9, 9, 1)) == []
+    assert network.fit_problems((4,)) == []  # vector observations use no convolutions

@@ -45,22 +45,39 @@ def test_every_shipped_spec_passes_opt_suite_validate(capsys):
 
     assert main(["validate", *(str(ROOT / "specs" / name) for name in SHIPPED)]) == 0
     out = capsys.readouterr().out
-    for name in ("atari-smoke", "atari-breakout", "atari-amidar"):
-        assert f"ok: {name} " in out
+    assert "ok: atari-smoke " in out
+    for name in ("atari-breakout", "atari-amidar"):
+        assert f"ok: {name}: a sweep of 3 variants, each valid" in out
 
 
 def test_atari_specs_use_the_ppo_expert_and_the_paper_variations():
     """Sec. 4.2: a trained agent demonstrates (no exact model), frames are what options see."""
     for name in ("atari-smoke", "atari-breakout", "atari-amidar"):
-        spec = load_spec(ROOT / "specs" / f"{name}.yaml")
+        spec = load_sweep(ROOT / "specs" / f"{name}.yaml").base
         assert spec.family.name == "atari" and spec.demonstrations.source == "ppo_expert"
         assert spec.evaluation.learner == "tf_agents"
+
+
+def test_paper_scale_atari_specs_sweep_the_papers_lambda1_on_a_frame_budget():
+    """Fig. 3: lambda2 = 5000, lambda1 in {0, 0.01, 0.1}; budgets in frames (equal per skip)."""
+    for name in ("atari-breakout", "atari-amidar"):
+        sweep = load_sweep(ROOT / "specs" / f"{name}.yaml")
+        assert [v.name for v in sweep.variants] == ["lambda1=0.0", "lambda1=0.01", "lambda1=0.1"]
+        for variant, lambda1 in zip(sweep.variants, (0.0, 0.01, 0.1), strict=True):
+            learned = [m for m in variant.spec.methods if m.method == "offline_options"]
+            assert [(m.params.lambda1, m.params.lambda2) for m in learned] == [(lambda1, 5000.0)]
+            assert [m.name for m in variant.spec.methods] == [
+                "primitives",
+                "random-options",
+                "offline-options",
+            ]
+            assert variant.spec.evaluation.frames == 10_000_000
 
 
 def test_sensitivity_spec_is_a_one_factor_at_a_time_design_around_the_paper_spec():
     sweep = load_sweep(ROOT / "specs" / "fourrooms-paper-sensitivity.yaml")
     paper = load_spec(ROOT / "specs" / "fourrooms-paper.yaml")
-    assert len(sweep.variants) == 13 and sweep.base.evaluation.seeds == 5
+    assert len(sweep.variants) == 15 and sweep.base.evaluation.seeds == 5
 
     def is_paper(spec):  # up to the name and description, which no cell depends on
         return dataclasses.replace(spec, name=paper.name, description=paper.description) == paper
@@ -70,6 +87,14 @@ def test_sensitivity_spec_is_a_one_factor_at_a_time_design_around_the_paper_spec
     auto = [v.spec for v in sweep.variants if "lambda2_auto" in v.name]
     assert len(auto) == 1
     assert all(m.params.lambda2_auto for m in auto[0].methods if m.method == "offline_options")
+    literal = [v.spec for v in sweep.variants if v.name == "likelihood=prob"]
+    assert [m.params.likelihood for m in literal[0].methods if m.method == "offline_options"] == [
+        "prob",
+        "prob",
+    ]
+    wide = [v.spec for v in sweep.variants if v.name == "layout=paper-40x40-wide"]
+    assert wide[0].family.params.layout == "paper-40x40-wide"
+    assert dataclasses.replace(wide[0].family, params=paper.family.params) == paper.family
 
 
 def test_find_spec_by_bundled_name(tmp_path, monkeypatch):

@@ -198,7 +198,8 @@ def sample_demonstration(
     was cut (by the env's frame cap or ``max_steps``) before a life was lost.
     """
     env = family.make_env(task)
-    obs, info = env.reset(seed=int(rng.integers(2**31 - 1)))
+    reset_seed = int(rng.integers(2**31 - 1))
+    obs, info = env.reset(seed=reset_seed)
     lives = info.get("lives", 0)
     observations, actions, rewards = [obs], [], []
     cut = True
@@ -220,6 +221,7 @@ def sample_demonstration(
         np.stack(observations),
         np.array(actions, dtype=np.int64),
         np.array(rewards, dtype=np.float64),
+        reset_seed=reset_seed,  # replaying the actions from this reset reaches every state
     )
     return trajectory, cut
 

@@ -13,7 +13,7 @@ import dataclasses
 
 from opt_suite.params import param
 
-__all__ = ["NetworkParams", "PPOParams", "ExpertParams"]
+__all__ = ["NetworkParams", "PPOParams", "ExpertParams", "network_fit"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,6 +37,33 @@ class NetworkParams:
             if len(value) != n
         ]
 
+    def fit_problems(self, observation_shape: tuple[int, ...]) -> list[tuple[str, str]]:
+        """Convolutions that shrink ``observation_shape`` [H, W, C] to nothing, as (key, message).
+
+        tf-agents' convolutions use 'valid' padding: a layer maps a side of n pixels to
+        (n - kernel) // stride + 1, and a side below 1 fails when the network is built — at run
+        time, after the demonstrations were paid for. Non-image observations use no convolutions.
+        """
+        if len(observation_shape) != 3 or self.check():
+            return []
+        height, width = observation_shape[:2]
+        sides = [(height, width)]
+        for _, kernel, stride in self.conv_layer_params():
+            height, width = (height - kernel) // stride + 1, (width - kernel) // stride + 1
+            sides.append((height, width))
+            if min(height, width) < 1:
+                trace = " -> ".join(f"{h}x{w}" for h, w in sides)
+                return [
+                    (
+                        "conv_kernels",
+                        f"the convolutions do not fit the family's {observation_shape[0]}x"
+                        f"{observation_shape[1]} observations ({trace} with 'valid' padding: "
+                        f"kernels {list(self.conv_kernels)}, strides {list(self.conv_strides)}); "
+                        "expected every side to stay >= 1",
+                    )
+                ]
+        return []
+
     def conv_layer_params(self) -> list[tuple[int, int, int]]:
         """tf-agents' ``conv_layer_params``: (filters, kernel, stride) per layer."""
         return list(zip(self.conv_filters, self.conv_kernels, self.conv_strides, strict=True))
@@ -55,6 +82,12 @@ class PPOParams:
     num_envs: int = param(8, doc="parallel envs (one vector env of the task)", ge=1)
     steps_per_iteration: int = param(128, doc="steps per env between updates", ge=1)
     network: NetworkParams = param(NetworkParams(), doc="actor and value networks (not shared)")
+
+
+def network_fit(ppo: PPOParams, family: object, prefix: str) -> list[tuple[str, str]]:
+    """``ppo.network.fit_problems`` on ``family``'s observations, keys under ``prefix``."""
+    shape = tuple(getattr(getattr(family, "observation_space", None), "shape", None) or ())
+    return [(f"{prefix}network.{key}", msg) for key, msg in ppo.network.fit_problems(shape)]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
-from opt_suite.agents.params import ExpertParams
+from opt_suite.agents.params import ExpertParams, network_fit
 from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource
 from opt_suite.families.base import Task, TaskFamily
 from opt_suite.families.capabilities import DISCRETE_ACTIONS
@@ -46,6 +46,11 @@ class PPOExpert(DemonstrationSource):
     Params: ClassVar[type] = ExpertParams
     requires: ClassVar[frozenset[str]] = frozenset({DISCRETE_ACTIONS})
     uses_checkpoints: ClassVar[bool] = True
+
+    @classmethod
+    def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
+        """The expert's convolutions must fit the family's frames (else it fails at run time)."""
+        return network_fit(params.ppo, family, "ppo.")
 
     def collect(
         self,

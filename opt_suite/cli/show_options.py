@@ -12,8 +12,10 @@ spec's learner settings) and the path it takes. One PNG per (method, seed). Exit
 input.
 
 On image families (network option sets, e.g. Atari) there is no grid to draw on: each option is
-executed from a start state of the demonstrations' train task until it terminates, and its screens
-are drawn as a strip, one PNG per (method, seed, option) — the paper's Figs. 4-5.
+executed from a state inside a demonstration (the run's demonstrations record their reset seeds;
+the demonstrator's actions are replayed up to the step that suits the option best, see
+``opt_suite.plots.option_strips``) until it terminates, and its screens are drawn as a strip, one
+PNG per (method, seed, option) — the paper's Figs. 4-5.
 """
 
 from __future__ import annotations
@@ -100,7 +102,13 @@ def _draw_strips(out: Path, spec, options, demos, args, label: str, seed: int) -
     import numpy as np
 
     from opt_suite import registry
-    from opt_suite.plots.option_strips import run_option, save_option_strip
+    from opt_suite.plots.option_strips import (
+        ReplayError,
+        demonstration_start,
+        replay_demonstration,
+        run_option,
+        save_option_strip,
+    )
 
     family_cls = registry.load(registry.FAMILIES, spec.family.name)
     family = family_cls(spec.family.params or family_cls.Params())
@@ -109,28 +117,41 @@ def _draw_strips(out: Path, spec, options, demos, args, label: str, seed: int) -
     if not train:
         raise _Problem("the spec has no train task to start the options from")
     by_id = {task.task_id: task for task in train}
-    task = by_id.get(demos[0].task_id, train[0]) if demos else train[0]
     bump = getattr(spec.evaluation.params, "termination_bump", 0.05)
-    try:
-        env = family.make_env(task, render_mode="rgb_array")
-    except TypeError:  # an env without rendering: draw its observations
-        env = family.make_env(task)
     written = []
-    try:
-        meanings = getattr(env.unwrapped, "action_meanings", None)
-        names = list(meanings()) if callable(meanings) else None
-        for o, name in enumerate(options.names):
-            start = int(np.random.SeedSequence([seed, o]).generate_state(1)[0])
-            run = run_option(env, options, o, start, bump)
-            title = (
-                f"{label}: {name} from a start state of {task.task_id} until it ended "
-                f"({run.ended_by}, {len(run.actions)} steps)"
-            )
-            path = out / f"options-{label}-{name}.png"
-            written.append(save_option_strip(path, run, names, title))
-    finally:
-        env.close()
+    for o, name in enumerate(options.names):
+        draws = int(np.random.SeedSequence([seed, o]).generate_state(1)[0])
+        chosen = demonstration_start(options, o, demos)
+        demo = None if chosen is None else demos[chosen.trajectory]
+        task = by_id.get(demo.task_id if demo else (demos[0].task_id if demos else ""), train[0])
+        env = _render_env(family, task)
+        try:
+            meanings = getattr(env.unwrapped, "action_meanings", None)
+            names = list(meanings()) if callable(meanings) else None
+            if chosen is None:
+                run = run_option(env, options, o, draws, bump)
+                where = f"a reset of {task.task_id} (no replayable demonstration)"
+            else:
+                try:
+                    start = replay_demonstration(env, demo, chosen.step)
+                except ReplayError as exc:
+                    raise _Problem(f"{label}: {exc}") from None
+                run = run_option(env, options, o, draws, bump, start=start)
+                where = f"step {chosen.step} of demonstration {chosen.trajectory} ({task.task_id})"
+        finally:
+            env.close()
+        ended = f"({run.ended_by}, {len(run.actions)} steps)"
+        title = f"{label}: {name} from {where} until it ended {ended}"
+        path = out / f"options-{label}-{name}.png"
+        written.append(save_option_strip(path, run, names, title))
     return written
+
+
+def _render_env(family: Any, task: Any) -> Any:
+    try:
+        return family.make_env(task, render_mode="rgb_array")
+    except TypeError:  # an env without rendering: draw its observations
+        return family.make_env(task)
 
 
 def _from_run_dir(args) -> list[Path]:

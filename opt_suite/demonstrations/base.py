@@ -58,6 +58,15 @@ class DemonstrationSource(abc.ABC):
     requires: ClassVar[frozenset[str]] = frozenset()
     uses_checkpoints: ClassVar[bool] = False
 
+    @classmethod
+    def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
+        """What in ``params`` cannot work with ``family``, as (key below the params, message).
+
+        ``opt-suite validate`` reports each at its spec key (e.g. ``methods[2].params.features``)
+        instead of the generic capability message; default: nothing.
+        """
+        return []
+
     def __init__(self, params: Any = None) -> None:
         self.params = self.Params() if params is None else params
 

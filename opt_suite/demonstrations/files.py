@@ -14,10 +14,18 @@ __all__ = ["save_demonstrations", "load_demonstrations"]
 
 
 def save_demonstrations(path: str | Path, trajectories: Sequence[Trajectory]) -> None:
-    """Write trajectories to one ``.npz`` (concatenated arrays plus lengths and task ids)."""
+    """Write trajectories to one ``.npz`` (concatenated arrays plus lengths and task ids).
+
+    Reset seeds, when any trajectory has one, go in ``reset_seeds`` (-1: unknown); files of
+    trajectories without them are byte-for-byte what they were before reset seeds existed.
+    """
     if not trajectories:
         raise ValueError(f"save_demonstrations({str(path)!r}): no trajectories to save")
     lengths = np.array([len(t) for t in trajectories], dtype=np.int64)
+    extra = {}
+    if any(t.reset_seed is not None for t in trajectories):
+        seeds = [-1 if t.reset_seed is None else int(t.reset_seed) for t in trajectories]
+        extra["reset_seeds"] = np.array(seeds, dtype=np.int64)
     np.savez_compressed(
         path,
         task_ids=np.array([t.task_id for t in trajectories], dtype=str),
@@ -25,6 +33,7 @@ def save_demonstrations(path: str | Path, trajectories: Sequence[Trajectory]) ->
         observations=np.concatenate([t.observations for t in trajectories]),
         actions=np.concatenate([t.actions for t in trajectories]),
         rewards=np.concatenate([t.rewards for t in trajectories]),
+        **extra,
     )
 
 
@@ -59,6 +68,17 @@ def load_demonstrations(path: str | Path) -> list[Trajectory]:
     actions = np.split(arrays["actions"], act_ends[:-1])
     rewards = np.split(arrays["rewards"], act_ends[:-1])
     task_ids = [str(t) for t in arrays["task_ids"]]
+    reset_seeds = arrays.get("reset_seeds")  # absent in files written without reset seeds
+    if reset_seeds is not None and len(reset_seeds) != len(lengths):
+        raise DemonstrationError(
+            f"{path}: {len(reset_seeds)} reset seeds for {len(lengths)} trajectories"
+        )
+    seeds: list[int | None] = (
+        [None] * len(lengths)
+        if reset_seeds is None
+        else [None if s < 0 else int(s) for s in reset_seeds]
+    )
     return [
-        Trajectory(*fields) for fields in zip(task_ids, observations, actions, rewards, strict=True)
+        Trajectory(*fields)
+        for fields in zip(task_ids, observations, actions, rewards, seeds, strict=True)
     ]

@@ -13,9 +13,15 @@ et al. 2016 on frames — two convolutions and 256 units — for the actor and t
 discount factor set to 1; its action set is A + m.
 
 Learning curve: every finished episode of every sub-env, in the order they end, with its return,
-primitive steps and the emulator frames the whole run had used by then; the run stops after
-``episodes`` episodes (episodes still running are cut, not counted). Deterministic per run seed:
-TensorFlow's global seed, the envs' reset seeds and the options' draws all derive from it.
+primitive steps and the emulator frames the whole run had used by then (all sub-envs together).
+The budget is ``episodes`` episodes (the run stops once that many ended; episodes still running
+are cut, not counted), or — with ``evaluation.frames`` — a number of emulator frames: the run stops
+acting after the batched step that reaches it, the episodes that *ended within* the budget are
+the curve, and the episodes still running then (at most one per sub-env, and any that ended in
+that last step past the budget) are cut and not counted; their frames were spent, so they count
+against the budget like every other frame. No PPO update uses experience past the budget.
+Deterministic per run seed: TensorFlow's global seed, the envs' reset seeds and the options' draws
+all derive from it.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ class TFAgentsLearner(Learner):
     """PPO (tf-agents) over primitives + options on an option-augmented env (paper Sec. 4.2)."""
 
     name = "tf_agents"
+    frame_budgets = True
     description = (
         "tf-agents PPO over primitives + options: an option runs to termination as one SMDP step "
         "(discount gamma^k); for image families (Atari, paper Sec. 4.2)"
@@ -63,6 +70,13 @@ class TFAgentsLearner(Learner):
             le=1,
         )
 
+    @classmethod
+    def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
+        """The agent's convolutions must fit the family's frames (else it fails at run time)."""
+        from opt_suite.agents.params import network_fit
+
+        return network_fit(params.ppo, family, "ppo.")
+
     def run(
         self,
         family: Any,
@@ -70,21 +84,38 @@ class TFAgentsLearner(Learner):
         options: Any,
         episodes: int,
         max_steps: int,
+        frames: int | None = None,
     ) -> list[EpisodeLog]:
         """Learn on every run's task from scratch, one run after the other.
 
+        Args:
+          family: the family of the runs' tasks (discrete actions).
+          runs: the (test task, seed) runs.
+          options: the option set the agent may call besides the primitives.
+          episodes: the budget in episodes (unless ``frames`` is given).
+          max_steps: primitive steps per episode before it is cut.
+          frames: a budget in emulator frames per run instead of ``episodes`` (see the module
+            docstring for the episodes running when it is spent).
+
         Raises:
-          ValueError: episodes / max_steps below 1, or a family without discrete actions.
+          ValueError: episodes / max_steps / frames below 1, or a family without discrete
+            actions.
         """
-        if episodes < 1 or max_steps < 1:
+        if episodes < 1 or max_steps < 1 or (frames is not None and frames < 1):
             raise ValueError(
-                f"{self.name}: expected episodes >= 1 and max_steps >= 1, got {episodes} and "
-                f"{max_steps}"
+                f"{self.name}: expected episodes >= 1, max_steps >= 1 and frames >= 1, got "
+                f"{episodes}, {max_steps} and {frames}"
             )
-        return [self._run_one(family, r, options, episodes, max_steps) for r in runs]
+        return [self._run_one(family, r, options, episodes, max_steps, frames) for r in runs]
 
     def _run_one(
-        self, family: Any, run: LearnerRun, options: Any, episodes: int, max_steps: int
+        self,
+        family: Any,
+        run: LearnerRun,
+        options: Any,
+        episodes: int,
+        max_steps: int,
+        frames: int | None,
     ) -> EpisodeLog:
         from opt_suite.learners import ppo_parts
 
@@ -106,10 +137,13 @@ class TFAgentsLearner(Learner):
         try:
             seed = int(tf_seed.generate_state(1)[0] % (2**31 - 1))
             agent = ppo_parts.ppo_agent(env, p.ppo, seed)
-            ppo_parts.learn(env, agent, p.ppo.steps_per_iteration, episodes)
+            ppo_parts.learn(env, agent, p.ppo.steps_per_iteration, episodes, frames=frames)
         finally:
             env.close()
-        done = env.episodes[:episodes]
+        if frames is None:
+            done = env.episodes[:episodes]
+        else:  # the episodes that ended within the budget (see the module docstring)
+            done = [e for e in env.episodes if e.frames <= frames]
         return EpisodeLog(
             np.array([e.ret for e in done]),
             np.array([e.steps for e in done], np.int64),

@@ -90,6 +90,18 @@ class Learner(abc.ABC):
     #: What it needs from the family (see :mod:`opt_suite.families.capabilities`); checked by
     #: ``opt-suite validate``.
     requires: ClassVar[frozenset[str]] = frozenset()
+    #: Whether :meth:`run` takes ``frames=`` (a budget in emulator frames instead of episodes);
+    #: ``opt-suite validate`` rejects ``evaluation.frames`` for a learner without it.
+    frame_budgets: ClassVar[bool] = False
+
+    @classmethod
+    def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
+        """What in ``params`` cannot work with ``family``, as (key below the params, message).
+
+        ``opt-suite validate`` reports each at its spec key (e.g. ``methods[2].params.features``)
+        instead of the generic capability message; default: nothing.
+        """
+        return []
 
     def __init__(self, params: Any) -> None:
         self.params = params
@@ -106,5 +118,7 @@ class Learner(abc.ABC):
         """Learn on every run's task from scratch; one EpisodeLog per run, in order.
 
         Each run's randomness comes from its own seed only, so results do not depend on how runs
-        are batched.
+        are batched. A learner with ``frame_budgets = True`` also takes a keyword ``frames``: when
+        given, each run stops once it has used that many emulator frames (``episodes`` is then
+        not the budget) and logs the episodes that ended within them.
         """

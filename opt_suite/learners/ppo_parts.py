@@ -107,8 +107,13 @@ def learn(
     collect_steps: int,
     episodes: int,
     max_updates: int | None = None,
+    frames: int | None = None,
 ) -> int:
     """Collect ``collect_steps`` decisions per sub-env, train on them, until ``episodes`` ended.
+
+    With a frame budget ``frames`` it stops instead as soon as the env has used that many
+    emulator frames (checked after every batched step, mid-collection: experience gathered past
+    the budget is never trained on, so no learning happens on frames outside the budget).
 
     Returns:
       The number of PPO updates made.
@@ -116,13 +121,21 @@ def learn(
     act, train = _compiled(agent)
     time_step = env.reset()
     updates = 0
-    while len(env.episodes) < episodes and (max_updates is None or updates < max_updates):
+
+    def going() -> bool:
+        if max_updates is not None and updates >= max_updates:
+            return False
+        return len(env.episodes) < episodes if frames is None else env.frames < frames
+
+    while going():
         steps = []
         for _ in range(collect_steps):
             action_step = tf.nest.map_structure(np.asarray, act(_tensors(time_step)))
             next_step = env.step(action_step.action)
             steps.append(trajectory.from_transition(time_step, action_step, next_step))
             time_step = next_step
+            if frames is not None and env.frames >= frames:
+                return updates  # the budget is spent: stop acting, do not learn from the rest
         experience = tf.nest.map_structure(lambda *xs: tf.constant(np.stack(xs, axis=1)), *steps)
         train(experience)
         updates += 1

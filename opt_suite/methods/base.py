@@ -41,12 +41,18 @@ class Trajectory:
 
     For tabular families ``observations`` are int state indices [T+1]; for image families they are
     arrays [T+1, ...]. ``len(trajectory)`` is T, the number of actions (|h| in the paper).
+
+    ``reset_seed``, when known, is the seed of the ``env.reset(seed=...)`` the trajectory started
+    from: with it, a deterministic env (Atari: sticky actions off) reaches the state of step t by
+    replaying ``actions[:t]`` (see :func:`opt_suite.plots.option_strips.replay_demonstration`),
+    so pictures can start options from states inside a demonstration.
     """
 
     task_id: str
     observations: np.ndarray
     actions: np.ndarray
     rewards: np.ndarray
+    reset_seed: int | None = None
 
     def __len__(self) -> int:
         return int(self.actions.shape[0])
@@ -174,6 +180,15 @@ class Method(abc.ABC):
     def requirements(cls, params: Any) -> frozenset[str]:
         """What the method needs from the family with these params (default: ``requires``)."""
         return cls.requires
+
+    @classmethod
+    def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
+        """What in ``params`` cannot work with ``family``, as (key below the params, message).
+
+        ``opt-suite validate`` reports each at its spec key (e.g. ``methods[2].params.features``)
+        instead of the generic capability message; default: nothing.
+        """
+        return []
 
     @abc.abstractmethod
     def discover(self, context: DiscoveryContext) -> Discovery:

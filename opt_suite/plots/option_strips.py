@@ -1,10 +1,19 @@
 """Pictures of options on image families (the paper's Figs. 4–5): an option executed until it ends.
 
-For each option: reset an env of a train task — a start state drawn from the distribution the
-demonstrations start from — run the option (actions sampled from μ_o, termination drawn from
+For each option: bring an env of a train task into a state *inside a demonstration* — reset it
+with the demonstration's recorded seed and replay the demonstrator's actions up to a chosen step
+(the env is deterministic: sticky actions are off, and the replayed observation is checked
+against the recorded one) — then run the option (actions sampled from μ_o, termination drawn from
 min(1, β_o + bump·j) after its j-th step, the learner's rule) until it terminates or the episode
 ends, and draw the screens it went through in one strip, each captioned with its step, the action
 taken and β_o there. Deterministic in the seed.
+
+Which step: the demonstration state where the option best fits what the demonstrator did next and
+is least likely to stop at once — the maximum over every (trajectory, step) of
+log μ_o(s_t, a_t) + log(1 − β_o(s_t)) (:func:`demonstration_start`), i.e. a state from which the
+demonstrations suggest the option would be called. Demonstrations recorded without reset seeds
+(older runs, Minari datasets) cannot be replayed: the option then starts from a reset, and the
+strip's title says so.
 """
 
 from __future__ import annotations
@@ -15,7 +24,84 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["OptionRun", "run_option", "save_option_strip"]
+__all__ = [
+    "DemonstrationStart",
+    "OptionRun",
+    "ReplayError",
+    "demonstration_start",
+    "replay_demonstration",
+    "run_option",
+    "save_option_strip",
+]
+
+
+class ReplayError(RuntimeError):
+    """Replaying a demonstration's actions did not reproduce its observations."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DemonstrationStart:
+    """A state inside a demonstration: ``trajectory``'s state after ``step`` of its actions."""
+
+    trajectory: int
+    step: int
+    score: float
+
+
+def demonstration_start(options: Any, index: int, demonstrations: Any) -> DemonstrationStart | None:
+    """The replayable demonstration state that suits option ``index`` best (module docstring).
+
+    Only trajectories with a ``reset_seed`` are candidates; None when there is none. Ties go to
+    the earliest (trajectory, step).
+    """
+    best: DemonstrationStart | None = None
+    for k, trajectory in enumerate(demonstrations or ()):
+        if trajectory.reset_seed is None or len(trajectory) == 0:
+            continue
+        states = np.asarray(trajectory.observations)[:-1]
+        scores = []
+        for chunk in range(0, len(states), 256):  # bounded memory on long trajectories
+            mu, beta = options.probabilities(states[chunk : chunk + 256])
+            rows = np.arange(len(mu))
+            taken = np.asarray(trajectory.actions)[chunk : chunk + 256]
+            with np.errstate(divide="ignore"):
+                scores.append(
+                    np.log(np.asarray(mu, np.float64)[rows, index, taken])
+                    + np.log1p(-np.asarray(beta, np.float64)[rows, index])
+                )
+        score = np.concatenate(scores)
+        t = int(np.argmax(score))
+        if best is None or score[t] > best.score:
+            best = DemonstrationStart(k, t, float(score[t]))
+    return best
+
+
+def replay_demonstration(env: Any, trajectory: Any, step: int) -> np.ndarray:
+    """Reset ``env`` with ``trajectory.reset_seed`` and replay its first ``step`` actions.
+
+    Returns the observation reached, which must equal the recorded ``observations[step]``.
+
+    Raises:
+      ReplayError: no reset seed, ``step`` out of range, or the env diverged from the recording
+        (a nondeterministic env, or a demonstration of another task).
+    """
+    if trajectory.reset_seed is None:
+        raise ReplayError(f"demonstration of {trajectory.task_id} has no reset seed to replay")
+    if not 0 <= step <= len(trajectory):
+        raise ReplayError(f"step {step} is not in 0..{len(trajectory)} of the demonstration")
+    obs, _ = env.reset(seed=int(trajectory.reset_seed))
+    for t in range(step + 1):
+        if not np.array_equal(np.asarray(obs), np.asarray(trajectory.observations[t])):
+            raise ReplayError(
+                f"replaying the demonstration of {trajectory.task_id} diverged at step {t}: the "
+                "env is not deterministic in its reset seed and actions, or the demonstration "
+                "comes from another task"
+            )
+        if t < step:
+            obs, _, terminated, truncated, _ = env.step(int(trajectory.actions[t]))
+            if (terminated or truncated) and t + 1 < step:
+                raise ReplayError(f"the replayed episode ended at step {t + 1} < {step}")
+    return np.asarray(obs)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,10 +133,15 @@ def run_option(
     seed: int,
     termination_bump: float = 0.05,
     max_steps: int = 100,
+    start: np.ndarray | None = None,
 ) -> OptionRun:
-    """Execute option ``index`` of ``options`` in ``env`` from ``env.reset(seed=seed)``."""
+    """Execute option ``index`` of ``options`` in ``env``; draws from ``seed``.
+
+    From ``start``, the observation of the state ``env`` is already in (e.g. after
+    :func:`replay_demonstration`), or else from ``env.reset(seed=seed)``.
+    """
     rng = np.random.default_rng(seed)
-    obs, _ = env.reset(seed=seed)
+    obs = env.reset(seed=seed)[0] if start is None else start
     screens, actions, betas = [_screen(env, obs)], [], []
     mu, beta = options.probabilities(np.asarray(obs)[None])
     betas.append(float(beta[0, index]))

@@ -56,6 +56,9 @@ class ReportInputs:
         training: discovery training curves for Figure 1a (``fig1a.py``); empty: no fig1a.png.
         interaction: learning curves of methods that discover options by interacting
             (``interaction_curves.py``); empty: no discovery.png.
+        frame_budget: the spec's ``evaluation.frames`` (None: a budget in episodes): runs then
+            end different numbers of episodes, and every metric is computed on a common frame
+            axis (see :func:`opt_suite.report.episodes.learning_curves`).
     """
 
     episodes: EpisodeTable
@@ -67,6 +70,7 @@ class ReportInputs:
     incomplete: tuple[str, ...] = ()
     training: TrainingCurves = dataclasses.field(default_factory=dict)
     interaction: InteractionCurves = dataclasses.field(default_factory=dict)
+    frame_budget: int | None = None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -91,7 +95,7 @@ def analyse(inputs: ReportInputs, thresholds: Mapping[Any, float] | None = None)
         thresholds: task -> episodes_to_threshold threshold; None resolves them from the spec's
             ``report.threshold`` or the default rule (see :mod:`opt_suite.report.metrics`).
     """
-    curves = learning_curves(inputs.episodes, inputs.methods)
+    curves = learning_curves(inputs.episodes, inputs.methods, inputs.frame_budget)
     s = inputs.settings
     if thresholds is None:
         thresholds = resolve_thresholds(curves, s.threshold, s.final_fraction)
@@ -110,6 +114,7 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
         thresholds=analysis.thresholds,
         final_fraction=inputs.settings.final_fraction,
         warnings=leaderboard_caveats(analysis.curves, inputs.settings.final_fraction),
+        frame_budget=inputs.frame_budget,
     )
 
 

@@ -13,7 +13,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["COLUMNS", "EpisodeTable", "LearningCurves", "ReportDataError", "learning_curves"]
+__all__ = [
+    "COLUMNS",
+    "FRAME_POINTS",
+    "EpisodeTable",
+    "LearningCurves",
+    "ReportDataError",
+    "learning_curves",
+]
 
 # Column names of returns.csv and of the rows :meth:`EpisodeTable.from_rows` accepts. ``frames``:
 # the emulator frames a run used from its start to the end of that episode (cumulative).
@@ -161,16 +168,76 @@ def _grid(table: EpisodeTable, mask: np.ndarray, name: str) -> LearningCurves:
     return LearningCurves(name, seeds, tasks, episodes, returns, steps, frames)
 
 
+#: Points of the frame axis on which runs with a frame budget are compared (see learning_curves).
+FRAME_POINTS = 100
+
+
+def _frame_grid(
+    table: EpisodeTable, mask: np.ndarray, name: str, budget: int, points: int
+) -> LearningCurves:
+    """A method's runs resampled onto ``points`` evenly spaced frames in (0, budget].
+
+    Point k (frame ``budget * (k + 1) / points``) holds the return (and cumulative primitive
+    steps) of the run's latest episode that had ended by that frame; points before the run's
+    first episode ended hold that first episode's.
+    """
+    seed, task, episode = table.seed[mask], table.task[mask], table.episode[mask]
+    returns_all, steps_all, frames_all = table.returns[mask], table.steps[mask], table.frames[mask]
+    seeds = tuple(sorted({int(s) for s in seed}))
+    tasks = tuple(sorted(set(task.tolist()), key=label_key))
+    axis = budget * np.arange(1, points + 1, dtype=np.float64) / points
+    shape = (len(seeds), len(tasks), points)
+    returns = np.empty(shape)
+    steps = np.empty(shape, dtype=np.int64)
+    task_list = task.tolist()
+    for i, s in enumerate(seeds):
+        for j, t in enumerate(tasks):
+            rows = np.flatnonzero((seed == s) & np.array([x == t for x in task_list], bool))
+            if len(rows) == 0:
+                raise ReportDataError(
+                    f"method {name!r}: results are incomplete: seed {s} has no episodes on task "
+                    f"{t}; every (seed, task) run is needed"
+                )
+            rows = rows[np.argsort(episode[rows], kind="stable")]
+            if len(set(episode[rows].tolist())) != len(rows):
+                raise ReportDataError(
+                    f"method {name!r}: seed {s}, task {t} records an episode twice (expected once)"
+                )
+            ends = frames_all[rows]
+            if np.any(np.diff(ends) < 0):
+                raise ReportDataError(
+                    f"method {name!r}: seed {s}, task {t}: frames decrease between episodes"
+                )
+            latest = np.maximum(np.searchsorted(ends, axis, side="right") - 1, 0)
+            returns[i, j] = returns_all[rows][latest]
+            steps[i, j] = np.cumsum(steps_all[rows])[latest]
+    frames = np.broadcast_to(np.rint(axis).astype(np.int64), shape).copy()
+    return LearningCurves(name, seeds, tasks, tuple(range(points)), returns, steps, frames)
+
+
 def learning_curves(
-    table: EpisodeTable, methods: Sequence[str] | None = None
+    table: EpisodeTable,
+    methods: Sequence[str] | None = None,
+    frame_budget: int | None = None,
+    points: int = FRAME_POINTS,
 ) -> dict[str, LearningCurves]:
     """Group the table into one complete grid per method entry.
+
+    With a budget in episodes every run has the same episodes, and the grid's last axis is the
+    episode. With a ``frame_budget`` (the spec's ``evaluation.frames``) runs end different numbers
+    of episodes within the same frames, so each run becomes a step function of the frames — the
+    return of its latest finished episode — sampled at ``points`` evenly spaced frames up to the
+    budget (see :func:`_frame_grid`): every metric then averages over the frame axis (``auc`` is
+    the area under the return-vs-frames curve divided by the budget, ``final_return`` the last
+    ``final_fraction`` of the frames) and runs with long and short episodes weigh alike.
 
     Args:
         table: the episodes.
         methods: the order of method entries (the spec's); None keeps the table's order. A
             method named here with no episodes is an error; one in the table but not named here
             is appended.
+        frame_budget: the frames each run had (None: a budget in episodes).
+        points: points of the frame axis (with a frame budget).
 
     Raises:
         ReportDataError: the table is empty, a named method has no episodes, or a method's
@@ -186,4 +253,9 @@ def learning_curves(
         raise ReportDataError(f"no episodes recorded for method entries {absent}")
     if not np.all(np.isfinite(table.returns)):
         raise ReportDataError("some recorded returns are NaN or infinite")
+    if frame_budget is not None:
+        return {
+            name: _frame_grid(table, table.method == name, name, frame_budget, points)
+            for name in order
+        }
     return {name: _grid(table, table.method == name, name) for name in order}

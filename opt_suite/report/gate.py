@@ -151,7 +151,7 @@ def power_problem(
 
 def _run_values(inputs: ReportInputs, baseline: Baseline, warnings: list[str]) -> dict[str, Any]:
     """The run's per-run metrics, defined as in the baseline (fraction, window, thresholds)."""
-    curves = learning_curves(inputs.episodes, inputs.methods)
+    curves = learning_curves(inputs.episodes, inputs.methods, inputs.frame_budget)
     own = resolve_thresholds(curves, inputs.settings.threshold, baseline.final_fraction)
     thresholds = {t: baseline.thresholds.get(str(t), v) for t, v in own.items()}
     fresh = [t for t in own if str(t) not in baseline.thresholds]

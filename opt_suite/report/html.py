@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from opt_suite.report.leaderboard import Leaderboard
-from opt_suite.report.tables import table_cells
+from opt_suite.report.tables import budget_text, table_cells
 
 __all__ = ["index_html", "write_index_html"]
 
@@ -55,7 +55,7 @@ def index_html(
         f"<title>opt-suite: {name}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{name}</h1>",
         f"<p>Spec hash <code>{html.escape(board.spec_hash)}</code> · {board.seeds} seeds ×"
-        f" {board.tasks} test tasks × {board.episodes} episodes per method entry · CIs are"
+        f" {board.tasks} test tasks × {budget_text(board)} per method entry · CIs are"
         f" {round(100 * board.confidence)}% stratified-bootstrap intervals ({board.bootstrap}"
         " resamples).</p>",
         "<h2>Leaderboard</h2>",

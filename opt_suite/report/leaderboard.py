@@ -74,6 +74,8 @@ class Leaderboard:
     final_fraction: float = 0.1
     confidence: float = CONFIDENCE
     warnings: tuple[str, ...] = ()  # see opt_suite.report.caveats
+    #: evaluation.frames when the budget was frames: ``episodes`` then counts frame-axis points.
+    frame_budget: int | None = None
 
 
 def rng_for(*names: str) -> np.random.Generator:
@@ -118,6 +120,7 @@ def build_leaderboard(
     thresholds: Mapping[str, float],
     final_fraction: float = 0.1,
     warnings: tuple[str, ...] = (),
+    frame_budget: int | None = None,
 ) -> Leaderboard:
     """Aggregate per-run metrics (method -> :class:`MethodMetrics`) into a :class:`Leaderboard`.
 
@@ -151,4 +154,5 @@ def build_leaderboard(
         primary=primary,
         final_fraction=final_fraction,
         warnings=tuple(warnings),
+        frame_budget=frame_budget,
     )

@@ -68,6 +68,25 @@ def report_settings(spec_yaml: str) -> ReportSpec:
     return settings
 
 
+def evaluation_frames(spec_yaml: str) -> int | None:
+    """The stored spec's ``evaluation.frames`` (a frame budget), or None for an episode budget.
+
+    Raises:
+        ReportDataError: the value is not a positive integer.
+    """
+    try:
+        document = yaml.safe_load(spec_yaml) or {}
+    except yaml.YAMLError:
+        return None  # report_settings has already said what is wrong with it
+    evaluation = document.get("evaluation") if isinstance(document, dict) else None
+    frames = evaluation.get("frames") if isinstance(evaluation, dict) else None
+    if frames is not None and not (_integer(frames) and frames >= 1):
+        raise ReportDataError(
+            f"the stored spec's evaluation.frames {frames!r} is not an integer >= 1"
+        )
+    return frames
+
+
 def _integer(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -112,7 +131,9 @@ def _load_inputs(directory: Path, spec_hash: str | None) -> tuple[ReportInputs, 
         planned = store.methods()
         rows = store.episodes()
         failed = [c for c in store.cells() if c.kind == "evaluation" and c.status != "done"]
-        settings = report_settings(store.spec_yaml())
+        spec_yaml = store.spec_yaml()
+        settings = report_settings(spec_yaml)
+        frame_budget = evaluation_frames(spec_yaml)
         curve_rows = store.curves()
         training = training_curves(curve_rows)
         interaction = interaction_curves(curve_rows)
@@ -145,5 +166,6 @@ def _load_inputs(directory: Path, spec_hash: str | None) -> tuple[ReportInputs, 
         incomplete=tuple(incomplete),
         training={m: training[m] for m in methods if m in training},
         interaction={m: interaction[m] for m in methods if m in interaction},
+        frame_budget=frame_budget,
     )
     return inputs, warnings

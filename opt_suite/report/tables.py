@@ -107,6 +107,7 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
             "seeds": board.seeds,
             "tasks": board.tasks,
             "episodes": board.episodes,
+            **({} if board.frame_budget is None else {"frames": board.frame_budget}),
             "bootstrap": board.bootstrap,
             "confidence": board.confidence,
             "final_fraction": board.final_fraction,
@@ -176,6 +177,13 @@ def table_cells(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def budget_text(board: Leaderboard) -> str:
+    """``100 episodes`` or ``1,000,000 emulator frames`` (what each run was given)."""
+    if board.frame_budget is None:
+        return f"{board.episodes} episodes"
+    return f"{board.frame_budget:,} emulator frames"
+
+
 def leaderboard_markdown(board: Leaderboard) -> str:
     """The table people paste into papers, with a header saying what was measured."""
     header, rows = table_cells(board)
@@ -183,7 +191,7 @@ def leaderboard_markdown(board: Leaderboard) -> str:
         f"# Leaderboard: {board.spec_name}",
         "",
         f"Spec `{board.spec_name}` (hash `{board.spec_hash}`): {board.seeds} seeds × {board.tasks}"
-        f" test tasks × {board.episodes} episodes per method entry; intervals are"
+        f" test tasks × {budget_text(board)} per method entry; intervals are"
         f" {round(100 * board.confidence)}% stratified-bootstrap percentile CIs ({board.bootstrap}"
         " resamples of seeds within tasks).",
         "",
@@ -195,14 +203,31 @@ def leaderboard_markdown(board: Leaderboard) -> str:
     thresholds = sorted(board.thresholds.items(), key=lambda kv: label_key(kv[0]))
     shown = ", ".join(f"{t}: {v:.2f}" for t, v in thresholds[:8])
     more = f", … ({len(thresholds)} tasks)" if len(thresholds) > 8 else ""
+    if board.frame_budget is None:
+        definitions = (
+            "Metrics per (seed, task) run: **auc** = mean return over all episodes (area under the"
+            " learning curve per episode); **final_return** = mean return of the last"
+            f" {100 * board.final_fraction:g}% of the episodes;"
+            f" **episodes_to_threshold** = first episode whose {SMOOTHING_WINDOW}-episode trailing"
+            f" mean return reaches the task's threshold ({shown}{more}), {board.episodes + 1} when"
+            " never reached."
+        )
+    else:
+        step = board.frame_budget / board.episodes
+        definitions = (
+            f"Budget in frames: each run is read at {board.episodes} evenly spaced points of its"
+            f" {board.frame_budget:,} frames (every {step:,.0f} frames), each point holding the"
+            " return of the run's latest finished episode (before its first episode ended: that"
+            " episode's). Metrics per (seed, task) run: **auc** = mean over the points (area under"
+            " the return-vs-frames curve divided by the budget); **final_return** = mean over the"
+            f" last {100 * board.final_fraction:g}% of the frames;"
+            f" **episodes_to_threshold** = first point (in units of {step:,.0f} frames) whose"
+            f" {SMOOTHING_WINDOW}-point trailing mean reaches the task's threshold ({shown}{more}),"
+            f" {board.episodes + 1} when never reached."
+        )
     lines += [
         "",
-        "Metrics per (seed, task) run: **auc** = mean return over all episodes (area under the"
-        " learning curve per episode); **final_return** = mean return of the last"
-        f" {100 * board.final_fraction:g}% of the episodes;"
-        f" **episodes_to_threshold** = first episode whose {SMOOTHING_WINDOW}-episode trailing mean"
-        f" return reaches the task's threshold ({shown}{more}), {board.episodes + 1} when never"
-        " reached. IQM = 25% trimmed mean over all seeds × tasks. Rows are sorted by"
+        f"{definitions} IQM = 25% trimmed mean over all seeds × tasks. Rows are sorted by"
         f" {board.primary} IQM.",
         "",
     ]

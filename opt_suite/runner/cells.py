@@ -163,6 +163,8 @@ class EvaluationJob(CellJob):
       options: the bytes of the method's option-set file; the worker loads it with
         :func:`opt_suite.options.from_bytes` (option sets travel as files, never as objects).
       episodes, max_steps: the evaluation budget.
+      frames: a budget in emulator frames instead of ``episodes`` (None: episodes); the run then
+        logs however many episodes ended within it.
       record_usage: also count how the learner used the options (its ``run_with_usage``, which
         gives the same episodes as ``run``); the outcome's ``usage`` holds one ``OptionUsage``.
     """
@@ -174,6 +176,7 @@ class EvaluationJob(CellJob):
     options: bytes
     episodes: int
     max_steps: int
+    frames: int | None = None
     record_usage: bool = False
 
     def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
@@ -185,18 +188,25 @@ class EvaluationJob(CellJob):
         options = from_bytes(self.options)
         result: dict[str, Any] = {}
         if self.record_usage:
-            if not hasattr(learner, "run_with_usage"):
-                raise TypeError(f"learner {learner.name!r} does not count option usage")
+            if not hasattr(learner, "run_with_usage") or self.frames is not None:
+                raise TypeError(
+                    f"learner {learner.name!r} does not count option usage"
+                    + ("" if self.frames is None else " within a frame budget")
+                )
             pairs = learner.run_with_usage(
                 self.family(), runs, options, self.episodes, self.max_steps
             )
             logs = [log for log, _ in pairs]
             result["usage"] = [usage for _, usage in pairs]
-        else:
+        elif self.frames is None:
             logs = learner.run(self.family(), runs, options, self.episodes, self.max_steps)
+        else:
+            logs = learner.run(
+                self.family(), runs, options, self.episodes, self.max_steps, frames=self.frames
+            )
         if len(logs) != len(runs):
             raise ValueError(f"the learner returned {len(logs)} logs for {len(runs)} runs")
-        episodes = [_checked_log(self.task, log, self.episodes) for log in logs]
+        episodes = [_checked_log(self.task, log, self.episodes, self.frames) for log in logs]
         result["episodes"] = episodes
         return result, _non_finite_episodes(episodes)
 
@@ -323,15 +333,33 @@ def execute(job: CellJob) -> CellOutcome:
     )
 
 
-def _checked_log(task: Task, log: Any, episodes: int) -> tuple[int, Any, Any, Any]:
-    """(task index, returns, steps, frames) of a learner's log, its shapes and frames checked."""
+def _checked_log(
+    task: Task, log: Any, episodes: int, budget: int | None = None
+) -> tuple[int, Any, Any, Any]:
+    """(task index, returns, steps, frames) of a learner's log, its shapes and frames checked.
+
+    With a frame ``budget`` the log holds the episodes that ended within it: at least one, all
+    of one length, the last ending at or before the budget.
+    """
     returns = np.asarray(log.returns, dtype=np.float64)
     steps = np.asarray(log.steps)
     frames = np.asarray(log.frames)
+    if budget is not None:
+        episodes = len(returns)
+        if episodes == 0:
+            raise ValueError(
+                f"no episode ended within evaluation.frames = {budget} on {task.task_id}: the "
+                "learning curve would be empty (raise evaluation.frames)"
+            )
     if {returns.shape, steps.shape, frames.shape} != {(episodes,)}:
         raise ValueError(
             f"the learner logged returns {returns.shape}, steps {steps.shape} and frames "
             f"{frames.shape} on {task.task_id}; expected ({episodes},) each"
+        )
+    if budget is not None and frames[-1] > budget:
+        raise ValueError(
+            f"the learner logged an episode ending at frame {int(frames[-1])} on {task.task_id}, "
+            f"past evaluation.frames = {budget}"
         )
     if np.any(np.diff(frames) < 0) or np.any(frames < 0):
         raise ValueError(

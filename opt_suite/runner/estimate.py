@@ -92,7 +92,8 @@ def estimate_work(
     # As runner.plan.build_plan: per seed, the demonstrations (when used), then per method entry
     # one discovery cell and one evaluation cell per test task.
     cells = n_seeds * (int(uses_demos) + methods * (1 + tasks.test))
-    steps = n_seeds * methods * tasks.test * ev.episodes * ev.max_steps
+    per_run = ev.episodes * ev.max_steps if ev.frames is None else ev.frames
+    steps = n_seeds * methods * tasks.test * per_run
     steps += n_seeds * interacting * ev.interaction_budget
     if uses_demos:
         d = spec.demonstrations

@@ -125,7 +125,10 @@ def build_plan(
     train = [to_plain(t.params) for t in train_tasks]
     test = [to_plain(t.params) for t in test_tasks]
     evaluation = to_plain(spec.evaluation)
-    learner = {k: evaluation[k] for k in ("learner", "params", "episodes", "max_steps")}
+    # The budget: episodes, or frames when given (written only then, so that the ids of cells
+    # with an episode budget stay what they were before frame budgets existed).
+    budget = ("episodes",) if evaluation.get("frames") is None else ("frames",)
+    learner = {k: evaluation[k] for k in ("learner", "params", *budget, "max_steps")}
     uses = [
         (
             bool(getattr(c, "uses_demonstrations", False)),

@@ -108,6 +108,7 @@ def evaluation_job(
         options=options,
         episodes=spec.evaluation.episodes,
         max_steps=spec.evaluation.max_steps,
+        frames=spec.evaluation.frames,
         **overrides,
     )
 

@@ -24,7 +24,9 @@ __all__ = ["to_plain", "canonical_yaml", "content_hash", "spec_hash"]
 def to_plain(obj: Any) -> Any:
     """A dataclass (or tuple, dict, scalar) as plain YAML-able values: dicts, lists and scalars.
 
-    Dataclasses become dicts of their init fields, tuples become lists, numpy scalars become Python
+    Dataclasses become dicts of their init fields (but a ``param(added_later=True)`` field left at
+    None, so that adding it changed no existing spec's hash, and a field that a set
+    ``param(replaces=...)`` field stands in for), tuples become lists, numpy scalars become Python
     scalars.
 
     Raises:
@@ -33,7 +35,19 @@ def to_plain(obj: Any) -> Any:
     if obj is None or isinstance(obj, bool | int | float | str):
         return obj
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.init}
+        fields = dataclasses.fields(obj)
+        replaced = {
+            f.metadata["replaces"]
+            for f in fields
+            if f.metadata.get("replaces") and getattr(obj, f.name) is not None
+        }
+        return {
+            f.name: to_plain(getattr(obj, f.name))
+            for f in fields
+            if f.init
+            and f.name not in replaced
+            and not (f.metadata.get("added_later") and getattr(obj, f.name) is None)
+        }
     if isinstance(obj, tuple | list):
         return [to_plain(item) for item in obj]
     if isinstance(obj, dict):

@@ -47,6 +47,7 @@ class _Rules:
         self.capabilities()
         names = self.method_names()
         self.baseline(names)
+        self.frame_budget()
         self.final_fraction()
 
     def name(self, path: KeyPath, value: Any) -> None:
@@ -119,24 +120,37 @@ class _Rules:
             if not self.problems.any_under(("family",)):
                 self.report(("family", "name"), f"the family's spaces cannot be built: {exc!r}")
             return
-        components: list[tuple[KeyPath, Any, Any]] = [
+        # (the key naming the component, the key of its params, its class, its params)
+        components: list[tuple[KeyPath, KeyPath, Any, Any]] = [
             (
                 ("methods", i, "method"),
+                ("methods", i, "params"),
                 self.types.classes.get(("methods", i)),
                 self.get("methods", i, "params"),
             )
             for i in range(_length(self.conv, ("methods",)))
         ]
         learner = self.types.classes.get(("evaluation",))
-        components.append((("evaluation", "learner"), learner, self.get("evaluation", "params")))
-        methods = [cls for _, cls, _ in components[:-1] if cls is not None]
+        components.append(
+            (
+                ("evaluation", "learner"),
+                ("evaluation", "params"),
+                learner,
+                self.get("evaluation", "params"),
+            )
+        )
+        methods = [cls for _, _, cls, _ in components[:-1] if cls is not None]
         if any(getattr(cls, "uses_demonstrations", False) for cls in methods):
             source = self.types.classes.get(("demonstrations",))
             params = self.get("demonstrations", "params")
-            components.append((("demonstrations", "source"), source, params))
-        for path, cls, params in components:
+            components.append(
+                (("demonstrations", "source"), ("demonstrations", "params"), source, params)
+            )
+        for path, params_path, cls, params in components:
             if cls is None:
                 continue
+            if self._params_fit_family(cls, params, params_path, family):
+                continue  # the params already say what does not fit, at their own keys
             requirements = getattr(cls, "requirements", None)
             if callable(requirements) and params is not INVALID:
                 needs = requirements(params)
@@ -145,6 +159,28 @@ class _Rules:
             problem = unmet(getattr(cls, "name", cls.__name__), needs, family)
             if problem:
                 self.report(path, problem)
+
+    def _params_fit_family(
+        self, cls: Any, params: Any, params_path: KeyPath, family: TaskFamily
+    ) -> bool:
+        """Report what a component's ``check_family(params, family)`` finds; True if anything.
+
+        The hook names keys below the component's params (``"features"``, ``"ppo.network"``), so
+        that a value that cannot work with this family (conv options on index observations, a
+        network whose convolutions do not fit the frames) is reported where it is written, not
+        at run time.
+        """
+        check = getattr(cls, "check_family", None)
+        if params is INVALID or not callable(check):
+            return False
+        try:
+            found = [(str(key), str(message)) for key, message in check(params, family)]
+        except Exception as exc:  # a plugin's check must not turn into a traceback
+            self.report(params_path, f"{getattr(cls, 'name', cls)}'s check_family failed: {exc!r}")
+            return True
+        for key, message in found:
+            self.report(params_path + tuple(k for k in key.split(".") if k), message)
+        return bool(found)
 
     def _family_hook(self, family: Any, hook: str, value: Any, path: KeyPath) -> None:
         check = getattr(family, hook, None)
@@ -196,11 +232,35 @@ class _Rules:
                 f"(expected one of: {', '.join(names) or 'none'}, or null)",
             )
 
+    def frame_budget(self) -> None:
+        """``evaluation``: the budget as episodes or as frames, not both; a learner that can."""
+        frames = self.get("evaluation", "frames")
+        if frames is INVALID or frames is None:
+            return
+        if ("evaluation", "episodes") in self.conv.marks:
+            self.report(
+                ("evaluation", "frames"),
+                "give the evaluation budget as episodes or as frames, not both (expected exactly "
+                f"one of evaluation.episodes and evaluation.frames, got episodes = "
+                f"{self.get('evaluation', 'episodes')} and frames = {frames})",
+            )
+        learner = self.types.classes.get(("evaluation",))
+        if learner is not None and not getattr(learner, "frame_budgets", False):
+            name = getattr(learner, "name", learner.__name__)
+            self.report(
+                ("evaluation", "frames"),
+                f"learner {name} runs a number of episodes and cannot stop at a frame budget "
+                "(expected evaluation.episodes, or a learner with frame budgets such as "
+                "tf_agents)",
+            )
+
     def final_fraction(self) -> None:
         fraction, episodes = (
             self.get("report", "final_fraction"),
             self.get("evaluation", "episodes"),
         )
+        if self.get("evaluation", "frames") not in (None, INVALID):
+            return  # a frame budget: the report's curves are points of the frame axis
         if INVALID not in (fraction, episodes) and fraction * episodes < 1:
             self.report(
                 ("report", "final_fraction"),

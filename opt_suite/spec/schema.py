@@ -123,7 +123,21 @@ class EvaluationSpec:
 
     learner: str = param("smdp_q_learning", doc="registered test-time learner")
     params: Any = param(None, doc="the learner's Params")
-    episodes: int = param(100, doc="episodes per test task and seed", ge=1, le=MAX_EPISODES)
+    episodes: int = param(
+        100,
+        doc="episodes per test task and seed (the budget, unless frames is given)",
+        ge=1,
+        le=MAX_EPISODES,
+    )
+    frames: int | None = param(
+        None,
+        doc="or: emulator frames per test task and seed (the budget instead of episodes; tasks "
+        "with different frame skips then get equal budgets); the learner must support it",
+        ge=1,
+        le=MAX_BUDGET,
+        added_later=True,
+        replaces="episodes",
+    )
     max_steps: int = param(
         1000, doc="primitive steps per episode before it is cut", ge=1, le=MAX_STEPS
     )

@@ -74,10 +74,11 @@ def _fitting_learner(family: TaskFamily) -> str:
     from opt_suite.families.capabilities import unmet
 
     for name in registry.names(registry.LEARNERS):
-        if (
-            unmet(name, getattr(registry.load(registry.LEARNERS, name), "requires", ()), family)
-            is None
-        ):
+        learner = registry.load(registry.LEARNERS, name)
+        if unmet(name, getattr(learner, "requires", ()), family) is not None:
+            continue
+        check = getattr(learner, "check_family", None)  # with its default params
+        if check is None or not check(learner.Params(), family):
             return name
     raise AssertionError(f"no registered learner fits family {family.name!r}")
 

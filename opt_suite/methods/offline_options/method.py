@@ -49,6 +49,42 @@ class OfflineOptions(Method):
             return frozenset({DISCRETE_ACTIONS, IMAGE_OBSERVATIONS})
         return cls.requires
 
+    @classmethod
+    def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
+        """``features`` must match the family's observations: frames on images, else a model.
+
+        Reported at ``params.features`` with the value that fits, rather than as a missing
+        capability of the family: the family is fine, the option networks' input is not.
+        """
+        from opt_suite.families.capabilities import offered
+
+        has = offered(family)
+        features = getattr(params, "features", None)
+        if features == "frames" and IMAGE_OBSERVATIONS not in has:
+            fits = " or ".join(repr(f) for f in ("coords", "onehot", "both"))
+            hint = f": use {fits}" if EXACT_MODEL in has else ""
+            return [
+                (
+                    "features",
+                    f"'frames' (convolutional options) needs a family with image observations; "
+                    f"{family.name} has none{hint}",
+                )
+            ]
+        if features != "frames" and not {EXACT_MODEL, INDEX_OBSERVATIONS} <= has:
+            hint = (
+                ": its observations are images, use 'frames' (convolutional options)"
+                if IMAGE_OBSERVATIONS in has
+                else ""
+            )
+            return [
+                (
+                    "features",
+                    f"{features!r} (options tabulated over every state) needs a family with an "
+                    f"exact model and index observations; {family.name} has none{hint}",
+                )
+            ]
+        return []
+
     def discover(self, context: DiscoveryContext) -> Discovery:
         """Run Algorithm 1 on ``context.demonstrations``; options tabulated over all states.
 
