@@ -113,7 +113,9 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
         bootstrap=inputs.settings.bootstrap,
         thresholds=analysis.thresholds,
         final_fraction=inputs.settings.final_fraction,
-        warnings=leaderboard_caveats(analysis.curves, inputs.settings.final_fraction),
+        warnings=leaderboard_caveats(
+            analysis.curves, inputs.settings.final_fraction, inputs.frame_budget is not None
+        ),
         frame_budget=inputs.frame_budget,
     )
 
