@@ -213,3 +213,12 @@ def test_a_frame_budget_runs_end_to_end_and_reports_on_frames(tmp_path):
     text = (out / "leaderboard.md").read_text()
     assert "300 emulator frames per method entry" in text
     assert "Budget in frames: each run is read at 100 evenly spaced points" in text
+
+
+def test_the_nothing_learned_caveat_names_the_frame_budget():
+    from opt_suite.report.caveats import leaderboard_caveats
+
+    rows = [("a", s, 0, e, 1.0, 10, 40 * (e + 1)) for s in (0, 1) for e in range(3 + s)]
+    flat = learning_curves(EpisodeTable.from_rows(rows), frame_budget=160, points=10)
+    (warning,) = [w for w in leaderboard_caveats(flat, 0.1, True) if "nothing learned" in w]
+    assert "last 10% of the frames" in warning and "raise evaluation.frames" in warning

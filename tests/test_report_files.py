@@ -293,3 +293,19 @@ def test_discovery_png_draws_interaction_curves_and_is_shown_in_index_html(tmp_p
     assert [p.name for p in paths] == [*REPORT_FILES, "discovery.png"]
     assert (tmp_path / "with" / "discovery.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert 'src="discovery.png"' in (tmp_path / "with" / "index.html").read_text()
+
+
+def test_an_incomplete_run_says_what_it_left_out_in_every_leaderboard_file(tmp_path):
+    reason = "discovery of 'ours' seed 3 is failed: NonFiniteObjective: training diverged"
+    inputs = ReportInputs(
+        linear_table({"primitives": 0.0, "ours": 5.0}),
+        spec_name="toy-spec",
+        spec_hash="feedc0de",
+        settings=SETTINGS,
+        incomplete=(reason,),
+    )
+    write_report_files(inputs, tmp_path)
+    board = json.loads((tmp_path / "leaderboard.json").read_text())
+    assert board["warnings"][0] == f"incomplete run, left out: {reason}"
+    assert reason in (tmp_path / "leaderboard.md").read_text()
+    assert reason in (tmp_path / "index.html").read_text().replace("&#x27;", "'")

@@ -45,14 +45,14 @@ def test_every_shipped_spec_passes_opt_suite_validate(capsys):
 
     assert main(["validate", *(str(ROOT / "specs" / name) for name in SHIPPED)]) == 0
     out = capsys.readouterr().out
-    assert "ok: atari-smoke " in out
+    assert "ok: atari-smoke " in out and "ok: atari-middle " in out
     for name in ("atari-breakout", "atari-amidar"):
         assert f"ok: {name}: a sweep of 3 variants, each valid" in out
 
 
 def test_atari_specs_use_the_ppo_expert_and_the_paper_variations():
     """Sec. 4.2: a trained agent demonstrates (no exact model), frames are what options see."""
-    for name in ("atari-smoke", "atari-breakout", "atari-amidar"):
+    for name in ("atari-smoke", "atari-middle", "atari-breakout", "atari-amidar"):
         spec = load_sweep(ROOT / "specs" / f"{name}.yaml").base
         assert spec.family.name == "atari" and spec.demonstrations.source == "ppo_expert"
         assert spec.evaluation.learner == "tf_agents"

@@ -59,18 +59,24 @@ def learned(curves: LearningCurves, final_fraction: float) -> bool:
 
 
 def leaderboard_caveats(
-    curves: Mapping[str, LearningCurves], final_fraction: float
+    curves: Mapping[str, LearningCurves], final_fraction: float, by_frames: bool = False
 ) -> tuple[str, ...]:
-    """Every warning the leaderboard should carry (empty when none applies)."""
+    """Every warning the leaderboard should carry (empty when none applies).
+
+    ``by_frames``: the budget was emulator frames (the curves are points of the frame axis).
+    """
     out = []
     few = too_few_runs(curves)
     if few:
         out.append(few)
     if curves and not any(learned(c, final_fraction) for c in curves.values()):
         pct = f"{100 * final_fraction:g}%"
+        unit, budget = (
+            ("frames", "evaluation.frames") if by_frames else ("episodes", "evaluation.episodes")
+        )
         out.append(
-            f"nothing learned: no method entry's final return (last {pct} of the episodes) improves"
+            f"nothing learned: no method entry's final return (last {pct} of the {unit}) improves"
             f" on its first {pct}, so every metric measures the starting policy and the ranking is"
-            " noise (raise evaluation.episodes or check the learner)"
+            f" noise (raise {budget} or check the learner)"
         )
     return tuple(out)
