@@ -103,9 +103,9 @@ def _replay_view(
                 wanted = parse_seeds(args.seeds)
             except ValueError as exc:
                 raise _Problem(str(exc)) from None
-            missing = sorted(set(wanted) - set(seeds))
-            if missing:
-                raise _Problem(f"--seeds: the run has no seed {missing} (it has {seeds})")
+            absent = sorted(set(wanted) - set(seeds))
+            if absent:
+                raise _Problem(f"--seeds: the run has no seed {absent} (it has {seeds})")
             seeds = wanted
         methods = [m for m in methods if not args.methods or m in args.methods]
         family = components.family(spec.family.params)

@@ -102,8 +102,8 @@ def write_sweep_reports(directory: str | Path) -> list[Path]:
         raise ReportDataError(f"{directory}: no sweep variant has results to report yet")
     rows = sweep_rows(boards)
     md = directory / "sweep.md"
-    warnings = [(v["name"], w) for v, board in boards for w in board.get("warnings", [])]
-    md.write_text(sweep_markdown(manifest["spec"], rows, warnings=warnings), encoding="utf-8")
+    flagged = [(v["name"], w) for v, board in boards for w in board.get("warnings", [])]
+    md.write_text(sweep_markdown(manifest["spec"], rows, warnings=flagged), encoding="utf-8")
     table = directory / "sweep.csv"
     with table.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
