@@ -22,6 +22,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("opt_suite.cli.report", "(re)write the leaderboard, curves and index.html of a run"),
     "compare": ("opt_suite.cli.compare", "gate CI: fail when results regress against a baseline"),
     "show-options": ("opt_suite.cli.show_options", "draw the options of a run as PNG pictures"),
+    "option-usage": (
+        "opt_suite.cli.option_usage",
+        "replay a run's evaluations to count how often options were chosen and how long they ran",
+    ),
     "export-demos": ("opt_suite.cli.export_demos", "write a run's demonstrations as Minari data"),
     "validate-objective": (
         "opt_suite.cli.validate_objective",

@@ -21,7 +21,7 @@ import numpy as np
 from opt_suite.families.base import Task, TaskFamily
 from opt_suite.options import OptionSet
 
-__all__ = ["EpisodeLog", "Learner", "LearnerRun"]
+__all__ = ["EpisodeLog", "Learner", "LearnerRun", "OptionUsage"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -40,6 +40,37 @@ class EpisodeLog:
     def __post_init__(self) -> None:
         if self.frames is None:
             object.__setattr__(self, "frames", np.cumsum(np.asarray(self.steps), dtype=np.int64))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class OptionUsage:
+    """How one run used its options: per episode, the choices of each option and its steps.
+
+    A learner that can count them offers ``run_with_usage`` (same arguments as ``run``, returns
+    ``(EpisodeLog, OptionUsage)`` per run, with the same numbers as ``run``).
+
+    Attributes:
+      names: the O = A + m choices: the A primitive actions, then the options' names.
+      num_primitives: A.
+      calls: int [episodes, O], decisions of the policy over options that chose each one.
+      steps: int [episodes, O], primitive steps taken while each one ran (a primitive: 1 per
+        call); a row sums to the episode's steps.
+    """
+
+    names: tuple[str, ...]
+    num_primitives: int
+    calls: np.ndarray
+    steps: np.ndarray
+
+    def __post_init__(self) -> None:
+        calls, steps = np.asarray(self.calls), np.asarray(self.steps)
+        if calls.ndim != 2 or calls.shape != steps.shape or calls.shape[1] != len(self.names):
+            raise ValueError(
+                f"OptionUsage: expected calls and steps of shape [episodes, {len(self.names)}],"
+                f" got {calls.shape} and {steps.shape}"
+            )
+        if not 0 <= self.num_primitives <= len(self.names):
+            raise ValueError(f"OptionUsage: num_primitives {self.num_primitives} out of range")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -14,7 +14,9 @@ This is the paper's evaluation (Section 4.1: "the tabular form of Q-learning ...
 exploration"); acting is a table look-up in the tabulated mu and beta.
 
 Many (task, seed) runs are advanced together (:mod:`.smdp_batch`); a run's numbers depend only on
-its own seed, never on the batch it is in.
+its own seed, never on the batch it is in. ``run_with_usage`` gives the same numbers and also
+counts, per episode, how often each option was chosen and how many steps it ran (for ``opt-suite
+option-usage``).
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ import numpy as np
 
 from opt_suite.families.base import TabularModel, TaskFamily, exact_model
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
-from opt_suite.learners.base import EpisodeLog, Learner, LearnerRun
+from opt_suite.learners.base import EpisodeLog, Learner, LearnerRun, OptionUsage
 from opt_suite.learners.smdp_batch import run_batch
+from opt_suite.learners.smdp_scalar import ScalarOptions, ScalarRun, ScalarTables
 from opt_suite.learners.smdp_tables import Hyper, OptionTables, TaskTables
 from opt_suite.options import OptionSet, TabularOptionSet
 from opt_suite.params import param
@@ -90,13 +93,66 @@ class SMDPQLearning(Learner):
           ValueError: the family has no tabular model, its tasks differ in (S, A), the options do
             not match its states and actions, or episodes / max_steps is below 1.
         """
+        self._check_budget(episodes, max_steps)
+        if not runs:
+            return []
+        tasks, run_tasks, tables, hyper = self._prepare(family, runs, options, max_steps)
+        returns, steps = run_batch(
+            tasks,
+            run_tasks,
+            tables,
+            hyper,
+            [np.random.default_rng(r.seed) for r in runs],
+            episodes,
+        )
+        return [EpisodeLog(returns[i], steps[i]) for i in range(len(runs))]
+
+    def run_with_usage(
+        self,
+        family: TaskFamily,
+        runs: Sequence[LearnerRun],
+        options: OptionSet,
+        episodes: int,
+        max_steps: int,
+    ) -> list[tuple[EpisodeLog, OptionUsage]]:
+        """:meth:`run`, also counting per episode how often each option is chosen and its steps.
+
+        Every run goes through the scalar engine from its first step (counting needs whole
+        episodes), which gives the batch engine's numbers exactly (see :mod:`.smdp_tables`); so
+        the EpisodeLogs equal :meth:`run`'s bit for bit.
+        """
+        self._check_budget(episodes, max_steps)
+        if not runs:
+            return []
+        tasks, run_tasks, tables, hyper = self._prepare(family, runs, options, max_steps)
+        scalar_options = ScalarOptions.build(tables)
+        names = tuple(f"a{a}" for a in range(tasks.shape[2])) + tuple(options.names)
+        results = []
+        for r, t in zip(runs, run_tasks, strict=True):
+            table = ScalarTables.build(tasks, t, scalar_options)
+            scalar = ScalarRun(table, hyper, np.random.default_rng(r.seed), record_usage=True)
+            scalar.run_episodes(episodes)
+            log = EpisodeLog(np.array(scalar.returns), np.array(scalar.steps, dtype=np.int64))
+            usage = OptionUsage(
+                names,
+                tasks.shape[2],
+                np.array(scalar.calls, dtype=np.int64),
+                np.array(scalar.option_steps, dtype=np.int64),
+            )
+            results.append((log, usage))
+        return results
+
+    def _check_budget(self, episodes: int, max_steps: int) -> None:
         if episodes < 1 or max_steps < 1:
             raise ValueError(
                 f"{self.name}: expected episodes >= 1 and max_steps >= 1, got {episodes} and "
                 f"{max_steps}"
             )
-        if not runs:
-            return []
+
+    def _prepare(
+        self, family: TaskFamily, runs: Sequence[LearnerRun], options: OptionSet, max_steps: int
+    ) -> tuple[TaskTables, list[int], OptionTables, Hyper]:
+        """The stacked task models, each run's task index, the option tables and the numbers."""
         models: dict[str, TabularModel] = {}
         for r in runs:
             if r.task.task_id not in models:
@@ -112,12 +168,5 @@ class SMDPQLearning(Learner):
         _, S, A, _ = tasks.shape
         p = self.params
         hyper = Hyper(p.alpha, p.gamma, p.epsilon, p.termination_bump, p.q_init, max_steps)
-        returns, steps = run_batch(
-            tasks,
-            [order.index(r.task.task_id) for r in runs],
-            OptionTables.build(tabulate(options, S), S, A),
-            hyper,
-            [np.random.default_rng(r.seed) for r in runs],
-            episodes,
-        )
-        return [EpisodeLog(returns[i], steps[i]) for i in range(len(runs))]
+        run_tasks = [order.index(r.task.task_id) for r in runs]
+        return tasks, run_tasks, OptionTables.build(tabulate(options, S), S, A), hyper

@@ -11,6 +11,10 @@ Singh, 1999, eq. 11)::
     R = r_1 + gamma r_2 + ... + gamma^(k-1) r_k,
 
 with no bootstrap when s' is terminal (a cut at ``max_steps`` is not terminal: it bootstraps).
+
+With ``record_usage`` a run also counts, per episode and per option (primitives first), how many
+decisions chose it and how many primitive steps it ran; the counting only reads the loop's
+variables, so the learning numbers are the same with and without it.
 """
 
 from __future__ import annotations
@@ -108,6 +112,12 @@ class ScalarRun:
       rng: the run's own generator (the only randomness used).
       q: initial Q [S, O] (default: ``hyper.q_init`` everywhere).
       progress: where to resume (default: the start of a first episode).
+      record_usage: count each episode's option choices and steps in ``calls`` and
+        ``option_steps`` (needs a run that starts at an episode's start: a resumed episode's
+        earlier choices are unknown).
+
+    Raises:
+      ValueError: ``record_usage`` with a ``progress`` in the middle of an episode.
     """
 
     def __init__(
@@ -117,7 +127,11 @@ class ScalarRun:
         rng: np.random.Generator,
         q: np.ndarray | None = None,
         progress: Progress | None = None,
+        record_usage: bool = False,
     ) -> None:
+        mid_episode = progress is not None and (progress.episode_steps or progress.option >= 0)
+        if record_usage and mid_episode:
+            raise ValueError("record_usage needs a run that starts at the start of an episode")
         self.tables = tables
         self.hyper = hyper
         self.rng = rng
@@ -128,6 +142,10 @@ class ScalarRun:
         self.progress = progress if progress is not None else Progress(state=tables.start)
         self.returns: list[float] = []
         self.steps: list[int] = []
+        self.record_usage = record_usage
+        # Per ended episode: decisions that chose option o, primitive steps option o ran ([O]).
+        self.calls: list[list[int]] = []
+        self.option_steps: list[list[int]] = []
 
     def q_array(self) -> np.ndarray:
         """Q [S, O] as a numpy array."""
@@ -149,6 +167,8 @@ class ScalarRun:
             h.max_steps,
         )
         rng, returns, steps_log = self.rng, self.returns, self.steps
+        record = self.record_usage
+        calls, option_steps = [0] * n_opts, [0] * n_opts  # of the current episode
         s, o, s0, k = p.state, p.option, p.option_start, p.option_steps
         racc, disc, ret, t_ep = (
             p.option_reward,
@@ -182,6 +202,8 @@ class ScalarRun:
                             j = n_best - 1
                         o = [i for i, v in enumerate(row) if v == best][j]
                 s0, k, racc, disc = s, 0, 0.0, 1.0
+                if record:
+                    calls[o] += 1
             a = det_action[o][s]
             if a < 0:  # sample a ~ mu(s, .): the first a whose cumulative mu exceeds u
                 c = act_cum[o][s]
@@ -206,6 +228,8 @@ class ScalarRun:
                 target = racc if done else racc + disc * max(q[s2])
                 row = q[s0]
                 row[o] = row[o] + alpha * (target - row[o])
+                if record:
+                    option_steps[o] += k
                 o = -1
             s = s2
             if done or cut:
@@ -213,6 +237,10 @@ class ScalarRun:
                 steps_log.append(t_ep)
                 left -= 1
                 s, o, ret, t_ep = t.start, -1, 0.0, 0
+                if record:
+                    self.calls.append(calls)
+                    self.option_steps.append(option_steps)
+                    calls, option_steps = [0] * n_opts, [0] * n_opts
         p.state, p.option, p.option_start, p.option_steps = s, o, s0, k
         p.option_reward, p.option_discount, p.episode_return, p.episode_steps = (
             racc,

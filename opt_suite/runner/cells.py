@@ -165,6 +165,8 @@ class EvaluationJob(CellJob):
       episodes, max_steps: the evaluation budget.
       frames: a budget in emulator frames instead of ``episodes`` (None: episodes); the run then
         logs however many episodes ended within it.
+      record_usage: also count how the learner used the options (its ``run_with_usage``, which
+        gives the same episodes as ``run``); the outcome's ``usage`` holds one ``OptionUsage``.
     """
 
     task: Task
@@ -175,6 +177,7 @@ class EvaluationJob(CellJob):
     episodes: int
     max_steps: int
     frames: int | None = None
+    record_usage: bool = False
 
     def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
         from opt_suite.learners.base import LearnerRun
@@ -183,7 +186,19 @@ class EvaluationJob(CellJob):
         learner = self.learner_cls(self.learner_params)
         runs = [LearnerRun(self.task, self.seed)]
         options = from_bytes(self.options)
-        if self.frames is None:
+        result: dict[str, Any] = {}
+        if self.record_usage:
+            if not hasattr(learner, "run_with_usage") or self.frames is not None:
+                raise TypeError(
+                    f"learner {learner.name!r} does not count option usage"
+                    + ("" if self.frames is None else " within a frame budget")
+                )
+            pairs = learner.run_with_usage(
+                self.family(), runs, options, self.episodes, self.max_steps
+            )
+            logs = [log for log, _ in pairs]
+            result["usage"] = [usage for _, usage in pairs]
+        elif self.frames is None:
             logs = learner.run(self.family(), runs, options, self.episodes, self.max_steps)
         else:
             logs = learner.run(
@@ -192,7 +207,8 @@ class EvaluationJob(CellJob):
         if len(logs) != len(runs):
             raise ValueError(f"the learner returned {len(logs)} logs for {len(runs)} runs")
         episodes = [_checked_log(self.task, log, self.episodes, self.frames) for log in logs]
-        return {"episodes": episodes}, _non_finite_episodes(episodes)
+        result["episodes"] = episodes
+        return result, _non_finite_episodes(episodes)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -209,6 +225,7 @@ class CellOutcome:
       num_options: the option set's size (discovery cells).
       curves, info: the rest of the Discovery (discovery cells).
       episodes: (test task index, returns, steps, frames) per test task (evaluation cells).
+      usage: one ``OptionUsage`` per test task (evaluation cells computed with ``record_usage``).
     """
 
     cell_id: str
@@ -224,6 +241,7 @@ class CellOutcome:
     curves: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
     info: dict[str, Any] = dataclasses.field(default_factory=dict)
     episodes: Sequence[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = ()
+    usage: Sequence[Any] = ()
 
 
 def worker_environment() -> dict[str, str]:

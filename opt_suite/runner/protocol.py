@@ -47,7 +47,7 @@ from opt_suite.store.files import (
 from opt_suite.store.provenance import collect_provenance
 from opt_suite.store.writer import CellRecord, StoreWriter
 
-__all__ = ["Components", "RunResult", "resolve_components", "run_protocol"]
+__all__ = ["Components", "RunResult", "evaluation_job", "resolve_components", "run_protocol"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,6 +82,34 @@ def resolve_components(spec: Any) -> Components:
         methods=tuple(registry.load(registry.METHODS, m.method) for m in spec.methods),
         learner=registry.load(registry.LEARNERS, spec.evaluation.learner),
         demonstrations=registry.load(registry.DEMONSTRATION_SOURCES, spec.demonstrations.source),
+    )
+
+
+def evaluation_job(
+    spec: Any, components: Components, plan: Plan, cell: Cell, options: bytes, **overrides: Any
+) -> EvaluationJob:
+    """The job of evaluation ``cell`` of ``plan``, given its method's option-set file (bytes).
+
+    The one place an evaluation's inputs are put together, so that a replay (``opt-suite
+    option-usage``) runs exactly what the runner ran; ``overrides`` sets further fields
+    (``record_usage``).
+    """
+    assert cell.kind == "evaluation" and cell.task is not None, cell.label
+    task = plan.test_tasks[cell.task]
+    return EvaluationJob(
+        cell_id=cell.cell_id,
+        label=cell.label,
+        family_cls=components.family,
+        family_params=spec.family.params,
+        task=task,
+        seed=evaluation_seed(spec.tasks.seed, cell.seed, task.index),
+        learner_cls=components.learner,
+        learner_params=spec.evaluation.params,
+        options=options,
+        episodes=spec.evaluation.episodes,
+        max_steps=spec.evaluation.max_steps,
+        frames=spec.evaluation.frames,
+        **overrides,
     )
 
 
@@ -142,19 +170,7 @@ class _Inputs:
                 demonstrations=self._output(cell.deps[0]) if cell.deps else (),
                 interaction_budget=spec.evaluation.interaction_budget if uses_budget else 0,
             )
-        assert cell.task is not None, cell.label
-        task = self.plan.test_tasks[cell.task]
-        return EvaluationJob(
-            **common,
-            task=task,
-            seed=evaluation_seed(task_seed, cell.seed, task.index),
-            learner_cls=comp.learner,
-            learner_params=spec.evaluation.params,
-            options=self._output(cell.deps[0]),
-            episodes=spec.evaluation.episodes,
-            max_steps=spec.evaluation.max_steps,
-            frames=spec.evaluation.frames,
-        )
+        return evaluation_job(spec, comp, self.plan, cell, self._output(cell.deps[0]))
 
     def record(self, cell: Cell, outcome: CellOutcome) -> CellRecord:
         self.remember(cell, outcome)

@@ -40,6 +40,7 @@ Read API (for reports, stats and comparisons; never imports TensorFlow)::
                                #   steps, frames [same], seeds, tasks): complete cells only
     store.curves(method=None, name=None)  # [CurveRow(method, seed, name, step, value)]
     store.option_set(method, seed)        # an OptionSet, or None (not discovered yet)
+    store.option_set_file(method, seed)   # its file (digest checked), or None
     store.demonstrations(seed)            # [Trajectory] used by that seed's discovery cells
 
 Everything is restricted to the cells planned by the runs of the *latest* run's spec (same spec

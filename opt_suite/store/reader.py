@@ -6,9 +6,11 @@ Every query is restricted to the cells planned by the runs of the latest run's s
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -274,12 +276,31 @@ class ResultsStore:
             query += " WHERE d.entry = ?"
             args += (method,)
         query += " ORDER BY d.position, e.seed, e.task, e.episode"
-        rows = self._conn.execute(query, args).fetchall()
-        self._verify_episodes(method, rows)
+        with self._snapshot():  # rows and checksums from one state of the store
+            rows = self._conn.execute(query, args).fetchall()
+            self._verify_episodes(method, rows)
         return [
             EpisodeRow(r[0], int(r[1]), int(r[2]), int(r[3]), float(r[4]), int(r[5]), int(r[6]))
             for r in rows
         ]
+
+    @contextlib.contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """One read transaction: the queries inside see the store as it was at their first read.
+
+        The connection is in autocommit mode, where each query reads its own snapshot. A run
+        still writing to the store (``opt-suite report`` while ``opt-suite run`` goes on) could
+        then finish a cell between two queries, and rows read before it would be checked
+        against the checksum list read after it: a false "corrupted" error.
+        """
+        if self._conn.in_transaction:
+            yield
+            return
+        self._conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self._conn.execute("COMMIT")
 
     def _verify_episodes(self, method: str | None, rows: list[Any]) -> None:
         """Check every completed evaluation cell's rows against its recorded checksum."""
@@ -369,6 +390,16 @@ class ResultsStore:
     def option_set(self, method: str, seed: int) -> Any:
         """The option set (any kind) that ``method`` discovered for ``seed``, or None."""
         from opt_suite.options import load_option_set
+
+        path = self.option_set_file(method, seed)
+        return None if path is None else load_option_set(path)
+
+    def option_set_file(self, method: str, seed: int) -> Path | None:
+        """The option-set file ``method`` discovered for ``seed``, digest checked, or None.
+
+        Raises:
+          StoreError: the file does not match the digest recorded with it.
+        """
         from opt_suite.store.files import OPTIONS_FILE
 
         row = self._conn.execute(
@@ -378,7 +409,7 @@ class ResultsStore:
         ).fetchone()
         if row is None:
             return None
-        return load_option_set(self._verified_file(row[0], "discovery", OPTIONS_FILE))
+        return self._verified_file(row[0], "discovery", OPTIONS_FILE)
 
     def demonstrations(self, seed: int) -> list[Any] | None:
         """The demonstrations (list of ``Trajectory``) of ``seed``, or None if not collected yet."""
