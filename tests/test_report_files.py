@@ -275,11 +275,14 @@ def test_discovery_png_draws_interaction_curves_and_is_shown_in_index_html(tmp_p
         }.items()
         for step, value in enumerate(values)
     ]
-    rows += [CurveRow("short", 0, "steps_per_episode", 0, 5.0)]
-    rows += [CurveRow("short", 1, "steps_per_episode", s, 5.0) for s in range(2)]  # ragged
+    rows += [CurveRow("budget", 0, "steps_per_episode", 0, 5.0)]
+    rows += [CurveRow("budget", 1, "steps_per_episode", s, 6.0) for s in range(2)]  # ragged
     rows += [CurveRow("ours", 0, "jhat", 0, -1.0)]  # no interaction curve: left out
     curves = interaction_curves(rows)
-    assert set(curves) == {"critic"}
+    assert set(curves) == {"critic", "budget"}
+    # Seeds that ran different numbers of episodes are cut to the shortest.
+    np.testing.assert_array_equal(curves["budget"]["steps_per_episode"], [[5.0], [6.0]])
+    curves.pop("budget")
     np.testing.assert_array_equal(curves["critic"]["steps_per_episode"][1], [401.0, 90.0, 20.0])
     assert curves["critic"]["mean_option_duration"].shape == (2, 3)
     inputs = ReportInputs(
@@ -293,3 +296,19 @@ def test_discovery_png_draws_interaction_curves_and_is_shown_in_index_html(tmp_p
     assert [p.name for p in paths] == [*REPORT_FILES, "discovery.png"]
     assert (tmp_path / "with" / "discovery.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert 'src="discovery.png"' in (tmp_path / "with" / "index.html").read_text()
+
+
+def test_an_incomplete_run_says_what_it_left_out_in_every_leaderboard_file(tmp_path):
+    reason = "discovery of 'ours' seed 3 is failed: NonFiniteObjective: training diverged"
+    inputs = ReportInputs(
+        linear_table({"primitives": 0.0, "ours": 5.0}),
+        spec_name="toy-spec",
+        spec_hash="feedc0de",
+        settings=SETTINGS,
+        incomplete=(reason,),
+    )
+    write_report_files(inputs, tmp_path)
+    board = json.loads((tmp_path / "leaderboard.json").read_text())
+    assert board["warnings"][0] == f"incomplete run, left out: {reason}"
+    assert reason in (tmp_path / "leaderboard.md").read_text()
+    assert reason in (tmp_path / "index.html").read_text().replace("&#x27;", "'")

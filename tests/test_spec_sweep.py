@@ -194,7 +194,10 @@ def test_a_sweep_run_shares_cells_and_reports_every_variant(tmp_path, capsys):
     # The two variants really differ (the learner's α), and the table says so.
     aucs = {(r["variant"], r["method"]): float(r["auc_iqm"]) for r in rows}
     assert aucs[("alpha=0.1", "primitives")] != aucs[("alpha=0.5", "primitives")]
-    assert "| alpha=0.5 | eigenoptions |" in (out / "sweep.md").read_text()
+    md = (out / "sweep.md").read_text()
+    # Two seeds: each variant's leaderboard warns, and the summary flags its rows and lists why.
+    assert "| alpha=0.5 ⚠ | eigenoptions |" in md
+    assert "## Warnings" in md and "- **alpha=0.5**: too few runs" in md
     # `opt-suite report DIR` rewrites the same tables from the store.
     before = (out / "sweep.md").read_text()
     (out / "sweep.md").unlink()

@@ -113,9 +113,13 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
         bootstrap=inputs.settings.bootstrap,
         thresholds=analysis.thresholds,
         final_fraction=inputs.settings.final_fraction,
-        warnings=leaderboard_caveats(
-            analysis.curves, inputs.settings.final_fraction, inputs.frame_budget is not None
-        ),
+        warnings=[
+            # An incomplete run's table silently lacks runs: say which, before any other caveat.
+            *(f"incomplete run, left out: {reason}" for reason in inputs.incomplete),
+            *leaderboard_caveats(
+                analysis.curves, inputs.settings.final_fraction, inputs.frame_budget is not None
+            ),
+        ],
         frame_budget=inputs.frame_budget,
     )
 

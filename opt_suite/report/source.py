@@ -130,7 +130,10 @@ def _load_inputs(directory: Path, spec_hash: str | None) -> tuple[ReportInputs, 
         run = store.run()
         planned = store.methods()
         rows = store.episodes()
-        failed = [c for c in store.cells() if c.kind == "evaluation" and c.status != "done"]
+        cells = store.cells()
+        failed = [c for c in cells if c.kind == "evaluation" and c.status != "done"]
+        # The cause first: an evaluation is missing when the discovery it needs failed.
+        failed = [c for c in cells if c.kind == "discovery" and c.status == "failed"] + failed
         spec_yaml = store.spec_yaml()
         settings = report_settings(spec_yaml)
         frame_budget = evaluation_frames(spec_yaml)
@@ -142,8 +145,10 @@ def _load_inputs(directory: Path, spec_hash: str | None) -> tuple[ReportInputs, 
         warnings.append(incomplete[-1])
     for c in failed:
         reason = f": {c.error.strip().splitlines()[-1]}" if c.error else ""
-        incomplete.append(f"evaluation of {c.method!r} seed {c.seed} is {c.status}{reason}")
-        warnings.append(f"left out: {incomplete[-1]}")
+        message = f"{c.kind} of {c.method!r} seed {c.seed} is {c.status}{reason}"
+        if message not in incomplete:  # one line per (method, seed), not one per test task
+            incomplete.append(message)
+            warnings.append(f"left out: {message}")
     present = {r.method for r in rows}
     methods = tuple(m for m in planned if m in present)
     if not methods:

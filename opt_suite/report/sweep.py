@@ -102,7 +102,8 @@ def write_sweep_reports(directory: str | Path) -> list[Path]:
         raise ReportDataError(f"{directory}: no sweep variant has results to report yet")
     rows = sweep_rows(boards)
     md = directory / "sweep.md"
-    md.write_text(sweep_markdown(manifest["spec"], rows), encoding="utf-8")
+    warnings = [(v["name"], w) for v, board in boards for w in board.get("warnings", [])]
+    md.write_text(sweep_markdown(manifest["spec"], rows, warnings=warnings), encoding="utf-8")
     table = directory / "sweep.csv"
     with table.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -138,8 +139,18 @@ def sweep_rows(
     return rows
 
 
-def sweep_markdown(spec_name: str, rows: Sequence[Mapping[str, Any]], metric: str = "auc") -> str:
-    """The summary table across variants, as Markdown."""
+def sweep_markdown(
+    spec_name: str,
+    rows: Sequence[Mapping[str, Any]],
+    metric: str = "auc",
+    warnings: Sequence[tuple[str, str]] = (),
+) -> str:
+    """The summary table across variants, as Markdown.
+
+    ``warnings``: ``(variant, warning)`` pairs from the variants' own leaderboards, listed after
+    the table; the rows of a variant that has any are flagged, so that e.g. a row computed from
+    fewer seeds because cells failed never reads like the others.
+    """
     variants = list(dict.fromkeys(r["variant"] for r in rows))
     baseline = next((r["baseline"] for r in rows if r["baseline"]), None)
     lines = [
@@ -160,5 +171,9 @@ def sweep_markdown(spec_name: str, rows: Sequence[Mapping[str, Any]], metric: st
         )
         iqm = r[f"{metric}_iqm"]
         ci = f"[{r[f'{metric}_ci_low']:.2f}, {r[f'{metric}_ci_high']:.2f}]"
-        lines.append(f"| {r['variant']} | {r['method']} | {iqm:.2f} {ci} | {p} |")
+        flag = " ⚠" if any(v == r["variant"] for v, _ in warnings) else ""
+        lines.append(f"| {r['variant']}{flag} | {r['method']} | {iqm:.2f} {ci} | {p} |")
+    if warnings:
+        lines += ["", "## Warnings (⚠: the variant's own leaderboard warns)", ""]
+        lines += [f"- **{variant}**: {w}" for variant, w in warnings]
     return "\n".join(lines) + "\n"
