@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import pickle
 import shutil
 import sqlite3
 
@@ -15,7 +16,7 @@ from tabular_toys import FOUR_ROOMS_11, ToyFamily, grid_model, toy_tasks
 from opt_suite.cli import main
 from opt_suite.cli.option_usage import REPLAY_DIFFERS
 from opt_suite.families.base import TabularModel
-from opt_suite.learners.base import LearnerRun
+from opt_suite.learners.base import LearnerRun, OptionUsage
 from opt_suite.learners.smdp_batch import HANDOFF_RUNS
 from opt_suite.learners.smdp_q import SMDPQLearning
 from opt_suite.learners.smdp_scalar import ScalarOptions, ScalarRun, ScalarTables
@@ -52,6 +53,21 @@ def test_counting_changes_no_learning_number_and_the_counts_add_up():
         assert (usage.calls[:, 4:] <= usage.steps[:, 4:]).all()
         assert (usage.steps[:, 4:] <= 20 * usage.calls[:, 4:]).all()
     assert sum(int(u.calls[:, 4:].sum()) for _, u in counted) > 100  # options were chosen
+
+
+def test_counts_survive_a_file_and_a_pickle(tmp_path):
+    calls, steps = np.array([[2, 1, 0], [0, 0, 3]]), np.array([[2, 1, 0], [0, 0, 11]])
+    usage = OptionUsage(("a0", "a1", "option-0"), 2, calls, steps)
+    usage.save(tmp_path / "u.npz")
+    for again in (OptionUsage.load(tmp_path / "u.npz"), pickle.loads(pickle.dumps(usage))):
+        assert again.names == usage.names and again.num_primitives == 2
+        np.testing.assert_array_equal(again.calls, calls)
+        np.testing.assert_array_equal(again.steps, steps)
+    np.savez(tmp_path / "other.npz", x=np.zeros(2))
+    with pytest.raises(ValueError, match="not an option-usage file"):
+        OptionUsage.load(tmp_path / "other.npz")
+    with pytest.raises(ValueError, match="expected calls and steps of shape"):
+        OptionUsage(("a0",), 1, calls, steps)
 
 
 def chain_with_shortcut(n: int) -> TabularModel:
@@ -161,8 +177,11 @@ def run_dir(tmp_path_factory):
     folder = tmp_path_factory.mktemp("usage")
     (folder / "spec.yaml").write_text(SPEC)
     out = folder / "run"
-    assert main(["run", str(folder / "spec.yaml"), "--out", str(out), "--workers", "0",
-                 "--quiet", "--no-report"]) == 0  # fmt: skip
+    with pytest.MonkeyPatch.context() as patch:  # as by code from before counting: no counts kept
+        patch.delattr(SMDPQLearning, "run_with_usage")
+        assert main(["run", str(folder / "spec.yaml"), "--out", str(out), "--workers", "0",
+                     "--quiet", "--no-report"]) == 0  # fmt: skip
+    assert not list(out.glob("cells/*/option_usage.npz"))
     return out
 
 
@@ -195,6 +214,22 @@ def test_replay_matches_the_stored_run_and_writes_the_files(run_dir, tmp_path, c
     assert usage(run, "--seeds", "1", "--methods", "eigenoptions") == 0
     with (run / "option_usage.csv").open() as f:
         assert {r["seed"] for r in csv.DictReader(f)} == {"1"}
+
+
+def test_runs_record_their_counts_and_the_command_reads_them(tmp_path, capsys):
+    (tmp_path / "spec.yaml").write_text(SPEC.replace("seeds: 2}", "seeds: 1}"))
+    run = tmp_path / "run"
+    assert main(["run", str(tmp_path / "spec.yaml"), "--out", str(run), "--workers", "0",
+                 "--quiet", "--no-report"]) == 0  # fmt: skip
+    assert len(list(run.glob("cells/*/option_usage.npz"))) == 4  # every evaluation cell
+    assert usage(run) == 0, capsys.readouterr().err
+    text = (run / "option_usage.md").read_text()
+    assert "2 evaluation cells counted their option choices when they ran" in text
+    assert "replayed" not in text
+    read = (run / "option_usage.csv").read_text()
+    assert usage(run, "--replay") == 0
+    assert "replayed 2 evaluation cells" in (run / "option_usage.md").read_text()
+    assert (run / "option_usage.csv").read_text() == read  # the same counts either way
 
 
 def test_a_changed_stored_return_makes_the_replay_refuse(run_dir, tmp_path, capsys):
@@ -282,6 +317,6 @@ def test_sweep_variants_get_their_own_files(tmp_path, capsys):
     assert usage(tmp_path / "run") == 0
     for name in names:
         text = (tmp_path / "run" / "variants" / name / "option_usage.md").read_text()
-        assert f"variant {name}" in text and "replayed 2 evaluation cells" in text
+        assert f"variant {name}" in text and "2 evaluation cells counted" in text
     assert usage(tmp_path / "run", "--variant", "nope") == 2
     assert "--variant 'nope': the sweep has" in capsys.readouterr().err

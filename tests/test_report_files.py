@@ -275,11 +275,14 @@ def test_discovery_png_draws_interaction_curves_and_is_shown_in_index_html(tmp_p
         }.items()
         for step, value in enumerate(values)
     ]
-    rows += [CurveRow("short", 0, "steps_per_episode", 0, 5.0)]
-    rows += [CurveRow("short", 1, "steps_per_episode", s, 5.0) for s in range(2)]  # ragged
+    rows += [CurveRow("budget", 0, "steps_per_episode", 0, 5.0)]
+    rows += [CurveRow("budget", 1, "steps_per_episode", s, 6.0) for s in range(2)]  # ragged
     rows += [CurveRow("ours", 0, "jhat", 0, -1.0)]  # no interaction curve: left out
     curves = interaction_curves(rows)
-    assert set(curves) == {"critic"}
+    assert set(curves) == {"critic", "budget"}
+    # Seeds that ran different numbers of episodes are cut to the shortest.
+    np.testing.assert_array_equal(curves["budget"]["steps_per_episode"], [[5.0], [6.0]])
+    curves.pop("budget")
     np.testing.assert_array_equal(curves["critic"]["steps_per_episode"][1], [401.0, 90.0, 20.0])
     assert curves["critic"]["mean_option_duration"].shape == (2, 3)
     inputs = ReportInputs(

@@ -1,7 +1,8 @@
 """``opt-suite option-usage RUN_DIR``: how often the test-time learner chose each method's options.
 
-Evaluation cells store returns and steps, not which options were chosen. This command replays
-every completed evaluation cell of a method with options — the same spec (the one stored in the
+Evaluation cells computed before the learner counted its choices store only returns and steps.
+For those (and for every cell with ``--replay``) this command replays each completed evaluation
+cell of a method with options — the same spec (the one stored in the
 run), the same cells (the plan rebuilt from it must name exactly the stored cell ids), the runner's
 own seeds and job (:func:`opt_suite.runner.protocol.evaluation_job`) and the option-set files from
 the store (digests checked) — with the learner counting its choices, and **checks that every
@@ -12,7 +13,11 @@ first and the last 10% of episodes, the mean option length, each option's share)
 or for a sweep run into ``variants/<name>/``; see :mod:`opt_suite.report.option_usage`.
 
     opt-suite option-usage RUN_DIR [--variant NAME]... [--seeds LIST] [--methods NAME...]
-                                   [--per-episode]
+                                   [--replay] [--per-episode]
+
+Runs made by code that counts (``smdp_q_learning`` since this command exists) keep each evaluation
+cell's counts in ``cells/<id>/option_usage.npz``, computed with the cell's own episodes; those are
+read instead of replayed (``--replay`` replays them too, to check the code still reproduces them).
 
 Exit status: 0 written; 2 on bad input, when nothing can be replayed, or when the replay differs
 from the stored run (the code changed since the run: rerun the spec, then this command).
@@ -52,6 +57,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="method entries (default: every entry with options)",
     )
     parser.add_argument(
+        "--replay",
+        action="store_true",
+        help="replay also the cells that recorded their counts (checks the code still matches)",
+    )
+    parser.add_argument(
         "--per-episode",
         action="store_true",
         help="also write option_usage_episodes.csv, one row per episode",
@@ -72,6 +82,7 @@ def _replay_view(
     import numpy as np
 
     from opt_suite.cli.run import parse_seeds
+    from opt_suite.learners.base import OptionUsage
     from opt_suite.options import from_bytes
     from opt_suite.report.option_usage import RunUsage
     from opt_suite.runner.cells import execute
@@ -79,6 +90,7 @@ def _replay_view(
     from opt_suite.runner.protocol import evaluation_job, resolve_components
     from opt_suite.spec import parse_spec, spec_hash
     from opt_suite.store import ResultsStore
+    from opt_suite.store.files import USAGE_FILE
 
     with ResultsStore(directory, spec_hash_) as store:
         info = store.run()
@@ -142,6 +154,7 @@ def _replay_view(
                     np.array([r.ret for r in mine], dtype=np.float64),
                     np.array([r.steps for r in mine], dtype=np.int64),
                 )
+        recorded = {c: store.recorded_file(c, USAGE_FILE) for c in sorted(done)}
         option_files: dict[tuple[str, int], bytes] = {}
         for method in methods:
             for seed in seeds:
@@ -154,7 +167,7 @@ def _replay_view(
     left_out = [m for m in methods if m not in with_options]
     if left_out:
         notes.append(f"left out (no options on any seed): {', '.join(left_out)}")
-    runs, replayed, reused, started = [], 0, 0, time.perf_counter()
+    runs, replayed, reused, read, started = [], 0, 0, 0, time.perf_counter()
     missing = 0
     for cell in plan.cells:
         if cell.kind != "evaluation" or cell.method not in with_options:
@@ -162,22 +175,34 @@ def _replay_view(
         if cell.cell_id not in done:
             missing += 1
             continue
-        if cell.cell_id in cache:
-            outcome = cache[cell.cell_id]
-            reused += 1
+        assert cell.task is not None, cell.label
+        task = plan.test_tasks[cell.task].index
+        key = (cell.method or "", cell.seed, task)
+        path = recorded.get(cell.cell_id)
+        if path is not None and not args.replay:
+            usage = OptionUsage.load(path)  # counted by the run itself, with these very episodes
+            read += 1
         else:
-            data = option_files[(cell.method, cell.seed)]
-            job = evaluation_job(spec, components, plan, cell, data, record_usage=True)
-            outcome = execute(job)
-            if outcome.error:
-                raise _Problem(f"replay of {cell.label} failed: {outcome.error}")
-            cache[cell.cell_id] = outcome
-            replayed += 1
-        [(task, returns, steps, _frames)] = outcome.episodes
-        [usage] = outcome.usage
-        _check_equal(cell.label, stored.get((cell.method, cell.seed, task)), returns, steps)
-        if not np.array_equal(np.asarray(usage.steps).sum(axis=1), steps):
-            raise _Problem(f"{cell.label}: the counted option steps do not add up to the episodes")
+            if cell.cell_id in cache:
+                outcome = cache[cell.cell_id]
+                reused += 1
+            else:
+                data = option_files[(cell.method, cell.seed)]
+                job = evaluation_job(spec, components, plan, cell, data, record_usage=True)
+                outcome = execute(job)
+                if outcome.error:
+                    raise _Problem(f"replay of {cell.label} failed: {outcome.error}")
+                cache[cell.cell_id] = outcome
+                replayed += 1
+            [(_, returns, steps, _frames)] = outcome.episodes
+            [usage] = outcome.usage
+            _check_equal(cell.label, stored.get(key), returns, steps)
+        if key not in stored or not np.array_equal(
+            np.asarray(usage.steps).sum(axis=1), stored[key][1]
+        ):
+            raise _Problem(
+                f"{cell.label}: its option counts do not add up to the stored episodes' steps"
+            )
         runs.append(
             RunUsage(
                 cell.method or "",
@@ -195,13 +220,19 @@ def _replay_view(
             f"{missing} evaluation cells of these methods are not done (failed or not run yet) "
             "and are left out"
         )
-    notes.append(
-        f"replayed {replayed} evaluation cells in {wall:.1f} s"
-        + (f" ({reused} shared with another variant)" if reused else "")
-        + f" from the stored option sets with the current code (git {_commit()}; the run's: "
-        f"{info.git_commit or 'unknown'}); every replayed episode's return and steps equal the "
-        "stored ones exactly"
-    )
+    if read:
+        notes.append(
+            f"{read} evaluation cells counted their option choices when they ran (read from "
+            f"cells/<id>/{USAGE_FILE})"
+        )
+    if replayed or reused:
+        notes.append(
+            f"replayed {replayed} evaluation cells in {wall:.1f} s"
+            + (f" ({reused} shared with another variant)" if reused else "")
+            + f" from the stored option sets with the current code (git {_commit()}; the run's: "
+            f"{info.git_commit or 'unknown'}); every replayed episode's return and steps equal "
+            "the stored ones exactly"
+        )
     return runs, notes, spec
 
 
@@ -267,7 +298,7 @@ def _write(directory: Path, args: argparse.Namespace) -> list[Path]:
         if not runs:
             print(
                 f"opt-suite option-usage: {variant or directory}: no completed evaluation of a "
-                "method with options to replay" + (f" ({'; '.join(notes[:-1])})" if notes else ""),
+                "method with options to replay" + (f" ({'; '.join(notes)})" if notes else ""),
                 file=sys.stderr,
             )
             continue

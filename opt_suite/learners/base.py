@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import os
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -71,6 +72,35 @@ class OptionUsage:
             )
         if not 0 <= self.num_primitives <= len(self.names):
             raise ValueError(f"OptionUsage: num_primitives {self.num_primitives} out of range")
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the counts to one ``.npz`` file (how an evaluation cell keeps them)."""
+        with open(path, "wb") as f:
+            np.savez_compressed(
+                f,
+                names=np.array(self.names, dtype=str),
+                num_primitives=np.int64(self.num_primitives),
+                calls=np.asarray(self.calls, dtype=np.int64),
+                steps=np.asarray(self.steps, dtype=np.int64),
+            )
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> OptionUsage:
+        """Read counts written by :meth:`save`.
+
+        Raises:
+          ValueError: the file does not hold such counts.
+        """
+        try:
+            with np.load(path, allow_pickle=False) as f:
+                return cls(
+                    tuple(str(n) for n in f["names"]),
+                    int(f["num_primitives"]),
+                    f["calls"],
+                    f["steps"],
+                )
+        except (KeyError, OSError) as exc:
+            raise ValueError(f"{path}: not an option-usage file ({exc})") from None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -33,8 +33,10 @@ _LABELS = {
 def interaction_curves(rows: Iterable[Any]) -> dict[str, dict[str, np.ndarray]]:
     """Group curve rows (``method, seed, name, step, value``, ordered by step) per method entry.
 
-    A method entry is kept when its seeds recorded ``steps_per_episode`` with one common length;
-    each curve becomes a [seeds, episodes] array (NaN where a seed recorded NaN).
+    A method entry is kept when its seeds recorded ``steps_per_episode``; each curve becomes a
+    [seeds, episodes] array (NaN where a seed recorded NaN). Seeds that ran different numbers of
+    episodes (an interaction budget in steps ends each seed after its own count) are cut to the
+    shortest, so that every point of the mean is over every seed.
     """
     grouped: dict[str, dict[str, dict[int, list[float]]]] = {}
     for r in rows:
@@ -44,13 +46,14 @@ def interaction_curves(rows: Iterable[Any]) -> dict[str, dict[str, np.ndarray]]:
     out: dict[str, dict[str, np.ndarray]] = {}
     for method, curves in grouped.items():
         steps = curves.get(INTERACTION_CURVES[0])
-        if not steps or len({len(v) for v in steps.values()}) != 1:
+        if not steps:
             continue
         seeds = sorted(steps)
         out[method] = {}
         for name, by_seed in curves.items():
-            if sorted(by_seed) == seeds and len({len(v) for v in by_seed.values()}) == 1:
-                out[method][name] = np.array([by_seed[s] for s in seeds], dtype=float)
+            if sorted(by_seed) == seeds:
+                shortest = min(len(v) for v in by_seed.values())
+                out[method][name] = np.array([by_seed[s][:shortest] for s in seeds], dtype=float)
     return out
 
 

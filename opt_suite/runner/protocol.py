@@ -40,6 +40,7 @@ from opt_suite.spec import canonical_yaml, spec_hash, to_plain
 from opt_suite.store.files import (
     DEMOS_FILE,
     OPTIONS_FILE,
+    USAGE_FILE,
     cell_dir,
     load_demonstrations,
     remove_stale_temporaries,
@@ -170,7 +171,10 @@ class _Inputs:
                 demonstrations=self._output(cell.deps[0]) if cell.deps else (),
                 interaction_budget=spec.evaluation.interaction_budget if uses_budget else 0,
             )
-        return evaluation_job(spec, comp, self.plan, cell, self._output(cell.deps[0]))
+        # Learners that can count their option choices do (same numbers, see run_with_usage).
+        counts = hasattr(comp.learner, "run_with_usage") and spec.evaluation.frames is None
+        options = self._output(cell.deps[0])
+        return evaluation_job(spec, comp, self.plan, cell, options, record_usage=counts)
 
     def record(self, cell: Cell, outcome: CellOutcome) -> CellRecord:
         self.remember(cell, outcome)
@@ -183,6 +187,9 @@ class _Inputs:
         if cell.kind == "discovery":
             data = outcome.options or b""
             files[OPTIONS_FILE] = lambda path: path.write_bytes(data)
+        if cell.kind == "evaluation" and outcome.usage:
+            usage = outcome.usage[0]
+            files[USAGE_FILE] = lambda path: usage.save(path)
         return cell_record(
             cell,
             outcome,

@@ -9,6 +9,7 @@
     DIR/cells/<cell id>/      files of one completed cell, renamed into place atomically:
         demonstrations.npz      (demonstrations cells)
         options.npz             (discovery cells: the option-set file, see opt_suite.options)
+        option_usage.npz        (evaluation cells of a learner that counts its option choices)
         cell.json               (every cell: kind, method, seed, the hashed inputs, info)
     DIR/claims/<cell id>.lock the lock a runner holds while it computes that cell
 
@@ -41,6 +42,7 @@ Read API (for reports, stats and comparisons; never imports TensorFlow)::
     store.curves(method=None, name=None)  # [CurveRow(method, seed, name, step, value)]
     store.option_set(method, seed)        # an OptionSet, or None (not discovered yet)
     store.option_set_file(method, seed)   # its file (digest checked), or None
+    store.recorded_file(cell_id, name)    # a done cell's file (digest checked), or None
     store.demonstrations(seed)            # [Trajectory] used by that seed's discovery cells
 
 Everything is restricted to the cells planned by the runs of the *latest* run's spec (same spec

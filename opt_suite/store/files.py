@@ -15,6 +15,7 @@ __all__ = [
     "DEMOS_FILE",
     "OPTIONS_FILE",
     "CELL_FILE",
+    "USAGE_FILE",
     "cell_dir",
     "write_cell_dir",
     "load_demonstrations",
@@ -26,6 +27,7 @@ __all__ = [
 DEMOS_FILE = "demonstrations.npz"
 OPTIONS_FILE = "options.npz"
 CELL_FILE = "cell.json"
+USAGE_FILE = "option_usage.npz"  # evaluation cells of a learner that counts its option choices
 
 
 def cell_dir(directory: Path, cell_id: str) -> Path:

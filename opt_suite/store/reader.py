@@ -327,6 +327,25 @@ class ResultsStore:
                     " fails verification"
                 )
 
+    def recorded_file(self, cell_id: str, name: str) -> Path | None:
+        """Done cell ``cell_id``'s file ``name``, digest checked; None if it recorded no such file.
+
+        Raises:
+          StoreError: the file does not match the digest recorded with it.
+        """
+        row = self._conn.execute(
+            "SELECT v.files, c.kind FROM verification v JOIN cells c USING (cell_id) "
+            "WHERE cell_id = ? AND c.status = 'done'",
+            (cell_id,),
+        ).fetchone()
+        try:
+            recorded = json.loads(row[0]) if row is not None else None
+        except ValueError:
+            recorded = None
+        if not isinstance(recorded, dict) or name not in recorded:
+            return None
+        return self._verified_file(cell_id, str(row[1]), name)
+
     def _verified_file(self, cell_id: str, kind: str, name: str) -> Path:
         """A done cell's file, after checking it against its recorded digest."""
         folder = self.directory / "cells" / cell_id
