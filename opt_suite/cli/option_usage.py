@@ -148,9 +148,9 @@ def _replay_view(
         stored: dict[tuple[str, int, int], tuple[np.ndarray, np.ndarray]] = {}
         for method in methods:
             rows = store.episodes(method)
-            for key in {(r.seed, r.task) for r in rows}:
-                mine = [r for r in rows if (r.seed, r.task) == key]
-                stored[(method, *key)] = (
+            for seed_task in {(r.seed, r.task) for r in rows}:
+                mine = [r for r in rows if (r.seed, r.task) == seed_task]
+                stored[(method, *seed_task)] = (
                     np.array([r.ret for r in mine], dtype=np.float64),
                     np.array([r.steps for r in mine], dtype=np.int64),
                 )
