@@ -219,8 +219,9 @@ class TabularModelMixin(TaskFamily):
     ``class FourRooms(TabularModelMixin, TaskFamily)``. Such a family's observations are state
     indices (``Discrete(S)``) and its actions ``Discrete(A)``; :meth:`tabular_model` is the model
     the env samples from. It derives from :class:`TaskFamily` (a tabular family *is* a task
-    family), so that code holding one can use both interfaces; listing ``TaskFamily`` after it, as
-    the built-ins and the README do, keeps the same method resolution order.
+    family), so that code holding one can use both interfaces. List it first, as the built-ins and
+    the README do: ``class Mine(TaskFamily, TabularModelMixin)`` has no consistent method
+    resolution order and fails when the class is defined.
     """
 
     @abc.abstractmethod
