@@ -126,6 +126,7 @@ def test_tf_agents_stops_at_the_frame_budget():
     ppo = PPOParams(num_envs=2, steps_per_iteration=8, network=NetworkParams(fc_units=(8,)))
     learner = TFAgentsLearner(TFAgentsLearner.Params(ppo=ppo))
     empty = TabularOptionSet.empty(5, 2)
+
     def run():  # a fresh SeedSequence each time: spawning from one changes it
         return LearnerRun(test[0], np.random.SeedSequence(3))
 

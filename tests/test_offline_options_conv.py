@@ -61,9 +61,7 @@ def test_bad_demonstrations_are_named(demos):
 
 
 def test_the_network_is_two_conv_layers_and_two_heads():
-    option = new_option(
-        FrameFeatures.of(None, (84, 84, 2)), A, (), np.random.SeedSequence(0), 0
-    )
+    option = new_option(FrameFeatures.of(None, (84, 84, 2)), A, (), np.random.SeedSequence(0), 0)
     shapes = {k: v.shape for k, v in option.items()}
     assert shapes == {
         "conv1_w": (8, 8, 2, 16), "conv1_b": (16,), "conv2_w": (4, 4, 16, 32), "conv2_b": (32,),

@@ -10,6 +10,7 @@ from opt_suite.params import BOUNDS, constraints
 
 __all__ = ["params_from_kwargs"]
 
+
 def params_from_kwargs(kwargs: dict[str, Any], *classes: type) -> list[Any]:
     """Split flat keyword arguments over frozen dataclasses, one instance per class.
 

@@ -54,6 +54,7 @@ _PAPER_40X40 = "\n".join(
     ]
 )
 
+
 def _widen_hallways(text: str, extra: tuple[tuple[int, int], ...]) -> str:
     """``text`` with the cells ``extra`` opened (made free)."""
     rows = [list(line) for line in text.splitlines()]
@@ -126,7 +127,8 @@ class Layout:
     @property
     def shape(self) -> tuple[int, int]:
         """(rows, cols) of the map."""
-        return self.walls.shape  # type: ignore[return-value]
+        rows, cols = self.walls.shape
+        return rows, cols
 
     @functools.cached_property
     def rooms(self) -> dict[str, np.ndarray]:

@@ -36,6 +36,7 @@ def recursion_with_adjoint(chunk: int):
       A function of the step weights (time-major [C, K, B, n]) and p_0 [B, n]; see
       ``forward._forward`` for the outputs.
     """
+
     @tf.custom_gradient
     def recursion(cont, stop, restart, p0):
         steps = _Steps(cont, stop, restart)
