@@ -86,8 +86,7 @@ def _replay_view(
     from opt_suite.options import from_bytes
     from opt_suite.report.option_usage import RunUsage
     from opt_suite.runner.cells import execute
-    from opt_suite.runner.plan import build_plan
-    from opt_suite.runner.protocol import evaluation_job, resolve_components
+    from opt_suite.runner.protocol import evaluation_job, plan_spec, resolve_components
     from opt_suite.spec import parse_spec, spec_hash
     from opt_suite.store import ResultsStore
     from opt_suite.store.files import USAGE_FILE
@@ -120,19 +119,7 @@ def _replay_view(
                 raise _Problem(f"--seeds: the run has no seed {absent} (it has {seeds})")
             seeds = wanted
         methods = [m for m in methods if not args.methods or m in args.methods]
-        family = components.family(spec.family.params)
-        t = spec.tasks
-        train, test = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
-        plan = build_plan(
-            spec,
-            seeds,
-            train,
-            test,
-            components.methods,
-            family_cls=components.family,
-            learner_cls=components.learner,
-            source_cls=components.demonstrations,
-        )
+        plan = plan_spec(spec, seeds, components)[3]
         stored_cells = [
             c
             for c in store.cells()

@@ -241,19 +241,7 @@ def run_protocol(
     # nothing.
     runner = make_backend(backend, workers, address, directory / "logs")
     try:
-        family = components.family(spec.family.params)
-        t = spec.tasks
-        train, test = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
-        plan = build_plan(
-            spec,
-            seeds,
-            train,
-            test,
-            components.methods,
-            family_cls=components.family,
-            learner_cls=components.learner,
-            source_cls=components.demonstrations,
-        )
+        family, train, _, plan = plan_spec(spec, seeds, components)
         _check_memory(spec, seeds, components, family, train, runner.workers)
         if any(c.kind == "demonstrations" for c in plan.cells):
             import opt_suite.demonstrations  # noqa: F401  (needed to store them; load it now)
@@ -267,6 +255,30 @@ def run_protocol(
     finally:
         runner.close()
     return RunResult(summary, directory, run_id, time.monotonic() - start, reuse_note)
+
+
+def plan_spec(
+    spec: Any, seeds: Sequence[int], components: Components
+) -> tuple[Any, Sequence[Any], Sequence[Any], Plan]:
+    """The family, its train and test tasks, and the cells ``opt-suite run`` plans for ``seeds``.
+
+    Every reader that must name the same cells as the run (the run itself, ``option-usage``'s
+    replay) builds them here, so that they cannot drift apart.
+    """
+    family = components.family(spec.family.params)
+    t = spec.tasks
+    train, test = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
+    plan = build_plan(
+        spec,
+        seeds,
+        train,
+        test,
+        components.methods,
+        family_cls=components.family,
+        learner_cls=components.learner,
+        source_cls=components.demonstrations,
+    )
+    return family, train, test, plan
 
 
 def work_estimate(

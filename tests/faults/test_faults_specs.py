@@ -113,18 +113,11 @@ def test_validate_prints_the_work_estimate(capsys):
 
 
 def quick_plan():
-    from opt_suite.runner.plan import build_plan
-    from opt_suite.runner.protocol import resolve_components
+    from opt_suite.runner.protocol import plan_spec, resolve_components
     from opt_suite.spec import load_spec
 
     spec = load_spec(QUICK)
-    components = resolve_components(spec)
-    t = spec.tasks
-    train, test = components.family(spec.family.params).make_tasks(
-        t.vary, t.list, t.count, t.train, t.test, t.seed
-    )
-    seeds = range(spec.evaluation.seeds)
-    return build_plan(spec, seeds, train, test, components.methods)
+    return plan_spec(spec, range(spec.evaluation.seeds), resolve_components(spec))[3]
 
 
 def test_run_refuses_a_spec_that_cannot_fit_in_memory(capsys, tmp_path):
