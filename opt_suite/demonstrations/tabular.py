@@ -26,7 +26,7 @@ the task.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -202,6 +202,33 @@ def _models(family: TaskFamily, train_tasks: Sequence[Task], source: str) -> lis
     return models
 
 
+def _demonstrate(
+    family: TaskFamily,
+    train_tasks: Sequence[Task],
+    source: str,
+    policy_for: Callable[[int, Task, TabularModel], np.ndarray],
+    trajectories_per_task: int,
+    max_steps: int,
+    seed: np.random.SeedSequence,
+) -> list[Trajectory]:
+    """``trajectories_per_task`` trajectories of ``policy_for(i, task, model)`` on each train task.
+
+    Train task i samples with child (i, 1) of ``seed`` (child (i, 0) is left to the policy's own
+    training), so every source's trajectories of one task depend on that task only.
+    """
+    demos: list[Trajectory] = []
+    for i, (task, model) in enumerate(
+        zip(train_tasks, _models(family, train_tasks, source), strict=True)
+    ):
+        policy = policy_for(i, task, model)
+        rng = np.random.default_rng(child_seed(seed, i, 1))
+        demos += [
+            sample_trajectory(model, policy, rng, max_steps, task.task_id)
+            for _ in range(trajectories_per_task)
+        ]
+    return demos
+
+
 class OptimalExpert(DemonstrationSource):
     """The optimal policy of each train task, by value iteration on its exact model."""
 
@@ -219,18 +246,13 @@ class OptimalExpert(DemonstrationSource):
         seed: np.random.SeedSequence,
     ) -> list[Trajectory]:
         """Greedy (first best action) optimal policy; train task i samples with child (i, 1)."""
-        demos: list[Trajectory] = []
-        for i, (task, model) in enumerate(
-            zip(train_tasks, _models(family, train_tasks, self.name), strict=True)
-        ):
-            _, q = value_iteration(model, self.params.gamma)
-            policy = greedy_policy(q)
-            rng = np.random.default_rng(child_seed(seed, i, 1))
-            demos += [
-                sample_trajectory(model, policy, rng, max_steps, task.task_id)
-                for _ in range(trajectories_per_task)
-            ]
-        return demos
+
+        def optimal(i: int, task: Task, model: TabularModel) -> np.ndarray:
+            return greedy_policy(value_iteration(model, self.params.gamma)[1])
+
+        return _demonstrate(
+            family, train_tasks, self.name, optimal, trajectories_per_task, max_steps, seed
+        )
 
 
 class QLearningExpert(DemonstrationSource):
@@ -252,21 +274,11 @@ class QLearningExpert(DemonstrationSource):
         seed: np.random.SeedSequence,
     ) -> list[Trajectory]:
         """Train task i trains with child (i, 0) of ``seed`` and samples with child (i, 1)."""
-        demos: list[Trajectory] = []
-        for i, (task, model) in enumerate(
-            zip(train_tasks, _models(family, train_tasks, self.name), strict=True)
-        ):
-            expert = train_expert(
-                model,
-                self.params,
-                np.random.default_rng(child_seed(seed, i, 0)),
-                max_steps,
-                None,
-                task.task_id,
-            )
-            rng = np.random.default_rng(child_seed(seed, i, 1))
-            demos += [
-                sample_trajectory(model, expert.policy, rng, max_steps, task.task_id)
-                for _ in range(trajectories_per_task)
-            ]
-        return demos
+
+        def trained(i: int, task: Task, model: TabularModel) -> np.ndarray:
+            rng = np.random.default_rng(child_seed(seed, i, 0))
+            return train_expert(model, self.params, rng, max_steps, None, task.task_id).policy
+
+        return _demonstrate(
+            family, train_tasks, self.name, trained, trajectories_per_task, max_steps, seed
+        )
