@@ -12,7 +12,14 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from opt_suite import registry
-from opt_suite.families.atari import Atari, Params, TaskParams, Variation, installed_games
+from opt_suite.families.atari import (
+    Atari,
+    AtariTaskEnv,
+    Params,
+    TaskParams,
+    Variation,
+    installed_games,
+)
 from opt_suite.testing import spec_round_trip
 
 BREAKOUT = Atari()  # the default game
@@ -188,6 +195,47 @@ def test_vector_env_sub_env_i_is_the_single_env_seeded_s_plus_i():
         single_obs, single_info = BREAKOUT.make_env(TASK).reset(seed=10 + i)
         np.testing.assert_array_equal(obs[i], single_obs)
         assert info["frames"][i] == single_info["frames"]
+
+
+@pytest.mark.parametrize(
+    "game, skip, start_actions, cap",
+    [("breakout", 4, 5, 108_000), ("breakout", 1, 0, 108_000), ("breakout", 3, 3, 300),
+     ("amidar", 5, 2, 1001)],
+)  # fmt: skip
+def test_frames_are_bit_identical_to_ale_vector_env(game, skip, start_actions, cap):
+    # Our preprocessing (pool, OpenCV's INTER_AREA in float32, zero-started stack, skips cut
+    # short by the game's end or the frame cap) against ale-py's C++ one, frame for frame: the
+    # threaded back end is built on AtariVectorEnv, so one task must look the same through both.
+    from ale_py.vector_env import AtariVectorEnv
+    from gymnasium.utils import seeding
+
+    vector = AtariVectorEnv(
+        game, 1, frameskip=skip, repeat_action_probability=0.0, reward_clipping=False,
+        stack_num=2, noop_max=0, use_fire_reset=False, num_threads=1,
+        max_num_frames_per_episode=cap,
+    )  # fmt: skip
+    env = AtariTaskEnv(game=game, start_actions=start_actions, frame_skip=skip,
+                       max_episode_frames=cap)  # fmt: skip
+    actions = np.random.default_rng(0)
+    steps = 0
+    for episode in range(2):
+        obs, _ = env.reset(seed=100 + episode)
+        draws, _ = seeding.np_random(100 + episode)  # the env's own draws: emulator seed, starts
+        v_obs, _ = vector.reset(seed=np.array([int(draws.integers(2**31 - 1))]))
+        for _ in range(start_actions):
+            v_obs, *_ = vector.step(np.array([int(draws.integers(env.action_space.n))]))
+        np.testing.assert_array_equal(v_obs[0].transpose(1, 2, 0), obs)
+        done = False
+        while not done and steps < 700:
+            action = int(actions.integers(env.action_space.n))
+            v_obs, v_reward, v_term, v_trunc, v_info = vector.step(np.array([action]))
+            obs, reward, terminated, truncated, info = env.step(action)
+            np.testing.assert_array_equal(v_obs[0].transpose(1, 2, 0), obs)
+            assert (v_reward[0], v_term[0], v_trunc[0]) == (reward, terminated, truncated)
+            assert v_info["episode_frame_number"][0] == info["episode_frames"]
+            steps, done = steps + 1, terminated or truncated
+    vector.close()
+    assert steps >= 150  # the 300-frame cap: two episodes of 97 steps
 
 
 # Bad input ---------------------------------------------------------------------------------

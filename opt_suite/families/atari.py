@@ -17,7 +17,9 @@ task stochastic in the same way) and rewards are *not* clipped (clipping to [-1,
 Observations are what the paper's options see: the last two frames, 84x84 grayscale, stacked on the
 last axis (``uint8 [84, 84, 2]``, channels-last as TensorFlow's convolutions expect). Each frame is
 the pixel-wise maximum of the last two emulator frames of the skip (Atari games flicker sprites on
-alternate frames) shrunk by area averaging. Budgets and episode caps count *emulator frames*, so
+alternate frames) shrunk by area averaging; a reset's previous frame is blank. All of it is done
+exactly as ale-py's C++ ``AtariVectorEnv`` does it (OpenCV's ``INTER_AREA``, in its float32 order),
+so frames are bit-identical to its — a test checks it frame for frame. Budgets and episode caps count *emulator frames*, so
 tasks with different frame skips are compared on equal terms: every step's ``info["frames"]`` says
 how many frames it used (a reset reports those of the random start actions), and an episode is
 truncated once it has used ``max_episode_frames``.
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from typing import Any, Literal, TypeAlias
 
 import gymnasium
@@ -209,30 +212,61 @@ def make_vector_env(
 
 
 def _area_taps(source: int, target: int) -> tuple[np.ndarray, np.ndarray]:
-    """Area averaging of a length-``source`` axis into ``target`` bins, as (indices, weights).
+    """OpenCV's ``INTER_AREA`` shrink of a length-``source`` axis to ``target``: (indices, weights).
 
-    Bin j covers source coordinates [j s/t, (j+1) s/t); each source pixel contributes the length of
-    its overlap with the bin, divided by the bin's length (area interpolation, as OpenCV's
-    INTER_AREA when shrinking). Returned as K taps: ``out[j] = sum_k weights[k, j] *
-    x[indices[k, j]]`` — a few vectorised multiply-adds instead of a matrix product, because BLAS
-    threads on a shared machine made the product 100x slower than the emulator.
+    ale-py's ``AtariVectorEnv`` resizes with ``cv::resize(..., INTER_AREA)``; this table is the one
+    OpenCV builds (``computeResizeAreaTab``), so that our frames are *bit-identical* to it (a test
+    checks thousands of frames) and the two back ends of one task are one task. Bin j covers source
+    coordinates [j s, j s + s) with s = 1 / (target / source) (OpenCV's double arithmetic); its
+    taps, in OpenCV's order, are the partly covered pixel on the left (if it is covered by more
+    than 1e-3), the fully covered ones, and the partly covered one on the right, each weighted by
+    its overlap over the bin's width, rounded to float32. Returned as K slots: ``out[j] = sum_k
+    weights[k, j] * x[indices[k, j]]`` summed in slot order; unused slots have weight 0 (adding
+    ``x * 0`` leaves a float sum unchanged), so each bin adds its taps in OpenCV's order.
     """
-    scale = source / target
-    taps = int(np.ceil(scale)) + 1
-    indices = np.zeros((taps, target), dtype=np.intp)
-    weights = np.zeros((taps, target), dtype=np.float32)
+    scale = 1.0 / (target / source)
+    taps: list[list[tuple[int, float]]] = []
     for j in range(target):
-        start, end = j * scale, (j + 1) * scale
-        for k, i in enumerate(range(int(np.floor(start)), min(int(np.ceil(end)), source))):
-            indices[k, j], weights[k, j] = i, (min(end, i + 1) - max(start, i)) / scale
+        start = j * scale
+        end = start + scale
+        width = min(scale, source - start)
+        first, last = math.ceil(start), math.floor(end)
+        last = min(last, source - 1)
+        first = min(first, last)
+        bin_taps = []
+        if first - start > 1e-3:
+            bin_taps.append((first - 1, (first - start) / width))
+        bin_taps += [(i, 1.0 / width) for i in range(first, last)]
+        if end - last > 1e-3:
+            bin_taps.append((last, min(min(end - last, 1.0), width) / width))
+        taps.append(bin_taps)
+    slots = max(len(t) for t in taps)
+    indices = np.zeros((slots, target), dtype=np.intp)
+    weights = np.zeros((slots, target), dtype=np.float32)
+    for j, bin_taps in enumerate(taps):
+        for k, (i, w) in enumerate(bin_taps):
+            indices[k, j], weights[k, j] = i, np.float32(w)
     return indices, weights
 
 
 def _resize(frame: np.ndarray, rows: tuple, cols: tuple) -> np.ndarray:
-    """``frame`` [H, W] shrunk to [84, 84] by area averaging (see :func:`_area_taps`)."""
+    """``frame`` uint8 [H, W] shrunk to uint8 [84, 84] exactly as OpenCV's ``INTER_AREA``.
+
+    In OpenCV's float32 arithmetic and order (``resizeArea_``): each source row is first summed
+    horizontally into its bins, ``buf = ((0 + x0 w0) + x1 w1) + ...``; each output row is then
+    ``((b0 buf0) + b1 buf1) + ...`` over its source rows; the result is rounded half to even
+    (``cvRound``) and saturated to 0..255. No matrix product: BLAS threads on a shared machine
+    made one 100x slower than the emulator.
+    """
     (row_idx, row_w), (col_idx, col_w) = rows, cols
-    tall = sum(w[:, None] * frame[i] for i, w in zip(row_idx, row_w, strict=True))
-    return sum(w[None, :] * tall[:, i] for i, w in zip(col_idx, col_w, strict=True))
+    pixels = frame.astype(np.float32)
+    wide = np.zeros((pixels.shape[0], col_idx.shape[1]), dtype=np.float32)
+    for i, w in zip(col_idx, col_w, strict=True):
+        wide += pixels[:, i] * w
+    out = row_w[0][:, None] * wide[row_idx[0]]
+    for i, w in zip(row_idx[1:], row_w[1:], strict=True):
+        out += w[:, None] * wide[i]
+    return np.clip(np.rint(out), 0, 255).astype(np.uint8)
 
 
 class AtariTaskEnv(gymnasium.Env):
@@ -319,10 +353,12 @@ class AtariTaskEnv(gymnasium.Env):
         self.ale.reset_game()
         self._episode_frames = 0
         frames = 0
+        # As AtariVectorEnv: no previous frame yet, so the stack starts from zeros, and the pool's
+        # second screen is blank (max with zeros: the first frame as it is).
         self._grab(0)
-        self._screens[1] = self._screens[0]
+        self._screens[1] = 0
+        self._stack[...] = 0
         self._push_frame()
-        self._stack[..., 0] = self._stack[..., 1]  # no previous frame yet: the first one twice
         for _ in range(self.task_params.start_actions):
             _, step_frames = self._act(int(self.np_random.integers(len(self._actions))))
             frames += step_frames
@@ -353,22 +389,22 @@ class AtariTaskEnv(gymnasium.Env):
     # Internals ------------------------------------------------------------------------------
 
     def _act(self, action: int) -> tuple[float, int]:
-        """Repeat one action; returns the raw score change and the frames used."""
+        """Repeat one action; returns the raw score change and the frames used.
+
+        Frame for frame what ``AtariVectorEnv`` does (ale-py's ``PreprocessedEnv::step``), so that
+        both back ends give the same observations: the last two screens of the skip are pooled;
+        a skip cut short by the game's end or the frame cap stops *before* grabbing, so the pool
+        then holds the previous step's screens (a terminal observation, never bootstrapped from).
+        """
         ale_action, skip, reward, frames = self._actions[action], self.task_params.frame_skip, 0, 0
-        remaining = self.params.max_episode_frames - self._episode_frames
-        for k in range(min(skip, max(remaining, 1))):
+        for skip_id in range(skip, 0, -1):
             reward += self.ale.act(ale_action)
             frames += 1
-            if k >= skip - 2:
-                self._grab((k - skip) % 2)  # the last two screens of the skip
-            if self.ale.game_over():
+            self._episode_frames += 1
+            if self.ale.game_over() or self._episode_frames >= self.params.max_episode_frames:
                 break
-        if frames < 2 or frames < skip:
-            # One frame (skip 1) or cut short (game over, frame cap): pool the current screen with
-            # itself; pooling with a stale one would show a frame from an earlier step.
-            self._grab(0)
-            self._screens[1] = self._screens[0]
-        self._episode_frames += frames
+            if skip_id <= 2:
+                self._grab(skip_id - 1)  # screen 1: second to last of the skip; screen 0: last
         self._push_frame()
         return float(reward), frames
 
@@ -376,10 +412,10 @@ class AtariTaskEnv(gymnasium.Env):
         self.ale.getScreenGrayscale(self._screens[slot])
 
     def _push_frame(self) -> None:
-        pooled = np.maximum(self._screens[0], self._screens[1]).astype(np.float32)
-        small = _resize(pooled, self._rows, self._cols)
+        # In place, as the C++: screen 0 keeps the pooled frame until it is grabbed again.
+        np.maximum(self._screens[0], self._screens[1], out=self._screens[0])
         self._stack[..., 0] = self._stack[..., 1]
-        self._stack[..., 1] = np.clip(np.rint(small), 0, 255).astype(np.uint8)
+        self._stack[..., 1] = _resize(self._screens[0], self._rows, self._cols)
 
     def _info(self, frames: int) -> dict[str, Any]:
         return {
