@@ -85,7 +85,7 @@ def _learner_params() -> TFAgentsLearner.Params:
 def acting_fps(options, seconds: float = 3.0) -> float:
     """Frames/s of the option-augmented env driven by the PPO actor network, no learning."""
     p = _learner_params()
-    envs = [FAMILY.make_env(TASK) for _ in range(ENVS)]
+    envs = FAMILY.make_env_batch(TASK, ENVS, max_steps=10**9)  # the learner's batch: C++ threads
     env = ppo_parts.option_env(
         envs, options, p.gamma, p.termination_bump, np.random.SeedSequence(0).spawn(ENVS)
     )
@@ -105,7 +105,7 @@ def acting_fps(options, seconds: float = 3.0) -> float:
 def learning_fps(options, updates: int = 4) -> float:
     """Frames/s of the learner's collect + PPO update loop (the first update, traced, excluded)."""
     p = _learner_params()
-    envs = [FAMILY.make_env(TASK) for _ in range(ENVS)]
+    envs = FAMILY.make_env_batch(TASK, ENVS, max_steps=10**9)
     env = ppo_parts.option_env(
         envs, options, p.gamma, p.termination_bump, np.random.SeedSequence(0).spawn(ENVS)
     )

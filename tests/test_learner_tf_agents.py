@@ -50,7 +50,8 @@ def test_logs_episodes_with_cumulative_frames_and_is_deterministic(chain):
     log = _run(chain, 1)
     assert log.returns.shape == log.steps.shape == log.frames.shape == (4,)
     assert np.all(log.steps >= 1) and np.all(log.steps <= 20)
-    assert np.all(np.diff(log.frames) > 0)
+    # cumulative: episodes that end in the same tick share its frames (its sub-envs step together)
+    assert np.all(np.diff(log.frames) >= 0) and log.frames[-1] > log.frames[0]
     # two sub-envs share the run's frames: the total is at least this run's own steps
     assert log.frames[-1] >= log.steps.sum()
     again = _run(chain, 1)
@@ -88,6 +89,35 @@ def test_each_row_is_evaluated_by_its_own_option():
     assert count == 3
     np.testing.assert_allclose(mu, all_mu[np.arange(5), which], rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(beta, all_beta[np.arange(5), which], rtol=1e-5, atol=1e-7)
+    # the TensorFlow path (kept for a TensorFlow without tf.lite) gives the same rows
+    _, tf_rows_of = option_probabilities(options, lite=False)
+    tf_mu, tf_beta = tf_rows_of(frames.astype(np.float32), which)
+    np.testing.assert_allclose(mu, tf_mu, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(beta, tf_beta, rtol=1e-5, atol=1e-7)
+
+
+def test_lite_options_refuse_an_interpreter_that_disagrees_with_its_network(monkeypatch):
+    from atari_frames import BreakoutFamily
+
+    from opt_suite.learners import lite_options
+    from opt_suite.option_networks.initial import initial_frame_options
+
+    options = initial_frame_options(BreakoutFamily(), "t", 1, np.random.SeedSequence(4))
+    [network] = options.networks
+    rows_of = lite_options.lite_probabilities(options.networks, (84, 84, 2), 4)
+    assert rows_of is not None  # TensorFlow 2.21 ships tf.lite
+    # change the network after conversion: the next build's probe sees different numbers
+    real = lite_options._interpreter
+
+    def stale(net, shape):
+        built = real(net, shape)
+        weights = net.get_weights()
+        net.set_weights([w + 0.5 for w in weights])
+        return built
+
+    monkeypatch.setattr(lite_options, "_interpreter", stale)
+    with pytest.raises(RuntimeError, match="differs from its network"):
+        lite_options.lite_probabilities([network], (84, 84, 2), 4)
 
 
 # -- the shipped LearnerContract, on Atari frames ------------------------------------------------

@@ -19,15 +19,17 @@ last axis (``uint8 [84, 84, 2]``, channels-last as TensorFlow's convolutions exp
 the pixel-wise maximum of the last two emulator frames of the skip (Atari games flicker sprites on
 alternate frames) shrunk by area averaging; a reset's previous frame is blank. All of it is done
 exactly as ale-py's C++ ``AtariVectorEnv`` does it (OpenCV's ``INTER_AREA``, in its float32 order),
-so frames are bit-identical to its — a test checks it frame for frame. Budgets and episode caps count *emulator frames*, so
-tasks with different frame skips are compared on equal terms: every step's ``info["frames"]`` says
-how many frames it used (a reset reports those of the random start actions), and an episode is
-truncated once it has used ``max_episode_frames``.
+so frames are bit-identical to its — a test checks it frame for frame. Budgets and episode caps
+count *emulator frames*, so tasks with different frame skips are compared on equal terms: every
+step's ``info["frames"]`` says how many frames it used (a reset reports those of the random start
+actions), and an episode is truncated once it has used ``max_episode_frames``.
 
 Batched acting: ``ale_py.vector_env.AtariVectorEnv`` steps its sub-envs in lockstep and only knows
 random *no-op* starts (``noop_max``), so it cannot give one sub-env its random start actions while
-the others wait; :func:`make_vector_env` therefore batches this env with gymnasium's
-``SyncVectorEnv`` (measured as fast as ``AtariVectorEnv`` on one thread: the emulator dominates).
+the others wait. Acting with options (some sub-envs step while others wait) therefore uses
+:meth:`Atari.make_env_batch`: one single-env ``AtariVectorEnv`` per sub-env, each on its own C++
+thread, with the start actions played from Python (:mod:`opt_suite.families.atari_threads`). The
+experts' lockstep batches use :func:`make_vector_env`, gymnasium's ``SyncVectorEnv`` of this env.
 """
 
 from __future__ import annotations
@@ -192,6 +194,17 @@ class Atari(TaskFamily):
         task_params = task.params if isinstance(task, Task) else task
         flat = dataclasses.asdict(self.params) | dataclasses.asdict(task_params)
         return gymnasium.make(self.env_id, **flat, **kwargs)
+
+    def make_env_batch(self, task: Task | TaskParams, num_envs: int, max_steps: int) -> Any:
+        """``num_envs`` copies of ``task`` stepped on C++ threads, any subset at a time.
+
+        The option-augmented env's batch (:mod:`opt_suite.families.env_batch`): an
+        :class:`~opt_suite.families.atari_threads.AtariThreadBatch`, the same task frame for frame.
+        """
+        from opt_suite.families.atari_threads import thread_batch
+
+        task_params = task.params if isinstance(task, Task) else task
+        return thread_batch(self, task_params, num_envs, max_steps)
 
     def make_vector_env(self, task: Task | TaskParams, num_envs: int) -> gymnasium.vector.VectorEnv:
         """``num_envs`` copies of ``task``'s env, batched (see :func:`make_vector_env`)."""

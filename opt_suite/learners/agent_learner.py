@@ -4,7 +4,8 @@ The paper's Atari experiments (Sec. 4.2) train "the policy over options using A3
 images as inputs". tf-agents has no A3C; PPO with parallel envs is its nearest actor-critic (the
 Atari experts are PPO agents for the same reason). On each held-out task the agent learns from
 scratch on an :class:`~opt_suite.learners.option_env.OptionAugmentedEnv` of ``num_envs`` copies of
-the task: its actions are the A primitives followed by the m options, an option runs until it
+the task (the family's :func:`~opt_suite.families.env_batch.make_env_batch`: Atari's on C++
+threads): its actions are the A primitives followed by the m options, an option runs until it
 terminates as one semi-Markov step, and the agent bootstraps with γ^k (the env's discount is γ^k and
 the agent's own discount factor is 1).
 
@@ -34,6 +35,7 @@ import gymnasium
 import numpy as np
 
 from opt_suite.agents.params import PPOParams
+from opt_suite.families.env_batch import make_env_batch
 from opt_suite.learners.base import EpisodeLog, Learner, LearnerRun
 from opt_suite.params import param
 
@@ -122,14 +124,12 @@ class TFAgentsLearner(Learner):
         p = self.params
         tf_seed, env_seed = run.seed.spawn(2)
         count = p.ppo.num_envs
-        envs = [
-            gymnasium.wrappers.TimeLimit(family.make_env(run.task), max_episode_steps=max_steps)
-            for _ in range(count)
-        ]
-        if not isinstance(envs[0].action_space, gymnasium.spaces.Discrete):
+        envs = make_env_batch(family, run.task, count, max_steps)
+        if not isinstance(envs.single_action_space, gymnasium.spaces.Discrete):
+            envs.close()
             raise ValueError(
                 f"{self.name}: needs discrete actions; family {family.name!r} has "
-                f"{envs[0].action_space}"
+                f"{envs.single_action_space}"
             )
         env = ppo_parts.option_env(
             envs, options, p.gamma, p.termination_bump, env_seed.spawn(count)

@@ -16,16 +16,18 @@ the whole run as one semi-Markov step (Sutton, Precup & Singh 1999):
 
 Batched over n envs of one task: each sub-env runs its own semi-Markov step, and the option networks
 are called *once per primitive tick for all sub-envs still running an option* (one batched call on
-their current observations, each row evaluated by the option its sub-env runs), so acting costs
-one network call per tick, not per env, and no work for options nobody is running. The
-sub-envs are stepped one by one (what gymnasium's ``SyncVectorEnv`` does too); those whose step has
-ended wait for the others. Episode ends follow tf-agents' batched convention (as
-``opt_suite.agents``' adapter): ``LAST`` then, on the next step, ``FIRST`` with reward 0 and
-discount 1 for a sub-env reset in place of acting.
+their current observations, each row evaluated by the option its sub-env runs), so acting costs one
+network call per tick, not per env, and no work for options nobody is running. On each tick the
+sub-envs still running are stepped together through an
+:class:`~opt_suite.families.env_batch.EnvBatch` (Atari's steps them on parallel C++ threads; any
+other family's one by one); those whose step has ended wait for the others. Episode ends follow
+tf-agents' batched convention (as ``opt_suite.agents``' adapter): ``LAST`` then, on the next step,
+``FIRST`` with reward 0 and discount 1 for a sub-env reset in place of acting.
 
 Randomness (the options' action and termination draws) comes from one generator per sub-env,
 seeded by the caller; budgets count emulator frames (``info["frames"]`` of the env, resets
-included; one per step for envs that report none).
+included; one per step for envs that report none). An episode's ``frames`` are those every sub-env
+had used by the end of the tick it ended in (the sub-envs of a tick step together).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from opt_suite._tf import tensorflow
+from opt_suite.families.env_batch import EnvBatch, SequentialBatch
 
 tensorflow()  # tf-agents imports TensorFlow; do it quietly first
 
@@ -88,7 +91,8 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
     """Primitives + options over ``envs``; see the module docstring.
 
     Args:
-      envs: n gymnasium envs of one task (discrete actions), stepped one by one.
+      envs: n envs of one task (discrete actions): an :class:`EnvBatch`, or gymnasium envs
+        (stepped one by one, as a :class:`SequentialBatch`).
       option_probabilities: the options acting on rows of observations, each row by the option
         its sub-env runs (see :data:`OptionProbabilities`; not called when m = 0).
       num_options: m.
@@ -99,7 +103,7 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
 
     def __init__(
         self,
-        envs: Sequence[Any],
+        envs: EnvBatch | Sequence[Any],
         option_probabilities: OptionProbabilities | None,
         num_options: int,
         gamma: float,
@@ -107,21 +111,22 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
         seeds: Sequence[np.random.SeedSequence],
     ) -> None:
         super().__init__(handle_auto_reset=False)
-        if not envs or len(seeds) != len(envs):
-            raise ValueError(f"OptionAugmentedEnv: {len(envs)} envs and {len(seeds)} seeds")
+        batch: EnvBatch = envs if isinstance(envs, EnvBatch) else SequentialBatch(list(envs))
+        if len(seeds) != batch.num_envs:
+            raise ValueError(f"OptionAugmentedEnv: {batch.num_envs} envs and {len(seeds)} seeds")
         if num_options > 0 and option_probabilities is None:
             raise ValueError("OptionAugmentedEnv: options without option_probabilities")
-        self._envs = list(envs)
-        self._n = len(self._envs)
-        space = self._envs[0].action_space
-        self.num_actions = int(space.n)
+        self._batch = batch
+        self._n = batch.num_envs
+        space = batch.single_action_space
+        self.num_actions = int(getattr(space, "n", 0))
         self.num_options = int(num_options)
         self._probabilities = option_probabilities or _no_options
         self._gamma = float(gamma)
         self._bump = float(termination_bump)
         self._reset_seeds: list[int | None] = [int(s.generate_state(1)[0]) for s in seeds]
         self._rngs = [np.random.default_rng(s) for s in seeds]
-        obs_space = self._envs[0].observation_space
+        obs_space = batch.single_observation_space
         self._observation_spec = _observation_spec(obs_space)
         self._action_spec = array_spec.BoundedArraySpec(
             (), np.int64, 0, self.num_actions + self.num_options - 1, name="action"
@@ -158,8 +163,7 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
 
     def close(self) -> None:
         """Close the sub-envs."""
-        for env in self._envs:
-            env.close()
+        self._batch.close()
 
     def _reset(self) -> ts.TimeStep:
         for i in range(self._n):
@@ -193,9 +197,9 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
             if len(rows):
                 mu[rows], beta[rows] = self._probabilities(self._obs[rows], option[rows])
                 self.option_calls += 1
+            acting, chosen = [], []
             for i in np.flatnonzero(running):
-                o = option[i]
-                if o < 0:
+                if option[i] < 0:
                     a = int(actions[i])
                 else:
                     rng = self._rngs[i]
@@ -205,19 +209,27 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
                     cdf = np.cumsum(mu[i], dtype=np.float64)
                     a = min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")),
                             self.num_actions - 1)  # fmt: skip
-                obs, r, term, trunc, info = self._envs[i].step(a)
-                self._obs[i] = obs
-                self._count(info)
-                reward[i] += discount[i] * float(r)
-                discount[i] *= self._gamma
-                ran[i] += 1
-                self._episode_return[i] += float(r)
-                self._episode_steps[i] += 1
-                if term or trunc:
-                    terminated[i], ended[i], running[i] = bool(term), True, False
-                    self._end_episode(i)
-                elif o < 0:
-                    running[i] = False
+                acting.append(i)
+                chosen.append(a)
+            if not acting:
+                break
+            rows = np.array(acting, np.int64)
+            result = self._batch.step_at(rows, np.array(chosen, np.int64))
+            self._obs[rows] = result.observations
+            self.frames += int(result.frames.sum())
+            self.primitive_steps += len(rows)
+            reward[rows] += discount[rows] * result.rewards
+            discount[rows] *= self._gamma
+            ran[rows] += 1
+            self._episode_return[rows] += result.rewards
+            self._episode_steps[rows] += 1
+            over = result.terminated | result.truncated
+            terminated[rows] = result.terminated
+            ended[rows[over]] = True
+            running[rows[over]] = False
+            running[rows[~over & (option[rows] < 0)]] = False  # a primitive acts once
+            for i in rows[over]:
+                self._end_episode(int(i))
         self._done = ended
         step_type = np.where(
             restarted, ts.StepType.FIRST, np.where(ended, ts.StepType.LAST, ts.StepType.MID)
@@ -235,15 +247,11 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
     def _reset_env(self, i: int) -> None:
         seed = self._reset_seeds[i]
         self._reset_seeds[i] = None  # later resets continue the seeded stream
-        obs, info = self._envs[i].reset(seed=seed)
+        obs, frames = self._batch.reset_at(i, seed)
         self._obs[i] = obs
-        self._count(info, step=False)
+        self.frames += frames
         self._episode_return[i] = 0.0
         self._episode_steps[i] = 0
-
-    def _count(self, info: dict[str, Any], step: bool = True) -> None:
-        self.frames += int(info.get("frames", 1 if step else 0))
-        self.primitive_steps += int(step)
 
     def _end_episode(self, i: int) -> None:
         self.episodes.append(

@@ -20,16 +20,20 @@ from tf_agents.trajectories import trajectory  # noqa: E402
 
 from opt_suite.agents import ppo  # noqa: E402
 from opt_suite.agents.params import PPOParams  # noqa: E402
+from opt_suite.families.env_batch import EnvBatch  # noqa: E402
+from opt_suite.learners.lite_options import lite_probabilities  # noqa: E402
 from opt_suite.learners.option_env import OptionAugmentedEnv, OptionProbabilities  # noqa: E402
 
 __all__ = ["learn", "option_env", "option_probabilities", "ppo_agent"]
 
 
-def option_probabilities(options: Any) -> tuple[int, OptionProbabilities | None]:
+def option_probabilities(options: Any, lite: bool = True) -> tuple[int, OptionProbabilities | None]:
     """(m, the options' acting function on rows of observations) for any option set.
 
-    Network sets run as one compiled function: the rows are partitioned by the option they run,
-    each network is called on its own rows only, and the results are stitched back — one
+    Network sets act through TensorFlow Lite interpreters (:mod:`opt_suite.learners.lite_options`:
+    each row by its own option's interpreter, about 10x cheaper per tick than a TensorFlow call).
+    Without ``tf.lite`` they run as one compiled function: the rows are partitioned by the option
+    they run, each network is called on its own rows only, and the results are stitched back — one
     TensorFlow call per tick whatever m is, and no work for options no sub-env is running.
     """
     count = len(options)
@@ -38,6 +42,10 @@ def option_probabilities(options: Any) -> tuple[int, OptionProbabilities | None]
     networks = getattr(options, "networks", None)
     if networks is not None:
         shape = tuple(getattr(options, "observation_shape", ()))
+        if lite:
+            fast = lite_probabilities(networks, shape, options.num_actions)
+            if fast is not None:
+                return count, fast
 
         @tf.function(
             input_signature=[
@@ -81,7 +89,7 @@ def option_probabilities(options: Any) -> tuple[int, OptionProbabilities | None]
 
 
 def option_env(
-    envs: Sequence[Any],
+    envs: EnvBatch | Sequence[Any],
     options: Any,
     gamma: float,
     termination_bump: float,

@@ -1,0 +1,177 @@
+"""Atari tasks stepped on ale-py's C++ threads: the fast ``EnvBatch`` of the Atari family.
+
+Stepping :class:`~opt_suite.families.atari.AtariTaskEnv` one by one runs every emulator frame on the
+Python thread (ale-py's ``act`` holds the GIL), so a batch of 8 envs used one core of two. ale-py's
+``AtariVectorEnv`` emulates and preprocesses on C++ threads, but it steps all its sub-envs in
+lockstep and can only start episodes with no-ops. So each sub-env here is its own one-env
+``AtariVectorEnv`` with one thread: :meth:`AtariThreadBatch.step_at` *sends* every row's action
+first (the C++ threads start at once, with the GIL released) and then *receives* each result —
+any subset of sub-envs steps in parallel.
+
+What is the same task as ``AtariTaskEnv`` (a test checks it frame for frame, rewards, flags and
+frames included): the C++ pools, resizes and stacks exactly as ``AtariTaskEnv`` does (which is
+written to match it); sticky actions 0, no reward clipping, no life-loss or FIRE resets, no no-op
+starts — set explicitly, since ale-py's defaults differ. What is done here in Python, as
+``AtariTaskEnv`` does it: the generator of each sub-env (gymnasium's ``np_random`` of its seed)
+draws the emulator seed on a seeded reset and then the task's ``start_actions`` random actions,
+which are played as ordinary steps; rewards are multiplied by the task's scale; a step's frames
+are the change of the emulator's episode frame number; episodes are cut after ``max_steps`` steps
+(``TimeLimit``) and, by the C++, after ``max_episode_frames`` frames.
+
+One difference, in a case no bundled game reaches: if the game ends during the random start
+actions, ``AtariTaskEnv`` keeps stepping the ended game while this batch reports the episode as
+terminated on its next step (reward 0, no frames, the observation unchanged), since the C++ would
+start a new game instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium.utils import seeding
+
+from opt_suite.families.env_batch import BatchStep
+
+__all__ = ["AtariThreadBatch"]
+
+
+class AtariThreadBatch:
+    """``num_envs`` copies of one Atari task, each on its own C++ thread (see the module docstring).
+
+    Args:
+      game: the ALE game id.
+      full_action_space: all 18 actions, else the game's minimal set.
+      max_episode_frames: the family's episode cap in emulator frames.
+      start_actions, reward_scale, frame_skip: the task.
+      num_envs: n.
+      max_steps: primitive steps per episode before it is truncated.
+    """
+
+    def __init__(
+        self,
+        game: str,
+        full_action_space: bool,
+        max_episode_frames: int,
+        start_actions: int,
+        reward_scale: float,
+        frame_skip: int,
+        num_envs: int,
+        max_steps: int,
+    ) -> None:
+        from ale_py.vector_env import AtariVectorEnv
+
+        if num_envs < 1 or max_steps < 1:
+            raise ValueError(f"AtariThreadBatch: expected num_envs, max_steps >= 1, got "
+                             f"{num_envs}, {max_steps}")  # fmt: skip
+        self._envs = [
+            AtariVectorEnv(
+                game,
+                1,
+                num_threads=1,
+                frameskip=int(frame_skip),
+                stack_num=2,
+                img_height=84,
+                img_width=84,
+                grayscale=True,
+                maxpool=True,
+                noop_max=0,  # the task's own random start actions are played instead
+                use_fire_reset=False,
+                episodic_life=False,
+                life_loss_info=False,
+                reward_clipping=False,  # clipping would erase the reward scale
+                repeat_action_probability=0.0,  # sticky actions off, as AtariTaskEnv
+                full_action_space=full_action_space,
+                max_num_frames_per_episode=int(max_episode_frames),
+            )
+            for _ in range(num_envs)
+        ]
+        self.num_envs = num_envs
+        self._start_actions = int(start_actions)
+        self._scale = float(reward_scale)
+        self._max_steps = int(max_steps)
+        self.single_action_space = gymnasium.spaces.Discrete(
+            len(self._envs[0].ale.get_action_set())
+        )
+        self._num_actions = int(self.single_action_space.n)
+        self.single_observation_space = gymnasium.spaces.Box(0, 255, (84, 84, 2), dtype=np.uint8)
+        self._rngs: list[np.random.Generator | None] = [None] * num_envs
+        self._episode_frames = np.zeros(num_envs, np.int64)
+        self._episode_steps = np.zeros(num_envs, np.int64)
+        self._ended_in_start = np.zeros(num_envs, bool)
+        self._obs = np.zeros((num_envs, 84, 84, 2), np.uint8)
+        self._paddle = np.ones(1, np.float32)  # the C++ send's paddle strength (unused: discrete)
+
+    def reset_at(self, i: int, seed: int | None) -> tuple[np.ndarray, int]:
+        """A new game for sub-env ``i``, then the task's random start actions."""
+        if seed is not None or self._rngs[i] is None:
+            self._rngs[i], _ = seeding.np_random(seed)
+        rng = self._rngs[i]
+        assert rng is not None
+        env = self._envs[i]
+        if seed is not None:
+            seeds = np.array([int(rng.integers(2**31 - 1))])
+            obs, info = env.reset(seed=seeds)
+        else:
+            obs, info = env.reset()
+        over = False
+        for _ in range(self._start_actions):
+            env.ale.send(np.array([int(rng.integers(self._num_actions))]), self._paddle)
+            obs, _, terminated, truncated, info = env.ale.recv()
+            if terminated[0] or truncated[0]:
+                over = True
+                break
+        self._ended_in_start[i] = over
+        self._obs[i] = obs[0].transpose(1, 2, 0)
+        self._episode_frames[i] = int(info["episode_frame_number"][0])
+        self._episode_steps[i] = 0
+        return self._obs[i].copy(), int(self._episode_frames[i])
+
+    def step_at(self, rows: np.ndarray, actions: np.ndarray) -> BatchStep:
+        """Send every row's action, then receive every row: the rows step in parallel."""
+        rows = np.asarray(rows, np.int64)
+        count = len(rows)
+        rewards = np.zeros(count)
+        terminated = np.zeros(count, bool)
+        truncated = np.zeros(count, bool)
+        frames = np.zeros(count, np.int64)
+        live = ~self._ended_in_start[rows]
+        for i, a in zip(rows[live], np.asarray(actions)[live], strict=True):
+            self._envs[i].ale.send(np.array([int(a)]), self._paddle)
+        for k, i in enumerate(rows):
+            if not live[k]:  # see the module docstring: the game ended in its start actions
+                terminated[k] = True
+                continue
+            obs, reward, term, trunc, info = self._envs[i].ale.recv()
+            self._obs[i] = obs[0].transpose(1, 2, 0)
+            episode_frames = int(info["episode_frame_number"][0])
+            frames[k] = episode_frames - self._episode_frames[i]
+            self._episode_frames[i] = episode_frames
+            self._episode_steps[i] += 1
+            rewards[k] = float(reward[0]) * self._scale
+            terminated[k] = bool(term[0])
+            truncated[k] = not terminated[k] and (
+                bool(trunc[0]) or self._episode_steps[i] >= self._max_steps
+            )
+        return BatchStep(self._obs[rows], rewards, terminated, truncated, frames)
+
+    def close(self) -> None:
+        """Stop the C++ threads."""
+        for env in self._envs:
+            env.close()
+
+
+def thread_batch(family: Any, task_params: Any, num_envs: int, max_steps: int) -> AtariThreadBatch:
+    """An :class:`AtariThreadBatch` of one task of an ``Atari`` family."""
+    p = family.params
+    return AtariThreadBatch(
+        p.game,
+        p.action_set == "full",
+        p.max_episode_frames,
+        task_params.start_actions,
+        task_params.reward_scale,
+        task_params.frame_skip,
+        num_envs,
+        max_steps,
+    )

@@ -1,0 +1,134 @@
+"""Batches of envs of one task that step *any subset* of their sub-envs: what option acting needs.
+
+A batched test-time agent picks one decision per sub-env; a primitive is one step, an option runs
+until it terminates. So in a batched step each sub-env runs for its own number of primitive steps,
+and on every tick only the sub-envs still running an option act — gymnasium's vector envs step
+all their sub-envs every time, so they do not fit. :class:`EnvBatch` is the small protocol the
+option-augmented env (``opt_suite.learners.option_env``) drives instead:
+
+- ``reset_at(i, seed)``: reset sub-env i (seeded on the first reset, ``None`` later to continue
+  its stream) and return its observation and the emulator frames the reset used;
+- ``step_at(rows, actions)``: step the sub-envs ``rows`` (distinct indices) with ``actions`` and
+  return their observations, rewards, terminated and truncated flags and frames, row by row.
+
+Every step of a sub-env is cut (truncated) after ``max_steps`` primitive steps of its episode, as
+gymnasium's ``TimeLimit`` does. Frames are the env's ``info["frames"]`` (one per step, zero per
+reset, for envs that report none).
+
+:class:`SequentialBatch` serves any gymnasium env by stepping the rows one after the other. A family
+can ship a faster batch by defining ``make_env_batch(task, num_envs, max_steps)`` (the Atari family
+steps its emulators on C++ threads, :mod:`opt_suite.families.atari_threads`); :func:`make_env_batch`
+picks it, else the sequential one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import gymnasium
+import numpy as np
+
+__all__ = ["BatchStep", "EnvBatch", "SequentialBatch", "make_env_batch"]
+
+
+@dataclasses.dataclass(frozen=True)
+class BatchStep:
+    """The result of :meth:`EnvBatch.step_at` for k rows (each array's first axis is the row).
+
+    Attributes:
+      observations: [k, *observation shape].
+      rewards: float64 [k].
+      terminated: bool [k].
+      truncated: bool [k] (never set where ``terminated`` is).
+      frames: int64 [k], emulator frames each row's step used.
+    """
+
+    observations: np.ndarray
+    rewards: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    frames: np.ndarray
+
+
+@runtime_checkable
+class EnvBatch(Protocol):
+    """n envs of one task, stepped a subset at a time (see the module docstring)."""
+
+    num_envs: int
+    single_observation_space: gymnasium.spaces.Space
+    single_action_space: gymnasium.spaces.Space
+
+    def reset_at(self, i: int, seed: int | None) -> tuple[np.ndarray, int]:
+        """Reset sub-env ``i``: (its observation, the frames the reset used)."""
+        ...
+
+    def step_at(self, rows: np.ndarray, actions: np.ndarray) -> BatchStep:
+        """Step the sub-envs ``rows`` with ``actions`` (one each)."""
+        ...
+
+    def close(self) -> None:
+        """Release the sub-envs."""
+        ...
+
+
+class SequentialBatch:
+    """Any gymnasium envs as an :class:`EnvBatch`: the rows are stepped one after the other.
+
+    Args:
+      envs: n envs of one task (wrap them in ``TimeLimit`` for an episode cap in steps).
+    """
+
+    def __init__(self, envs: Sequence[gymnasium.Env]) -> None:
+        if not envs:
+            raise ValueError("SequentialBatch: no envs")
+        self._envs = list(envs)
+        self.num_envs = len(self._envs)
+        self.single_observation_space = self._envs[0].observation_space
+        self.single_action_space = self._envs[0].action_space
+
+    def reset_at(self, i: int, seed: int | None) -> tuple[np.ndarray, int]:
+        """``envs[i].reset(seed=seed)``."""
+        obs, info = self._envs[i].reset(seed=seed)
+        return obs, int(info.get("frames", 0))
+
+    def step_at(self, rows: np.ndarray, actions: np.ndarray) -> BatchStep:
+        """``envs[i].step(a)`` for each row in turn."""
+        results = [self._envs[i].step(int(a)) for i, a in zip(rows, actions, strict=True)]
+        return BatchStep(
+            np.array([r[0] for r in results]).reshape(len(rows), *self._obs_shape()),
+            np.array([float(r[1]) for r in results], np.float64),
+            np.array([bool(r[2]) for r in results], bool),
+            np.array([bool(r[3]) and not bool(r[2]) for r in results], bool),
+            np.array([int(r[4].get("frames", 1)) for r in results], np.int64),
+        )
+
+    def close(self) -> None:
+        """Close every env."""
+        for env in self._envs:
+            env.close()
+
+    def _obs_shape(self) -> tuple[int, ...]:
+        return tuple(getattr(self.single_observation_space, "shape", None) or ())
+
+
+def make_env_batch(family: Any, task: Any, num_envs: int, max_steps: int) -> EnvBatch:
+    """``family.make_env_batch(task, num_envs, max_steps)`` if the family has one, else sequential.
+
+    The sequential batch holds ``num_envs`` of ``family.make_env(task)``, each in a ``TimeLimit`` of
+    ``max_steps``.
+    """
+    if max_steps < 1 or num_envs < 1:
+        raise ValueError(f"make_env_batch: expected num_envs, max_steps >= 1, got {num_envs}, "
+                         f"{max_steps}")  # fmt: skip
+    own = getattr(family, "make_env_batch", None)
+    if callable(own):
+        batch: EnvBatch = own(task, num_envs, max_steps)
+        return batch
+    return SequentialBatch(
+        [
+            gymnasium.wrappers.TimeLimit(family.make_env(task), max_episode_steps=max_steps)
+            for _ in range(num_envs)
+        ]
+    )
