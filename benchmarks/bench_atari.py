@@ -90,12 +90,12 @@ def acting_fps(options, seconds: float = 3.0) -> float:
         envs, options, p.gamma, p.termination_bump, np.random.SeedSequence(0).spawn(ENVS)
     )
     agent = ppo_parts.ppo_agent(env, p.ppo, 0)
-    act, _ = ppo_parts._compiled(agent)
+    act = ppo_parts.actor(agent)  # the learner's own acting path
     time_step = env.reset()
-    act(ppo_parts._tensors(time_step))  # trace outside the timing
+    act(time_step)  # trace outside the timing
     frames0, start = env.frames, time.perf_counter()
     while time.perf_counter() - start < seconds:
-        action = act(ppo_parts._tensors(time_step)).action.numpy()
+        action = act(time_step).action.numpy()
         time_step = env.step(action)
     fps = (env.frames - frames0) / (time.perf_counter() - start)
     env.close()
