@@ -32,6 +32,7 @@ had used by the end of the tick it ended in (the sub-envs of a tick step togethe
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -74,6 +75,19 @@ class EpisodeRecord:
     ret: float
     steps: int
     frames: int
+
+
+def _draw(probabilities: np.ndarray, uniform: float, count: int) -> int:
+    """Inverse-CDF draw of an action: the first a whose cumulative probability exceeds u·total.
+
+    ``searchsorted(cumsum(p), u * sum, side="right")`` in plain floats (sequential float64 sums,
+    as ``np.cumsum``'s): the same action, without two NumPy calls per row and tick.
+    """
+    cumulative, total = [], 0.0
+    for p in probabilities.tolist():
+        total += p
+        cumulative.append(total)
+    return min(bisect.bisect_right(cumulative, uniform * total), count - 1)
 
 
 def _observation_spec(space: Any) -> array_spec.BoundedArraySpec:
@@ -191,26 +205,24 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
         terminated = np.zeros(self._n, bool)
         ended = np.zeros(self._n, bool)
         while running.any():
-            # Rows of envs whose option acts; the other rows stay 0 and are never read.
-            mu, beta = np.zeros((self._n, self.num_actions)), np.zeros(self._n)
-            rows = np.flatnonzero(running & (option >= 0))
-            if len(rows):
-                mu[rows], beta[rows] = self._probabilities(self._obs[rows], option[rows])
+            live = np.flatnonzero(running).tolist()
+            optioned = [i for i in live if option[i] >= 0]  # envs whose option acts this tick
+            if optioned:
+                mu, beta = self._probabilities(self._obs[optioned], option[optioned])
                 self.option_calls += 1
+                row_of = {i: k for k, i in enumerate(optioned)}
             acting, chosen = [], []
-            for i in np.flatnonzero(running):
+            for i in live:
                 if option[i] < 0:
-                    a = int(actions[i])
-                else:
-                    rng = self._rngs[i]
-                    if ran[i] > 0 and rng.random() < beta[i] + self._bump * ran[i]:
-                        running[i] = False  # the option terminates in this state
-                        continue
-                    cdf = np.cumsum(mu[i], dtype=np.float64)
-                    a = min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")),
-                            self.num_actions - 1)  # fmt: skip
+                    acting.append(i)
+                    chosen.append(int(actions[i]))
+                    continue
+                k, rng = row_of[i], self._rngs[i]
+                if ran[i] > 0 and rng.random() < beta[k] + self._bump * ran[i]:
+                    running[i] = False  # the option terminates in this state
+                    continue
                 acting.append(i)
-                chosen.append(a)
+                chosen.append(_draw(mu[k], rng.random(), self.num_actions))
             if not acting:
                 break
             rows = np.array(acting, np.int64)
