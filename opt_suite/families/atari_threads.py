@@ -4,9 +4,9 @@ Stepping :class:`~opt_suite.families.atari.AtariTaskEnv` one by one runs every e
 Python thread (ale-py's ``act`` holds the GIL), so a batch of 8 envs used one core of two. ale-py's
 ``AtariVectorEnv`` emulates and preprocesses on C++ threads, but it steps all its sub-envs in
 lockstep and can only start episodes with no-ops. So each sub-env here is its own one-env
-``AtariVectorEnv`` with one thread: :meth:`AtariThreadBatch.step_at` *sends* every row's action
-first (the C++ threads start at once, with the GIL released) and then *receives* each result —
-any subset of sub-envs steps in parallel.
+``AtariVectorEnv`` with one thread: :meth:`AtariThreadBatch.send_at` starts a sub-env's step
+(its C++ thread runs at once, the GIL released) and :meth:`AtariThreadBatch.recv_at` collects it —
+any subset of sub-envs steps in parallel, each as soon as its action is known.
 
 What is the same task as ``AtariTaskEnv`` (a test checks it frame for frame, rewards, flags and
 frames included): the C++ pools, resizes and stacks exactly as ``AtariTaskEnv`` does (which is
@@ -32,7 +32,7 @@ import gymnasium
 import numpy as np
 from gymnasium.utils import seeding
 
-from opt_suite.families.env_batch import BatchStep
+from opt_suite.families.env_batch import BatchStep, RowStep, gather
 
 __all__ = ["AtariThreadBatch"]
 
@@ -130,35 +130,31 @@ class AtariThreadBatch:
         self._episode_steps[i] = 0
         return self._obs[i].copy(), int(self._episode_frames[i])
 
+    def send_at(self, i: int, action: int) -> None:
+        """Start sub-env ``i``'s step on its C++ thread (returns at once, the GIL released)."""
+        if not self._ended_in_start[i]:
+            self._action[i][0] = action
+            self._envs[i].ale.send(self._action[i], self._paddle)
+
+    def recv_at(self, i: int) -> RowStep:
+        """Wait for sub-env ``i``'s step; scale its reward, count its frames and steps."""
+        if self._ended_in_start[i]:  # see the module docstring: the game ended in its starts
+            return RowStep(self._obs[i], 0.0, True, False, 0)
+        obs, reward, term, trunc, info = self._envs[i].ale.recv()
+        self._store(i, obs)
+        episode_frames = int(info["episode_frame_number"][0])
+        frames = episode_frames - int(self._episode_frames[i])
+        self._episode_frames[i] = episode_frames
+        self._episode_steps[i] += 1
+        terminated = bool(term[0])
+        truncated = not terminated and (
+            bool(trunc[0]) or bool(self._episode_steps[i] >= self._max_steps)
+        )
+        return RowStep(self._obs[i], float(reward[0]) * self._scale, terminated, truncated, frames)
+
     def step_at(self, rows: np.ndarray, actions: np.ndarray) -> BatchStep:
         """Send every row's action, then receive every row: the rows step in parallel."""
-        rows = np.asarray(rows, np.int64)
-        count = len(rows)
-        rewards = np.zeros(count)
-        terminated = np.zeros(count, bool)
-        truncated = np.zeros(count, bool)
-        frames = np.zeros(count, np.int64)
-        order = rows.tolist()
-        for i, a in zip(order, np.asarray(actions).tolist(), strict=True):
-            if not self._ended_in_start[i]:
-                self._action[i][0] = a
-                self._envs[i].ale.send(self._action[i], self._paddle)
-        for k, i in enumerate(order):
-            if self._ended_in_start[i]:  # see the module docstring: the game ended in its starts
-                terminated[k] = True
-                continue
-            obs, reward, term, trunc, info = self._envs[i].ale.recv()
-            self._store(i, obs)
-            episode_frames = int(info["episode_frame_number"][0])
-            frames[k] = episode_frames - self._episode_frames[i]
-            self._episode_frames[i] = episode_frames
-            self._episode_steps[i] += 1
-            rewards[k] = float(reward[0]) * self._scale
-            terminated[k] = bool(term[0])
-            truncated[k] = not terminated[k] and (
-                bool(trunc[0]) or self._episode_steps[i] >= self._max_steps
-            )
-        return BatchStep(self._obs[rows], rewards, terminated, truncated, frames)
+        return gather(self, rows, actions)
 
     def _store(self, i: int, stacked: np.ndarray) -> None:
         """The C++ stack [1, 2, 84, 84] as our channels-last [84, 84, 2] frame of sub-env i."""

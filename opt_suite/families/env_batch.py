@@ -8,8 +8,12 @@ option-augmented env (``opt_suite.learners.option_env``) drives instead:
 
 - ``reset_at(i, seed)``: reset sub-env i (seeded on the first reset, ``None`` later to continue
   its stream) and return its observation and the emulator frames the reset used;
-- ``step_at(rows, actions)``: step the sub-envs ``rows`` (distinct indices) with ``actions`` and
-  return their observations, rewards, terminated and truncated flags and frames, row by row.
+- ``send_at(i, action)`` then ``recv_at(i)``: start one step of sub-env i, then collect it (its
+  observation, reward, terminated and truncated flags and frames). Between the two, other sub-envs
+  may be sent and received: a batch that steps on threads runs every sent sub-env at once, so a
+  caller keeps as many in flight as it can (the option env sends a sub-env's next step as soon as
+  its last one is received, rather than waiting for a whole tick);
+- ``step_at(rows, actions)``: all of ``rows`` (distinct indices) sent, then all received.
 
 Every step of a sub-env is cut (truncated) after ``max_steps`` primitive steps of its episode, as
 gymnasium's ``TimeLimit`` does. Frames are the env's ``info["frames"]`` (one per step, zero per
@@ -25,12 +29,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import gymnasium
 import numpy as np
 
-__all__ = ["BatchStep", "EnvBatch", "SequentialBatch", "make_env_batch"]
+__all__ = ["BatchStep", "EnvBatch", "RowStep", "SequentialBatch", "gather", "make_env_batch"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,16 +56,60 @@ class BatchStep:
     frames: np.ndarray
 
 
+class RowStep(NamedTuple):
+    """One sub-env's step: what ``env.step`` returns, with its frames instead of the info dict."""
+
+    observation: np.ndarray
+    reward: float
+    terminated: bool
+    truncated: bool  # never set where ``terminated`` is
+    frames: int
+
+
+def gather(batch: EnvBatch, rows: np.ndarray, actions: np.ndarray) -> BatchStep:
+    """``step_at`` from ``send_at`` and ``recv_at``: every row sent, then every row received."""
+    order = np.asarray(rows, np.int64).tolist()
+    for i, a in zip(order, np.asarray(actions).tolist(), strict=True):
+        batch.send_at(i, a)
+    steps = [batch.recv_at(i) for i in order]
+    return BatchStep(
+        np.array([s.observation for s in steps]),
+        np.array([s.reward for s in steps], np.float64),
+        np.array([s.terminated for s in steps], bool),
+        np.array([s.truncated for s in steps], bool),
+        np.array([s.frames for s in steps], np.int64),
+    )
+
+
 @runtime_checkable
 class EnvBatch(Protocol):
     """n envs of one task, stepped a subset at a time (see the module docstring)."""
 
-    num_envs: int
-    single_observation_space: gymnasium.spaces.Space
-    single_action_space: gymnasium.spaces.Space
+    @property
+    def num_envs(self) -> int:
+        """The number of sub-envs."""
+        ...
+
+    @property
+    def single_observation_space(self) -> gymnasium.spaces.Space:
+        """One sub-env's observation space."""
+        ...
+
+    @property
+    def single_action_space(self) -> gymnasium.spaces.Space:
+        """One sub-env's action space."""
+        ...
 
     def reset_at(self, i: int, seed: int | None) -> tuple[np.ndarray, int]:
         """Reset sub-env ``i``: (its observation, the frames the reset used)."""
+        ...
+
+    def send_at(self, i: int, action: int) -> None:
+        """Start one step of sub-env ``i``."""
+        ...
+
+    def recv_at(self, i: int) -> RowStep:
+        """Collect the step of sub-env ``i`` sent last."""
         ...
 
     def step_at(self, rows: np.ndarray, actions: np.ndarray) -> BatchStep:
@@ -87,30 +135,32 @@ class SequentialBatch:
         self.num_envs = len(self._envs)
         self.single_observation_space = self._envs[0].observation_space
         self.single_action_space = self._envs[0].action_space
+        self._sent: dict[int, tuple] = {}
 
     def reset_at(self, i: int, seed: int | None) -> tuple[np.ndarray, int]:
         """``envs[i].reset(seed=seed)``."""
         obs, info = self._envs[i].reset(seed=seed)
         return obs, int(info.get("frames", 0))
 
+    def send_at(self, i: int, action: int) -> None:
+        """``envs[i].step(action)``, at once (kept for :meth:`recv_at`)."""
+        self._sent[i] = self._envs[i].step(int(action))
+
+    def recv_at(self, i: int) -> RowStep:
+        """The step :meth:`send_at` made."""
+        obs, reward, terminated, truncated, info = self._sent.pop(i)
+        terminated = bool(terminated)
+        frames = int(info.get("frames", 1))
+        return RowStep(obs, float(reward), terminated, bool(truncated) and not terminated, frames)
+
     def step_at(self, rows: np.ndarray, actions: np.ndarray) -> BatchStep:
         """``envs[i].step(a)`` for each row in turn."""
-        results = [self._envs[i].step(int(a)) for i, a in zip(rows, actions, strict=True)]
-        return BatchStep(
-            np.array([r[0] for r in results]).reshape(len(rows), *self._obs_shape()),
-            np.array([float(r[1]) for r in results], np.float64),
-            np.array([bool(r[2]) for r in results], bool),
-            np.array([bool(r[3]) and not bool(r[2]) for r in results], bool),
-            np.array([int(r[4].get("frames", 1)) for r in results], np.int64),
-        )
+        return gather(self, rows, actions)
 
     def close(self) -> None:
         """Close every env."""
         for env in self._envs:
             env.close()
-
-    def _obs_shape(self) -> tuple[int, ...]:
-        return tuple(getattr(self.single_observation_space, "shape", None) or ())
 
 
 def make_env_batch(family: Any, task: Any, num_envs: int, max_steps: int) -> EnvBatch:

@@ -14,25 +14,27 @@ the whole run as one semi-Markov step (Sutton, Precup & Singh 1999):
 - an episode end (terminated or truncated) ends the option too. A primitive is an option that acts
   once and terminates.
 
-Batched over n envs of one task: each sub-env runs its own semi-Markov step, and the option networks
-are called *once per primitive tick for all sub-envs still running an option* (one batched call on
-their current observations, each row evaluated by the option its sub-env runs), so acting costs one
-network call per tick, not per env, and no work for options nobody is running. On each tick the
-sub-envs still running are stepped together through an
-:class:`~opt_suite.families.env_batch.EnvBatch` (Atari's steps them on parallel C++ threads; any
-other family's one by one); those whose step has ended wait for the others. Episode ends follow
-tf-agents' batched convention (as ``opt_suite.agents``' adapter): ``LAST`` then, on the next step,
-``FIRST`` with reward 0 and discount 1 for a sub-env reset in place of acting.
+Batched over n envs of one task: each sub-env runs its own semi-Markov step. A sub-env's next
+primitive step is sent to the :class:`~opt_suite.families.env_batch.EnvBatch` as soon as its last
+one is received — Atari's batch runs every sent sub-env at once on its own C++ thread, any other
+family's steps it on the spot — and sub-envs are received in the order they were sent, so a run does
+not depend on thread timing. The options are evaluated one row at a time, as each sub-env needs its
+next action (on Atari through TensorFlow Lite interpreters, about 0.04 ms a frame:
+:mod:`opt_suite.learners.lite_options`), and only for options somebody is running. Sub-envs whose
+step has ended wait for the others. Episode ends follow tf-agents' batched convention (as
+``opt_suite.agents``' adapter): ``LAST`` then, on the next step, ``FIRST`` with reward 0 and
+discount 1 for a sub-env reset in place of acting.
 
 Randomness (the options' action and termination draws) comes from one generator per sub-env,
 seeded by the caller; budgets count emulator frames (``info["frames"]`` of the env, resets
 included; one per step for envs that report none). An episode's ``frames`` are those every sub-env
-had used by the end of the tick it ended in (the sub-envs of a tick step together).
+had used when its last step was received.
 """
 
 from __future__ import annotations
 
 import bisect
+import collections
 import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -51,7 +53,7 @@ from tf_agents.trajectories import time_step as ts  # noqa: E402
 __all__ = ["EpisodeRecord", "OptionAugmentedEnv", "OptionProbabilities"]
 
 #: (observations [k, ...], option indices [k]) -> (μ [k, A], β [k]): on each row, the option that
-#: row's sub-env is running (only those: a tick evaluates one option per running sub-env, not m).
+#: row's sub-env is running (only that one: acting evaluates one option per running sub-env, not m).
 OptionProbabilities = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
@@ -198,50 +200,50 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
         for i in np.flatnonzero(restarted):
             self._reset_env(i)
         option = np.where(actions >= self.num_actions, actions - self.num_actions, -1)
-        running = ~restarted
         reward = np.zeros(self._n)
         discount: np.ndarray = np.ones(self._n)
         ran = np.zeros(self._n, np.int64)
         terminated = np.zeros(self._n, bool)
         ended = np.zeros(self._n, bool)
-        while running.any():
-            live = np.flatnonzero(running).tolist()
-            optioned = [i for i in live if option[i] >= 0]  # envs whose option acts this tick
-            if optioned:
-                mu, beta = self._probabilities(self._obs[optioned], option[optioned])
-                self.option_calls += 1
-                row_of = {i: k for k, i in enumerate(optioned)}
-            acting, chosen = [], []
-            for i in live:
-                if option[i] < 0:
-                    acting.append(i)
-                    chosen.append(int(actions[i]))
-                    continue
-                k, rng = row_of[i], self._rngs[i]
-                if ran[i] > 0 and rng.random() < beta[k] + self._bump * ran[i]:
-                    running[i] = False  # the option terminates in this state
-                    continue
-                acting.append(i)
-                chosen.append(_draw(mu[k], rng.random(), self.num_actions))
-            if not acting:
-                break
-            rows = np.array(acting, np.int64)
-            result = self._batch.step_at(rows, np.array(chosen, np.int64))
-            self._obs[rows] = result.observations
-            self.frames += int(result.frames.sum())
-            self.primitive_steps += len(rows)
-            reward[rows] += discount[rows] * result.rewards
-            discount[rows] *= self._gamma
-            ran[rows] += 1
-            self._episode_return[rows] += result.rewards
-            self._episode_steps[rows] += 1
-            over = result.terminated | result.truncated
-            terminated[rows] = result.terminated
-            ended[rows[over]] = True
-            running[rows[over]] = False
-            running[rows[~over & (option[rows] < 0)]] = False  # a primitive acts once
-            for i in rows[over]:
-                self._end_episode(int(i))
+
+        def decide(i: int) -> int | None:
+            """Sub-env i's next primitive action in this SMDP step, or None: its step is over."""
+            if option[i] < 0:
+                return int(actions[i]) if ran[i] == 0 else None  # a primitive acts once
+            mu, beta = self._probabilities(self._obs[i : i + 1], option[i : i + 1])
+            self.option_calls += 1
+            rng = self._rngs[i]
+            if ran[i] > 0 and rng.random() < beta[0] + self._bump * ran[i]:
+                return None  # the option terminates in this state
+            return _draw(mu[0], rng.random(), self.num_actions)
+
+        # Each sub-env's next step is sent as soon as its last one is received (the batch runs
+        # every sent sub-env at once); receiving in the order sent keeps the run deterministic.
+        in_flight: collections.deque[int] = collections.deque()
+        for i in np.flatnonzero(~restarted).tolist():
+            first = decide(i)
+            assert first is not None  # an SMDP step takes at least one primitive step
+            self._batch.send_at(i, first)
+            in_flight.append(i)
+        while in_flight:
+            i = in_flight.popleft()
+            obs, r, term, trunc, frames = self._batch.recv_at(i)
+            self._obs[i] = obs
+            self.frames += frames
+            self.primitive_steps += 1
+            reward[i] += discount[i] * r
+            discount[i] *= self._gamma
+            ran[i] += 1
+            self._episode_return[i] += r
+            self._episode_steps[i] += 1
+            if term or trunc:
+                terminated[i], ended[i] = term, True
+                self._end_episode(i)
+                continue
+            following = decide(i)
+            if following is not None:
+                self._batch.send_at(i, following)
+                in_flight.append(i)
         self._done = ended
         step_type = np.where(
             restarted, ts.StepType.FIRST, np.where(ended, ts.StepType.LAST, ts.StepType.MID)

@@ -31,10 +31,10 @@ def option_probabilities(options: Any, lite: bool = True) -> tuple[int, OptionPr
     """(m, the options' acting function on rows of observations) for any option set.
 
     Network sets act through TensorFlow Lite interpreters (:mod:`opt_suite.learners.lite_options`:
-    each row by its own option's interpreter, about 10x cheaper per tick than a TensorFlow call).
+    each row by its own option's interpreter, about 10x cheaper per frame than a TensorFlow call).
     Without ``tf.lite`` they run as one compiled function: the rows are partitioned by the option
     they run, each network is called on its own rows only, and the results are stitched back — one
-    TensorFlow call per tick whatever m is, and no work for options no sub-env is running.
+    TensorFlow call per request whatever m is, and no work for options no sub-env is running.
     """
     count = len(options)
     if count == 0:
