@@ -5,7 +5,9 @@
 Measures, on this machine, in one process (one core's worth of work; the machine's load is printed
 because the figures scale with it):
 
-1. the env with random actions: one ``AtariTaskEnv``, and 8 in ``make_vector_env`` (SyncVectorEnv);
+1. the env with random actions: one ``AtariTaskEnv``, 8 in ``make_vector_env`` (SyncVectorEnv, the
+   experts') and 8 in ``make_env_batch`` (``AtariThreadBatch``, the test-time learner's: one C++
+   thread per sub-env, so its figures use more than one core);
 2. ale-py's ``AtariVectorEnv`` with 8 envs and one thread, same frame skip, for reference;
 3. PPO expert training (the default ``PPOParams``: 8 envs x 128 steps, 4 epochs, A3C's network);
 4. demonstration sampling from that expert (one policy call per step);
@@ -84,11 +86,25 @@ def main() -> None:
         ale.step(rng.integers(ale.single_action_space.n, size=8))
         return 8 * args.frame_skip
 
+    threads = family.make_env_batch(task, 8, max_steps=10**9)
+    for i in range(8):
+        threads.reset_at(i, i)
+    rows = np.arange(8)
+
+    def threaded() -> int:
+        step = threads.step_at(rows, rng.integers(threads.single_action_space.n, size=8))
+        frames = int(step.frames.sum())
+        for i in rows[step.terminated | step.truncated]:
+            frames += threads.reset_at(int(i), None)[1]
+        return frames
+
     rates = {
         "env, 1": _rate(single, args.seconds),
         "env, 8 (SyncVectorEnv)": _rate(batched, args.seconds),
+        "env, 8 (AtariThreadBatch)": _rate(threaded, args.seconds),
         "AtariVectorEnv, 8, 1 thread": _rate(raw, args.seconds),
     }
+    threads.close()
 
     from opt_suite.agents import ppo
     from opt_suite.agents.environment import GymnasiumPyEnvironment

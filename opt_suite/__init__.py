@@ -11,7 +11,7 @@ import os as _os
 _os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # Gymnasium convention: importing the package registers its env ids (opt_suite/FourRooms-v0, ...).
 # Registration is lazy (string entry points): it imports gymnasium, never a family module or TF.
