@@ -131,9 +131,13 @@ class TFAgentsLearner(Learner):
                 f"{self.name}: needs discrete actions; family {family.name!r} has "
                 f"{envs.single_action_space}"
             )
-        env = ppo_parts.option_env(
-            envs, options, p.gamma, p.termination_bump, env_seed.spawn(count)
-        )
+        try:
+            env = ppo_parts.option_env(
+                envs, options, p.gamma, p.termination_bump, env_seed.spawn(count)
+            )
+        except BaseException:
+            envs.close()  # e.g. an option's interpreter that disagrees with its network
+            raise
         try:
             seed = int(tf_seed.generate_state(1)[0] % (2**31 - 1))
             agent = ppo_parts.ppo_agent(env, p.ppo, seed)
