@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -94,6 +98,24 @@ def test_each_row_is_evaluated_by_its_own_option():
     tf_mu, tf_beta = tf_rows_of(frames.astype(np.float32), which)
     np.testing.assert_allclose(mu, tf_mu, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(beta, tf_beta, rtol=1e-5, atol=1e-7)
+
+
+def test_lite_options_are_built_without_cpp_chatter_on_stderr():
+    # TFLite prints "INFO: Created TensorFlow Lite XNNPACK delegate for CPU." to fd 2 from C++ the
+    # first time a process builds an interpreter: a fresh process, so that it is the first.
+    code = (
+        "import sys, numpy as np; sys.path.insert(0, 'tests')\n"
+        "from atari_frames import BreakoutFamily\n"
+        "from opt_suite.learners.lite_options import lite_probabilities\n"
+        "from opt_suite.option_networks.initial import initial_frame_options\n"
+        "o = initial_frame_options(BreakoutFamily(), 't', 2, np.random.SeedSequence(0))\n"
+        "assert lite_probabilities(o.networks, (84, 84, 2), 4) is not None\n"
+        "print('built')\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
+    assert done.returncode == 0 and done.stdout.strip() == "built", done.stderr
+    assert "XNNPACK" not in done.stderr
 
 
 def test_lite_options_refuse_an_interpreter_that_disagrees_with_its_network(monkeypatch):

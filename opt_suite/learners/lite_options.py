@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from opt_suite._tf import tensorflow
+from opt_suite._tf import quiet_stderr, tensorflow
 
 __all__ = ["lite_probabilities"]
 
@@ -42,10 +42,10 @@ def _interpreter(network: Any, shape: tuple[int, ...]) -> tuple[Any, int, int, i
     converter = tf.lite.TFLiteConverter.from_concrete_functions(
         [forward.get_concrete_function()], network
     )
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), quiet_stderr():  # one "Created XNNPACK delegate" line each
         warnings.simplefilter("ignore", UserWarning)  # the deprecation notice, see the docstring
         interpreter = tf.lite.Interpreter(model_content=converter.convert(), num_threads=1)
-    interpreter.allocate_tensors()
+        interpreter.allocate_tensors()
     [frames_in] = interpreter.get_input_details()
     runner = interpreter.get_signature_runner()
     outputs = runner.get_output_details()
