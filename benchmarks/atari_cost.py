@@ -48,6 +48,7 @@ def main() -> None:
     from ale_py.vector_env import AtariVectorEnv
 
     from opt_suite.families.atari import Atari, Params, TaskParams
+    from opt_suite.families.env_batch import step_rows
 
     family = Atari(Params(game=args.game))
     task = TaskParams(start_actions=10, reward_scale=1.0, frame_skip=args.frame_skip)
@@ -92,7 +93,7 @@ def main() -> None:
     rows = np.arange(8)
 
     def threaded() -> int:
-        step = threads.step_at(rows, rng.integers(threads.single_action_space.n, size=8))
+        step = step_rows(threads, rows, rng.integers(threads.single_action_space.n, size=8))
         frames = int(step.frames.sum())
         for i in rows[step.terminated | step.truncated]:
             frames += threads.reset_at(int(i), None)[1]

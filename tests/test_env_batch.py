@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from opt_suite.families.atari import Atari, Params, TaskParams
-from opt_suite.families.env_batch import SequentialBatch, make_env_batch
+from opt_suite.families.env_batch import SequentialBatch, make_env_batch, step_rows
 from opt_suite.learners.option_env import OptionAugmentedEnv
 
 
@@ -55,7 +55,7 @@ def test_thread_batch_is_the_task_env_step_for_step(family, task, max_steps):
         if not len(rows):
             continue
         actions = draws.integers(threaded.single_action_space.n, size=len(rows))
-        a, b = threaded.step_at(rows, actions), plain.step_at(rows, actions)
+        a, b = step_rows(threaded, rows, actions), step_rows(plain, rows, actions)
         np.testing.assert_array_equal(a.observations, b.observations)
         np.testing.assert_array_equal(a.rewards, b.rewards)
         np.testing.assert_array_equal(a.terminated, b.terminated)
@@ -85,7 +85,7 @@ def test_make_env_batch_uses_the_familys_own_batch_else_sequential():
     sequential = make_env_batch(chain, task, 2, 5)
     assert isinstance(sequential, SequentialBatch)
     sequential.reset_at(0, 0)
-    steps = [sequential.step_at(np.array([0]), np.array([0])) for _ in range(5)]
+    steps = [step_rows(sequential, np.array([0]), np.array([0])) for _ in range(5)]
     assert [bool(s.truncated[0] or s.terminated[0]) for s in steps][-1]  # cut at 5 steps
     with pytest.raises(ValueError, match="max_steps >= 1"):
         make_env_batch(chain, task, 2, 0)

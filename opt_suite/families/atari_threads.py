@@ -32,7 +32,7 @@ import gymnasium
 import numpy as np
 from gymnasium.utils import seeding
 
-from opt_suite.families.env_batch import BatchStep, RowStep, gather
+from opt_suite.families.env_batch import RowStep
 
 __all__ = ["AtariThreadBatch"]
 
@@ -151,10 +151,6 @@ class AtariThreadBatch:
             bool(trunc[0]) or bool(self._episode_steps[i] >= self._max_steps)
         )
         return RowStep(self._obs[i], float(reward[0]) * self._scale, terminated, truncated, frames)
-
-    def step_at(self, rows: np.ndarray, actions: np.ndarray) -> BatchStep:
-        """Send every row's action, then receive every row: the rows step in parallel."""
-        return gather(self, rows, actions)
 
     def _store(self, i: int, stacked: np.ndarray) -> None:
         """The C++ stack [1, 2, 84, 84] as our channels-last [84, 84, 2] frame of sub-env i."""

@@ -12,8 +12,9 @@ option-augmented env (``opt_suite.learners.option_env``) drives instead:
   observation, reward, terminated and truncated flags and frames). Between the two, other sub-envs
   may be sent and received: a batch that steps on threads runs every sent sub-env at once, so a
   caller keeps as many in flight as it can (the option env sends a sub-env's next step as soon as
-  its last one is received, rather than waiting for a whole tick);
-- ``step_at(rows, actions)``: all of ``rows`` (distinct indices) sent, then all received.
+  its last one is received, rather than waiting for a whole tick).
+
+:func:`step_rows` steps several sub-envs at once through these: all sent, then all received.
 
 Every step of a sub-env is cut (truncated) after ``max_steps`` primitive steps of its episode, as
 gymnasium's ``TimeLimit`` does. Frames are the env's ``info["frames"]`` (one per step, zero per
@@ -34,12 +35,12 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import gymnasium
 import numpy as np
 
-__all__ = ["BatchStep", "EnvBatch", "RowStep", "SequentialBatch", "gather", "make_env_batch"]
+__all__ = ["BatchStep", "EnvBatch", "RowStep", "SequentialBatch", "make_env_batch", "step_rows"]
 
 
 @dataclasses.dataclass(frozen=True)
 class BatchStep:
-    """The result of :meth:`EnvBatch.step_at` for k rows (each array's first axis is the row).
+    """The result of :func:`step_rows` for k rows (each array's first axis is the row).
 
     Attributes:
       observations: [k, *observation shape].
@@ -66,8 +67,8 @@ class RowStep(NamedTuple):
     frames: int
 
 
-def gather(batch: EnvBatch, rows: np.ndarray, actions: np.ndarray) -> BatchStep:
-    """``step_at`` from ``send_at`` and ``recv_at``: every row sent, then every row received."""
+def step_rows(batch: EnvBatch, rows: np.ndarray, actions: np.ndarray) -> BatchStep:
+    """Step the sub-envs ``rows`` (distinct) with ``actions``: all sent, then all received."""
     order = np.asarray(rows, np.int64).tolist()
     for i, a in zip(order, np.asarray(actions).tolist(), strict=True):
         batch.send_at(i, a)
@@ -112,10 +113,6 @@ class EnvBatch(Protocol):
         """Collect the step of sub-env ``i`` sent last."""
         ...
 
-    def step_at(self, rows: np.ndarray, actions: np.ndarray) -> BatchStep:
-        """Step the sub-envs ``rows`` with ``actions`` (one each)."""
-        ...
-
     def close(self) -> None:
         """Release the sub-envs."""
         ...
@@ -152,10 +149,6 @@ class SequentialBatch:
         terminated = bool(terminated)
         frames = int(info.get("frames", 1))
         return RowStep(obs, float(reward), terminated, bool(truncated) and not terminated, frames)
-
-    def step_at(self, rows: np.ndarray, actions: np.ndarray) -> BatchStep:
-        """``envs[i].step(a)`` for each row in turn."""
-        return gather(self, rows, actions)
 
     def close(self) -> None:
         """Close every env."""
