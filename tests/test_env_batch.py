@@ -124,3 +124,19 @@ def test_option_env_on_the_thread_batch_equals_it_on_task_envs():
     assert threaded.episodes == plain.episodes and len(threaded.episodes) >= 1
     for env in envs:
         env.close()
+
+
+def test_an_episode_the_start_actions_end_is_truncated_by_both_back_ends():
+    # A frame cap (30) below the start actions' frames (20 x 4): the episode ends during the
+    # starts. Its next step must say truncated (bootstrap), not terminated, in both back ends;
+    # the thread batch plays no frame of the ended episode (see atari_threads' docstring).
+    family = Atari(Params(max_episode_frames=30))
+    task = TaskParams(start_actions=20, reward_scale=1.0, frame_skip=4)
+    threaded, plain = _pair(family, task, 1, 1000)
+    for batch in (threaded, plain):
+        _, frames = batch.reset_at(0, 3)
+        assert frames == 30
+        batch.send_at(0, 1)
+        step = batch.recv_at(0)
+        assert (step.terminated, step.truncated, step.reward) == (False, True, 0.0)
+        batch.close()

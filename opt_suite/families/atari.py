@@ -375,8 +375,8 @@ class AtariTaskEnv(gymnasium.Env):
         for _ in range(self.task_params.start_actions):
             _, step_frames = self._act(int(self.np_random.integers(len(self._actions))))
             frames += step_frames
-            if self.ale.game_over():
-                break  # a start so long that the game ended: start again would loop; keep it
+            if self.ale.game_over() or self._episode_frames >= self.params.max_episode_frames:
+                break  # the starts ended the episode: starting again could loop; the step says so
         return self._stack.copy(), self._info(frames)
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:

@@ -18,10 +18,11 @@ which are played as ordinary steps; rewards are multiplied by the task's scale; 
 are the change of the emulator's episode frame number; episodes are cut after ``max_steps`` steps
 (``TimeLimit``) and, by the C++, after ``max_episode_frames`` frames.
 
-One difference, in a case no bundled game reaches: if the game ends during the random start
-actions, ``AtariTaskEnv`` keeps stepping the ended game while this batch reports the episode as
-terminated on its next step (reward 0, no frames, the observation unchanged), since the C++ would
-start a new game instead.
+One difference: if the episode ends during the random start actions (the game is over — no
+bundled game gets there — or ``max_episode_frames`` is smaller than the starts' frames), the C++
+would start a new game on the next step; this batch instead reports that step as the end the starts
+reached (terminated, or truncated by the cap), with reward 0, no frames and the observation
+unchanged. ``AtariTaskEnv`` reports the same end but plays one more frame of the ended episode.
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ class AtariThreadBatch:
         self._rngs: list[np.random.Generator | None] = [None] * num_envs
         self._episode_frames = np.zeros(num_envs, np.int64)
         self._episode_steps = np.zeros(num_envs, np.int64)
-        self._ended_in_start = np.zeros(num_envs, bool)
+        # (terminated, truncated) of an episode that ended in its start actions, else None
+        self._start_end: list[tuple[bool, bool] | None] = [None] * num_envs
         self._obs = np.zeros((num_envs, 84, 84, 2), np.uint8)
         self._action = [np.zeros(1, np.int64) for _ in range(num_envs)]  # reused send buffers
         self._paddle = np.ones(1, np.float32)  # the C++ send's paddle strength (unused: discrete)
@@ -116,15 +118,14 @@ class AtariThreadBatch:
             obs, info = env.reset(seed=seeds)
         else:
             obs, info = env.reset()
-        over = False
+        self._start_end[i] = None
         for _ in range(self._start_actions):
             self._action[i][0] = int(rng.integers(self._num_actions))
             env.ale.send(self._action[i], self._paddle)
             obs, _, terminated, truncated, info = env.ale.recv()
             if terminated[0] or truncated[0]:
-                over = True
+                self._start_end[i] = (bool(terminated[0]), not bool(terminated[0]))
                 break
-        self._ended_in_start[i] = over
         self._store(i, obs)
         self._episode_frames[i] = int(info["episode_frame_number"][0])
         self._episode_steps[i] = 0
@@ -132,14 +133,15 @@ class AtariThreadBatch:
 
     def send_at(self, i: int, action: int) -> None:
         """Start sub-env ``i``'s step on its C++ thread (returns at once, the GIL released)."""
-        if not self._ended_in_start[i]:
+        if self._start_end[i] is None:
             self._action[i][0] = action
             self._envs[i].ale.send(self._action[i], self._paddle)
 
     def recv_at(self, i: int) -> RowStep:
         """Wait for sub-env ``i``'s step; scale its reward, count its frames and steps."""
-        if self._ended_in_start[i]:  # see the module docstring: the game ended in its starts
-            return RowStep(self._obs[i], 0.0, True, False, 0)
+        ended = self._start_end[i]
+        if ended is not None:  # see the module docstring: the episode ended in its starts
+            return RowStep(self._obs[i], 0.0, ended[0], ended[1], 0)
         obs, reward, term, trunc, info = self._envs[i].ale.recv()
         self._store(i, obs)
         episode_frames = int(info["episode_frame_number"][0])
