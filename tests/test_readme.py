@@ -1,22 +1,68 @@
-"""The README stays true: its spec example validates, and CI runs its test command verbatim."""
+"""The README and docs/ stay true: short README, working links, generated pages up to date,
+the spec examples validate, and CI runs the README's test command verbatim."""
 
+import importlib.util
 import re
 from pathlib import Path
+
+import pytest
 
 from opt_suite.spec import load_spec, load_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
+DOCS = ROOT / "docs"
 
 
-def _section(title: str) -> str:
-    start = README.index(f"## {title}")
-    end = README.find("\n## ", start + 1)
-    return README[start : end if end > 0 else None]
+def _section(title: str, text: str = README) -> str:
+    start = text.index(f"## {title}")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end > 0 else None]
+
+
+def _pages() -> list[Path]:
+    return [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+
+
+def test_readme_is_a_front_door():
+    assert len(README.splitlines()) <= 150
+    (picture,) = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", README)
+    assert (ROOT / picture).is_file() and picture.startswith("docs/results/")
+    # Every bundled spec is in its table, and every docs/ page is linked from it.
+    specs = sorted(p.stem for p in (ROOT / "specs").glob("*.yaml"))
+    table = _section("Bundled specs")
+    assert [s for s in specs if f"`{s}`" not in table] == []
+    linked = set(re.findall(r"\]\(docs/([^)#/]+\.md)", README))
+    assert {p.name for p in DOCS.glob("*.md")} <= linked | {"reference.md"}
+
+
+@pytest.mark.parametrize("page", _pages(), ids=lambda p: p.name)
+def test_relative_links_resolve(page):
+    for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+        if "://" in target or target.startswith("#"):
+            continue
+        path = (page.parent / target.split("#")[0]).resolve()
+        assert path.exists(), f"{page.name} links to missing {target}"
+
+
+def test_performance_page_is_generated_from_benchmark_output():
+    gen = _load_script("gen_performance")
+    assert (DOCS / "performance.md").read_text() == gen.render(), (
+        "docs/performance.md is stale: run python docs/gen_performance.py"
+    )
+
+
+def _load_script(name: str):
+    spec = importlib.util.spec_from_file_location(name, DOCS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_writing_a_spec_example_validates(tmp_path):
-    example, sweep = re.findall(r"```yaml\n(.*?)```", _section("Writing a spec"), re.S)
+    text = (DOCS / "specs.md").read_text()
+    (example,) = re.findall(r"```yaml\n(.*?)```", _section("Writing a spec", text), re.S)
     quick = (ROOT / "specs" / "fourrooms-quick.yaml").read_text()
     (tmp_path / "fourrooms-quick.yaml").write_text(quick)  # the example extends it
     (tmp_path / "mine.yaml").write_text(example)
@@ -26,6 +72,7 @@ def test_writing_a_spec_example_validates(tmp_path):
     assert (spec.tasks.count, spec.tasks.train, spec.tasks.test) == (30, 6, 24)
     assert [m.name for m in spec.methods] == ["primitives", "offline-options"]
     # The sweep example is a block of that spec: 3 alphas x 2 lambda2 x 2 (episodes, max_steps).
+    sweep = re.findall(r"```yaml\n(.*?)```", _section("Sweeps", text), re.S)[0]
     (tmp_path / "swept.yaml").write_text(example + sweep)
     variants = load_sweep(tmp_path / "swept.yaml").variants
     assert len(variants) == 12
