@@ -52,6 +52,13 @@ def test_performance_page_is_generated_from_benchmark_output():
     )
 
 
+def test_reference_page_is_generated_from_the_declarations():
+    gen = _load_script("gen_reference")
+    assert (DOCS / "reference.md").read_text() == gen.render(), (
+        "docs/reference.md is stale: run python docs/gen_reference.py"
+    )
+
+
 def _load_script(name: str):
     spec = importlib.util.spec_from_file_location(name, DOCS / f"{name}.py")
     assert spec is not None and spec.loader is not None

@@ -19,6 +19,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("opt_suite.cli.run", "run a spec's whole protocol and write the leaderboard"),
     "validate": ("opt_suite.cli.validate", "check a spec and report every problem at once"),
     "list": ("opt_suite.cli.list_cmd", "list task families, methods, learners and bundled specs"),
+    "describe": (
+        "opt_suite.cli.describe",
+        "one family, method, learner or demonstration source: params, capabilities, entry point",
+    ),
     "report": ("opt_suite.cli.report", "(re)write the leaderboard, curves and index.html of a run"),
     "compare": ("opt_suite.cli.compare", "gate CI: fail when results regress against a baseline"),
     "show-options": ("opt_suite.cli.show_options", "draw the options of a run as PNG pictures"),
