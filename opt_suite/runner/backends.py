@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import ctypes
 import multiprocessing
 import multiprocessing.context
 import os
 import signal
 import socket
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -100,8 +102,8 @@ class PoolBackend(Backend):
         return cf.ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=self._context,
-            initializer=init_worker,
-            initargs=(self._log_dir,),
+            initializer=_start_worker,
+            initargs=(os.getpid(), self._log_dir),
         )
 
     def submit(self, job: CellJob) -> None:  # noqa: D102
@@ -138,6 +140,44 @@ class PoolBackend(Backend):
             process.terminate()
         for process in processes:
             process.join(timeout=10)
+
+
+def _start_worker(runner_pid: int, log_dir: str | None) -> None:
+    """Pool initializer: tie the worker's life to its runner's, then :func:`init_worker`.
+
+    The runner's pid is recorded by the runner, not read here: a worker still importing when its
+    runner died (OOM killer, a cluster's job limit, ``kill -9``) finds itself already adopted by
+    init, and a parent read then would be init's pid -- such workers used to live on, blocked on a
+    queue whose writing end every sibling holds, with the caller's pipes open.
+    """
+    _die_with(runner_pid)
+    init_worker(log_dir)
+
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+WATCH_INTERVAL_S = 0.5
+
+
+def _die_with(runner_pid: int) -> None:
+    """Exit this process soon after ``runner_pid`` (its parent) dies, by whatever signal.
+
+    On Linux the kernel sends SIGKILL at the parent's death (``PR_SET_PDEATHSIG``), even to a worker
+    stuck in C code holding the GIL; everywhere, a thread polls ``os.getppid()`` as a fallback.
+    Checked once after both are in place, for a parent that died before.
+    """
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+
+    def watch() -> None:
+        while os.getppid() == runner_pid:
+            time.sleep(WATCH_INTERVAL_S)
+        os._exit(1)
+
+    if os.getppid() != runner_pid:
+        os._exit(1)
+    threading.Thread(target=watch, name="opt-suite-runner-watch", daemon=True).start()
 
 
 class _RecordingContext(multiprocessing.context.SpawnContext):
