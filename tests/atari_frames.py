@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from opt_suite.methods.base import Trajectory
+from opt_suite.trajectory import Trajectory
 
 ROWS = np.linspace(0, 209, 84).round().astype(int)
 COLS = np.linspace(0, 159, 84).round().astype(int)

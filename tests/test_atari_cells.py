@@ -8,11 +8,11 @@ import numpy as np
 from opt_suite.agents.params import NetworkParams, PPOParams
 from opt_suite.families.atari import Atari, Variation
 from opt_suite.learners.agent_learner import TFAgentsLearner
-from opt_suite.methods.base import Trajectory
 from opt_suite.methods.offline_options import OfflineOptions
 from opt_suite.methods.offline_options.params import Params
 from opt_suite.options import from_bytes
 from opt_suite.runner.cells import DiscoveryJob, EvaluationJob, execute
+from opt_suite.trajectory import Trajectory
 
 PARAMS = Atari.Params(game="breakout", max_episode_frames=2000)
 

@@ -16,8 +16,9 @@ from baselines.eigenoptions.graph import (
     transition_adjacency,
 )
 from baselines.eigenoptions.purpose import eigenoption, eigenpurpose_reward, layout_dynamics
-from opt_suite.methods.base import DiscoveryContext, Trajectory
+from opt_suite.methods.base import DiscoveryContext
 from opt_suite.testing import MethodContract
+from opt_suite.trajectory import Trajectory
 
 PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)
 

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from opt_suite.families.base import TabularModel
-from opt_suite.methods.base import Trajectory
 from opt_suite.methods.offline_options import OfflineOptions, Params, initial_options
 from opt_suite.methods.offline_options.algorithm import improved_enough
 from opt_suite.methods.offline_options.demos import demo_batch
 from opt_suite.methods.offline_options.training import NonFiniteObjective
 from opt_suite.option_networks.features import grid_coordinates, state_features
 from opt_suite.testing import MethodContract, context_for, tiny_setting
+from opt_suite.trajectory import Trajectory
 
 # A small budget shared by the tests: one trace of the training graph serves every test here.
 # Rounds of exactly ``epochs`` epochs (max_epochs = epochs) unless a test is about convergence.

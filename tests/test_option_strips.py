@@ -124,7 +124,7 @@ def test_demonstrations_record_the_reset_seed_that_replays_them(breakout, demons
 
 def test_tabular_demonstration_files_have_no_reset_seeds(tmp_path):
     from opt_suite.demonstrations import load_demonstrations, save_demonstrations
-    from opt_suite.methods.base import Trajectory
+    from opt_suite.trajectory import Trajectory
 
     path = tmp_path / "demos.npz"
     save_demonstrations(path, [Trajectory("t", np.arange(3), np.zeros(2, int), np.zeros(2))])

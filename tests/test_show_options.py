@@ -7,7 +7,7 @@ import pytest
 
 from opt_suite.cli import main
 from opt_suite.families.grid_dynamics import MOVES
-from opt_suite.methods.base import TabularOptionSet, Trajectory
+from opt_suite.methods.base import TabularOptionSet
 from opt_suite.plots.option_data import (
     demonstrated_action_probs,
     epsilon_greedy_policy,
@@ -18,6 +18,7 @@ from opt_suite.plots.option_data import (
 from opt_suite.plots.options import save_options_figure
 from opt_suite.plots.policy_on_task import greedy_path, learn_q
 from opt_suite.testing import tiny_setting
+from opt_suite.trajectory import Trajectory
 
 
 @pytest.fixture(scope="module")

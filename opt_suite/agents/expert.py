@@ -35,7 +35,7 @@ from opt_suite.agents import ppo
 from opt_suite.agents.environment import GymnasiumPyEnvironment
 from opt_suite.agents.params import ExpertParams
 from opt_suite.families.base import Task, TaskFamily
-from opt_suite.methods.base import Trajectory
+from opt_suite.trajectory import Trajectory
 
 __all__ = [
     "AgentDemonstrations",

@@ -30,7 +30,7 @@ from opt_suite.agents.params import ExpertParams, network_fit
 from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource
 from opt_suite.families.base import Task, TaskFamily
 from opt_suite.families.capabilities import DISCRETE_ACTIONS
-from opt_suite.methods.base import Trajectory
+from opt_suite.trajectory import Trajectory
 
 __all__ = ["PPOExpert"]
 

@@ -26,7 +26,7 @@ from opt_suite.demonstrations.tabular import (
     train_expert,
 )
 from opt_suite.families.base import Task, TaskFamily
-from opt_suite.methods.base import Trajectory
+from opt_suite.trajectory import Trajectory
 
 __all__ = [
     "DemonstrationError",

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from opt_suite.families.base import Task, TaskFamily
-from opt_suite.methods.base import Trajectory
+from opt_suite.trajectory import Trajectory
 
 __all__ = ["DemonstrationError", "DemonstrationSource", "child_seed"]
 

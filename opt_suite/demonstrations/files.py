@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from opt_suite.demonstrations.base import DemonstrationError
-from opt_suite.methods.base import Trajectory
+from opt_suite.trajectory import Trajectory
 
 __all__ = ["save_demonstrations", "load_demonstrations"]
 

@@ -28,8 +28,8 @@ import numpy as np
 
 from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource
 from opt_suite.families.base import Task, TaskFamily
-from opt_suite.methods.base import Trajectory
 from opt_suite.params import param
+from opt_suite.trajectory import Trajectory
 
 __all__ = ["MinariParams", "MinariSource", "export_demonstrations", "dataset_id"]
 

@@ -35,10 +35,10 @@ from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSourc
 from opt_suite.demonstrations.qlearning import q_learning_episodes
 from opt_suite.families.base import TabularModel, Task, TaskFamily, exact_model
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
-from opt_suite.methods.base import Trajectory
 from opt_suite.params import param
 from opt_suite.spec.schema import MAX_EPISODES
 from opt_suite.tabular import greedy_policy, policy_evaluation, value_iteration
+from opt_suite.trajectory import Trajectory
 
 __all__ = [
     "ExpertError",

@@ -43,6 +43,7 @@ import numpy as np
 
 from opt_suite._tf import tensorflow
 from opt_suite.families.env_batch import EnvBatch, SequentialBatch
+from opt_suite.options.termination import terminates
 
 tensorflow()  # tf-agents imports TensorFlow; do it quietly first
 
@@ -213,7 +214,7 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
             mu, beta = self._probabilities(self._obs[i : i + 1], option[i : i + 1])
             self.option_calls += 1
             rng = self._rngs[i]
-            if ran[i] > 0 and rng.random() < beta[0] + self._bump * ran[i]:
+            if ran[i] > 0 and terminates(rng.random(), beta[0], self._bump, ran[i]):
                 return None  # the option terminates in this state
             return _draw(mu[0], rng.random(), self.num_actions)
 

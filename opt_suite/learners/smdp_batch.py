@@ -27,6 +27,7 @@ from opt_suite.learners.smdp_tables import (
     TaskTables,
     draw_block,
 )
+from opt_suite.options.termination import terminates
 
 __all__ = ["HANDOFF_RUNS", "run_batch"]
 
@@ -140,7 +141,7 @@ def run_batch(
         t_ep += 1
         done = terminal_flat[t_base + s2]
         over = done | (t_ep >= hyper.max_steps)
-        end = np.flatnonzero(over | (u[U_TERMINATE] < beta_flat[o * S + s2] + bump * k))
+        end = np.flatnonzero(over | terminates(u[U_TERMINATE], beta_flat[o * S + s2], bump, k))
         if end.size:  # SMDP Q-learning update of the options that just ended
             qe = q_base[end]
             boot = racc[end] + disc[end] * q[qe + s2[end]].max(axis=1)

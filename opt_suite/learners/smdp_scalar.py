@@ -30,6 +30,7 @@ from opt_suite.learners.smdp_tables import (
     TaskTables,
     draw_block,
 )
+from opt_suite.options.termination import terminates
 
 __all__ = ["Progress", "ScalarOptions", "ScalarTables", "ScalarRun"]
 
@@ -225,7 +226,7 @@ class ScalarRun:
             t_ep += 1
             done = terminal[s2]
             cut = t_ep >= max_steps
-            if done or cut or u_term < beta[o][s2] + bump * k:
+            if done or cut or terminates(u_term, beta[o][s2], bump, k):
                 target = racc if done else racc + disc * max(q[s2])
                 row = q[s0]
                 row[o] = row[o] + alpha * (target - row[o])

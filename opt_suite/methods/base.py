@@ -23,6 +23,7 @@ import numpy as np
 from opt_suite.families.base import TabularModel, Task, TaskFamily, exact_model
 from opt_suite.methods.budget import Budget, CountingEnv
 from opt_suite.options import OptionSet, TabularOptionSet  # re-exported: its old home
+from opt_suite.trajectory import Trajectory  # re-exported: its old home
 
 __all__ = [
     "Trajectory",
@@ -34,29 +35,6 @@ __all__ = [
     "discrete_actions",
     "observation_shape",
 ]
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class Trajectory:
-    """One demonstration: observations s_0..s_T, actions a_0..a_{T-1}, rewards r_1..r_T.
-
-    For tabular families ``observations`` are int state indices [T+1]; for image families they are
-    arrays [T+1, ...]. ``len(trajectory)`` is T, the number of actions (|h| in the paper).
-
-    ``reset_seed``, when known, is the seed of the ``env.reset(seed=...)`` the trajectory started
-    from: with it, a deterministic env (Atari: sticky actions off) reaches the state of step t by
-    replaying ``actions[:t]`` (see :func:`opt_suite.plots.option_strips.replay_demonstration`),
-    so pictures can start options from states inside a demonstration.
-    """
-
-    task_id: str
-    observations: np.ndarray
-    actions: np.ndarray
-    rewards: np.ndarray
-    reset_seed: int | None = None
-
-    def __len__(self) -> int:
-        return int(self.actions.shape[0])
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

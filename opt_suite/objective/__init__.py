@@ -32,6 +32,7 @@ from opt_suite.objective.jhat import (
     jhat,
     jhat_and_gradients,
     option_diversity,
+    weighted_total,
 )
 from opt_suite.objective.recursions import (
     DEFAULT_CHUNK,
@@ -54,4 +55,5 @@ __all__ = [
     "jhat_and_gradients",
     "option_diversity",
     "trajectory_terms",
+    "weighted_total",
 ]

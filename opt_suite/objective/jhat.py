@@ -45,6 +45,7 @@ __all__ = [
     "jhat",
     "jhat_and_gradients",
     "option_diversity",
+    "weighted_total",
     "LIKELIHOODS",
 ]
 
@@ -101,6 +102,15 @@ class JhatParts(NamedTuple):
     log_prob: tf.Tensor
     expected_terminations: tf.Tensor
     diversity: tf.Tensor
+
+
+def weighted_total(prob_term, termination_term, kl_term, lambda1, lambda2) -> tf.Tensor:
+    """Ĵ of eq. 2 from its unweighted parts: λ2·prob_term − termination_term + λ1·kl_term.
+
+    The one place eq. 2's weights are applied: :func:`jhat` calls it with floats, the trainer of
+    ``offline_options`` with tensors (so that one trace serves every λ1, λ2).
+    """
+    return lambda2 * prob_term - termination_term + lambda1 * kl_term
 
 
 def option_diversity(option_action_probs, lengths) -> tf.Tensor:
@@ -247,5 +257,5 @@ def _jhat(pi, mu, beta, lengths, probs, *, lambda1, lambda2, likelihood, chunk) 
     prob_term = tf.reduce_mean(like)
     termination_term = tf.reduce_mean(expected / steps)
     kl_term = tf.reduce_mean(diversity)
-    total = lambda2 * prob_term - termination_term + lambda1 * kl_term
+    total = weighted_total(prob_term, termination_term, kl_term, lambda1, lambda2)
     return JhatParts(total, prob_term, termination_term, kl_term, log_prob, expected, diversity)

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from opt_suite.families.base import TabularModel
-from opt_suite.methods.base import Trajectory
+from opt_suite.trajectory import Trajectory
 
 __all__ = [
     "Arrows",

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from opt_suite.options.termination import terminates
+
 __all__ = [
     "DemonstrationStart",
     "OptionRun",
@@ -148,7 +150,7 @@ def run_option(
     mu, beta = options.probabilities(np.asarray(obs)[None])
     betas.append(float(beta[0, index]))
     for step in range(max_steps):
-        if step > 0 and rng.random() < betas[-1] + termination_bump * step:
+        if step > 0 and terminates(rng.random(), betas[-1], termination_bump, step):
             return OptionRun(screens, actions, betas, "termination")
         probs = np.asarray(mu[0, index], np.float64)
         action = int(rng.choice(len(probs), p=probs / probs.sum()))

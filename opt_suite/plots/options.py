@@ -23,7 +23,6 @@ from pathlib import Path
 import numpy as np
 
 from opt_suite.families.base import TabularModel
-from opt_suite.methods.base import Trajectory
 from opt_suite.options import TabularOptionSet
 from opt_suite.plots.option_data import (
     demonstrated_action_probs,
@@ -32,6 +31,7 @@ from opt_suite.plots.option_data import (
     option_usage,
     path_cells,
 )
+from opt_suite.trajectory import Trajectory
 
 __all__ = ["options_figure", "save_options_figure"]
 

@@ -14,6 +14,7 @@ from opt_suite.learners.smdp_q import SMDPQLearning
 from opt_suite.learners.smdp_scalar import ScalarOptions, ScalarRun, ScalarTables
 from opt_suite.learners.smdp_tables import Hyper, OptionTables, TaskTables
 from opt_suite.options import TabularOptionSet
+from opt_suite.options.termination import terminates
 
 __all__ = ["learn_q", "greedy_path"]
 
@@ -77,6 +78,6 @@ def greedy_path(
         chosen.append(option)
         states.append(state)
         ran += 1
-        if rng.random() < min(1.0, beta[option, state] + termination_bump * ran):
+        if terminates(rng.random(), beta[option, state], termination_bump, ran):
             option = -1
     return np.array(states), np.array(chosen)

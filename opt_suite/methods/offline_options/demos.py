@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from opt_suite.methods.base import Trajectory
+from opt_suite.trajectory import Trajectory
 
 __all__ = ["DemoBatch", "demo_batch", "frame_demo_batch"]
 

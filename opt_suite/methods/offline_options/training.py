@@ -44,7 +44,7 @@ import tensorflow as tf
 
 from opt_suite.methods.offline_options.demos import DemoBatch
 from opt_suite.methods.offline_options.params import Params
-from opt_suite.objective import JhatConfig, JhatParts, jhat
+from opt_suite.objective import JhatConfig, JhatParts, jhat, weighted_total
 from opt_suite.option_networks.networks import Weights, option_outputs, policy_probs
 
 __all__ = [
@@ -221,10 +221,12 @@ def _train(option, policy, frozen_log_mu, frozen_beta, batch, states, coords, hy
     config = JhatConfig(lambda1=0.0, lambda2=1.0, likelihood=likelihood, jit_compile=False)
 
     def total_of(parts: JhatParts) -> tf.Tensor:
-        return (
-            hyper["lambda2"] * parts.prob_term
-            - parts.termination_term
-            + hyper["lambda1"] * parts.kl_term
+        return weighted_total(
+            parts.prob_term,
+            parts.termination_term,
+            parts.kl_term,
+            hyper["lambda1"],
+            hyper["lambda2"],
         )
 
     # One flat namespace of trainable weights for Adam: "option/w1", "policy/pi_w", ...
