@@ -13,12 +13,13 @@ on every held-out test task. One cell per step:
   task, so that long (deep-RL) evaluations spread over workers and a rerun resumes per task; each
   (task, seed) run has its own seed, so how runs are grouped never changes a number.
 
-Every cell's input also holds ``code``: the versions of the packages that provide its family and
-its method, learner or demonstration source. A cell id is ``content_hash`` of that input, so
-editing the spec keeps every cell whose inputs did not change (a new method entry reuses the
-demonstrations and the other methods' results; more seeds reuse the old seeds). Tasks enter
-through their resolved params, not the ``tasks`` section, so e.g. adding test tasks keeps the
-discovery cells whenever the train tasks stay the same.
+Every cell's input also holds ``code``: the versions and source digests of the packages that
+provide its family and its method, learner or demonstration source (runner/versions.py: an edit to
+an editable plugin, or to opt_suite's own source, gives new ids). A cell id is ``content_hash``
+of that input, so editing the spec keeps every cell whose inputs did not change (a new method
+entry reuses the demonstrations and the other methods' results; more seeds reuse the old seeds).
+Tasks enter through their resolved params, not the ``tasks`` section, so e.g. adding test tasks
+keeps the discovery cells whenever the train tasks stay the same.
 """
 
 from __future__ import annotations

@@ -1,16 +1,25 @@
-"""Which installed package provides a registered class, and at which version.
+"""Which code computes a registered class's cells: its package, version and source digest.
 
-A cell's id includes the versions of the packages that provide its family, method, learner and
-demonstration source (:func:`provider`), so that a plugin released (or reinstalled) at a new
-version gets new cells instead of silently reusing what its old code computed.
+A cell's id includes :func:`provider` of its family, method, learner and demonstration source, so
+that a plugin released (or reinstalled) at a new version gets new cells instead of silently reusing
+what its old code computed. A version alone misses an edit to a package installed in editable mode
+(or to opt_suite's own checkout): its version stays, its code does not. So the provider also names
+a digest of the Python source of the class's top-level package, and any edit to that source gives
+new cell ids (a comment too: telling a comment from code is not worth a wrong reuse).
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import sys
 from importlib import metadata
+from pathlib import Path
 
-__all__ = ["provider"]
+__all__ = ["provider", "source_digest"]
+
+# Hex digits of the source digest kept in a provider string (64 bits: no accidental collision).
+DIGEST_CHARS = 16
 
 
 @functools.cache
@@ -19,15 +28,48 @@ def _distributions() -> dict[str, list[str]]:
 
 
 def provider(cls: type | None) -> str | None:
-    """``"<distribution> <version>"`` of the package whose module defines ``cls``.
+    """``"<distribution> <version> src <digest>"`` of the package whose module defines ``cls``.
 
-    None for None; ``"unpackaged"`` for a class defined outside any installed distribution
-    (e.g. in a test file).
+    None for None; ``"unpackaged src <digest>"`` for a class defined outside any installed
+    distribution (e.g. in a test file). The digest is :func:`source_digest` of the top-level
+    package (``src ?`` when its source cannot be found, e.g. a class made in ``__main__``).
     """
     if cls is None:
         return None
     top = cls.__module__.split(".")[0]
     names = sorted(_distributions().get(top, []))
-    if not names:
-        return "unpackaged"
-    return ", ".join(f"{name} {metadata.version(name)}" for name in names)
+    package = (
+        ", ".join(f"{name} {metadata.version(name)}" for name in names) if names else "unpackaged"
+    )
+    return f"{package} src {source_digest(top) or '?'}"
+
+
+@functools.cache
+def source_digest(top: str) -> str | None:
+    """SHA-256 (first :data:`DIGEST_CHARS` hex digits) of the ``.py`` files of module ``top``.
+
+    For a package, every ``.py`` file under its folder, by relative path and content; for a plain
+    module, its file. Computed once per process (a package's source is not edited mid-run, and the
+    runner plans every cell in one go). None when the module has no source file on disk.
+    """
+    module = sys.modules.get(top)
+    file = getattr(module, "__file__", None)
+    if module is None or file is None or top == "__main__":
+        return None
+    path = Path(file)
+    if path.name == "__init__.py":
+        root = path.parent
+        files = sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+    else:
+        root, files = path.parent, [path]
+    digest = hashlib.sha256()
+    for source in files:
+        try:
+            content = source.read_bytes()
+        except OSError:
+            return None
+        name = source.relative_to(root).as_posix().encode()
+        # Length-prefixed, so that no two file lists hash the same bytes.
+        digest.update(b"%d:%s%d:" % (len(name), name, len(content)))
+        digest.update(content)
+    return digest.hexdigest()[:DIGEST_CHARS]
