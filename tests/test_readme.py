@@ -86,6 +86,17 @@ def test_writing_a_spec_example_validates(tmp_path):
     assert variants[-1].name == "alpha=1.0,lambda2=100,episodes=1000,max_steps=2000"
 
 
+def test_extends_examples_validate(tmp_path):
+    text = _section("Inheriting a spec", (DOCS / "specs.md").read_text())
+    blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    composed = [b for b in blocks if b.startswith("extends: fourrooms-quick\n")]
+    assert composed, "the methods+/methods- example is gone"
+    for block in composed:
+        (tmp_path / "composed.yaml").write_text(block)
+        spec = load_spec(tmp_path / "composed.yaml")
+        assert [m.name for m in spec.methods][-1] == "offline-options-kl"
+
+
 def test_quick_start_is_two_commands_and_ci_runs_the_test_one():
     (block,) = re.findall(r"```bash\n(.*?)```", _section("Quick start"), re.S)
     commands = block.strip().splitlines()

@@ -100,7 +100,8 @@ def test_missing_parent_points_at_the_extends_line(tmp_path):
 def test_extends_must_be_a_path(tmp_path, value, got):
     child = write(tmp_path / "child.yaml", VALID + f"extends: {value}\n")
     assert problems(child) == [
-        f"{tmp_path}/child.yaml:33:10: extends: expected the path of a spec file (str), got {got}"
+        f"{tmp_path}/child.yaml:33:10: extends: expected the path of a spec file or a bundled "
+        f"spec's name (str), got {got}"
     ]
 
 

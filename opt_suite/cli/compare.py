@@ -74,6 +74,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="compare even if the run's spec hash differs from the baseline's",
     )
+    parser.add_argument(
+        "--spec",
+        metavar="NAME_OR_HASH",
+        help="in a directory shared by several specs, compare this one's runs: its name or a "
+        "prefix of its hash (default: the latest run's spec)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from opt_suite.report.source import load_inputs
     from opt_suite.store import StoreError
+    from opt_suite.store.reader import select_spec
 
     if not args.directory.is_dir():
         print(f"opt-suite compare: {args.directory}: no such directory", file=sys.stderr)
@@ -103,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         baseline = load_baseline(args.baseline)
-        inputs, warnings = load_inputs(args.directory)
+        spec_hash = None if args.spec is None else select_spec(args.directory, args.spec)
+        inputs, warnings = load_inputs(args.directory, spec_hash)
         # Printed first: a cell that failed in the run is often why a comparison is impossible.
         for message in warnings:
             print(f"warning: {message}", file=sys.stderr)

@@ -2,7 +2,9 @@
 
 Writes ``returns.csv``, ``leaderboard.{md,csv,json}``, ``curves.png`` and ``index.html`` into DIR
 (the same files ``opt-suite run`` writes at its end); ``--export-baseline FILE`` also writes the CI
-baseline that ``opt-suite compare`` tests later runs against. Exit status 2 on bad input. For a
+baseline that ``opt-suite compare`` tests later runs against; ``--spec NAME_OR_HASH`` chooses one
+spec's runs in a directory several specs ran in (default: the latest run's spec). Exit status 2 on
+bad input (an unknown or ambiguous ``--spec`` too, listing the candidates). For a
 sweep run (a ``sweep.json`` in DIR) it writes every variant's report under ``variants/<name>/`` and
 ``sweep.md``/``sweep.csv``, the metric and P(improvement) per variant.
 """
@@ -24,6 +26,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         type=Path,
         help="also write the run's per-run metrics as a baseline for `opt-suite compare`",
+    )
+    parser.add_argument(
+        "--spec",
+        metavar="NAME_OR_HASH",
+        help="in a directory shared by several specs, report this one: its name or a prefix of "
+        "its hash (default: the latest run's spec)",
     )
 
 
@@ -48,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from opt_suite.report.source import load_inputs
     from opt_suite.report.tables import leaderboard_warnings
     from opt_suite.store import StoreError
+    from opt_suite.store.reader import select_spec
 
     if not args.directory.is_dir():
         print(f"opt-suite report: {args.directory}: no such directory", file=sys.stderr)
@@ -73,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
             return 2
         return 0
     try:
-        inputs, warnings = load_inputs(args.directory)
+        spec_hash = None if args.spec is None else select_spec(args.directory, args.spec)
+        inputs, warnings = load_inputs(args.directory, spec_hash)
         for message in warnings:
             print(f"warning: {message}", file=sys.stderr)
         for path in write_report_files(inputs, args.directory):

@@ -1,10 +1,16 @@
 """``extends: base.yaml``: a spec inherits another spec's values and overrides some of them.
 
-The parent path is resolved against the folder of the file that names it, parents may extend
-further files, and a cycle is reported with the whole chain. Merging is deep for mappings (a child
-can change one parameter of ``family.params``) and whole for lists and scalars (a child's
-``methods`` list replaces the parent's). Every value keeps the mark of the file it was written in,
+The parent path is resolved against the folder of the file that names it; a bare name with no such
+file there (``extends: fourrooms-quick``) names a bundled spec. Parents may extend further files,
+and a cycle is reported with the whole chain. Merging is deep for mappings (a child can change one
+parameter of ``family.params``) and whole for lists and scalars (a child's ``methods`` list
+replaces the parent's). Instead of replacing the inherited methods, a child can edit them by their
+entry ``name``: ``methods-: [name, ...]`` drops entries, then ``methods+: [entry, ...]`` appends
+entries (written like ``methods`` items). Every value keeps the mark of the file it was written in,
 so a problem in a parent file points at the parent file's line.
+
+When the parent cannot be read, the child is not checked further: its missing sections would only
+be consequences, so the one problem reported is the cause.
 """
 
 from __future__ import annotations
@@ -12,13 +18,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from opt_suite.registry import suggest
+from opt_suite.spec.bundled import bundled_specs
 from opt_suite.spec.errors import Problems
-from opt_suite.spec.tree import Broken, Entry, Mapping, Node, Scalar, describe
+from opt_suite.spec.tree import Broken, Entry, Mapping, Node, Scalar, Sequence, describe
 from opt_suite.spec.yaml_loader import parse_document, read_document
 
 __all__ = ["EXTENDS_KEY", "read_spec_tree", "parse_spec_tree", "deep_merge"]
 
 EXTENDS_KEY = "extends"
+# Lists a child can edit by key instead of replacing: list key -> the key naming each item.
+EDITABLE_LISTS = {"methods": "name"}
+ADD, REMOVE = "+", "-"
 MAX_EXTENDS = 32  # files in one chain of extends: a bound on the total bytes read per spec
 
 
@@ -43,27 +54,30 @@ def _with_parents(
         return None
     entry = root.entries.get(EXTENDS_KEY)
     if entry is None:
+        _no_list_edits(root, problems)
         return root
     own = Mapping(root.mark, {k: e for k, e in root.entries.items() if k != EXTENDS_KEY})
     parent_path = _parent_path(path, entry.node, problems)
     if parent_path is None:
-        return own
+        return None
     real = _real(parent_path)
     here = chain + (_real(path),)
     if len(here) >= MAX_EXTENDS:
         problems.add(
             entry.node.mark, (EXTENDS_KEY,), f"extends chain longer than {MAX_EXTENDS} files"
         )
-        return own
+        return None
     if real in here:
         cycle = " -> ".join(os.path.basename(p) for p in here[here.index(real) :] + (real,))
         problems.add(entry.node.mark, (EXTENDS_KEY,), f"extends cycle: {cycle}")
-        return own
+        return None
     parent_root = read_document(
         parent_path, problems, opened_from=entry.node.mark, via=(EXTENDS_KEY,)
     )
     parent = _with_parents(parent_root, parent_path, problems, here)
-    return own if parent is None else deep_merge(parent, own)
+    if parent is None:  # the cause is reported; the child's missing sections would only follow
+        return None
+    return _edit_lists(deep_merge(parent, own), own, problems)
 
 
 def _parent_path(path: Path, node: Node, problems: Problems) -> Path | None:
@@ -73,10 +87,130 @@ def _parent_path(path: Path, node: Node, problems: Problems) -> Path | None:
         problems.add(
             node.mark,
             (EXTENDS_KEY,),
-            f"expected the path of a spec file (str), got {describe(node)}",
+            f"expected the path of a spec file or a bundled spec's name (str), got "
+            f"{describe(node)}",
         )
         return None
-    return Path(os.path.normpath(path.parent / node.value))
+    written = node.value.strip()
+    local = Path(os.path.normpath(path.parent / written))
+    if local.exists() or os.sep in written or "/" in written:
+        return local
+    bundled = {p.stem: p for p in bundled_specs()}
+    name = written.removesuffix(".yaml").removesuffix(".yml")
+    if name in bundled:
+        return bundled[name]
+    if written == name:  # a bare name: neither a file here nor a bundled spec
+        known = ", ".join(sorted(bundled)) or "none"
+        problems.add(
+            node.mark,
+            (EXTENDS_KEY,),
+            f"no such file {str(local)!r} and no bundled spec named {name!r}"
+            f"{suggest(name, list(bundled))} (bundled: {known})",
+        )
+        return None
+    return local  # a file name: reading it reports the missing file
+
+
+def _edit_key(name: str) -> tuple[str, str] | None:
+    """``("methods", "+")`` for ``methods+``; None for an ordinary key."""
+    if name[-1:] in (ADD, REMOVE) and name[:-1] in EDITABLE_LISTS:
+        return name[:-1], name[-1]
+    return None
+
+
+def _no_list_edits(root: Mapping, problems: Problems) -> None:
+    for key, entry in root.entries.items():
+        if _edit_key(key):
+            problems.add(
+                entry.key_mark,
+                (key,),
+                f"{key} edits an inherited list: it needs 'extends' (write the whole "
+                f"{key[:-1]} list here instead)",
+            )
+
+
+def _edit_lists(merged: Mapping, own: Mapping, problems: Problems) -> Mapping:
+    """Apply the child's ``methods-`` (drop by name) then ``methods+`` (append) to the parent's."""
+    entries = {k: e for k, e in merged.entries.items() if not _edit_key(k)}
+    edits: dict[str, dict[str, Entry]] = {}
+    for key, entry in own.entries.items():
+        parsed = _edit_key(key)
+        if parsed:
+            edits.setdefault(parsed[0], {})[parsed[1]] = entry
+    for list_key, ops in edits.items():
+        first = next(iter(ops.values()))
+        if list_key in own.entries:
+            problems.add(
+                first.key_mark,
+                (list_key + next(iter(ops)),),
+                f"give either {list_key} (replacing the inherited list) or {list_key}+ / "
+                f"{list_key}- (editing it), not both",
+            )
+            continue
+        inherited = entries.get(list_key)
+        if inherited is None or not isinstance(inherited.node, Sequence):
+            problems.add(
+                first.key_mark,
+                (list_key + next(iter(ops)),),
+                f"the parent spec has no {list_key} list to edit",
+            )
+            continue
+        items = _remove(inherited.node.items, ops.get(REMOVE), list_key, problems)
+        items += _added(ops.get(ADD), list_key, problems)
+        entries[list_key] = Entry(inherited.key_mark, Sequence(inherited.node.mark, items))
+    return Mapping(merged.mark, entries)
+
+
+def _item_name(item: Node, list_key: str) -> str | None:
+    if isinstance(item, Mapping):
+        named = item.entries.get(EDITABLE_LISTS[list_key])
+        if named is not None and isinstance(named.node, Scalar):
+            return str(named.node.value)
+    return None
+
+
+def _remove(
+    items: tuple[Node, ...], entry: Entry | None, list_key: str, problems: Problems
+) -> tuple[Node, ...]:
+    if entry is None:
+        return items
+    key = f"{list_key}{REMOVE}"
+    if not isinstance(entry.node, Sequence):
+        problems.add(
+            entry.node.mark,
+            (key,),
+            f"expected a list of {list_key} entry names, got {describe(entry.node)}",
+        )
+        return items
+    present = [_item_name(item, list_key) for item in items]
+    drop = set()
+    for index, node in enumerate(entry.node.items):
+        if not (isinstance(node, Scalar) and node.kind == "str"):
+            problems.add(node.mark, (key, index), f"expected an entry name, got {describe(node)}")
+        elif node.value not in present:
+            known = ", ".join(repr(n) for n in present if n is not None) or "none"
+            hint = suggest(node.value, [n for n in present if n is not None])
+            problems.add(
+                node.mark,
+                (key, index),
+                f"no inherited {list_key} entry is named {node.value!r}{hint} (inherited: {known})",
+            )
+        else:
+            drop.add(node.value)
+    return tuple(item for item, name in zip(items, present, strict=True) if name not in drop)
+
+
+def _added(entry: Entry | None, list_key: str, problems: Problems) -> tuple[Node, ...]:
+    if entry is None:
+        return ()
+    if not isinstance(entry.node, Sequence):
+        problems.add(
+            entry.node.mark,
+            (f"{list_key}{ADD}",),
+            f"expected a list of {list_key} entries, got {describe(entry.node)}",
+        )
+        return ()
+    return entry.node.items
 
 
 def _real(path: Path) -> Path:

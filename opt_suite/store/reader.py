@@ -20,6 +20,7 @@ from opt_suite.store.schema import DB_NAME, StoreError, connect
 from opt_suite.store.verify import episodes_checksum, folder_problem
 
 __all__ = [
+    "select_spec",
     "ResultsStore",
     "RunInfo",
     "CellInfo",
@@ -124,6 +125,47 @@ class EpisodeArrays:
     frames: np.ndarray
     seeds: tuple[int, ...]
     tasks: tuple[int, ...]
+
+
+def select_spec(directory: str | Path, selector: str) -> str:
+    """The full hash of the spec whose runs ``selector`` names in ``directory``'s store.
+
+    ``selector`` is a spec's name (``fourrooms-quick``) or a prefix of its hash (``395dea5a``, as
+    ``opt-suite validate`` and the run summary print it), so that one spec's results can be chosen
+    in a directory shared by several specs.
+
+    Raises:
+      StoreError: no spec, or more than one, matches (the message lists what is recorded, or the
+        candidates with their names, hashes and latest runs).
+    """
+    path = Path(directory) / DB_NAME
+    conn = connect(path, create=False)
+    try:
+        rows = conn.execute(
+            "SELECT spec_hash, spec_name, MAX(run_id) FROM runs GROUP BY spec_hash, spec_name"
+            " ORDER BY MAX(run_id)"
+        ).fetchall()
+    except sqlite3.Error as exc:
+        raise StoreError(f"the results store {path} is damaged ({exc})") from None
+    finally:
+        conn.close()
+    wanted = selector.strip().lower()
+    by_hash = [r for r in rows if wanted and str(r[0]).startswith(wanted)]
+    by_name = [r for r in rows if str(r[1]) == selector.strip()]
+    found = {str(r[0]): r for r in by_name or by_hash}
+
+    def label(row: Any) -> str:
+        return f"{row[1]} (hash {str(row[0])[:12]}, latest run {row[2]})"
+
+    if len(found) == 1:
+        return next(iter(found))
+    if not found:
+        recorded = "; ".join(label(r) for r in rows) or "no runs"
+        raise StoreError(f"{path}: no spec named or hashed {selector!r} (recorded: {recorded})")
+    candidates = "; ".join(label(r) for r in found.values())
+    raise StoreError(
+        f"{path}: {selector!r} matches {len(found)} specs: {candidates} — give more of the hash"
+    )
 
 
 class ResultsStore:
