@@ -7,7 +7,9 @@ checks types from the annotations, and checks the ranges and choices given here 
 receives a params object can trust it.
 
 Supported annotations: ``int``, ``float``, ``bool``, ``str``, ``typing.Literal[...]``, ``X | None``,
-``tuple[T, ...]``, fixed tuples such as ``tuple[int, int]``, and nested frozen dataclasses.
+``tuple[T, ...]``, fixed tuples such as ``tuple[int, int]``, nested frozen dataclasses, and
+``FrozenDict[str, object]`` — a mapping of any YAML values, read as written (lists as tuples), for
+keyword arguments passed through to third-party code (e.g. a gymnasium env's kwargs).
 
 Cross-field rules go in an optional ``check(self) -> list[tuple[str, str]]`` method on the
 dataclass, returning ``(field_name, message)`` pairs; the loader reports them at that field's
@@ -17,9 +19,9 @@ position.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["param", "constraints", "BOUNDS"]
+__all__ = ["param", "constraints", "BOUNDS", "FrozenDict"]
 
 #: The numeric bounds :func:`param` takes: (key, sign, holds(value, bound)).
 BOUNDS: tuple[tuple[str, str, Any], ...] = (
@@ -74,3 +76,34 @@ def constraints(field: dataclasses.Field) -> dict[str, Any]:
     """The bounds and doc of a field made by :func:`param` (empty bounds for plain fields)."""
     meta = dict(field.metadata)
     return {k: meta.get(k) for k in ("doc", "ge", "gt", "le", "lt")}
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class FrozenDict(dict[K, V]):
+    """A read-only, hashable ``dict``: a mapping a frozen params dataclass can hold and default to.
+
+    A plain ``dict`` field would make the dataclass unhashable and cannot be a field default;
+    this one can (``param(FrozenDict())``). Its values must be hashable (the spec reader gives
+    scalars and tuples). It is still a ``dict``, so it is written into specs and JSON as one.
+    """
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(frozenset(self.items()))
+
+    def __repr__(self) -> str:
+        return f"FrozenDict({dict.__repr__(self)})"
+
+    def __reduce__(self) -> tuple[type, tuple[dict[K, V]]]:
+        # Pickle (worker processes) and deepcopy rebuild it from a plain dict: their default
+        # item-by-item rebuild would call the blocked __setitem__.
+        return (FrozenDict, (dict(self),))
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("FrozenDict is read-only")
+
+    __setitem__ = __delitem__ = _read_only
+    clear = pop = popitem = setdefault = update = _read_only  # type: ignore[assignment]
+    __ior__ = _read_only  # type: ignore[assignment]

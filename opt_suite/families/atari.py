@@ -322,9 +322,7 @@ class AtariTaskEnv(gymnasium.Env):
 
         params = Params(game, action_set, max_episode_frames)  # type: ignore[arg-type]
         task = TaskParams(start_actions, reward_scale, frame_skip)
-        problems = params.check() + _field_problems(params) + _field_problems(task)
-        if problems:
-            raise ValueError("; ".join(f"{key}: {msg}" for key, msg in problems))
+        check_env_kwargs(params, task)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None")
         self.params, self.task_params, self.render_mode = params, task, render_mode
@@ -436,6 +434,13 @@ class AtariTaskEnv(gymnasium.Env):
             "episode_frames": self._episode_frames,
             "lives": int(self.ale.lives()),
         }
+
+
+def check_env_kwargs(params: Params, task: TaskParams) -> None:
+    """Raise ``ValueError`` naming every bad value of an env made outside the spec loader."""
+    problems = params.check() + _field_problems(params) + _field_problems(task)
+    if problems:
+        raise ValueError("; ".join(f"{key}: {msg}" for key, msg in problems))
 
 
 def _field_problems(obj: Any) -> list[tuple[str, str]]:

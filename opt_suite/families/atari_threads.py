@@ -23,6 +23,10 @@ bundled game gets there — or ``max_episode_frames`` is smaller than the starts
 would start a new game on the next step; this batch instead reports that step as the end the starts
 reached (terminated, or truncated by the cap), with reward 0, no frames and the observation
 unchanged. ``AtariTaskEnv`` reports the same end but plays one more frame of the ended episode.
+
+:class:`AtariThreadVectorEnv` is the same batch as a ``gymnasium.vector.VectorEnv`` (all sub-envs
+stepped at once, next-step autoreset): the family's ``vector_entry_point``, so that
+``gymnasium.make_vec("opt_suite/Atari-v0", num_envs=8)`` steps on the C++ threads.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from gymnasium.utils import seeding
 
 from opt_suite.families.env_batch import RowStep
 
-__all__ = ["AtariThreadBatch"]
+__all__ = ["AtariThreadBatch", "AtariThreadVectorEnv"]
 
 
 class AtariThreadBatch:
@@ -179,3 +183,105 @@ def thread_batch(family: Any, task_params: Any, num_envs: int, max_steps: int) -
         num_envs,
         max_steps,
     )
+
+
+class AtariThreadVectorEnv(gymnasium.vector.VectorEnv):
+    """``num_envs`` copies of one Atari task as a gymnasium ``VectorEnv`` on C++ threads.
+
+    What ``gymnasium.make_vec("opt_suite/Atari-v0", num_envs=n, **task)`` builds (the registered
+    ``vector_entry_point``). Keyword arguments are ``AtariTaskEnv``'s; gymnasium's next-step
+    autoreset: the step after an episode's end resets that sub-env (reward 0, not terminated) and
+    reports the reset's frames. ``reset(seed=s)`` seeds sub-env i with ``s + i``, as gymnasium's
+    vector envs do. ``info["frames"]`` holds each sub-env's frames for the step.
+    """
+
+    metadata: dict[str, Any] = {
+        "autoreset_mode": gymnasium.vector.AutoresetMode.NEXT_STEP,
+        "render_modes": [],
+    }
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        game: str = "breakout",
+        action_set: str = "minimal",
+        max_episode_frames: int = 108_000,
+        start_actions: int = 1,
+        reward_scale: float = 1.0,
+        frame_skip: int = 4,
+        max_episode_steps: int | None = None,
+    ) -> None:
+        from opt_suite.families.atari import Params, TaskParams, check_env_kwargs
+
+        params = Params(game, action_set, max_episode_frames)  # type: ignore[arg-type]
+        task = TaskParams(start_actions, reward_scale, frame_skip)
+        check_env_kwargs(params, task)
+        self._batch = AtariThreadBatch(
+            game,
+            action_set == "full",
+            max_episode_frames,
+            start_actions,
+            reward_scale,
+            frame_skip,
+            num_envs,
+            # No step cap unless asked: episodes end by the game or the frame cap.
+            max_episode_steps if max_episode_steps is not None else 2**62,
+        )
+        self.num_envs = num_envs
+        self.single_observation_space = self._batch.single_observation_space
+        self.single_action_space = self._batch.single_action_space
+        self.observation_space = gymnasium.vector.utils.batch_space(
+            self.single_observation_space, num_envs
+        )
+        self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, num_envs)
+        self._ended = np.zeros(num_envs, dtype=bool)
+
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Reset every sub-env (sub-env i seeded with ``seed + i``)."""
+        super().reset(seed=seed if isinstance(seed, int) else None)
+        if seed is None or isinstance(seed, int):
+            seeds = [None if seed is None else seed + i for i in range(self.num_envs)]
+        else:
+            seeds = list(seed)
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"expected {self.num_envs} seeds, got {len(seeds)}")
+        resets = [self._batch.reset_at(i, s) for i, s in enumerate(seeds)]
+        self._ended[:] = False
+        obs = np.stack([o for o, _ in resets])
+        return obs, self._info(np.array([f for _, f in resets], np.int64))
+
+    def step(
+        self, actions: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Step every running sub-env on its thread; reset those whose episode ended last step."""
+        from opt_suite.families.env_batch import step_rows
+
+        actions = np.asarray(actions)
+        n = self.num_envs
+        obs = np.zeros((n, *self.single_observation_space.shape), np.uint8)  # type: ignore[misc]
+        rewards, frames = np.zeros(n, np.float64), np.zeros(n, np.int64)
+        terminated, truncated = np.zeros(n, bool), np.zeros(n, bool)
+        running = np.flatnonzero(~self._ended)
+        if running.size:
+            batch = step_rows(self._batch, running, actions[running])
+            obs[running], rewards[running] = batch.observations, batch.rewards
+            terminated[running], truncated[running] = batch.terminated, batch.truncated
+            frames[running] = batch.frames
+        for i in np.flatnonzero(self._ended):
+            obs[i], frames[i] = self._batch.reset_at(int(i), None)
+        self._ended = terminated | truncated
+        return obs, rewards, terminated, truncated, self._info(frames)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Stop the C++ threads."""
+        self._batch.close()
+
+    def _info(self, frames: np.ndarray) -> dict[str, Any]:
+        return {"frames": frames, "_frames": np.ones(self.num_envs, dtype=bool)}
+
+
+def make_vector_env(num_envs: int = 1, **kwargs: Any) -> AtariThreadVectorEnv:
+    """The ``vector_entry_point`` of ``opt_suite/Atari-v0`` (see :class:`AtariThreadVectorEnv`)."""
+    return AtariThreadVectorEnv(num_envs, **kwargs)

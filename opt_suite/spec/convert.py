@@ -2,7 +2,8 @@
 
 Supported annotations (see ``opt_suite.params``): ``int``, ``float`` (ints accepted), ``bool``
 (ints refused), ``str``, ``Literal[...]``, ``X | None``, ``tuple[T, ...]``, fixed tuples such as
-``tuple[int, int]``, nested dataclasses, and ``Any`` — whose type a resolver chooses from what was
+``tuple[int, int]``, nested dataclasses, ``FrozenDict[str, object]`` (any YAML values, read as
+written, lists as tuples), and ``Any`` — whose type a resolver chooses from what was
 read before it (``family.params`` becomes the named family's ``Params``). Ranges come from the
 fields' ``param(ge=, gt=, le=, lt=)`` metadata; cross-field rules from a dataclass's ``check()``.
 
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from opt_suite import registry
-from opt_suite.params import BOUNDS, constraints
+from opt_suite.params import BOUNDS, FrozenDict, constraints
 from opt_suite.spec.errors import KeyPath, Mark, Problems
 from opt_suite.spec.tree import Broken, Mapping, Node, Scalar, Sequence, describe
 
@@ -62,6 +63,10 @@ def label(tp: Any) -> str:
         return f"a mapping ({tp.__name__})"
     if tp is Any:
         return "a mapping"
+    if origin in (dict, FrozenDict):
+        return f"a mapping of {label(args[0])} to {label(args[1])}"
+    if tp is object:
+        return "any YAML value"
     return getattr(tp, "__name__", str(tp))
 
 
@@ -126,6 +131,10 @@ class Converter:
             return self._optional(node, tp, path, bounds)
         if origin is tuple:
             return self._tuple(node, tp, path, bounds)
+        if origin in (dict, FrozenDict):
+            return self._mapping(node, tp, path)
+        if tp is object:
+            return self._plain(node, path)
         if isinstance(tp, type) and dataclasses.is_dataclass(tp):
             return self._dataclass(node, tp, path)
         if tp in (int, float, bool, str):
@@ -217,6 +226,30 @@ class Converter:
             for i, (item, t) in enumerate(zip(node.items, element_types, strict=True))
         ]
         return INVALID if any(v is INVALID for v in items) else tuple(items)
+
+    def _mapping(self, node: Node, tp: Any, path: KeyPath) -> Any:
+        """A ``FrozenDict[str, V]``: text keys (any), each value read as V."""
+        key_type, value_type = typing.get_args(tp)
+        if isinstance(node, Scalar) and node.kind == "null":
+            return FrozenDict()
+        if key_type is not str or not isinstance(node, Mapping):
+            return self._mismatch(node, path, label(tp))
+        values = {
+            key: self.convert(entry.node, value_type, path + (key,))
+            for key, entry in node.entries.items()
+        }
+        return INVALID if any(v is INVALID for v in values.values()) else FrozenDict(values)
+
+    def _plain(self, node: Node, path: KeyPath) -> Any:
+        """Any YAML value as written (lists as tuples, mappings as FrozenDicts); no dates."""
+        if isinstance(node, Sequence):
+            items = [self.convert(item, object, path + (i,)) for i, item in enumerate(node.items)]
+            return INVALID if any(v is INVALID for v in items) else tuple(items)
+        if isinstance(node, Mapping):
+            return self._mapping(node, FrozenDict[str, object], path)
+        if isinstance(node, Scalar) and node.kind != "timestamp":
+            return node.value
+        return self._mismatch(node, path, "a number, text, true/false, null, a list or a mapping")
 
     def _dataclass(self, node: Node, cls: type, path: KeyPath) -> Any:
         if isinstance(node, Scalar) and node.kind == "null":  # `key:` with nothing: the defaults

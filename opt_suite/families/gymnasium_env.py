@@ -1,0 +1,228 @@
+"""One task of the ``gymnasium`` family: any gymnasium env with the paper's three task variations.
+
+:class:`GymnasiumTaskEnv` wraps the env named by a gymnasium id and varies it as the Atari family
+varies a game (Garcia, Nota & Thomas 2020, Sec. 4.2), one variation per part of the MDP:
+
+- the **initial-state distribution**: every episode starts with ``start_actions`` uniformly random
+  actions;
+- the **reward function**: every reward is multiplied by ``reward_scale``;
+- the **transition function**: each action is repeated ``frame_skip`` times, rewards summed.
+
+Budgets count the wrapped env's own steps ("frames"), as Atari budgets count emulator frames, so
+tasks with different frame skips get equal experience: every step's ``info["frames"]`` says how
+many inner steps it used, a reset reports those of its random start actions, and episodes are
+truncated after ``max_episode_steps`` inner steps (start actions included).
+
+Observations are the env's own, with two adaptations so that every learner reads them alike: a
+``Dict`` observation is replaced by its ``observation_key`` entry (MiniGrid's ``image``), and a
+boolean ``Box`` (MinAtar's channels) becomes ``uint8`` 0/255 — the networks scale ``uint8`` frames
+by 1/255, so a set channel reads as 1.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from opt_suite.families.gymnasium_ids import register_id
+
+__all__ = ["GymnasiumTaskEnv", "adapted_space", "make_inner"]
+
+
+def make_inner(
+    env_id: str, kwargs: dict[str, Any], max_episode_steps: int, render_mode: str | None = None
+) -> gymnasium.Env:
+    """``gymnasium.make`` of the wrapped env, with its step cap and without gymnasium's checker.
+
+    The cap is gymnasium's ``TimeLimit`` on the *inner* env, so it counts inner steps (frames),
+    not decisions. The passive env checker is off: it warns about third-party envs' spaces (e.g.
+    a bool ``Box`` with bounds 0.0 and 1.0), and this wrapper's own output is checked instead.
+    """
+    extra = {} if render_mode is None else {"render_mode": render_mode}
+    return gymnasium.make(
+        register_id(env_id),
+        max_episode_steps=max_episode_steps,
+        disable_env_checker=True,
+        **kwargs,
+        **extra,
+    )
+
+
+def adapted_space(space: spaces.Space, observation_key: str | None) -> spaces.Space:
+    """The observation space the wrapper gives for the env's ``space`` (see the module docstring).
+
+    Raises:
+      ValueError: a ``Dict`` space without a key, or a key it does not have.
+    """
+    if isinstance(space, spaces.Dict):
+        keys = list(space.spaces)
+        if observation_key is None:
+            raise ValueError(
+                f"the observation space is a Dict (keys: {', '.join(keys)}): set "
+                "observation_key to the entry the agents should see"
+            )
+        if observation_key not in space.spaces:
+            raise ValueError(
+                f"observation_key {observation_key!r} is not a key of the Dict observation "
+                f"space (keys: {', '.join(keys)})"
+            )
+        return adapted_space(space.spaces[observation_key], None)
+    if observation_key is not None:
+        raise ValueError(f"observation_key {observation_key!r} given, but {space} is not a Dict")
+    if isinstance(space, spaces.Box) and space.dtype == np.bool_:
+        return spaces.Box(0, 255, space.shape, dtype=np.uint8)
+    return space
+
+
+class GymnasiumTaskEnv(gymnasium.Env):
+    """One task: a gymnasium env with random start actions, a reward scale and a frame skip.
+
+    ## Action space
+    The wrapped env's (random start actions need it ``Discrete``).
+
+    ## Observation space
+    The wrapped env's, its ``observation_key`` entry for a ``Dict``, ``uint8`` 0/255 for booleans.
+
+    ## Rewards
+    The sum of the wrapped env's rewards over the skipped steps, times ``reward_scale``.
+
+    ## Episode end
+    The wrapped env's; truncated after ``max_episode_frames`` inner steps (start actions
+    included). If the start actions already end the episode, the first step says so (0 reward,
+    0 frames).
+
+    ## Info
+    ``frames`` (inner steps this step or reset used) and ``episode_frames``.
+
+    Args:
+      env_id: the gymnasium id (``id`` in the spec; ``gymnasium.make`` takes ``id`` itself).
+      kwargs: the wrapped env's keyword arguments, already drawn (no lists to choose from).
+      observation_key, start_actions, reward_scale, frame_skip: see the family's ``Params``
+        and ``TaskParams``.
+      max_episode_frames: the family's ``max_episode_steps`` (inner steps per episode); named
+        apart because ``gymnasium.make`` would take ``max_episode_steps`` as its own
+        ``TimeLimit``, which counts this wrapper's steps, not frames.
+      render_mode: ``rgb_array`` when the wrapped env offers it, or None.
+    """
+
+    # The most any instance offers (gymnasium.make checks a render_mode against the class); each
+    # instance narrows it to what its wrapped env offers.
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 15}
+
+    def __init__(
+        self,
+        env_id: str = "CartPole-v1",
+        kwargs: dict[str, Any] | None = None,
+        observation_key: str | None = None,
+        max_episode_frames: int = 10_000,
+        start_actions: int = 0,
+        reward_scale: float = 1.0,
+        frame_skip: int = 1,
+        render_mode: str | None = None,
+    ) -> None:
+        if start_actions < 0 or reward_scale <= 0 or frame_skip < 1 or max_episode_frames < 1:
+            raise ValueError(
+                "expected start_actions >= 0, reward_scale > 0, frame_skip >= 1 and "
+                f"max_episode_frames >= 1, got {start_actions}, {reward_scale}, {frame_skip}, "
+                f"{max_episode_frames}"
+            )
+        self._env = make_inner(env_id, dict(kwargs or {}), max_episode_frames, render_mode)
+        inner_modes = self._env.metadata.get("render_modes", [])
+        self.metadata = {
+            "render_modes": [m for m in ("rgb_array",) if m in inner_modes],
+            "render_fps": self._env.metadata.get("render_fps") or 15,
+        }
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None")
+        self.render_mode = render_mode
+        self._key = observation_key
+        self.observation_space = adapted_space(self._env.observation_space, observation_key)
+        self.action_space = self._env.action_space
+        self._to_uint8 = (
+            isinstance(self.observation_space, spaces.Box)
+            and self.observation_space.dtype == np.uint8
+            and getattr(self._space_of_inner(), "dtype", None) == np.bool_
+        )
+        if start_actions and not isinstance(self.action_space, spaces.Discrete):
+            raise ValueError(
+                f"random start actions need a Discrete action space, not {self.action_space}"
+            )
+        self.start_actions, self.reward_scale, self.frame_skip = (
+            start_actions,
+            reward_scale,
+            frame_skip,
+        )
+        self._episode_frames = 0
+        self._pending_end: tuple[bool, bool] | None = None
+        self._last_obs: Any = None
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """A new episode, then ``start_actions`` uniformly random actions (from ``np_random``)."""
+        super().reset(seed=seed)
+        # One seed fixes both: the wrapped env's seed is drawn from our generator.
+        inner_seed = None if seed is None else int(self.np_random.integers(2**31 - 1))
+        obs, _ = self._env.reset(seed=inner_seed, options=options)
+        self._episode_frames, self._pending_end = 0, None
+        for _ in range(self.start_actions):
+            action = int(self.np_random.integers(int(self.action_space.n)))  # type: ignore[attr-defined]
+            obs, _, terminated, truncated, _ = self._env.step(action)
+            self._episode_frames += 1
+            if terminated or truncated:
+                # Resetting again could loop forever; the first step reports the end instead.
+                self._pending_end = (bool(terminated), bool(truncated and not terminated))
+                break
+        self._last_obs = self._observation(obs)
+        return self._last_obs, self._info(self._episode_frames)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """Repeat ``action`` ``frame_skip`` times (fewer if the episode ends); scaled reward sum."""
+        if self._pending_end is not None:
+            terminated, truncated = self._pending_end
+            return np.copy(self._last_obs), 0.0, terminated, truncated, self._info(0)
+        total, frames = 0.0, 0
+        terminated = truncated = False
+        for _ in range(self.frame_skip):
+            obs, reward, terminated, truncated, _ = self._env.step(action)
+            total += float(reward)
+            frames += 1
+            if terminated or truncated:
+                break
+        self._episode_frames += frames
+        self._last_obs = self._observation(obs)
+        truncated = bool(truncated) and not terminated
+        reward = float(total * self.reward_scale)
+        return self._last_obs, reward, bool(terminated), truncated, self._info(frames)
+
+    def render(self) -> np.ndarray | None:
+        """The wrapped env's RGB picture as ``uint8`` (floats in [0, 1] are scaled by 255)."""
+        if self.render_mode != "rgb_array":
+            return None
+        picture = np.asarray(self._env.render())
+        if picture.dtype != np.uint8:
+            picture = np.clip(np.rint(picture * 255.0), 0, 255).astype(np.uint8)
+        return picture
+
+    def close(self) -> None:
+        """Close the wrapped env."""
+        self._env.close()
+
+    def _space_of_inner(self) -> spaces.Space:
+        space = self._env.observation_space
+        if isinstance(space, spaces.Dict) and self._key is not None:
+            return space.spaces[self._key]
+        return space
+
+    def _observation(self, obs: Any) -> Any:
+        if self._key is not None:
+            obs = obs[self._key]
+        if self._to_uint8:
+            return np.asarray(obs, dtype=np.uint8) * np.uint8(255)
+        return obs
+
+    def _info(self, frames: int) -> dict[str, Any]:
+        return {"frames": frames, "episode_frames": self._episode_frames}

@@ -1,0 +1,311 @@
+"""Any gymnasium env as a task family (spec name ``gymnasium``).
+
+The paper's three kinds of task variation — random start actions (the initial-state
+distribution), a reward scale (the reward function) and a frame skip (the transition function) —
+apply to any env, not only Atari (:mod:`opt_suite.families.gymnasium_env` says how). A spec names
+the env by its gymnasium id and may draw some of its keyword arguments per task::
+
+    family:
+      name: gymnasium
+      params: {id: "MinAtar/Breakout-v1", kwargs: {}, max_episode_steps: 10000}
+    tasks:
+      count: 8
+      train: 3
+      test: 5
+      vary: {start_actions: [1, 20], reward_scale: [0.0, 10.0], frame_skip: [1, 2, 3]}
+
+A ``kwargs`` value written as a list is a set of choices: each task draws one (stored in its
+``TaskParams.kwargs``). The env's spaces decide what the family offers (index, image or vector
+observations; see :mod:`opt_suite.families.capabilities`), and they must be the same for every
+task. Everything about the env is checked when the spec is validated: the id is registered (or its
+package is named), the env accepts the kwargs, a ``Dict`` observation has a key, the spaces agree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+from typing import Any, TypeAlias
+
+import gymnasium
+import numpy as np
+
+from opt_suite.families.base import Task, TaskFamily
+from opt_suite.families.gymnasium_env import adapted_space, make_inner
+from opt_suite.families.gymnasium_ids import UnknownEnvId, register_id
+from opt_suite.params import FrozenDict, param
+
+__all__ = ["Gymnasium", "Params", "Variation", "TaskParams", "probe"]
+
+#: Draws whose spaces are compared when a spec is validated: every combination up to this many.
+_MAX_PROBES = 16
+
+
+@dataclasses.dataclass(frozen=True)
+class Params:
+    """Family-wide settings (spec key ``family.params``)."""
+
+    id: str = param(
+        "CartPole-v1",
+        doc="gymnasium id, or 'module:Id' to import the module that registers it first",
+    )
+    kwargs: FrozenDict[str, object] = param(
+        FrozenDict(), doc="the env's keyword arguments; a list is a set of choices drawn per task"
+    )
+    observation_key: str | None = param(
+        None, doc="the entry of a Dict observation the agents see (MiniGrid: image)"
+    )
+    max_episode_steps: int = param(
+        10_000, doc="episodes are truncated after this many env steps (frames)", ge=1
+    )
+
+    def check(self) -> list[tuple[str, str]]:
+        """The id is registered, the env accepts the kwargs, the spaces agree across draws."""
+        try:
+            register_id(self.id)
+        except UnknownEnvId as exc:
+            return [("id", str(exc))]
+        for key, value in self.kwargs.items():
+            if isinstance(value, tuple) and not value:
+                return [("kwargs", f"kwargs.{key}: an empty list of choices")]
+        first: tuple[str, Any] | None = None
+        for draw in _draws(self.kwargs):
+            try:
+                found = probe(self.id, draw, self.observation_key)
+            except _Rejected as exc:
+                return [(exc.field, str(exc))]
+            if first is None:
+                first = (_text(draw), found)
+            elif found != first[1]:
+                return [
+                    (
+                        "kwargs",
+                        f"the spaces differ between tasks (expected the same for every draw): "
+                        f"{first[0]} gives {_spaces_text(first[1])}, {_text(draw)} gives "
+                        f"{_spaces_text(found)}",
+                    )
+                ]
+        return []
+
+
+@dataclasses.dataclass(frozen=True)
+class Variation:
+    """How tasks are sampled (spec key ``tasks.vary``); the defaults vary nothing."""
+
+    start_actions: tuple[int, int] = param(
+        (0, 0), doc="random actions at each episode start: per task uniform in [lo, hi]", ge=0
+    )
+    reward_scale: tuple[float, float] = param(
+        (1.0, 1.0), doc="reward multiplier: drawn per task uniform in (lo, hi]", ge=0
+    )
+    frame_skip: tuple[int, ...] = param(
+        (1,), doc="env steps per action: drawn per task uniformly from this set", ge=1
+    )
+
+    def check(self) -> list[tuple[str, str]]:
+        """Ordered ranges, a positive top reward scale, a non-empty frame-skip set."""
+        problems = []
+        if self.start_actions[0] > self.start_actions[1]:
+            problems.append(("start_actions", f"expected lo <= hi, got {list(self.start_actions)}"))
+        low, high = self.reward_scale
+        if not (high > 0 and low <= high):
+            got = list(self.reward_scale)
+            problems.append(("reward_scale", f"expected 0 <= lo <= hi and hi > 0, got {got}"))
+        if not self.frame_skip:
+            problems.append(("frame_skip", "expected at least one frame skip"))
+        return problems
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskParams:
+    """One task: its random start actions, reward scale, frame skip and drawn kwargs."""
+
+    start_actions: int = param(0, doc="uniformly random actions taken at every episode start", ge=0)
+    reward_scale: float = param(1.0, doc="every reward is multiplied by this", gt=0)
+    frame_skip: int = param(1, doc="env steps each action is repeated for", ge=1)
+    kwargs: FrozenDict[str, object] = param(
+        FrozenDict(), doc="the value drawn for each kwarg the family lists choices for"
+    )
+
+
+class _Rejected(ValueError):
+    """The env cannot be built or observed as asked; ``field`` is the Params key to blame."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+@functools.cache
+def probe(
+    env_id: str, kwargs: FrozenDict, observation_key: str | None
+) -> tuple[gymnasium.spaces.Space, gymnasium.spaces.Space]:
+    """(observation space as the agents see it, action space) of the env built with ``kwargs``.
+
+    Builds the env once (cached per arguments). Raises ``_Rejected`` naming the Params key at
+    fault: ``kwargs`` the env refuses, or an ``observation_key`` that does not fit its space.
+    """
+    try:
+        env = make_inner(env_id, dict(kwargs), max_episode_steps=1)
+    except UnknownEnvId as exc:
+        raise _Rejected("id", str(exc)) from None
+    except Exception as exc:  # the env's own constructor: any error means "these kwargs"
+        raise _Rejected(
+            "kwargs", f"{env_id} rejects kwargs {_text(kwargs)}: {type(exc).__name__}: {exc}"
+        ) from None
+    try:
+        return adapted_space(env.observation_space, observation_key), env.action_space
+    except ValueError as exc:
+        raise _Rejected("observation_key", str(exc)) from None
+    finally:
+        env.close()
+
+
+def _draws(kwargs: FrozenDict) -> list[FrozenDict]:
+    """The kwargs with each list replaced by one of its choices, as the spaces check builds them.
+
+    Every combination, or if there are more than ``_MAX_PROBES``, each choice of each list with
+    the other lists at their first choice.
+    """
+    choices = {k: v for k, v in kwargs.items() if isinstance(v, tuple)}
+    fixed = {k: v for k, v in kwargs.items() if not isinstance(v, tuple)}
+    if not choices:
+        return [FrozenDict(fixed)]
+    combos = list(itertools.islice(itertools.product(*choices.values()), _MAX_PROBES + 1))
+    if len(combos) <= _MAX_PROBES:
+        return [FrozenDict(fixed | dict(zip(choices, c, strict=True))) for c in combos]
+    first = {k: v[0] for k, v in choices.items()}
+    return [FrozenDict(fixed | first | {k: c}) for k, v in choices.items() for c in v]
+
+
+def _text(kwargs: dict) -> str:
+    return "{" + ", ".join(f"{k}: {v!r}" for k, v in kwargs.items()) + "}"
+
+
+def _spaces_text(found: tuple[Any, Any]) -> str:
+    return f"observations {found[0]} and actions {found[1]}"
+
+
+class Gymnasium(TaskFamily):
+    """Any gymnasium env with the paper's three task variations; see the module docstring."""
+
+    name = "gymnasium"
+    description = "any gymnasium env by id: random start actions, reward scale, frame skip per task"
+    env_id = "opt_suite/Gymnasium-v0"
+    Params: TypeAlias = Params
+    Variation: TypeAlias = Variation
+    TaskParams: TypeAlias = TaskParams
+
+    def __init__(self, params: Params | None = None) -> None:
+        super().__init__(Params() if params is None else params)
+
+    @functools.cached_property
+    def _spaces(self) -> tuple[gymnasium.spaces.Space, gymnasium.spaces.Space]:
+        params = self.params
+        try:
+            return probe(params.id, _draws(params.kwargs)[0], params.observation_key)
+        except _Rejected as exc:
+            raise ValueError(f"family.params.{exc.field}: {exc}") from None
+
+    @property
+    def observation_space(self) -> gymnasium.spaces.Space:
+        """The env's observation space as the agents see it (see the module docstring)."""
+        return self._spaces[0]
+
+    @property
+    def action_space(self) -> gymnasium.spaces.Space:
+        """The env's action space."""
+        return self._spaces[1]
+
+    @property
+    def instance_name(self) -> str:
+        """``gymnasium-<id>``, lower case, ``/`` as ``-``: ``gymnasium-minatar-breakout-v1``."""
+        bare = self.params.id.rpartition(":")[2]
+        return f"{self.name}-{bare.replace('/', '-').lower()}"
+
+    def check_variation(self, variation: Variation) -> list[tuple[str, str]]:
+        """The variation's own rules, and start actions that fit in an episode and the actions."""
+        problems = variation.check()
+        hi = variation.start_actions[1]
+        if hi >= self.params.max_episode_steps:
+            problems.append(
+                (
+                    "start_actions",
+                    f"expected at most {self.params.max_episode_steps - 1} start actions "
+                    f"(family.params.max_episode_steps is {self.params.max_episode_steps}), "
+                    f"got {hi}",
+                )
+            )
+        if hi > 0 and not isinstance(self.action_space, gymnasium.spaces.Discrete):
+            problems.append(
+                (
+                    "start_actions",
+                    f"random start actions need Discrete actions, not {self.action_space}",
+                )
+            )
+        return problems
+
+    def check_task(self, task_params: TaskParams) -> list[tuple[str, str]]:
+        """A listed task draws exactly the kwargs the family lists choices for, from them."""
+        choices = {k: v for k, v in self.params.kwargs.items() if isinstance(v, tuple)}
+        drawn = dict(task_params.kwargs)
+        if set(drawn) != set(choices):
+            return [
+                (
+                    "kwargs",
+                    f"expected a value for each of {sorted(choices)} (the kwargs family.params "
+                    f"lists choices for), got {sorted(drawn)}",
+                )
+            ]
+        for key, value in drawn.items():
+            if value not in choices[key]:
+                return [
+                    ("kwargs", f"kwargs.{key}: expected one of {list(choices[key])}, got {value!r}")
+                ]
+        if task_params.start_actions >= self.params.max_episode_steps:
+            return [("start_actions", "expected fewer start actions than max_episode_steps")]
+        return []
+
+    def default_task(self) -> TaskParams:
+        """No variation; each listed kwarg at its first choice."""
+        choices = {k: v[0] for k, v in self.params.kwargs.items() if isinstance(v, tuple)}
+        return TaskParams(kwargs=FrozenDict(choices))
+
+    def sample_tasks(self, variation: Variation, count: int, rng: np.random.Generator) -> list[Any]:
+        """Start actions ~ U{lo..hi}, reward scale ~ U(lo, hi], frame skip and kwargs ~ U(set)."""
+        problems = variation.check()
+        if problems:
+            raise ValueError("; ".join(f"tasks.vary.{key}: {msg}" for key, msg in problems))
+        choices = {k: v for k, v in self.params.kwargs.items() if isinstance(v, tuple)}
+        tasks = []
+        for _ in range(count):
+            lo, hi = variation.start_actions
+            start_actions = int(rng.integers(lo, hi + 1))
+            low, high = variation.reward_scale
+            # high - (high - low) * U[0, 1) lies in (low, high]: a scale of exactly 0 is impossible.
+            reward_scale = float(high - (high - low) * rng.random())
+            frame_skip = int(variation.frame_skip[rng.integers(len(variation.frame_skip))])
+            drawn = FrozenDict({k: v[int(rng.integers(len(v)))] for k, v in choices.items()})
+            tasks.append(TaskParams(start_actions, reward_scale, frame_skip, drawn))
+        return tasks
+
+    def make_env(self, task: Task | TaskParams, **kwargs: Any) -> gymnasium.Env:
+        """``gymnasium.make("opt_suite/Gymnasium-v0", env_id=id, kwargs=..., ...)``.
+
+        ``id`` is passed as ``env_id`` and ``max_episode_steps`` as ``max_episode_frames``:
+        ``gymnasium.make`` takes both names for itself.
+        """
+        task_params = task.params if isinstance(task, Task) else task
+        params = self.params
+        return gymnasium.make(
+            self.env_id,
+            env_id=params.id,
+            kwargs=dict(params.kwargs) | dict(task_params.kwargs),
+            observation_key=params.observation_key,
+            max_episode_frames=params.max_episode_steps,
+            start_actions=task_params.start_actions,
+            reward_scale=task_params.reward_scale,
+            frame_skip=task_params.frame_skip,
+            **kwargs,
+        )
