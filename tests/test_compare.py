@@ -110,28 +110,42 @@ class TestGate:
         assert ours[0].p_adjusted >= ours[0].p_value
         assert "Holm-Bonferroni corrected over 3 method entries" in format_comparison(holm)
 
-    def test_runs_that_cannot_be_paired_use_the_two_sample_test(self, baseline, tmp_path):
+    def test_a_run_that_does_not_cover_the_baseline_is_refused(self, baseline):
         def other_seeds(table: EpisodeTable) -> ReportInputs:
             return inputs_of(dataclasses.replace(table, seed=table.seed + 100))
 
-        result = compare_runs(other_seeds(shifted("ours", -5.0)), baseline)
-        assert {r.test for r in result.rows} == {"unpaired"}
-        assert result.rows[0].runs == "20 vs 20 runs"
-        assert result.regressions == ["ours"]
-        assert any("no (seed, task) run in common" in w for w in result.warnings)
-        text = format_comparison(result)
-        assert "two-sample permutation test" in text and "sign-flip" not in text
-        # Why pairing: seeds and tasks move auc by s + 2t (0..9), which pairing cancels. A drop of
-        # 1.5 is plain to the paired test and lost in that spread without pairs.
-        assert compare_runs(inputs_of(shifted("ours", -1.5)), baseline).regressions == ["ours"]
-        assert compare_runs(other_seeds(shifted("ours", -1.5)), baseline).regressions == []
+        # No pair in common: there is no unpaired fallback any more (it hid real regressions).
+        with pytest.raises(CompareError) as exc:
+            compare_runs(other_seeds(shifted("ours", -5.0)), baseline)
+        message = str(exc.value)
+        assert "does not cover baseline" in message and "60 of its 60" in message
+        assert "seeds 0-4 (every task) of primitives, ours, random" in message
+        assert "--only-seeds" in message and "--seeds 0-4" in message
+        # Three of five seeds: refused, naming the two it lacks, not tested on the three it has.
+        with pytest.raises(CompareError, match=r"24 of its 60 .* seeds 3-4 \(every task\)"):
+            compare_runs(inputs_of(noisy(seeds=3)), baseline)
 
-    def test_partly_overlapping_runs_are_paired_on_the_common_ones(self, baseline):
-        table = noisy(seeds=3)
-        result = compare_runs(inputs_of(table), baseline)
+    def test_narrowing_the_baseline_compares_the_part_named(self, baseline):
+        result = compare_runs(inputs_of(noisy(seeds=3)), baseline, only_seeds=[0, 1, 2])
         assert {r.runs for r in result.rows} == {"12 pairs"}
         assert result.regressions == []
-        assert any("only 3 seeds x 4 tasks" in w for w in result.warnings)
+        assert any("narrowed" in w and "36 of its 60" in w for w in result.warnings)
+        worse = shifted("ours", -1.5, seeds=3)
+        narrowed = compare_runs(inputs_of(worse), baseline, only_seeds=[0, 1, 2])
+        assert narrowed.regressions == ["ours"]
+        two = noisy({"primitives": 0.0, "ours": 4.0})
+        only = compare_runs(inputs_of(two), baseline, only_methods=["primitives", "ours"])
+        assert [r.method for r in only.rows] == ["primitives", "ours"]
+        with pytest.raises(BaselineError, match=r"no seed \[7\]"):
+            compare_runs(inputs_of(noisy()), baseline, only_seeds=[7])
+        with pytest.raises(BaselineError, match=r"--only-methods \['nope'\]"):
+            compare_runs(inputs_of(noisy()), baseline, only_methods=["nope"])
+
+    def test_a_run_with_more_seeds_than_the_baseline_is_compared_on_the_baseline(self, baseline):
+        result = compare_runs(inputs_of(noisy(seeds=6)), baseline)
+        assert {r.runs for r in result.rows} == {"20 pairs"}
+        assert result.regressions == []
+        assert any("seeds 5 are not in the baseline" in w for w in result.warnings)
 
     def test_methods_not_in_the_baseline_are_reported_not_compared(self, baseline):
         table = noisy({**SHIFTS, "new": 9.0})

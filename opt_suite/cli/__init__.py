@@ -12,7 +12,10 @@ import argparse
 import importlib
 import os
 import signal
+import sqlite3
 import sys
+
+from opt_suite.files_guard import InputError
 
 # name -> (module, one-line help). Order is the order shown by --help.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -62,6 +65,19 @@ def main(argv: list[str] | None = None) -> int:
         args = sub.parse_args(argv[1:])
         try:
             return int(module.run(args) or 0)
+        except InputError as exc:
+            # A missing, damaged or wrong-type input (opt_suite.files_guard; StoreError is one):
+            # whichever layer noticed it, the user gets one line naming it, and exit 2.
+            print(f"opt-suite {argv[0]}: {exc}", file=sys.stderr)
+            return 2
+        except sqlite3.DatabaseError as exc:
+            # Pages of a results store that SQLite opened but cannot read (garbage bytes).
+            print(
+                f"opt-suite {argv[0]}: a results store it read is damaged ({exc}): rerun"
+                " `opt-suite run SPEC --out DIR` into a fresh directory",
+                file=sys.stderr,
+            )
+            return 2
         except KeyboardInterrupt as exc:
             # SIGTERM arrives as Terminated (a KeyboardInterrupt, see cli.run): exit 128 + 15.
             signum = getattr(exc, "signum", signal.SIGINT)

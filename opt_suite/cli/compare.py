@@ -2,8 +2,12 @@
 
 Exit status: 0 when no method entry's metric is significantly worse than in the baseline, 1 when at
 least one is (a regression), 2 on bad input (missing directory or baseline, spec hash mismatch, a
-baseline method entry missing from the run, ...). The test is described in
+(method, seed, task) pair of the baseline missing from the run, ...). The test is described in
 :mod:`opt_suite.report.gate` and named in the output.
+
+The run must cover the whole baseline. To test a run on part of it (a run of fewer seeds, or
+without a method entry), narrow the baseline explicitly: ``--only-seeds 1`` and/or
+``--only-methods NAME...``; the output says how much of the baseline was left out.
 """
 
 from __future__ import annotations
@@ -70,6 +74,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="random permutations / bootstrap resamples (default: 10000)",
     )
     parser.add_argument(
+        "--only-seeds",
+        metavar="LIST",
+        help="compare on these baseline seeds only, e.g. '1' or '0-4,7' (default: every seed;"
+        " the run must hold all of them)",
+    )
+    parser.add_argument(
+        "--only-methods",
+        nargs="+",
+        metavar="NAME",
+        help="compare these baseline method entries only (default: every one; the run must hold"
+        " all of them)",
+    )
+    parser.add_argument(
         "--allow-spec-change",
         action="store_true",
         help="compare even if the run's spec hash differs from the baseline's",
@@ -84,6 +101,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compare; 0 pass, 1 regression, 2 bad input."""
+    from opt_suite.cli.run import parse_seeds
     from opt_suite.report import (
         BaselineError,
         CompareError,
@@ -109,6 +127,11 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     try:
+        only_seeds = None if args.only_seeds is None else parse_seeds(args.only_seeds)
+    except ValueError as exc:
+        print(f"opt-suite compare: --only-seeds: {exc}".replace("--seeds: ", ""), file=sys.stderr)
+        return 2
+    try:
         baseline = load_baseline(args.baseline)
         spec_hash = None if args.spec is None else select_spec(args.directory, args.spec)
         inputs, warnings = load_inputs(args.directory, spec_hash)
@@ -123,6 +146,8 @@ def run(args: argparse.Namespace) -> int:
             allow_spec_change=args.allow_spec_change,
             correction=args.correction,
             permutations=args.permutations,
+            only_seeds=only_seeds,
+            only_methods=args.only_methods,
         )
     except (BaselineError, CompareError, StoreError, ReportDataError) as exc:
         print(f"opt-suite compare: {exc}", file=sys.stderr)

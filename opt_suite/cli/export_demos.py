@@ -3,7 +3,9 @@
 Each seed's demonstrations (the ones every method of the run learned from) become one Minari
 dataset ``<spec name>/demos-seed<seed>-v0`` under ``--out`` (default ``RUN_DIR/minari``). A spec
 can read one back with ``demonstrations: {source: minari, params: {dataset: PATH}}``. Exit 2 on bad
-input (no run there, no demonstrations stored, an unknown seed).
+input (no run there, a damaged store, no demonstrations stored, an unknown seed, an ``--out`` that
+is a file or cannot be written). Observations are stored as raw arrays (never JPEG), so Atari
+frames read back bit-identical.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ def run(args: argparse.Namespace) -> int:
     """Write one dataset per seed; 2 on bad input."""
     from opt_suite import registry
     from opt_suite.demonstrations.minari_io import dataset_id, export_demonstrations
+    from opt_suite.files_guard import output_dir
     from opt_suite.store import ResultsStore, StoreError
 
     try:
@@ -45,8 +48,9 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    # After the store is read: the default --out lies in RUN_DIR, which must not be created.
+    out = output_dir(args.out or args.directory / "minari", "the export folder (--out)")
     family = registry.load(registry.FAMILIES, spec.family.name)(spec.family.params)
-    out = args.out or args.directory / "minari"
     for seed, trajectories in demos.items():
         name = dataset_id(spec.name, seed)
         folder = export_demonstrations(

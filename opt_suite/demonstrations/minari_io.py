@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import os
 import shutil
+import stat
 import tempfile
 import warnings
 from collections.abc import Iterator, Sequence
@@ -28,10 +29,20 @@ import numpy as np
 
 from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource
 from opt_suite.families.base import Task, TaskFamily
+from opt_suite.files_guard import InputError, file_kind, output_dir, read_bounded
 from opt_suite.params import param
 from opt_suite.trajectory import Trajectory
 
-__all__ = ["MinariParams", "MinariSource", "export_demonstrations", "dataset_id"]
+__all__ = [
+    "MAX_METADATA_BYTES",
+    "MinariParams",
+    "MinariSource",
+    "check_dataset_files",
+    "dataset_id",
+    "export_demonstrations",
+]
+
+MAX_METADATA_BYTES = 16 << 20  # a dataset's metadata.json is a few kB (spaces, ids, counts)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +62,30 @@ def _quiet() -> Iterator[None]:
         yield
 
 
+def check_dataset_files(data: Path) -> None:
+    """Refuse a dataset folder Minari would hang or run out of memory on.
+
+    Minari reads ``metadata.json`` whole and opens every episode file it finds: a FIFO there
+    blocks forever, a link to ``/dev/zero`` fills memory. Every entry must be a folder or a regular
+    file, and the metadata at most :data:`MAX_METADATA_BYTES`.
+
+    Raises:
+        InputError: naming the offending file.
+    """
+    read_bounded(data / "metadata.json", MAX_METADATA_BYTES, "Minari metadata")
+    for root, dirs, files in os.walk(data):
+        for name in files + [d for d in dirs if (Path(root) / d).is_symlink()]:
+            entry = Path(root) / name
+            try:
+                mode = entry.stat().st_mode
+            except OSError as exc:
+                raise InputError(f"{entry}: cannot read it ({exc.strerror or exc})") from None
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                raise InputError(
+                    f"{entry}: a Minari dataset file is {file_kind(mode)}, expected a regular file"
+                )
+
+
 def _open(dataset: str) -> Any:
     import minari
 
@@ -60,9 +95,15 @@ def _open(dataset: str) -> Any:
         with _quiet():
             if path.is_dir():
                 data = path / "data" if (path / "data").is_dir() else path
+                check_dataset_files(data)
                 return minari.MinariDataset(data)
+            local = minari.storage.get_dataset_path(dataset) / "data"
+            if local.is_dir():
+                check_dataset_files(local)
             if dataset in minari.list_local_datasets():
                 return minari.load_dataset(dataset)
+    except InputError as exc:
+        raise DemonstrationError(f"{where}: {exc}") from None
     except Exception as exc:  # a corrupt or truncated dataset: h5py/json errors
         raise DemonstrationError(f"{where}: not a readable Minari dataset ({exc})") from exc
     raise DemonstrationError(
@@ -178,8 +219,9 @@ def export_demonstrations(
         )
         for i, t in enumerate(trajectories)
     ]
+    # Absolute: Minari joins the dataset path to MINARI_DATASETS_PATH, and a relative one twice.
+    out = output_dir(out, "the export folder").resolve()
     final = out / name
-    out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".export-", dir=out))
     saved = os.environ.get("MINARI_DATASETS_PATH")
     try:
@@ -193,6 +235,9 @@ def export_demonstrations(
                 algorithm_name="opt-suite demonstrations",
                 author="opt-suite",
                 description=description or f"demonstrations exported by opt-suite ({name})",
+                # Minari JPEG-encodes image observations by default: lossy, and it cannot encode
+                # Atari's stacked frames at all. Demonstrations must read back bit-identical.
+                jpeg_encoding=False,
             )
         if final.exists():
             shutil.rmtree(final)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,14 @@ import numpy as np
 from opt_suite.report.build import Analysis, ReportInputs
 from opt_suite.report.metrics import METRICS, SMOOTHING_WINDOW
 
-__all__ = ["Baseline", "BaselineError", "baseline_document", "export_baseline", "load_baseline"]
+__all__ = [
+    "Baseline",
+    "BaselineError",
+    "baseline_document",
+    "export_baseline",
+    "load_baseline",
+    "narrow_baseline",
+]
 
 FORMAT = "opt-suite-baseline"
 VERSION = 1
@@ -215,3 +222,48 @@ def _runs(path: Path, name: str, entry: Any) -> BaselineRuns:
         )
         values[k] = arr
     return BaselineRuns(tuple(int(s) for s in seeds), tuple(tasks), values)
+
+
+def narrow_baseline(
+    baseline: Baseline,
+    *,
+    seeds: Sequence[int] | None = None,
+    methods: Sequence[str] | None = None,
+) -> Baseline:
+    """The part of ``baseline`` on these seeds and method entries (None: all of them).
+
+    What ``compare --only-seeds/--only-methods`` tests against: the user says out loud which part
+    of the evidence is left out, instead of the gate quietly dropping what a run lacks.
+
+    Raises:
+        BaselineError: a seed or method entry the baseline does not hold (naming what it holds).
+    """
+    chosen = list(baseline.methods) if methods is None else list(dict.fromkeys(methods))
+    unknown = [m for m in chosen if m not in baseline.methods]
+    if unknown:
+        raise BaselineError(
+            f"{baseline.path}: --only-methods {unknown}: the baseline has method entries"
+            f" {list(baseline.methods)}"
+        )
+    if seeds is not None:
+        held = {s for runs in baseline.methods.values() for s in runs.seeds}
+        absent = sorted(set(seeds) - held)
+        if absent:
+            raise BaselineError(
+                f"{baseline.path}: --only-seeds: the baseline has no seed {absent} (it has"
+                f" {sorted(held)})"
+            )
+    narrowed = {}
+    for name in chosen:
+        runs = baseline.methods[name]
+        keep = list(runs.seeds) if seeds is None else [s for s in runs.seeds if s in set(seeds)]
+        if not keep:
+            raise BaselineError(
+                f"{baseline.path}: --only-seeds {list(seeds or [])}: method entry {name!r} of the"
+                f" baseline has seeds {list(runs.seeds)}"
+            )
+        rows = [runs.seeds.index(s) for s in keep]
+        narrowed[name] = BaselineRuns(
+            tuple(keep), runs.tasks, {k: v[rows] for k, v in runs.metrics.items()}
+        )
+    return dataclasses.replace(baseline, methods=narrowed)

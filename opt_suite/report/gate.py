@@ -8,10 +8,9 @@ run is worse: under H0 ("the change did not alter the results' distribution") ea
 values are exchangeable, so every difference is as likely to have the opposite sign. It assumes no
 normality (returns are skewed and ``episodes_to_threshold`` is censored), is exact for small numbers
 of pairs (all ``2**n`` sign patterns) and Monte Carlo otherwise, and gives p = 1 when a rerun
-reproduces the baseline exactly (all differences 0). When no run of a method can be paired (other
-seeds or tasks) a one-sided two-sample permutation test of the difference of means is used instead.
-p-values are Holm-Bonferroni corrected over the method entries compared, so that ``--alpha`` bounds
-the chance that an unchanged suite fails CI at all, not per method.
+reproduces the baseline exactly (all differences 0). p-values are Holm-Bonferroni corrected over
+the method entries compared, so that ``--alpha`` bounds the chance that an unchanged suite fails CI
+at all, not per method.
 
 A gate that cannot fail is refused. The smallest p-value the sign-flip test can give with ``n``
 pairs is ``2**-n`` (all differences negative), and Holm multiplies the smallest p-value by the
@@ -21,6 +20,14 @@ pairs it needs (:func:`power_problem`). With 5 method entries and alpha 0.05 tha
 1 seed x 6 test tasks (5/64 = 0.078) cannot fail, 2 seeds x 6 tasks (5/4096) can. An incomplete
 run (a failed or missing evaluation cell, an interrupted run) is refused too: what it left out
 may be what regressed.
+
+A run that does not cover the baseline is refused for the same reason. Every (method entry, seed,
+task) of the baseline must be in the run (:func:`coverage_problem`); a run made with ``--seeds 1``
+against a two-seed baseline would otherwise be tested on the half it has, and the half it lacks is
+where a regression may be. Whoever wants the smaller test says so by narrowing the baseline
+(``compare --only-seeds/--only-methods``, :func:`opt_suite.report.baseline.narrow_baseline`); the
+power check then applies to what is left. There is no unpaired fallback: without pairs, the spread
+of task difficulty hides real regressions (a drop of 1.5 auc that pairing finds at once).
 
 The printed interval is a ``1 - alpha`` stratified-bootstrap percentile CI of the mean difference.
 Each method's runs share its discovered options, so the runs are not independent draws of option
@@ -32,13 +39,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from opt_suite import stats
-from opt_suite.report.baseline import Baseline
+from opt_suite.report.baseline import Baseline, narrow_baseline
 from opt_suite.report.build import ReportInputs
 from opt_suite.report.episodes import learning_curves
 from opt_suite.report.leaderboard import rng_for
@@ -49,6 +56,7 @@ __all__ = [
     "Comparison",
     "MethodComparison",
     "compare_runs",
+    "coverage_problem",
     "format_comparison",
     "power_problem",
 ]
@@ -65,8 +73,8 @@ class MethodComparison:
     """The test of one method entry."""
 
     method: str
-    test: str  # "paired" or "unpaired"
-    runs: str  # "20 pairs" or "20 vs 18 runs"
+    test: str  # "paired": the one test there is (named in the table)
+    runs: str  # "20 pairs"
     baseline_mean: float
     run_mean: float
     difference: float  # run mean - baseline mean, in the metric's units
@@ -93,15 +101,13 @@ class Comparison:
         return [r.method for r in self.rows if r.regression]
 
 
-def _smallest_p(pairs: int | None, permutations: int) -> float:
-    """Smallest p-value of the paired test (``pairs``) or of the unpaired one (None)."""
-    if pairs is None:
-        return 1.0 / (1 + permutations)
+def _smallest_p(pairs: int, permutations: int) -> float:
+    """Smallest p-value of the paired test with ``pairs`` pairs."""
     return stats.paired_sign_flip_smallest_p(pairs, permutations)
 
 
 def power_problem(
-    pairs: Mapping[str, int | None],
+    pairs: Mapping[str, int],
     tasks: int,
     *,
     alpha: float = 0.05,
@@ -111,7 +117,7 @@ def power_problem(
     """Why a gate of this design can never report a regression, or None when it can.
 
     Args:
-        pairs: method entry -> its number of (seed, task) pairs (None: tested unpaired).
+        pairs: method entry -> its number of (seed, task) pairs.
         tasks: test tasks per seed (to say how many seeds are needed).
         alpha: the significance level.
         correction: ``"holm"`` (multiply by the number of entries) or ``"none"``.
@@ -128,7 +134,7 @@ def power_problem(
     name, n = next(iter(weak.items()))
     adjusted = m * _smallest_p(n, permutations)
     corrected = f" x {m} method entries (Holm)" if m > 1 else ""
-    observed = f"{n} (seed, task) pairs" if n is not None else "unpaired runs"
+    observed = f"{n} (seed, task) pairs"
     need = next(
         (k for k in range(1, 63) if m * _smallest_p(k, permutations) <= alpha * (1 + 1e-9)),
         None,
@@ -163,11 +169,67 @@ def _run_values(inputs: ReportInputs, baseline: Baseline, warnings: list[str]) -
     return run_metrics(curves, baseline.final_fraction, thresholds, baseline.window)
 
 
-def _align(new_keys: tuple, old_keys: tuple) -> tuple[list[int], list[int]]:
-    """Positions of the common keys (compared as text) in each tuple, in ``new_keys`` order."""
-    old_pos = {str(k): i for i, k in enumerate(old_keys)}
-    common = [(i, old_pos[str(k)]) for i, k in enumerate(new_keys) if str(k) in old_pos]
-    return [i for i, _ in common], [j for _, j in common]
+def _positions(new_keys: tuple, old_keys: tuple) -> list[int] | None:
+    """Where each of ``old_keys`` is in ``new_keys`` (compared as text); None if any is absent."""
+    new_pos = {str(k): i for i, k in enumerate(new_keys)}
+    found = [new_pos.get(str(k)) for k in old_keys]
+    return None if any(i is None for i in found) else [int(i) for i in found if i is not None]
+
+
+def _listed(values: Sequence[Any]) -> str:
+    """``[0, 1, 2, 5]`` as ``0-2, 5`` (seed lists are often ranges)."""
+    numbers = [v for v in values if isinstance(v, int)]
+    if len(numbers) != len(values):
+        return ", ".join(map(str, values))
+    parts, ordered = [], sorted(numbers)
+    start = prev = ordered[0]
+    for v in ordered[1:] + [None]:
+        if v is not None and v == prev + 1:
+            prev = v
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if v is not None:
+            start = prev = v
+    return ", ".join(parts)
+
+
+def coverage_problem(baseline: Baseline, values: Mapping[str, Any]) -> str | None:
+    """Which (method, seed, task) pairs of ``baseline`` the run lacks, summarised; None if none.
+
+    ``values`` maps each method entry of the run to its per-run metrics (``seeds``, ``tasks``).
+    Methods that lack the same seeds and tasks are named together, so the message stays one line
+    whatever the size of the grid.
+    """
+    groups: dict[tuple[tuple[Any, ...], tuple[Any, ...]], list[str]] = {}
+    missing = total = 0
+    for name, old in baseline.methods.items():
+        total += len(old.seeds) * len(old.tasks)
+        new = values.get(name)
+        have_seeds = {str(s) for s in new.seeds} if new is not None else set()
+        have_tasks = {str(t) for t in new.tasks} if new is not None else set()
+        seeds = tuple(s for s in old.seeds if str(s) not in have_seeds)
+        tasks = tuple(t for t in old.tasks if str(t) not in have_tasks)
+        if seeds or tasks:
+            covered = (len(old.seeds) - len(seeds)) * (len(old.tasks) - len(tasks))
+            missing += len(old.seeds) * len(old.tasks) - covered
+            groups.setdefault((seeds, tasks), []).append(name)
+    if not groups:
+        return None
+    parts = []
+    for (seeds, tasks), names in groups.items():
+        what = []
+        if seeds:
+            what.append(f"seed{'s' if len(seeds) > 1 else ''} {_listed(seeds)} (every task)")
+        if tasks:
+            what.append(f"test task{'s' if len(tasks) > 1 else ''} {_listed(tasks)}")
+        parts.append(f"{' and '.join(what)} of {', '.join(names)}")
+    all_seeds = sorted({s for old in baseline.methods.values() for s in old.seeds})
+    return (
+        f"the run does not cover baseline {baseline.path}: {missing} of its {total} (method, seed,"
+        f" task) pairs are not in the run: {'; '.join(parts)}. What a run leaves out may be what"
+        f" regressed: run the baseline's seeds (`opt-suite run SPEC --seeds {_listed(all_seeds)}"
+        " --out DIR`), or narrow the baseline explicitly with --only-seeds / --only-methods"
+    )
 
 
 def compare_runs(
@@ -179,14 +241,21 @@ def compare_runs(
     allow_spec_change: bool = False,
     correction: str = "holm",
     permutations: int = PERMUTATIONS,
+    only_seeds: Sequence[int] | None = None,
+    only_methods: Sequence[str] | None = None,
 ) -> Comparison:
     """Test every baseline method entry's ``metric`` in the run against the baseline.
+
+    ``only_seeds`` / ``only_methods`` narrow the baseline first (:func:`narrow_baseline`): the
+    only way to compare a run that covers part of it.
 
     Raises:
         CompareError: unknown metric, bad alpha, spec hash mismatch (unless
             ``allow_spec_change``), a baseline method entry absent from the run or without the
-            metric, an incomplete run, or a design whose smallest attainable p-value is above
-            ``alpha`` (:func:`power_problem`).
+            metric, a (method, seed, task) pair of the baseline absent from the run, an incomplete
+            run, or a design whose smallest attainable p-value is above ``alpha``
+            (:func:`power_problem`).
+        BaselineError: ``only_seeds`` or ``only_methods`` names what the baseline does not hold.
     """
     if metric not in METRICS:
         raise CompareError(f"unknown metric {metric!r}; expected one of {list(METRICS)}")
@@ -213,11 +282,20 @@ def compare_runs(
                 " (`opt-suite report DIR --export-baseline FILE`) or pass --allow-spec-change"
             )
         warnings.append(message)
+    if only_seeds is not None or only_methods is not None:
+        full = sum(len(b.seeds) * len(b.tasks) for b in baseline.methods.values())
+        baseline = narrow_baseline(baseline, seeds=only_seeds, methods=only_methods)
+        kept = sum(len(b.seeds) * len(b.tasks) for b in baseline.methods.values())
+        warnings.append(
+            f"the baseline is narrowed (--only-seeds/--only-methods) to {kept} of its {full}"
+            f" (method, seed, task) pairs: method entries {', '.join(baseline.methods)}"
+        )
     present = set(inputs.episodes.methods())
     missing = [m for m in baseline.methods if m not in present]
     if missing:
         raise CompareError(
-            f"method entries {missing} of baseline {baseline.path} are not in the run"
+            f"method entries {missing} of baseline {baseline.path} are not in the run (leave"
+            " them out explicitly with --only-methods)"
         )
     lacking = [m for m, b in baseline.methods.items() if metric not in b.metrics]
     if lacking:
@@ -226,14 +304,22 @@ def compare_runs(
     if extra:
         warnings.append(f"method entries {extra} are not in the baseline: not compared")
     values = _run_values(inputs, baseline, warnings)
+    problem = coverage_problem(baseline, values)
+    if problem is not None:
+        raise CompareError(problem)
     alignment = {}
     for name, old in baseline.methods.items():
         new = values[name]
-        alignment[name] = (_align(new.seeds, old.seeds), _align(new.tasks, old.tasks))
-    pairs = {
-        name: (len(si) * len(ti) if si and ti else None)
-        for name, ((si, _), (ti, _)) in alignment.items()
-    }
+        si, ti = _positions(new.seeds, old.seeds), _positions(new.tasks, old.tasks)
+        assert si is not None and ti is not None, name  # coverage_problem said so
+        alignment[name] = (si, ti)
+        if len(si) < len(new.seeds):
+            extra_seeds = [s for s in new.seeds if str(s) not in {str(x) for x in old.seeds}]
+            warnings.append(
+                f"{name}: the run's seeds {_listed(extra_seeds)} are not in the baseline: not"
+                " compared"
+            )
+    pairs = {name: len(si) * len(ti) for name, (si, ti) in alignment.items()}
     tasks = max(len(old.tasks) for old in baseline.methods.values())
     problem = power_problem(
         pairs, tasks, alpha=alpha, correction=correction, permutations=permutations
@@ -243,30 +329,19 @@ def compare_runs(
     sign = 1.0 if HIGHER_IS_BETTER[metric] else -1.0
     rows, p_values = [], []
     for name, old in baseline.methods.items():
-        new = values[name]
-        x, y = new.values[metric], old.metrics[metric]
-        (si, sj), (ti, tj) = alignment[name]
+        x, y = values[name].values[metric], old.metrics[metric]
+        si, ti = alignment[name]
         rng = rng_for("compare", name, metric)
-        if si and ti:
-            if len(si) * len(ti) < x.size or len(sj) * len(tj) < y.size:
-                warnings.append(
-                    f"{name}: only {len(si)} seeds x {len(ti)} tasks are in both runs; the others"
-                    " are left out"
-                )
-            diff = x[np.ix_(si, ti)] - y[np.ix_(sj, tj)]
-            p = stats.paired_sign_flip_test(sign * diff, permutations, rng)
-            low, high = stats.stratified_bootstrap_ci(diff, stats.mean, permutations, rng, alpha)
-            kind, runs = "paired", f"{diff.size} pairs"
-            base_mean = float(np.mean(y[np.ix_(sj, tj)]))
-            run_mean = float(np.mean(x[np.ix_(si, ti)]))
-        else:
-            warnings.append(f"{name}: no (seed, task) run in common; unpaired test")
-            p = stats.permutation_test(sign * x, sign * y, permutations, rng)
-            low, high = stats.stratified_bootstrap_difference_ci(x, y, permutations, rng, alpha)
-            kind, runs = "unpaired", f"{x.size} vs {y.size} runs"
-            base_mean, run_mean = float(np.mean(y)), float(np.mean(x))
+        ours = x[np.ix_(si, ti)]  # the run's values in the baseline's (seed, task) order
+        diff = ours - y
+        p = stats.paired_sign_flip_test(sign * diff, permutations, rng)
+        low, high = stats.stratified_bootstrap_ci(diff, stats.mean, permutations, rng, alpha)
+        base_mean, run_mean = float(np.mean(y)), float(np.mean(ours))
         p_values.append(p)
-        rows.append((name, kind, runs, base_mean, run_mean, run_mean - base_mean, low, high, p))
+        rows.append(
+            (name, "paired", f"{diff.size} pairs", base_mean, run_mean, run_mean - base_mean)
+            + (low, high, p)
+        )
     adjusted = stats.holm(np.array(p_values)) if correction == "holm" else np.array(p_values)
     result = tuple(
         MethodComparison(*row, p_adjusted=float(q), regression=bool(q <= alpha))
@@ -283,18 +358,9 @@ def describe_test(c: Comparison) -> str:
         if c.correction == "holm"
         else "uncorrected"
     )
-    kinds = {r.test for r in c.rows}
-    tests = []
-    if "paired" in kinds:
-        tests.append(
-            "one-sided paired sign-flip permutation test of the mean per-(seed, task) difference"
-        )
-    if "unpaired" in kinds:
-        tests.append(
-            "one-sided two-sample permutation test of the difference of means (unpaired runs)"
-        )
     return (
-        f"test: {'; '.join(tests)}; H1: run worse than baseline; {c.metric} is better {direction};"
+        "test: one-sided paired sign-flip permutation test of the mean per-(seed, task)"
+        f" difference; H1: run worse than baseline; {c.metric} is better {direction};"
         f" p-values {corrected}; regression if p <= {c.alpha:g}"
     )
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from opt_suite.files_guard import InputError, regular_file
+
 __all__ = ["DB_NAME", "SCHEMA_VERSION", "StoreError", "connect", "CELL_STATUSES"]
 
 DB_NAME = "results.sqlite"
@@ -111,8 +113,18 @@ _TABLES = (
 )
 
 
-class StoreError(RuntimeError):
-    """The directory holds no usable results store (missing, unreadable, or a newer schema)."""
+class StoreError(RuntimeError, InputError):
+    """The directory holds no usable results store (missing, unreadable, or a newer schema).
+
+    An :class:`~opt_suite.files_guard.InputError`: any command that meets one exits 2 with its
+    message, whichever layer raised it.
+    """
+
+
+_MOVE_ASIDE = (
+    ": run into a fresh --out directory, or move {name} aside (`mv {path} {path}.damaged`) and"
+    " rerun the same command to recompute every cell there"
+)
 
 
 def connect(path: str | Path, *, create: bool) -> sqlite3.Connection:
@@ -125,8 +137,20 @@ def connect(path: str | Path, *, create: bool) -> sqlite3.Connection:
     path = Path(path)
     if not create and not path.exists():
         raise StoreError(f"no results store at {path} (run `opt-suite run SPEC --out DIR` first)")
-    # isolation_level=None: we issue BEGIN/COMMIT ourselves so one cell is one transaction.
-    conn = sqlite3.connect(str(path), timeout=60.0, isolation_level=None)
+    if path.exists() or path.is_symlink():
+        # SQLite would block on a FIFO, and report a directory or device as a disk I/O error.
+        try:
+            regular_file(path, "results store")
+        except InputError as exc:
+            raise StoreError(f"{exc}{_MOVE_ASIDE.format(path=path, name=path.name)}") from None
+    try:
+        # isolation_level=None: we issue BEGIN/COMMIT ourselves so one cell is one transaction.
+        conn = sqlite3.connect(str(path), timeout=60.0, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise StoreError(
+            f"{path}: cannot open the results store ({exc})"
+            f"{_MOVE_ASIDE.format(path=path, name=path.name)}"
+        ) from None
     try:
         conn.execute("PRAGMA busy_timeout = 60000")
         if create:
@@ -144,9 +168,8 @@ def connect(path: str | Path, *, create: bool) -> sqlite3.Connection:
     except sqlite3.DatabaseError as exc:
         conn.close()
         raise StoreError(
-            f"{path} is not a readable opt-suite results store ({exc}): run into a fresh --out"
-            f" directory, or move {path.name} aside (`mv {path} {path}.damaged`) and rerun the"
-            " same command to recompute every cell there"
+            f"{path} is not a readable opt-suite results store ({exc})"
+            f"{_MOVE_ASIDE.format(path=path, name=path.name)}"
         ) from exc
     if row is None or int(row[0]) != SCHEMA_VERSION:
         conn.close()

@@ -1,0 +1,141 @@
+"""Every file the suite reads or writes on a user's say-so goes through here first.
+
+A user can point any command at anything: a FIFO (opening it for reading waits for a writer that
+never comes), a directory, a symlink to ``/dev/zero`` (endless bytes: reading it exhausts memory),
+a file of gigabytes where kilobytes are expected, or an output path that is an existing file or lies
+under one. These helpers turn each of those into :class:`InputError`, whose message names the path,
+what it was expected to be and what it is; ``opt-suite`` prints it as one line and exits 2
+(:mod:`opt_suite.cli`). They import nothing from the suite, so every layer may use them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+__all__ = [
+    "InputError",
+    "file_kind",
+    "output_dir",
+    "output_file",
+    "read_bounded",
+    "regular_file",
+]
+
+_CHUNK = 1 << 16
+
+
+class InputError(Exception):
+    """A file or folder the user named cannot be used; the message names it and says why."""
+
+
+def file_kind(mode: int) -> str:
+    """What a ``st_mode`` is, in words (for messages)."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
+
+
+def regular_file(path: str | os.PathLike[str], what: str, limit: int | None = None) -> Path:
+    """``path`` itself, after checking that it is a regular file (of at most ``limit`` bytes).
+
+    Symlinks are followed: a link to ``/dev/zero`` is a device, not a file.
+
+    Raises:
+        InputError: it is missing, unreadable, not a regular file, or larger than ``limit``.
+    """
+    path = Path(path)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such {what}") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"{path}: {what} is {file_kind(info.st_mode)}, expected a regular file")
+    if limit is not None and info.st_size > limit:
+        raise InputError(
+            f"{path}: {what} has {info.st_size} bytes, more than the {limit} it may have"
+        )
+    return path
+
+
+def read_bounded(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
+    """The bytes of regular file ``path``, refusing more than ``limit`` of them.
+
+    The size is bounded by the bytes actually read, not only by ``stat`` (a file that grows while it
+    is read); the file is opened without blocking (a FIFO swapped in after the check would hang).
+
+    Raises:
+        InputError: missing, unreadable, not a regular file, or more than ``limit`` bytes.
+    """
+    path = regular_file(path, what, limit)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):  # replaced between the check and the open
+            raise InputError(f"{path}: {what} is {file_kind(mode)}, expected a regular file")
+        os.set_blocking(fd, True)
+        chunks, left = [], limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, _CHUNK))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        raise InputError(f"{path}: {what} has more than the {limit} bytes it may have")
+    return data
+
+
+def output_dir(path: str | os.PathLike[str], what: str) -> Path:
+    """``path`` as a folder that exists (created with its parents) and can be written into.
+
+    Raises:
+        InputError: it is an existing non-folder, lies under one, or cannot be created or written.
+    """
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        info = path.stat()
+        raise InputError(f"{path}: {what} is {file_kind(info.st_mode)}, expected a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        # Write access is what matters, and os.access is wrong for root and read-only mounts.
+        fd, probe = tempfile.mkstemp(prefix=".opt-suite-probe-", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write {what} there ({exc.strerror or exc})") from None
+    return path
+
+
+def output_file(path: str | os.PathLike[str], what: str) -> Path:
+    """``path`` as a file that can be (re)written: its folder is created; it is not a folder.
+
+    Raises:
+        InputError: it is an existing directory, FIFO or device, or its folder cannot be written.
+    """
+    path = Path(path)
+    with contextlib.suppress(OSError):
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode):
+            raise InputError(f"{path}: {what} is {file_kind(mode)}, expected a regular file")
+    output_dir(path.parent, f"the folder of {what}")
+    return path
