@@ -33,6 +33,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "opt_suite.cli.option_usage",
         "replay a run's evaluations to count how often options were chosen and how long they ran",
     ),
+    "export-tensorboard": (
+        "opt_suite.cli.export_tensorboard",
+        "write a run's returns and discovery curves as TensorBoard logs",
+    ),
     "export-demos": ("opt_suite.cli.export_demos", "write a run's demonstrations as Minari data"),
     "validate-objective": (
         "opt_suite.cli.validate_objective",
