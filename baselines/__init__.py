@@ -6,7 +6,9 @@ receives the same train tasks, demonstrations, interaction budget and seed:
 - ``primitives`` (:mod:`baselines.primitives`): no options, the floor;
 - ``random_options`` (:mod:`baselines.random_options`): offline_options' options before training;
 - ``eigenoptions`` (:mod:`baselines.eigenoptions`): Machado, Bellemare & Bowling (2017);
-- ``option_critic`` (:mod:`baselines.option_critic`): Bacon, Harb & Precup (2017), tabular.
+- ``option_critic`` (:mod:`baselines.option_critic`): Bacon, Harb & Precup (2017), tabular;
+- ``reference_options`` (:mod:`baselines.reference_options`): the family's hand-made options
+  (four rooms: Sutton, Precup & Singh 1999's hallway options).
 
 None imports TensorFlow or numba at import time.
 """
@@ -15,6 +17,7 @@ from baselines.eigenoptions import Eigenoptions, EigenoptionsParams
 from baselines.option_critic import OptionCritic, OptionCriticParams
 from baselines.primitives import Primitives, PrimitivesParams
 from baselines.random_options import RandomOptions, RandomOptionsParams
+from baselines.reference_options import ReferenceOptions, ReferenceOptionsParams
 
 __all__ = [
     "Primitives",
@@ -25,4 +28,6 @@ __all__ = [
     "EigenoptionsParams",
     "OptionCritic",
     "OptionCriticParams",
+    "ReferenceOptions",
+    "ReferenceOptionsParams",
 ]

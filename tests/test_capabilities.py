@@ -14,6 +14,7 @@ from opt_suite.families.capabilities import (
     EXACT_MODEL,
     IMAGE_OBSERVATIONS,
     INDEX_OBSERVATIONS,
+    REFERENCE_OPTIONS,
     offered,
     unmet,
 )
@@ -59,7 +60,12 @@ SPEC = textwrap.dedent(
 
 
 def test_what_families_offer():
-    assert offered(FourRooms()) == {EXACT_MODEL, DISCRETE_ACTIONS, INDEX_OBSERVATIONS}
+    assert offered(FourRooms()) == {
+        EXACT_MODEL,
+        DISCRETE_ACTIONS,
+        INDEX_OBSERVATIONS,
+        REFERENCE_OPTIONS,
+    }
     assert offered(Chain()) == {EXACT_MODEL, DISCRETE_ACTIONS, INDEX_OBSERVATIONS}
     assert PixelCorridor().capabilities == {DISCRETE_ACTIONS, IMAGE_OBSERVATIONS}
     assert unmet("primitives", {DISCRETE_ACTIONS}, PixelCorridor()) is None

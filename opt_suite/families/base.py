@@ -36,6 +36,8 @@ import numpy as np
 if TYPE_CHECKING:
     from gymnasium import spaces
 
+    from opt_suite.options import OptionSet
+
 __all__ = ["Task", "TabularModel", "TaskFamily", "TabularModelMixin", "exact_model"]
 
 
@@ -188,6 +190,16 @@ class TaskFamily(abc.ABC):
     @abc.abstractmethod
     def make_env(self, task: Task, **kwargs: Any) -> Any:
         """A fresh ``gymnasium.Env`` for ``task``; kwargs may include ``render_mode``."""
+
+    def reference_options(self, task: Task) -> OptionSet | None:
+        """Hand-designed options for ``task`` (an independent check of learned ones), or None.
+
+        Default: none. A family that overrides this *offers* reference options (the capability
+        :data:`~opt_suite.families.capabilities.REFERENCE_OPTIONS`, needed by the
+        ``reference_options`` method), e.g. four rooms' hallway options (Sutton, Precup & Singh
+        1999). They may carry initiation sets (:meth:`OptionSet.initiation`).
+        """
+        return None
 
     def make_tasks(
         self, variation: Any, listed: Sequence[Any], count: int, train: int, test: int, seed: int

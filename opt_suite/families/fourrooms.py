@@ -23,6 +23,7 @@ import numpy as np
 
 from opt_suite.families import grid_dynamics, layouts  # importing the package registers the ids
 from opt_suite.families.base import TabularModel, TabularModelMixin, Task, TaskFamily
+from opt_suite.families.hallway_options import hallway_options
 from opt_suite.families.tabular_task import (
     AGENT,
     FREE,
@@ -34,6 +35,7 @@ from opt_suite.families.tabular_task import (
     make_registered_env,
     raise_problems,
 )
+from opt_suite.options import TabularOptionSet
 from opt_suite.params import param
 
 __all__ = ["FourRooms", "FourRoomsEnv", "Params", "Variation", "TaskParams"]
@@ -125,6 +127,14 @@ def _dynamics(layout: str, dynamics: str, p: float) -> tuple[np.ndarray, np.ndar
     next_state, prob = table(walls, p)
     next_state.flags.writeable = prob.flags.writeable = False
     return next_state, prob
+
+
+@functools.cache
+def _hallway_options(layout: str) -> TabularOptionSet:
+    options = hallway_options(layouts.get(layout).walls)
+    for table in (options.mu, options.beta, options.initiation_table):
+        table.flags.writeable = False  # shared by every caller (cached)
+    return options
 
 
 class FourRooms(TabularModelMixin, TaskFamily):
@@ -232,6 +242,14 @@ class FourRooms(TabularModelMixin, TaskFamily):
             cells=self.cells,
             shape=self.layout.shape,
         )
+
+    def reference_options(self, task: Task | TaskParams) -> TabularOptionSet:
+        """The hallway options (8: two per room) of Sutton, Precup & Singh (1999), with their initiation sets.
+
+        Derived from the map's walls (:mod:`.hallway_options`), so every layout has them; the same
+        for every task of the family (they ignore start and goal), built once per layout.
+        """
+        return _hallway_options(self.params.layout)
 
     def make_env(self, task: Task | TaskParams, **kwargs: Any) -> gymnasium.Env:
         """``gymnasium.make`` of :attr:`env_id` for ``task`` (a :class:`FourRoomsEnv` inside).

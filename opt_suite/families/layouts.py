@@ -26,6 +26,11 @@ Layouts:
 
 Hallways are named by the side of the map they sit on: ``north`` joins the two northern rooms,
 ``east`` the two eastern rooms (the option-critic paper's "east doorway"), and so on.
+
+Rooms and hallways can also be *derived* from the grid alone (:func:`doorways`, :func:`floor_plan`),
+so that anything built on them — the hand-made hallway options of
+:mod:`opt_suite.families.hallway_options` — works on any map, not only on the named ones; on the
+named maps the derivation finds exactly the declared hallways (a test checks it).
 """
 
 from __future__ import annotations
@@ -35,7 +40,18 @@ import functools
 
 import numpy as np
 
-__all__ = ["Layout", "LAYOUTS", "ROOMS", "HALLWAYS", "get", "parse", "region_cells"]
+__all__ = [
+    "Layout",
+    "LAYOUTS",
+    "ROOMS",
+    "HALLWAYS",
+    "FloorPlan",
+    "doorways",
+    "floor_plan",
+    "get",
+    "parse",
+    "region_cells",
+]
 
 ROOMS = ("north-west", "north-east", "south-west", "south-east")
 HALLWAYS = ("north", "east", "south", "west")
@@ -239,3 +255,107 @@ def _rooms(walls: np.ndarray, hallways: list[tuple[int, int]]) -> dict[str, np.n
     if sorted(rooms) != sorted(ROOMS) or len(components) != 4:
         raise ValueError(f"a four-rooms layout needs one room per quadrant, got {len(components)}")
     return {name: rooms[name] for name in ROOMS}
+
+
+def doorways(walls: np.ndarray) -> np.ndarray:
+    """Bool [rows, cols]: the free cells that are gaps in an inner wall line (doorway cells).
+
+    A free cell is a doorway cell when, along one axis, the run of free cells through it is closed
+    at both ends by a wall cell *inside* the map that the wall continues beyond (the next cell
+    further along is a wall too). That is a gap in a straight wall of thickness >= 1, however wide
+    the gap: ``sutton-13x13``'s one-cell hallways and ``paper-40x40-wide``'s four-cell ones alike.
+    A room's run ends at the map edge or at a wall the room's far side leaves through (a wall one
+    cell thick with free cells behind it), so no room cell qualifies; nor does a cell beside the
+    drawn outer wall (beyond it is the edge, not more wall).
+    """
+    walls = np.asarray(walls, dtype=bool)
+    found = np.zeros(walls.shape, dtype=bool)
+    for axis_walls, axis_found in ((walls, found), (walls.T, found.T)):
+        for line, marks in zip(axis_walls.T, axis_found.T, strict=True):  # one column at a time
+            free = np.flatnonzero(~line)
+            if free.size == 0:
+                continue
+            runs = np.split(free, np.flatnonzero(np.diff(free) > 1) + 1)
+            for run in runs:
+                before, after = run[0] - 1, run[-1] + 1
+                closed = before - 1 >= 0 and after + 1 < line.size
+                if closed and line[before - 1] and line[after + 1]:
+                    marks[run] = True
+    return found
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class FloorPlan:
+    """Rooms and the hallways between them, derived from a wall grid (see :func:`floor_plan`).
+
+    Attributes:
+      rooms: int [n, 2] cells of each room (row-major), rooms ordered by their first cell.
+      hallways: int [n, 2] cells of each hallway (a connected group of doorway cells), ordered by
+        their first cell.
+      joins: per hallway, the indices of the rooms it touches (sorted).
+    """
+
+    rooms: tuple[np.ndarray, ...]
+    hallways: tuple[np.ndarray, ...]
+    joins: tuple[tuple[int, ...], ...]
+
+    def room_hallways(self, room: int) -> tuple[int, ...]:
+        """The hallways that touch room ``room``."""
+        return tuple(h for h, rooms in enumerate(self.joins) if room in rooms)
+
+
+def floor_plan(walls: np.ndarray) -> FloorPlan:
+    """Rooms = free cells connected once doorway cells (:func:`doorways`) are blocked; hallways =
+    connected groups of doorway cells, each with the rooms it touches.
+
+    Raises:
+      ValueError: the map has no doorway, or a hallway that does not join two rooms.
+    """
+    walls = np.asarray(walls, dtype=bool)
+    door = doorways(walls)
+    room_of = _components(~walls & ~door)
+    hall_of = _components(door)
+    rooms = tuple(np.argwhere(room_of == i) for i in range(room_of.max() + 1))
+    hallways = tuple(np.argwhere(hall_of == i) for i in range(hall_of.max() + 1))
+    if not hallways:
+        raise ValueError("layout has no hallway (no gap in an inner wall line)")
+    joins = []
+    for h, cells in enumerate(hallways):
+        touched = set()
+        for r, c in cells:
+            for nr, nc in _neighbours(r, c, walls.shape):
+                if room_of[nr, nc] >= 0:
+                    touched.add(int(room_of[nr, nc]))
+        if len(touched) < 2:
+            raise ValueError(
+                f"layout hallway at {tuple(int(x) for x in cells[0])} joins "
+                f"{len(touched)} room(s), expected at least 2"
+            )
+        joins.append(tuple(sorted(touched)))
+    return FloorPlan(rooms, hallways, tuple(joins))
+
+
+def _neighbours(r: int, c: int, shape: tuple[int, ...]) -> list[tuple[int, int]]:
+    return [
+        (nr, nc)
+        for nr, nc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1))
+        if 0 <= nr < shape[0] and 0 <= nc < shape[1]
+    ]
+
+
+def _components(mask: np.ndarray) -> np.ndarray:
+    """Int [rows, cols]: the 4-connected component of each True cell (row-major order), else -1."""
+    label = np.full(mask.shape, -1)
+    count = 0
+    for seed in map(tuple, np.argwhere(mask)):
+        if label[seed] >= 0:
+            continue
+        label[seed], frontier = count, [seed]
+        while frontier:  # flood fill; runs once per layout, so plain Python is fine
+            r, c = frontier.pop()
+            for nr, nc in _neighbours(r, c, mask.shape):
+                if mask[nr, nc] and label[nr, nc] < 0:
+                    label[nr, nc] = count
+                    frontier.append((nr, nc))
+        count += 1
+    return label

@@ -11,6 +11,13 @@ tabulated over every state index; acting is a look-up) and
 through one batched call, :meth:`OptionSet.probabilities`: an observation batch [n, ...] in, action
 probabilities [n, m, A] and termination probabilities [n, m] out.
 
+An option may also have an *initiation set* I_o (Sutton, Precup & Singh 1999, Sec. 2): the
+observations where it may be started. :meth:`OptionSet.initiation` gives it as a bool batch
+[n, m]; by default every option may start everywhere (:attr:`OptionSet.has_initiation` is False
+and learners take their unmasked path, so sets without initiation sets give the numbers they always
+gave). Learners never start an option outside its initiation set; once started, an option runs
+until beta stops it, wherever that takes it (as in the paper).
+
 An option set is saved to, and loaded from, one ``.npz`` file whose ``kind`` entry names its class
 (:func:`load_option_set` dispatches on it). The runner and the store only ever pass these *files*
 (or their bytes) around, never live objects: a network option set holds keras models, which do not
@@ -92,6 +99,19 @@ class OptionSet(abc.ABC):
           (mu [n, m, A], beta [n, m]): mu[i, o, a] = probability that option o takes action a on
           observation i; beta[i, o] = probability that option o terminates on observation i.
         """
+
+    @property
+    def has_initiation(self) -> bool:
+        """Whether some option may not start everywhere (default: False, no initiation sets)."""
+        return False
+
+    def initiation(self, observations: Any) -> np.ndarray:
+        """Bool [n, m]: whether option o may start on observation i (default: everywhere).
+
+        Args:
+          observations: [n, ...], as for :meth:`probabilities`.
+        """
+        return np.ones((len(observations), len(self)), dtype=bool)
 
     @abc.abstractmethod
     def non_finite(self) -> str | None:
