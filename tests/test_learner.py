@@ -304,3 +304,63 @@ def test_params_are_frozen_and_documented():
 class TestSMDPQLearningContract(LearnerContract):
     learner_class = SMDPQLearning
     params = SMDPQLearning.Params()
+
+
+# Initiation sets -------------------------------------------------------------------------------
+
+
+def _with_initiation(options: TabularOptionSet, initiation: np.ndarray) -> TabularOptionSet:
+    return TabularOptionSet(options.mu, options.beta, options.names, initiation)
+
+
+@pytest.mark.parametrize("episodes_runs", [(12, 1), (12, HANDOFF_RUNS + 4)])
+def test_an_option_that_may_start_only_at_the_goal_is_never_chosen(episodes_runs):
+    """Available only in the goal state (never a decision state): exactly primitives-only numbers.
+
+    Exploration then draws among the 4 primitives as a primitives-only run does, and greedy
+    choices never pick the option (Q = -inf where it may not start), in both engines.
+    """
+    episodes, count = episodes_runs
+    model = grid_model(FOUR_ROOMS_11, (1, 1), (11, 11), slip=0.1)
+    goal = int(np.flatnonzero(model.terminal)[0])
+    S = model.num_states
+    options = random_options(np.random.default_rng(3), 2, S, 4)
+    initiation = np.zeros((2, S), dtype=bool)
+    initiation[:, goal] = True
+    tasks = toy_tasks(model)
+    batch = runs(tasks, range(count))
+    ln = learner(alpha=0.2, epsilon=0.2)
+    masked = ln.run(ToyFamily(), batch, _with_initiation(options, initiation), episodes, 300)
+    plain = ln.run(ToyFamily(), batch, TabularOptionSet.empty(S, 4), episodes, 300)
+    unmasked = ln.run(ToyFamily(), batch, options, episodes, 300)
+    for a, b in zip(masked, plain, strict=True):
+        np.testing.assert_array_equal(a.steps, b.steps)
+        np.testing.assert_array_equal(a.returns, b.returns)
+    assert any(not np.array_equal(a.steps, b.steps) for a, b in zip(masked, unmasked, strict=True))
+
+
+def test_engines_agree_exactly_with_initiation_sets():
+    rng = np.random.default_rng(4)
+    models = [grid_model(FOUR_ROOMS_11, (1, 1), goal, slip=0.1) for goal in [(11, 11), (3, 9)]]
+    S = models[0].num_states
+    initiation = rng.random((4, S)) < 0.4
+    options = _with_initiation(random_options(rng, 4, S, 4, beta_scale=0.05), initiation)
+    tables = OptionTables.build(options, S, 4)
+    tasks = TaskTables.stack(models)
+    hyper = Hyper(0.2, 0.99, 0.3, 0.05, 0.5, 200)
+
+    def go(handoff):
+        gens = [np.random.default_rng(200 + i) for i in range(6)]
+        return run_batch(tasks, [0, 1, 0, 1, 1, 0], tables, hyper, gens, 15, handoff=handoff)
+
+    batch, scalar, mixed = go(1), go(10**9), go(4)
+    for other in (scalar, mixed):
+        np.testing.assert_array_equal(batch[0], other[0])
+        np.testing.assert_array_equal(batch[1], other[1])
+    # The scalar engine's Q is -inf exactly where an option may not start (never chosen there).
+    scalar_options = ScalarOptions.build(tables)
+    run = ScalarRun(ScalarTables.build(tasks, 0, scalar_options), hyper, np.random.default_rng(0))
+    run.run_episodes(10)
+    q = run.q_array()
+    assert np.array_equal(np.isinf(q[:, 4:]), ~initiation.T)
+    assert np.isfinite(q[:, :4]).all()

@@ -37,16 +37,30 @@ HANDOFF_RUNS = 40
 
 
 def _choose(
-    q_rows: np.ndarray, u_explore: np.ndarray, u_choice: np.ndarray, eps: float
+    q_rows: np.ndarray,
+    u_explore: np.ndarray,
+    u_choice: np.ndarray,
+    eps: float,
+    states: np.ndarray,
+    options: OptionTables,
 ) -> np.ndarray:
-    """Epsilon-greedy option choice; greedy ties broken by ``u_choice`` (as the scalar engine)."""
+    """Epsilon-greedy option choice; greedy ties broken by ``u_choice`` (as the scalar engine).
+
+    With initiation sets, unavailable options hold Q = -inf (never greedy) and exploration draws
+    among the options available in ``states``.
+    """
     num_options = q_rows.shape[1]
     best = q_rows.max(axis=1)
     ties = q_rows == best[:, None]
     n_best = ties.sum(axis=1)
     j = np.minimum((u_choice * n_best).astype(np.int64), n_best - 1)
     greedy = np.argmax(np.cumsum(ties, axis=1) > j[:, None], axis=1)
-    explore = np.minimum((u_choice * num_options).astype(np.int64), num_options - 1)
+    if options.explore_index is None or options.explore_count is None:
+        explore = np.minimum((u_choice * num_options).astype(np.int64), num_options - 1)
+    else:
+        count = options.explore_count[states]
+        pick = np.minimum((u_choice * count).astype(np.int64), count - 1)
+        explore = options.explore_index[states, pick]
     return np.where(u_explore < eps, explore, greedy)
 
 
@@ -87,7 +101,7 @@ def run_batch(
     action_cum = options.action_cum.reshape(n_opts * S, A)  # rows (o, s)
     det_flat, beta_flat = options.det_action.ravel(), options.beta.ravel()  # [(o, s)]
     alpha, gamma, eps, bump = hyper.alpha, hyper.gamma, hyper.epsilon, hyper.termination_bump
-    q = np.full((R * S, n_opts), hyper.q_init)  # run r's Q(s, .) is row r * S + s
+    q = options.initial_q(R, hyper.q_init)  # run r's Q(s, .) is row r * S + s
     returns = np.zeros((R, episodes))
     steps = np.zeros((R, episodes), dtype=np.int64)
 
@@ -118,12 +132,12 @@ def run_batch(
 
         decide = np.flatnonzero(o < 0)
         if decide.size == run.size:  # e.g. primitives only: everyone decides, no gathers needed
-            o = _choose(q[q_base + s], u[U_EXPLORE], u[U_CHOICE], eps)
+            o = _choose(q[q_base + s], u[U_EXPLORE], u[U_CHOICE], eps, s, options)
             s0, k, racc, disc = s.copy(), np.zeros_like(k), np.zeros_like(racc), np.ones_like(disc)
         elif decide.size:
             sd = s[decide]
             o[decide] = _choose(
-                q[q_base[decide] + sd], u[U_EXPLORE, decide], u[U_CHOICE, decide], eps
+                q[q_base[decide] + sd], u[U_EXPLORE, decide], u[U_CHOICE, decide], eps, sd, options
             )
             s0[decide], k[decide], racc[decide], disc[decide] = sd, 0, 0.0, 1.0
         os_ = o * S + s

@@ -7,9 +7,11 @@ goal is reached, or the episode is cut at ``max_steps`` primitive steps; then
 
     Q(s, o) <- Q(s, o) + alpha [R + gamma^k max_o' Q(s', o') - Q(s, o)]
 
-with R the discounted reward over the option's k steps (no bootstrap at the goal). As in the paper's
-implementation notes (appendix E), the termination probability gets ``termination_bump`` added per
-step the option has run, beta(s) + bump * k, so with the default 0.05 no option runs past 20 steps.
+with R the discounted reward over the option's k steps (no bootstrap at the goal). An option is
+never started outside its initiation set (when the set has them, :meth:`OptionSet.initiation`):
+greedy choices, exploration and the max over o' range over the options available there. As in
+the paper's implementation notes (appendix E), the termination probability gets
+``termination_bump`` added per step the option has run, beta(s) + bump * k, so with the default 0.05 no option runs past 20 steps.
 This is the paper's evaluation (Section 4.1: "the tabular form of Q-learning ... with epsilon-greedy
 exploration"); acting is a table look-up in the tabulated mu and beta.
 
@@ -42,12 +44,14 @@ def tabulate(options: OptionSet, num_states: int) -> TabularOptionSet:
     """``options`` as tables over the S state indices (a tabular family's observations).
 
     A tabular set is used as it is; any other kind acts once on every state index, so e.g. network
-    options trained on a tabular family are looked up like tables.
+    options trained on a tabular family are looked up like tables (initiation sets included).
     """
     if isinstance(options, TabularOptionSet):
         return options
-    mu, beta = options.probabilities(np.arange(num_states))
-    return TabularOptionSet(mu.transpose(1, 0, 2), beta.T, options.names)
+    states = np.arange(num_states)
+    mu, beta = options.probabilities(states)
+    initiation = options.initiation(states).T if options.has_initiation else None
+    return TabularOptionSet(mu.transpose(1, 0, 2), beta.T, options.names, initiation)
 
 
 class SMDPQLearning(Learner):

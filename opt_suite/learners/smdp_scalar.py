@@ -65,16 +65,33 @@ class Progress:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class ScalarOptions:
-    """The option tables as nested lists: action_cum [O][S][A], det_action and beta [O][S]."""
+    """The option tables as nested lists: action_cum [O][S][A], det_action and beta [O][S].
+
+    ``explore`` [S][...]: the options available in each state (initiation sets), or None when
+    every option may start everywhere; ``unavailable``: bool [S, O], where Q starts at -inf (see
+    :class:`~.smdp_tables.OptionTables`), or None.
+    """
 
     action_cum: list
     det_action: list
     beta: list
+    explore: list | None = None
+    unavailable: np.ndarray | None = None
 
     @classmethod
     def build(cls, options: OptionTables) -> ScalarOptions:
         """Convert the numpy option tables."""
-        return cls(options.action_cum.tolist(), options.det_action.tolist(), options.beta.tolist())
+        explore, unavailable = None, None
+        if options.available is not None:
+            explore = [np.flatnonzero(row).tolist() for row in options.available.T]
+            unavailable = ~options.available.T
+        return cls(
+            options.action_cum.tolist(),
+            options.det_action.tolist(),
+            options.beta.tolist(),
+            explore,
+            unavailable,
+        )
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -139,6 +156,8 @@ class ScalarRun:
         num_options = len(tables.options.beta)
         if q is None:
             q = np.full((len(tables.terminal), num_options), hyper.q_init)
+            if tables.options.unavailable is not None:  # see OptionTables.available
+                q[tables.options.unavailable] = -np.inf
         self.q: list[list[float]] = np.asarray(q, dtype=np.float64).tolist()
         self.progress = progress if progress is not None else Progress(state=tables.start)
         self.returns: list[float] = []
@@ -158,6 +177,7 @@ class ScalarRun:
         q, ns_tab, cum_tab, rew_tab = self.q, t.next_state, t.outcome_cum, t.reward
         terminal, opts = t.terminal, t.options
         act_cum, det_action, beta = opts.action_cum, opts.det_action, opts.beta
+        explore = opts.explore
         n_actions, n_opts = t.num_actions, len(beta)
         k_last, a_last = len(ns_tab[0]) - 1, n_actions - 1
         alpha, gamma, eps, bump, max_steps = (
@@ -188,7 +208,11 @@ class ScalarRun:
             u_explore, u_choice, u_action, u_outcome, u_term = block[pos]
             pos += 1
             if o < 0:  # choose an option: epsilon-greedy, ties broken by u_choice
-                if u_explore < eps:
+                if u_explore < eps and explore is not None:  # among the options available in s
+                    here = explore[s]
+                    j = int(u_choice * len(here))
+                    o = here[j if j < len(here) else len(here) - 1]
+                elif u_explore < eps:
                     o = int(u_choice * n_opts)
                     if o >= n_opts:
                         o = n_opts - 1

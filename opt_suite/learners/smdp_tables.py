@@ -84,11 +84,21 @@ class OptionTables:
       action_cum: float [O, S, A] cumulative mu (see :func:`cumulative`).
       det_action: int [O, S] the action when mu is deterministic there, else -1 (a fast path).
       beta: float [O, S] termination probabilities; 1 everywhere for primitives.
+      available: bool [O, S], where each option may start (its initiation set; primitives
+        everywhere), or None when every option may start everywhere. With it, the engines start
+        Q(s, o) at -inf where o may not start — so greedy choices and ``max_o' Q(s', o')`` skip it
+        with no extra work, and it is never updated (never chosen there) — and exploration draws
+        uniformly among the options available in s (:attr:`explore_index`).
+      explore_index: int [S, O], the options available in each state first (in order), padding
+        after; explore_count: int [S], how many (both None without ``available``).
     """
 
     action_cum: np.ndarray
     det_action: np.ndarray
     beta: np.ndarray
+    available: np.ndarray | None = None
+    explore_index: np.ndarray | None = None
+    explore_count: np.ndarray | None = None
 
     @classmethod
     def build(cls, options: TabularOptionSet, num_states: int, num_actions: int) -> OptionTables:
@@ -105,12 +115,28 @@ class OptionTables:
         mu = np.concatenate([primitive_mu, np.asarray(options.mu, dtype=np.float64)])
         beta = np.concatenate([np.ones((num_actions, num_states)), options.beta]).astype(np.float64)
         det_action = np.where((mu == 1.0).any(-1), np.argmax(mu, axis=-1), -1).astype(np.int64)
-        return cls(cumulative(mu), det_action, beta)
+        if not options.has_initiation:
+            return cls(cumulative(mu), det_action, beta)
+        available = np.concatenate(
+            [np.ones((num_actions, num_states), dtype=bool), options.initiation_table]
+        )
+        # Stable sort of "not available": the available options of s first, in option order.
+        explore_index = np.argsort(~available.T, axis=1, kind="stable").astype(np.int64)
+        explore_count = available.sum(axis=0).astype(np.int64)
+        return cls(cumulative(mu), det_action, beta, available, explore_index, explore_count)
 
     @property
     def num_options(self) -> int:
         """O = A + m."""
         return int(self.beta.shape[0])
+
+    def initial_q(self, runs: int, q_init: float) -> np.ndarray:
+        """Q [runs * S, O] at the start: ``q_init``, and -inf where an option may not start."""
+        O, S = self.beta.shape
+        q = np.full((runs, S, O), q_init)
+        if self.available is not None:
+            q[:, ~self.available.T] = -np.inf
+        return q.reshape(runs * S, O)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
