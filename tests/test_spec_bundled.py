@@ -121,6 +121,7 @@ def test_paper_spec_matches_the_paper():
         "offline-options-kl",
         "eigenoptions",
         "option-critic",
+        "reference-options",  # not in the paper: Sutton et al. (1999)'s hallway options
     ]
     ours, ours_kl = entries["offline-options"].params, entries["offline-options-kl"].params
     assert (ours.lambda1, ours.lambda2, ours.delta) == (0.0, 100.0, 0.1)
