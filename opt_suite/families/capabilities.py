@@ -4,9 +4,10 @@ A family *offers* capabilities by what it is: an exact model when it mixes in
 :class:`~opt_suite.families.base.TabularModelMixin`, discrete actions when its action space is
 ``Discrete``, index observations when its observation space is ``Discrete``, image observations when
 it is a ``Box`` of rank 2 or 3, reference options when it overrides
-:meth:`~opt_suite.families.base.TaskFamily.reference_options`. A method, learner or demonstration source *needs* some of them
-(its ``requires`` class attribute). ``opt-suite validate`` compares the two and rejects an
-incompatible combination at the spec key that names the component, before anything runs.
+:meth:`~opt_suite.families.base.TaskFamily.reference_options`. A method, learner or demonstration
+source *needs* some of them (its ``requires`` class attribute). ``opt-suite validate`` compares
+the two and rejects an incompatible combination at the spec key that names the component, before
+anything runs.
 """
 
 from __future__ import annotations

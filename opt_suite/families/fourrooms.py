@@ -133,7 +133,8 @@ def _dynamics(layout: str, dynamics: str, p: float) -> tuple[np.ndarray, np.ndar
 def _hallway_options(layout: str) -> TabularOptionSet:
     options = hallway_options(layouts.get(layout).walls)
     for table in (options.mu, options.beta, options.initiation_table):
-        table.flags.writeable = False  # shared by every caller (cached)
+        if table is not None:
+            table.flags.writeable = False  # shared by every caller (cached)
     return options
 
 
@@ -244,7 +245,7 @@ class FourRooms(TabularModelMixin, TaskFamily):
         )
 
     def reference_options(self, task: Task | TaskParams) -> TabularOptionSet:
-        """The hallway options (8: two per room) of Sutton, Precup & Singh (1999), with their initiation sets.
+        """Sutton, Precup & Singh (1999)'s hallway options (8: two per room), initiation sets too.
 
         Derived from the map's walls (:mod:`.hallway_options`), so every layout has them; the same
         for every task of the family (they ignore start and goal), built once per layout.

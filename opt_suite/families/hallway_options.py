@@ -6,10 +6,10 @@ room R to hallway H:
 
 - initiation set: the cells of R plus the cells of R's other hallways ("the states within the room
   plus the non-target hallway state leading into the room");
-- policy mu: in each cell of the initiation set, probability :data:`GREEDY` (0.95) on the action of
-  a shortest path to H inside R (ties: the first in ``up, down, left, right`` order), the rest spread
-  evenly over the other actions; elsewhere uniform (never used: the option is not started there,
-  and stops on arrival);
+- policy mu: in each cell of the initiation set, probability :data:`GREEDY` (0.95) on the action
+  of a shortest path to H inside R (ties: the first in ``up, down, left, right`` order), the rest
+  spread evenly over the other actions; elsewhere uniform (never used: the option is not started
+  there, and stops on arrival);
 - termination beta: 0 inside R, 1 everywhere else — at H, at R's other hallways and in every other
   room ("zero for states s within the room and 1 for states outside the room, including the
   hallway states").
@@ -32,8 +32,8 @@ from opt_suite.options import TabularOptionSet
 __all__ = ["GREEDY", "hallway_options"]
 
 GREEDY = 0.95
-"""mu of the shortest-path action (Sutton et al. 1999 use 'the policy ... following the shortest
-path'; 0.95 leaves every action possible, so the options' likelihood of any demonstration is > 0)."""
+"""mu of the shortest-path action (Sutton et al. 1999: a policy "following the shortest path";
+0.95 leaves every action possible, so that any demonstration has a likelihood > 0)."""
 
 _HALLWAY_SIDES = {  # four-rooms hallway names by the rooms they join, as in layouts.HALLWAYS
     frozenset({"north-west", "north-east"}): "north",

@@ -305,8 +305,10 @@ class FloorPlan:
 
 
 def floor_plan(walls: np.ndarray) -> FloorPlan:
-    """Rooms = free cells connected once doorway cells (:func:`doorways`) are blocked; hallways =
-    connected groups of doorway cells, each with the rooms it touches.
+    """The rooms and hallways of a wall grid.
+
+    Rooms are the free cells connected once doorway cells (:func:`doorways`) are blocked;
+    hallways are connected groups of doorway cells, each with the rooms it touches.
 
     Raises:
       ValueError: the map has no doorway, or a hallway that does not join two rooms.
@@ -320,7 +322,7 @@ def floor_plan(walls: np.ndarray) -> FloorPlan:
     if not hallways:
         raise ValueError("layout has no hallway (no gap in an inner wall line)")
     joins = []
-    for h, cells in enumerate(hallways):
+    for cells in hallways:
         touched = set()
         for r, c in cells:
             for nr, nc in _neighbours(r, c, walls.shape):

@@ -11,7 +11,8 @@ with R the discounted reward over the option's k steps (no bootstrap at the goal
 never started outside its initiation set (when the set has them, :meth:`OptionSet.initiation`):
 greedy choices, exploration and the max over o' range over the options available there. As in
 the paper's implementation notes (appendix E), the termination probability gets
-``termination_bump`` added per step the option has run, beta(s) + bump * k, so with the default 0.05 no option runs past 20 steps.
+``termination_bump`` added per step the option has run, beta(s) + bump * k, so with the default
+0.05 no option runs past 20 steps.
 This is the paper's evaluation (Section 4.1: "the tabular form of Q-learning ... with epsilon-greedy
 exploration"); acting is a table look-up in the tabulated mu and beta.
 

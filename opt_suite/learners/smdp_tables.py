@@ -132,11 +132,11 @@ class OptionTables:
 
     def initial_q(self, runs: int, q_init: float) -> np.ndarray:
         """Q [runs * S, O] at the start: ``q_init``, and -inf where an option may not start."""
-        O, S = self.beta.shape
-        q = np.full((runs, S, O), q_init)
+        num_options, num_states = self.beta.shape
+        q = np.full((runs, num_states, num_options), q_init)
         if self.available is not None:
             q[:, ~self.available.T] = -np.inf
-        return q.reshape(runs * S, O)
+        return q.reshape(runs * num_states, num_options)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
