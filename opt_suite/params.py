@@ -11,6 +11,9 @@ Supported annotations: ``int``, ``float``, ``bool``, ``str``, ``typing.Literal[.
 ``FrozenDict[str, object]`` — a mapping of any YAML values, read as written (lists as tuples), for
 keyword arguments passed through to third-party code (e.g. a gymnasium env's kwargs).
 
+Every integer parameter has an upper bound: its own ``le``/``lt``, else :data:`MAX_INT` (a count
+typed with extra zeros must be an error at its line, not a run that exhausts the machine).
+
 Cross-field rules go in an optional ``check(self) -> list[tuple[str, str]]`` method on the
 dataclass, returning ``(field_name, message)`` pairs; the loader reports them at that field's
 position.
@@ -19,9 +22,18 @@ position.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any, TypeVar
 
-__all__ = ["param", "constraints", "BOUNDS", "FrozenDict"]
+__all__ = ["param", "constraints", "BOUNDS", "FrozenDict", "MAX_INT"]
+
+#: The upper bound of an integer parameter that declares none: above every budget a benchmark
+#: uses (10 billion frames or steps), exact in float64 and far from int64 overflow.
+MAX_INT = 10**10
+
+# Annotations whose numbers are integers: ``int``, ``tuple[int, ...]``, ``tuple[int, int]``, each
+# optionally ``| None`` (as text under ``from __future__ import annotations``, or as types).
+_INTEGER = re.compile(r"(int|tuple\[int(, int)*(, \.\.\.)?\])( \| None)?")
 
 #: The numeric bounds :func:`param` takes: (key, sign, holds(value, bound)).
 BOUNDS: tuple[tuple[str, str, Any], ...] = (
@@ -73,9 +85,20 @@ def param(
 
 
 def constraints(field: dataclasses.Field) -> dict[str, Any]:
-    """The bounds and doc of a field made by :func:`param` (empty bounds for plain fields)."""
+    """The bounds and doc of a field made by :func:`param` (empty bounds for plain fields).
+
+    An integer field without an upper bound gets ``le`` :data:`MAX_INT`.
+    """
     meta = dict(field.metadata)
-    return {k: meta.get(k) for k in ("doc", "ge", "gt", "le", "lt")}
+    found = {k: meta.get(k) for k in ("doc", "ge", "gt", "le", "lt")}
+    if found["le"] is None and found["lt"] is None and _is_integer(field.type):
+        found["le"] = MAX_INT
+    return found
+
+
+def _is_integer(annotation: Any) -> bool:
+    text = annotation.__name__ if isinstance(annotation, type) else str(annotation)
+    return _INTEGER.fullmatch(text.replace("typing.", "")) is not None
 
 
 K = TypeVar("K")

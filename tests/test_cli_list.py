@@ -145,12 +145,12 @@ def test_params_show_every_key_as_a_yaml_template(capsys):
         "        slip: 0.1          # float, >= 0 and < 1 - probability of a random move\n"
         "        step_reward: -1.0  # float - reward per step\n"
         "        walls: []          # a list of [int, int] - extra wall cells\n"
-        "        max_steps: null    # int or null, >= 1 - episode cap\n"
+        "        max_steps: null    # int or null, >= 1 and <= 10000000000 - episode cap\n"
         "        diagonal: false    # bool - allow diagonal moves\n"
     ) in out
     assert (
         "      tasks.list[]:\n"
-        "        start: (required)  # [int, int], >= 0 - start cell (row, col)\n"
+        "        start: (required)  # [int, int], >= 0 and <= 10000000000 - start cell (row, col)\n"
     ) in out
     assert (
         "  primitives  -               No options.\n      methods[].params: {}   # no parameters\n"

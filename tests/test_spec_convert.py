@@ -127,7 +127,8 @@ def test_missing_section_with_defaults_and_null_section():
         (
             "size: 12",
             "size: 12\n    max_steps: 0",
-            "x.yaml:9:16: family.params.max_steps: out of range (expected >= 1, got 0)",
+            "x.yaml:9:16: family.params.max_steps: out of range (expected >= 1 and "
+            "<= 10000000000, got 0)",
         ),
         (
             "hidden: [16, 16]",
@@ -138,7 +139,8 @@ def test_missing_section_with_defaults_and_null_section():
         (
             "hidden: [16, 16]",
             "hidden: [16, 0]",
-            "x.yaml:26:20: methods[1].params.hidden[1]: out of range (expected >= 1, got 0)",
+            "x.yaml:26:20: methods[1].params.hidden[1]: out of range (expected >= 1 and "
+            "<= 10000000000, got 0)",
         ),
         (
             "{start: [0, 0], goal: [5, 5]}",

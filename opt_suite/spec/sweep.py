@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import re
 from typing import Any
 
@@ -88,12 +89,7 @@ def expand_sweep(root: Mapping, problems: Problems) -> tuple[Mapping, list[Varia
             designs.append(design)
     count = sum(len(d) for d in designs)
     if count > MAX_VARIANTS:
-        problems.add(
-            node.mark,
-            (SWEEP_KEY,),
-            f"expands into {count} variants, more than the maximum of {MAX_VARIANTS}: use a "
-            "fractional design (a list of smaller blocks, or zip groups) instead of a full grid",
-        )
+        problems.add(node.mark, (SWEEP_KEY,), _too_many(count))
     if len(problems) > before:
         return base, []
     variants: list[VariantTree] = []
@@ -178,7 +174,20 @@ def _block(
     for path in {p for p in paths if paths.count(p) > 1}:
         problems.add(block.mark, where, f"axis {'.'.join(path)} appears more than once")
         return None
+    # Counted from the axis lengths before anything is built: a 0.6 KB grid of 10**9 variants
+    # must be an error, not 4 GB of combinations and a MemoryError.
+    size = math.prod(len(f) for f in factors)
+    if size > MAX_VARIANTS:
+        problems.add(block.mark, where, _too_many(size))
+        return None
     return [sum(choice, []) for choice in itertools.product(*factors)]
+
+
+def _too_many(count: int) -> str:
+    return (
+        f"expands into {count} variants, more than the maximum of {MAX_VARIANTS}: use a "
+        "fractional design (a list of smaller blocks, or zip groups) instead of a full grid"
+    )
 
 
 def _axes(node: Node, where: KeyPath, base: Mapping, problems: Problems) -> list[_Axis] | None:
