@@ -117,7 +117,10 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
             # An incomplete run's table silently lacks runs: say which, before any other caveat.
             *(f"incomplete run, left out: {reason}" for reason in inputs.incomplete),
             *leaderboard_caveats(
-                analysis.curves, inputs.settings.final_fraction, inputs.frame_budget is not None
+                analysis.curves,
+                inputs.settings.final_fraction,
+                inputs.frame_budget is not None,
+                inputs.episodes,
             ),
         ),
         frame_budget=inputs.frame_budget,
