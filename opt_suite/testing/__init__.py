@@ -10,7 +10,14 @@ pytest (the ``test`` extra) and nothing from this repository's ``tests/``:
 - :class:`MethodContract`: an option-discovery method (option sets, determinism, budgets), with a
   ``setting()`` hook;
 - :class:`LearnerContract`: a test-time learner (well-formed logs, determinism, results independent
-  of batching), with a ``setting()`` hook.
+  of batching), with a ``setting()`` hook;
+- :class:`DemonstrationSourceContract`: a demonstration source (trajectories per task, shapes,
+  determinism, each demonstration reaches a terminal state or the source says why), with a
+  ``setting()`` hook.
+
+:mod:`opt_suite.testing.image_family` adds a tiny image family (``PixelGrid``: a few-pixel room, no
+model) with its own demonstration source, and settings for the method and learner contracts on it
+(``image_method_setting``, ``image_learner_setting``), to test image methods and learners cheaply.
 """
 
 from opt_suite.testing.family import (
@@ -20,8 +27,19 @@ from opt_suite.testing.family import (
     greedy_policy,
     spec_round_trip,
 )
+from opt_suite.testing.image_family import (
+    PixelGrid,
+    PixelGridExpert,
+    image_learner_setting,
+    image_method_setting,
+)
 from opt_suite.testing.learner import LearnerContract, LearnerSetting, tiny_learner_setting
 from opt_suite.testing.method import MethodContract, Setting, context_for, tiny_setting
+from opt_suite.testing.source import (
+    DemonstrationSourceContract,
+    SourceSetting,
+    tiny_source_setting,
+)
 
 __all__ = [
     "EnvContract",
@@ -29,6 +47,13 @@ __all__ = [
     "FamilyContract",
     "MethodContract",
     "LearnerContract",
+    "DemonstrationSourceContract",
+    "SourceSetting",
+    "tiny_source_setting",
+    "PixelGrid",
+    "PixelGridExpert",
+    "image_method_setting",
+    "image_learner_setting",
     "Setting",
     "LearnerSetting",
     "tiny_setting",
