@@ -13,6 +13,11 @@ from typing import Any
 
 from opt_suite.report.caveats import leaderboard_caveats
 from opt_suite.report.curves import write_curves_png
+from opt_suite.report.demonstrations import (
+    TaskDemonstrations,
+    demonstrations_markdown,
+    demonstrations_warning,
+)
 from opt_suite.report.episodes import EpisodeTable, LearningCurves, learning_curves
 from opt_suite.report.fig1a import TrainingCurves, write_fig1a_png
 from opt_suite.report.html import write_index_html
@@ -59,6 +64,8 @@ class ReportInputs:
         frame_budget: the spec's ``evaluation.frames`` (None: a budget in episodes): runs then
             end different numbers of episodes, and every metric is computed on a common frame
             axis (see :func:`opt_suite.report.episodes.learning_curves`).
+        demonstrations: each train task's demonstration returns per seed (empty: no section and
+            no warning; see :mod:`opt_suite.report.demonstrations`).
     """
 
     episodes: EpisodeTable
@@ -71,6 +78,7 @@ class ReportInputs:
     training: TrainingCurves = dataclasses.field(default_factory=dict)
     interaction: InteractionCurves = dataclasses.field(default_factory=dict)
     frame_budget: int | None = None
+    demonstrations: tuple[TaskDemonstrations, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -122,6 +130,8 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
                 inputs.frame_budget is not None,
                 inputs.episodes,
             ),
+            # Options learned from demonstrations that score nothing test nothing: say so.
+            *filter(None, [demonstrations_warning(inputs.demonstrations)]),
         ),
         frame_budget=inputs.frame_budget,
     )
@@ -144,7 +154,15 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
     discovery = "discovery.png" if inputs.interaction else None
     written = [
         write_returns_csv(inputs.episodes, out / "returns.csv", list(analysis.curves)),
-        _write_text(out / "leaderboard.md", leaderboard_markdown(board)),
+        _write_text(
+            out / "leaderboard.md",
+            "\n".join(
+                filter(
+                    None,
+                    [leaderboard_markdown(board), demonstrations_markdown(inputs.demonstrations)],
+                )
+            ),
+        ),
         write_leaderboard_csv(board, out / "leaderboard.csv"),
         write_json(leaderboard_json(board), out / "leaderboard.json"),
         write_curves_png(analysis.curves, out / "curves.png", inputs.spec_name),

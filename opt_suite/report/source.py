@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from opt_suite.report.build import ReportInputs
+from opt_suite.report.demonstrations import summarise_demonstrations
 from opt_suite.report.episodes import EpisodeTable, ReportDataError
 from opt_suite.report.fig1a import training_curves
 from opt_suite.report.interaction_curves import interaction_curves
@@ -138,6 +139,9 @@ def _load_inputs(directory: Path, spec_hash: str | None) -> tuple[ReportInputs, 
         settings = report_settings(spec_yaml)
         frame_budget = evaluation_frames(spec_yaml)
         curve_rows = store.curves()
+        demonstrations = summarise_demonstrations(
+            (seed, demos) for seed in store.seeds() if (demos := store.demonstrations(seed))
+        )
         training = training_curves(curve_rows)
         interaction = interaction_curves(curve_rows)
     if run.status != "done":
@@ -172,5 +176,6 @@ def _load_inputs(directory: Path, spec_hash: str | None) -> tuple[ReportInputs, 
         training={m: training[m] for m in methods if m in training},
         interaction={m: interaction[m] for m in methods if m in interaction},
         frame_budget=frame_budget,
+        demonstrations=demonstrations,
     )
     return inputs, warnings

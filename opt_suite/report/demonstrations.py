@@ -1,0 +1,107 @@
+"""What the demonstrations were worth: each train task's demonstration returns, and a warning.
+
+Options learned from demonstrations can only be as good as the behaviour shown. When an expert
+(e.g. a PPO agent trained within a small frame budget) does not play, its demonstrations score
+nothing and whatever the options do says nothing about the paper's claim — the report says so.
+The section lists, per demonstrations seed and train task, how many demonstrations there are,
+their returns (as the task scores them: reward scale included) and their lengths.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "TaskDemonstrations",
+    "demonstrations_markdown",
+    "demonstrations_warning",
+    "summarise_demonstrations",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskDemonstrations:
+    """The demonstrations of one train task under one seed.
+
+    Attributes:
+      seed: the demonstrations cell's seed.
+      task_id: the train task.
+      returns: each demonstration's return (sum of its rewards).
+      lengths: each demonstration's number of actions.
+    """
+
+    seed: int
+    task_id: str
+    returns: tuple[float, ...]
+    lengths: tuple[int, ...]
+
+
+def summarise_demonstrations(
+    by_seed: Iterable[tuple[int, Sequence[Any]]],
+) -> tuple[TaskDemonstrations, ...]:
+    """Group ``(seed, trajectories)`` pairs by seed and train task, in the order they came."""
+    out: list[TaskDemonstrations] = []
+    for seed, trajectories in by_seed:
+        groups: dict[str, list[Any]] = {}
+        for trajectory in trajectories:
+            groups.setdefault(trajectory.task_id, []).append(trajectory)
+        for task_id, group in groups.items():
+            out.append(
+                TaskDemonstrations(
+                    seed,
+                    task_id,
+                    tuple(float(np.sum(t.rewards)) for t in group),
+                    tuple(len(t) for t in group),
+                )
+            )
+    return tuple(out)
+
+
+def demonstrations_warning(summary: Sequence[TaskDemonstrations]) -> str | None:
+    """A warning when demonstrations score nothing (all, or every one of some train tasks)."""
+    if not summary:
+        return None
+    returns = [r for task in summary for r in task.returns]
+    zero = sum(r == 0 for r in returns)
+    if zero == len(returns):
+        return (
+            f"demonstrations score nothing: all {len(returns)} demonstrations have return 0, so "
+            "the options are learned from behaviour that does not play and say nothing about the "
+            "paper's claim (train the experts longer: demonstrations.params.frames)"
+        )
+    silent = sorted({t.task_id for t in summary if all(r == 0 for r in t.returns)})
+    if silent:
+        return (
+            f"demonstrations score nothing on {len(silent)} train task(s) ({', '.join(silent)}): "
+            f"{zero} of {len(returns)} demonstrations have return 0 (train the experts longer: "
+            "demonstrations.params.frames)"
+        )
+    return None
+
+
+def demonstrations_markdown(summary: Sequence[TaskDemonstrations]) -> str:
+    """A Markdown section: one row per (seed, train task); empty text when there is none."""
+    if not summary:
+        return ""
+    lines = [
+        "## Demonstrations",
+        "",
+        "Returns as each train task scores them (its reward scale included); length in actions.",
+        "",
+        "| seed | train task | demonstrations | return: mean [min, max] | returns | length: mean |",
+        "|---:|---|---:|---:|---|---:|",
+    ]
+    for t in summary:
+        returns = np.array(t.returns)
+        shown = ", ".join(f"{r:.3g}" for r in t.returns[:12])
+        more = ", …" if len(t.returns) > 12 else ""
+        lines.append(
+            f"| {t.seed} | {t.task_id} | {len(t.returns)} | {returns.mean():.3g} "
+            f"[{returns.min():.3g}, {returns.max():.3g}] | {shown}{more} | "
+            f"{np.mean(t.lengths):.1f} |"
+        )
+    return "\n".join(lines) + "\n"

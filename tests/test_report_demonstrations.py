@@ -1,0 +1,48 @@
+"""The report's demonstrations section and its warning when demonstrations score nothing."""
+
+import numpy as np
+
+from opt_suite.report.demonstrations import (
+    demonstrations_markdown,
+    demonstrations_warning,
+    summarise_demonstrations,
+)
+from opt_suite.trajectory import Trajectory
+
+
+def _demo(task: str, rewards: list[float]) -> Trajectory:
+    n = len(rewards)
+    return Trajectory(task, np.zeros(n + 1, np.int64), np.zeros(n, np.int64), np.array(rewards))
+
+
+def test_returns_per_seed_and_train_task_in_order():
+    summary = summarise_demonstrations(
+        [
+            (
+                0,
+                [
+                    _demo("a/train/0", [1.0, 2.0]),
+                    _demo("a/train/1", [0.0]),
+                    _demo("a/train/0", [0.5]),
+                ],
+            )
+        ]
+    )
+    assert [(s.seed, s.task_id, s.returns, s.lengths) for s in summary] == [
+        (0, "a/train/0", (3.0, 0.5), (2, 1)),
+        (0, "a/train/1", (0.0,), (1,)),
+    ]
+    text = demonstrations_markdown(summary)
+    assert "| 0 | a/train/0 | 2 | 1.75 [0.5, 3] | 3, 0.5 | 1.5 |" in text
+
+
+def test_warning_when_all_or_some_tasks_score_nothing():
+    silent = summarise_demonstrations(
+        [(0, [_demo("a/train/0", [0.0, 0.0]), _demo("a/train/1", [0.0])])]
+    )
+    assert "all 2 demonstrations have return 0" in demonstrations_warning(silent)
+    mixed = summarise_demonstrations([(0, [_demo("a/train/0", [0.0]), _demo("a/train/1", [1.0])])])
+    assert "on 1 train task(s) (a/train/0): 1 of 2" in demonstrations_warning(mixed)
+    playing = summarise_demonstrations([(0, [_demo("a/train/0", [0.0, 1.0])])])
+    assert demonstrations_warning(playing) is None
+    assert demonstrations_warning(()) is None and demonstrations_markdown(()) == ""
