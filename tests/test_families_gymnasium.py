@@ -300,3 +300,19 @@ def test_a_listed_task_must_draw_each_listed_kwarg(tmp_path):
         load_spec(path)
     spec = parse_spec(text.replace("- {kwargs: {}}", "- {kwargs: {is_slippery: true}}"))
     assert spec.tasks.list[0].kwargs == {"is_slippery": False}
+
+
+@pytest.mark.parametrize("name", ["minatar-breakout", "minatar-asterix", "minigrid-empty"])
+def test_bundled_gymnasium_specs_follow_the_paper_protocol(name):
+    """Sec. 4.2 on small images: a trained expert demonstrates, options see frames, 3 + 5 tasks."""
+    from opt_suite.spec import find_spec, load_sweep
+
+    spec = load_sweep(find_spec(name)).base
+    assert spec.family.name == "gymnasium" and spec.demonstrations.source == "ppo_expert"
+    assert spec.evaluation.learner == "tf_agents" and spec.evaluation.frames
+    assert (spec.tasks.train, spec.tasks.test) == (3, 5)
+    assert spec.demonstrations.trajectories_per_task * spec.tasks.train == 12
+    learned = [m for m in spec.methods if m.method == "offline_options"]
+    assert learned and all(m.params.features == "frames" for m in learned)
+    vary = spec.tasks.vary
+    assert vary.reward_scale == (0.0, 10.0) and len(vary.frame_skip) > 1
