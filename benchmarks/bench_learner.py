@@ -5,6 +5,11 @@ the paper's protocol (24 test tasks x seeds) advances together (batch engine). E
 ``env_steps``, ``steps_per_s`` (wall clock) and ``steps_per_cpu_s`` (process CPU time, which a
 busy shared machine distorts less) in ``extra_info``.
 
+Intra-option Q-learning (``intra_option_q_learning``, every consistent option updated every step)
+against SMDP Q-learning on the same 120 runs (30 episodes each) with the four-rooms hallway
+options: goal >= 0.5x the SMDP learner's env steps/s (CPU time), the ratio measured in one
+process, interleaved rounds, best of each.
+
     pytest benchmarks/bench_learner.py --benchmark-only
 """
 
@@ -17,6 +22,7 @@ import pytest
 
 from opt_suite.families.fourrooms import FourRooms, Params, Variation
 from opt_suite.learners.base import LearnerRun
+from opt_suite.learners.intra_option_q import IntraOptionQLearning
 from opt_suite.learners.smdp_q import SMDPQLearning
 from opt_suite.options import TabularOptionSet
 
@@ -69,3 +75,30 @@ def test_bench_aggregate(benchmark, seeds):
     """24 test tasks x seeds runs advanced together: 100 episodes each, 4 options."""
     runs = [LearnerRun(t, np.random.SeedSequence(s)) for t in TEST_TASKS for s in range(seeds)]
     _bench(benchmark, runs, rounds=2)
+
+
+def _steps_per_cpu_s(learner, runs, options) -> float:
+    start = time.process_time()
+    logs = learner.run(FAMILY, runs, options, 30, MAX_STEPS)  # 30 episodes: both take minutes
+    return sum(int(log.steps.sum()) for log in logs) / (time.process_time() - start)
+
+
+def test_bench_intra_option_vs_smdp(benchmark):
+    """Intra-option over SMDP Q-learning env steps/s, 24 tasks x 5 seeds, hallway options."""
+    runs = [LearnerRun(t, np.random.SeedSequence(s)) for t in TEST_TASKS for s in range(5)]
+    options = FAMILY.reference_options(TEST_TASKS[0])  # 8 options with initiation sets
+    intra = IntraOptionQLearning(IntraOptionQLearning.Params())
+    intra.run(FAMILY, runs[:1], options, 1, 10)  # compile (or load the cache) outside the timing
+    smdp_rates, intra_rates = [], []
+    for _ in range(2):
+        smdp_rates.append(_steps_per_cpu_s(LEARNER, runs, options))
+        intra_rates.append(_steps_per_cpu_s(intra, runs, options))
+    info = {
+        "smdp_steps_per_cpu_s": round(max(smdp_rates)),
+        "intra_option_steps_per_cpu_s": round(max(intra_rates)),
+        "ratio": round(max(intra_rates) / max(smdp_rates), 3),
+    }
+    benchmark.extra_info.update(info)
+    print(f"\n[intra-option vs SMDP] {info}")
+    assert info["ratio"] >= 0.5, info
+    benchmark.pedantic(lambda: None, rounds=1, iterations=1)

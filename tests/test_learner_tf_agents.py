@@ -78,6 +78,16 @@ def test_bad_budgets_are_refused(chain):
         TFAgentsLearner(TINY).run(family, [], options, 0, 10)
 
 
+def test_options_with_initiation_sets_are_refused_not_ignored(chain):
+    family, test, options = chain
+    initiation = np.ones(options.beta.shape, dtype=bool)
+    initiation[:, 0] = False
+    masked = TabularOptionSet(options.mu, options.beta, options.names, initiation)
+    runs = [LearnerRun(test[0], np.random.SeedSequence(0))]
+    with pytest.raises(ValueError, match="initiation sets.*use smdp_q_learning"):
+        TFAgentsLearner(TINY).run(family, runs, masked, 2, 10)
+
+
 def test_each_row_is_evaluated_by_its_own_option():
     from atari_frames import BreakoutFamily
 

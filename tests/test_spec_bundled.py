@@ -77,7 +77,7 @@ def test_paper_scale_atari_specs_sweep_the_papers_lambda1_on_a_frame_budget():
 def test_sensitivity_spec_is_a_one_factor_at_a_time_design_around_the_paper_spec():
     sweep = load_sweep(ROOT / "specs" / "fourrooms-paper-sensitivity.yaml")
     paper = load_spec(ROOT / "specs" / "fourrooms-paper.yaml")
-    assert len(sweep.variants) == 15 and sweep.base.evaluation.seeds == 5
+    assert len(sweep.variants) == 16 and sweep.base.evaluation.seeds == 5
 
     def is_paper(spec):  # up to the name and description, which no cell depends on
         return dataclasses.replace(spec, name=paper.name, description=paper.description) == paper
@@ -95,6 +95,9 @@ def test_sensitivity_spec_is_a_one_factor_at_a_time_design_around_the_paper_spec
     wide = [v.spec for v in sweep.variants if v.name == "layout=paper-40x40-wide"]
     assert wide[0].family.params.layout == "paper-40x40-wide"
     assert dataclasses.replace(wide[0].family, params=paper.family.params) == paper.family
+    intra = [v.spec for v in sweep.variants if v.spec.evaluation.learner != "smdp_q_learning"]
+    assert [s.evaluation.learner for s in intra] == ["intra_option_q_learning"]
+    assert intra[0].evaluation.params == paper.evaluation.params
 
 
 def test_find_spec_by_bundled_name(tmp_path, monkeypatch):

@@ -100,13 +100,20 @@ class TFAgentsLearner(Learner):
             docstring for the episodes running when it is spent).
 
         Raises:
-          ValueError: episodes / max_steps / frames below 1, or a family without discrete
-            actions.
+          ValueError: episodes / max_steps / frames below 1, a family without discrete
+            actions, or options with initiation sets (the agent cannot be kept from choosing an
+            option outside its set: see :mod:`.option_env`).
         """
         if episodes < 1 or max_steps < 1 or (frames is not None and frames < 1):
             raise ValueError(
                 f"{self.name}: expected episodes >= 1, max_steps >= 1 and frames >= 1, got "
                 f"{episodes}, {max_steps} and {frames}"
+            )
+        if getattr(options, "has_initiation", False):
+            raise ValueError(
+                f"{self.name}: these options have initiation sets, which this learner cannot "
+                "respect (its agent chooses among all primitives and options everywhere); use "
+                "smdp_q_learning or intra_option_q_learning"
             )
         return [self._run_one(family, r, options, episodes, max_steps, frames) for r in runs]
 

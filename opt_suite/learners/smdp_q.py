@@ -38,7 +38,7 @@ from opt_suite.learners.smdp_tables import Hyper, OptionTables, TaskTables
 from opt_suite.options import OptionSet, TabularOptionSet
 from opt_suite.params import param
 
-__all__ = ["SMDPQLearning", "tabulate"]
+__all__ = ["SMDPQLearning", "prepare", "tabulate"]
 
 
 def tabulate(options: OptionSet, num_states: int) -> TabularOptionSet:
@@ -157,21 +157,35 @@ class SMDPQLearning(Learner):
     def _prepare(
         self, family: TaskFamily, runs: Sequence[LearnerRun], options: OptionSet, max_steps: int
     ) -> tuple[TaskTables, list[int], OptionTables, Hyper]:
-        """The stacked task models, each run's task index, the option tables and the numbers."""
-        models: dict[str, TabularModel] = {}
-        for r in runs:
-            if r.task.task_id not in models:
-                model = exact_model(family, r.task)
-                if model is None:
-                    raise ValueError(
-                        f"learner {self.name!r} needs a tabular model, but family "
-                        f"{family.name!r} has none for task {r.task.task_id!r}"
-                    )
-                models[r.task.task_id] = model
-        order = list(models)
-        tasks = TaskTables.stack([models[t] for t in order])
-        _, S, A, _ = tasks.shape
-        p = self.params
-        hyper = Hyper(p.alpha, p.gamma, p.epsilon, p.termination_bump, p.q_init, max_steps)
-        run_tasks = [order.index(r.task.task_id) for r in runs]
-        return tasks, run_tasks, OptionTables.build(tabulate(options, S), S, A), hyper
+        return prepare(self.name, self.params, family, runs, options, max_steps)
+
+
+def prepare(
+    name: str,
+    params: SMDPQLearning.Params,
+    family: TaskFamily,
+    runs: Sequence[LearnerRun],
+    options: OptionSet,
+    max_steps: int,
+) -> tuple[TaskTables, list[int], OptionTables, Hyper]:
+    """The stacked task models, each run's task index, the option tables and the numbers.
+
+    Shared by the tabular learners (``name`` is the caller's, for error messages).
+    """
+    models: dict[str, TabularModel] = {}
+    for r in runs:
+        if r.task.task_id not in models:
+            model = exact_model(family, r.task)
+            if model is None:
+                raise ValueError(
+                    f"learner {name!r} needs a tabular model, but family "
+                    f"{family.name!r} has none for task {r.task.task_id!r}"
+                )
+            models[r.task.task_id] = model
+    order = list(models)
+    tasks = TaskTables.stack([models[t] for t in order])
+    _, S, A, _ = tasks.shape
+    p = params
+    hyper = Hyper(p.alpha, p.gamma, p.epsilon, p.termination_bump, p.q_init, max_steps)
+    run_tasks = [order.index(r.task.task_id) for r in runs]
+    return tasks, run_tasks, OptionTables.build(tabulate(options, S), S, A), hyper

@@ -91,6 +91,7 @@ class OptionTables:
         uniformly among the options available in s (:attr:`explore_index`).
       explore_index: int [S, O], the options available in each state first (in order), padding
         after; explore_count: int [S], how many (both None without ``available``).
+      mu: float [O, S, A], the policies themselves (the intra-option learner weighs by them).
     """
 
     action_cum: np.ndarray
@@ -99,6 +100,7 @@ class OptionTables:
     available: np.ndarray | None = None
     explore_index: np.ndarray | None = None
     explore_count: np.ndarray | None = None
+    mu: np.ndarray | None = None
 
     @classmethod
     def build(cls, options: TabularOptionSet, num_states: int, num_actions: int) -> OptionTables:
@@ -116,14 +118,14 @@ class OptionTables:
         beta = np.concatenate([np.ones((num_actions, num_states)), options.beta]).astype(np.float64)
         det_action = np.where((mu == 1.0).any(-1), np.argmax(mu, axis=-1), -1).astype(np.int64)
         if not options.has_initiation:
-            return cls(cumulative(mu), det_action, beta)
+            return cls(cumulative(mu), det_action, beta, mu=mu)
         available = np.concatenate(
             [np.ones((num_actions, num_states), dtype=bool), options.initiation_table]
         )
         # Stable sort of "not available": the available options of s first, in option order.
         explore_index = np.argsort(~available.T, axis=1, kind="stable").astype(np.int64)
         explore_count = available.sum(axis=0).astype(np.int64)
-        return cls(cumulative(mu), det_action, beta, available, explore_index, explore_count)
+        return cls(cumulative(mu), det_action, beta, available, explore_index, explore_count, mu)
 
     @property
     def num_options(self) -> int:

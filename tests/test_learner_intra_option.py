@@ -1,0 +1,116 @@
+"""Intra-option Q-learning: the update by hand, Q-learning with primitives, initiation sets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tabular_toys import FOUR_ROOMS_11, ToyFamily, grid_model, toy_tasks
+
+from opt_suite.families.fourrooms import FourRooms, Params, Variation
+from opt_suite.learners.base import LearnerRun
+from opt_suite.learners.intra_option_q import IntraOptionQLearning, intra_option_update
+from opt_suite.learners.smdp_q import SMDPQLearning
+from opt_suite.options import TabularOptionSet
+from opt_suite.testing import LearnerContract
+
+EAGER_AND_COMPILED = [intra_option_update.py_func, intra_option_update]
+
+
+class TestIntraOptionQLearningContract(LearnerContract):
+    learner_class = IntraOptionQLearning
+    params = IntraOptionQLearning.Params()
+
+
+def _update(update, q_s, q_s2, mu_a, beta_s2, available_s2, r, done):
+    update(q_s, q_s2, np.array(mu_a), np.array(beta_s2), np.array(available_s2), r, done, 0.5, 0.9)
+    return q_s
+
+
+@pytest.mark.parametrize("update", EAGER_AND_COMPILED)
+def test_update_by_hand(update):
+    """Two options: a primitive-like one (beta 1) and one that continues w.p. 0.75; alpha 0.5."""
+    q_s2 = np.array([4.0, 3.0])
+    # max_o' Q(s', o') = 4.
+    # o0: mu 1, beta 1: target -1 + 0.9 * 4 = 2.6; 1 + 0.5 * 1 * (2.6 - 1) = 1.8.
+    # o1: mu 0.5: U = 0.75 * 3 + 0.25 * 4 = 3.25; target -1 + 0.9 * 3.25 = 1.925;
+    #     2 + 0.5 * 0.5 * (1.925 - 2) = 1.98125.
+    q = _update(
+        update, np.array([1.0, 2.0]), q_s2, [1.0, 0.5], [1.0, 0.25], [True, True], -1, False
+    )
+    np.testing.assert_allclose(q, [1.8, 1.98125])
+    # o0 not available in s': the max is Q(s', o1) = 3. o0: -1 + 2.7 = 1.7; 1 + 0.5 * 0.7 = 1.35.
+    # o1: U = 0.75 * 3 + 0.25 * 3 = 3, target 1.7; 2 + 0.25 * (1.7 - 2) = 1.925.
+    q = _update(
+        update, np.array([1.0, 2.0]), q_s2, [1.0, 0.5], [1.0, 0.25], [False, True], -1, False
+    )
+    np.testing.assert_allclose(q, [1.35, 1.925])
+    # s' terminal: targets are r = -1. o0: 1 + 0.5 * (-2) = 0; o1: 2 + 0.25 * (-3) = 1.25.
+    q = _update(update, np.array([1.0, 2.0]), q_s2, [1.0, 0.5], [1.0, 0.25], [True, True], -1, True)
+    np.testing.assert_allclose(q, [0.0, 1.25])
+    # An option that could not have taken the action (mu 0) is not updated.
+    q = _update(
+        update, np.array([1.0, 2.0]), q_s2, [0.0, 0.5], [1.0, 0.25], [True, True], -1, False
+    )
+    np.testing.assert_allclose(q, [1.0, 1.98125])
+
+
+@pytest.mark.parametrize("update", EAGER_AND_COMPILED)
+def test_update_when_the_step_stays_in_place(update):
+    """s' = s (a move into a wall): one array; the max and each Q(s', o) are read before writes.
+
+    max = 2. o0: -1 + 0.9 * 2 = 0.8; 1 + 0.5 * (0.8 - 1) = 0.9.
+    o1: U = 0.75 * 2 + 0.25 * 2 = 2 (Q(s, o1) before its update), target 0.8;
+        2 + 0.25 * (0.8 - 2) = 1.7.
+    """
+    q = np.array([1.0, 2.0])
+    q = _update(update, q, q, [1.0, 0.5], [1.0, 0.25], [True, True], -1, False)
+    np.testing.assert_allclose(q, [0.9, 1.7])
+
+
+def _runs(tasks, seeds):
+    return [LearnerRun(t, np.random.SeedSequence(s)) for t in tasks for s in seeds]
+
+
+def test_with_primitives_only_it_is_smdp_q_learning_exactly():
+    """Primitives only: one-step Q-learning in both learners, same uniforms, same numbers."""
+    family = FourRooms(Params(layout="sutton-13x13"))
+    _, test = family.make_tasks(Variation(), (), 4, 1, 3, seed=0)
+    runs = _runs(test, range(2))
+    empty = TabularOptionSet.empty(int(family.observation_space.n), 4)
+    params = SMDPQLearning.Params(alpha=0.3, q_init=1.0)
+    ours = IntraOptionQLearning(params).run(family, runs, empty, 20, 300)
+    smdp = SMDPQLearning(params).run(family, runs, empty, 20, 300)
+    for a, b in zip(ours, smdp, strict=True):
+        np.testing.assert_array_equal(a.steps, b.steps)
+        np.testing.assert_array_equal(a.returns, b.returns)
+
+
+def test_an_option_that_may_start_only_at_the_goal_is_never_chosen():
+    """Its Q is learned (it is consistent with some steps) but it is never started: the runs are
+    exactly primitives-only runs, since the option's updates never touch the primitives' Q."""
+    model = grid_model(FOUR_ROOMS_11, (1, 1), (11, 11), slip=0.1)
+    S, goal = model.num_states, int(np.flatnonzero(model.terminal)[0])
+    rng = np.random.default_rng(5)
+    mu, beta = rng.dirichlet(np.ones(4), size=(2, S)), rng.random((2, S)) * 0.3
+    initiation = np.zeros((2, S), dtype=bool)
+    initiation[:, goal] = True
+    learner = IntraOptionQLearning(IntraOptionQLearning.Params(epsilon=0.2))
+    runs = _runs(toy_tasks(model), range(3))
+    masked = learner.run(ToyFamily(), runs, TabularOptionSet(mu, beta, (), initiation), 10, 300)
+    plain = learner.run(ToyFamily(), runs, TabularOptionSet.empty(S, 4), 10, 300)
+    free = learner.run(ToyFamily(), runs, TabularOptionSet(mu, beta), 10, 300)
+    for a, b in zip(masked, plain, strict=True):
+        np.testing.assert_array_equal(a.steps, b.steps)
+    assert any(not np.array_equal(a.steps, b.steps) for a, b in zip(masked, free, strict=True))
+
+
+def test_hallway_options_learn_on_the_sutton_map():
+    """With the hallway options the agent reaches the goal, and learns to do it faster."""
+    family = FourRooms(Params(layout="sutton-13x13"))
+    _, test = family.make_tasks(Variation(), (), 3, 1, 2, seed=0)
+    logs = IntraOptionQLearning(IntraOptionQLearning.Params()).run(
+        family, _runs(test, range(2)), family.reference_options(None), 60, 1000
+    )
+    for log in logs:
+        assert log.steps[-20:].mean() < log.steps[:5].mean()
+        assert (log.steps[-20:] < 1000).all()
