@@ -4,7 +4,8 @@ Inputs, all in ``docs/performance/``:
 
 - ``*.json`` written by pytest-benchmark (``--benchmark-json``): one table row per benchmark, its
   median time and every ``extra_info`` figure the benchmark recorded, with the commit and date
-  pytest-benchmark stored beside them;
+  pytest-benchmark stored beside them, and an optional top-level ``opt_suite_note`` added by hand
+  for what the file cannot say (the machine's load, a benchmark left out and why);
 - ``recorded.json``: figures measured earlier whose benchmarks are too expensive to rerun on a
   shared machine (Atari, the compiled objective), each with the command that measures it, and the
   commit they come from.
@@ -65,12 +66,12 @@ def measured_section(path: Path) -> str:
     dirty = " (with uncommitted changes)" if commit.get("dirty") else ""
     machine = data.get("machine_info", {})
     cpu = machine.get("cpu", {}).get("count", "?")
+    note = data.get("opt_suite_note")  # what the JSON cannot say: load, what was left out
     lines = [
         f"### `{path.name}`",
         "",
         f"Measured {when} at commit `{str(commit.get('id', '?'))[:7]}`{dirty}, "
-        f"{cpu} CPUs, Python {machine.get('python_version', '?')}; the machine was shared with "
-        "other work unless a row says otherwise.",
+        f"{cpu} CPUs, Python {machine.get('python_version', '?')}." + (f" {note}" if note else ""),
         "",
         "| benchmark | median | recorded figures (`extra_info`) |",
         "|---|---|---|",

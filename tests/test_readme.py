@@ -2,6 +2,7 @@
 the spec examples validate, and CI runs the README's test command verbatim."""
 
 import importlib.util
+import json
 import re
 from pathlib import Path
 
@@ -51,6 +52,24 @@ def test_performance_page_is_generated_from_benchmark_output():
     assert (DOCS / "performance.md").read_text() == gen.render(), (
         "docs/performance.md is stale: run python docs/gen_performance.py"
     )
+
+
+def test_performance_rows_come_from_extra_info(tmp_path):
+    gen = _load_script("gen_performance")
+    run = {
+        "commit_info": {"id": "abcdef0123", "dirty": False},
+        "datetime": "2026-01-02T03:04:05",
+        "machine_info": {"cpu": {"count": 2}, "python_version": "3.11.7"},
+        "opt_suite_note": "idle machine.",
+        "benchmarks": [
+            {"fullname": "b.py::t", "stats": {"median": 0.0125}, "extra_info": {"ratio": 0.474}}
+        ],
+    }
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    page = gen.render(tmp_path)
+    assert "Measured 2026-01-02 at commit `abcdef0`, 2 CPUs, Python 3.11.7. idle machine." in page
+    assert "| `b.py::t` | 12.5 ms | ratio = 0.474 |" in page
+    assert "## Recorded figures" not in page  # no recorded.json in that folder
 
 
 def test_reference_page_is_generated_from_the_declarations():
