@@ -129,3 +129,74 @@ class RandomOverOptions(Learner):
                 steps[e] = t
             logs.append(EpisodeLog(returns, steps))
         return logs
+
+
+@dataclasses.dataclass(frozen=True)
+class ShapeParams:
+    """The observation shape: ``[H, W, C]`` or ``[H, W]`` (an image) or ``[d]`` (a vector)."""
+
+    shape: tuple[int, ...] = (10, 10, 4)
+
+
+class ShapeCorridorEnv(gymnasium.Env):
+    """Left / right along ``cells`` cells to the last one (pays 1), seen as an array of ``shape``.
+
+    An image lights one pixel per cell (row-major over [H, W], channel 0); a vector is one-hot.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": []}
+
+    def __init__(self, shape: tuple[int, ...], start: int = 0) -> None:
+        self.shape, self.start = tuple(shape), start
+        image = len(self.shape) >= 2
+        self.cells = min(6, self.shape[0] * self.shape[1] if image else self.shape[0])
+        dtype, high = (np.uint8, 255) if image else (np.float32, 1.0)
+        self.observation_space = gymnasium.spaces.Box(0, high, self.shape, dtype)
+        self.action_space = gymnasium.spaces.Discrete(2)
+        self.cell = start
+
+    def _obs(self) -> np.ndarray:
+        obs = np.zeros(self.shape, self.observation_space.dtype)
+        flat = obs.reshape(-1) if len(self.shape) < 3 else obs[..., 0].reshape(-1)
+        flat[self.cell] = self.observation_space.high.flat[0]
+        return obs
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self.cell = self.start
+        return self._obs(), {}
+
+    def step(self, action):
+        self.cell = int(np.clip(self.cell + (1 if action == 1 else -1), 0, self.cells - 1))
+        done = self.cell == self.cells - 1
+        return self._obs(), float(done), done, False, {}
+
+
+class ShapeCorridor(TaskFamily):
+    """A corridor whose observations have any shape: small images, [H, W] images, vectors."""
+
+    name = "shapes"
+    description = "a corridor seen as an array of any shape (tests)"
+    env_id = "shape_toys/ShapeCorridor-v0"
+    Params = ShapeParams
+    Variation = PixelVariation
+    TaskParams = PixelTask
+
+    def __init__(self, params: ShapeParams | None = None) -> None:
+        super().__init__(ShapeParams() if params is None else params)
+
+    @property
+    def observation_space(self) -> gymnasium.spaces.Box:
+        return ShapeCorridorEnv(self.params.shape).observation_space
+
+    @property
+    def action_space(self) -> gymnasium.spaces.Discrete:
+        return gymnasium.spaces.Discrete(2)
+
+    def sample_tasks(self, variation, count, rng):
+        cells = ShapeCorridorEnv(self.params.shape).cells
+        return [PixelTask(int(rng.integers(cells - 1))) for _ in range(count)]
+
+    def make_env(self, task: Task, **kwargs: Any) -> gymnasium.Env:
+        env = ShapeCorridorEnv(self.params.shape, task.params.start)
+        return gymnasium.wrappers.TimeLimit(env, max_episode_steps=50)

@@ -255,13 +255,13 @@ def test_validate_rejects_agent_convolutions_that_do_not_fit_the_frames(tmp_path
     err = capsys.readouterr().err
     text = path.read_text()
     assert (
-        f"{path}:{where(text, '[8, 30]')}: demonstrations.params.ppo.network.conv_kernels: the "
-        "convolutions do not fit the family's 84x84 observations (84x84 -> 20x20 -> -4x-4 with "
-        "'valid' padding: kernels [8, 30], strides [4, 2]); expected every side to stay >= 1"
+        f"{path}:{where(text, '[8, 30]')}: demonstrations.params.ppo.network.conv_kernels: layer 1 "
+        "(8x8 stride 4) shrinks a 84x84 input to 20x20, layer 2 (30x30 stride 2) to nothing "
+        "('valid' padding, on the family's 84x84x2 observations)"
     ) in err
-    assert (
-        f"{path}:{where(text, '[85]')}: evaluation.params.ppo.network.conv_kernels: the "
-        "convolutions do not fit the family's 84x84 observations (84x84 -> 0x0"
+    assert (  # a kernel over trunk.MAX_KERNEL is out of range before it is fitted to anything
+        f"{path}:{where(text, '[85]', '85')}: evaluation.params.ppo.network.conv_kernels[0]: "
+        "out of range (expected >= 1 and <= 32, got 85)"
     ) in err
 
 
@@ -278,5 +278,6 @@ def test_network_fit_problems_only_for_images():
 
     network = NetworkParams(conv_filters=(8,), conv_kernels=(9,), conv_strides=(1,))
     assert network.fit_problems((8, 8, 2)) and network.fit_problems((9, 8, 1))
+    assert network.fit_problems((8, 8)) and network.fit_problems((9, 9)) == []  # [H, W] images
     assert network.fit_problems((9, 9, 1)) == []
     assert network.fit_problems((4,)) == []  # vector observations use no convolutions

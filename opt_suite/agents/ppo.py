@@ -58,11 +58,15 @@ class TrainingLog:
     episode_frames: list[int] = dataclasses.field(default_factory=list)
 
 
-def _scale_frames() -> Any:
-    """uint8 pixels -> float32 in [0, 1]; other observations -> float32 unchanged."""
+def _scale_frames(channel_axis: bool = False) -> Any:
+    """uint8 pixels -> float32 in [0, 1]; other observations -> float32 unchanged.
+
+    ``channel_axis``: add a last axis of one channel (a [H, W] image, for the convolutions).
+    """
 
     def scale(x: Any) -> Any:
-        return tf.cast(x, tf.float32) / 255.0 if x.dtype == tf.uint8 else tf.cast(x, tf.float32)
+        x = tf.cast(x, tf.float32) / 255.0 if x.dtype == tf.uint8 else tf.cast(x, tf.float32)
+        return x[..., None] if channel_axis else x
 
     return tf.keras.layers.Lambda(scale)
 
@@ -70,27 +74,30 @@ def _scale_frames() -> Any:
 def build_networks(
     observation_spec: Any, action_spec: Any, params: NetworkParams, seed: int
 ) -> tuple[Any, Any]:
-    """The actor (softmax over actions) and value networks, convolutional on image observations.
+    """The actor (softmax over actions) and value networks, their trunk sized to the observation.
 
-    Both are created (their variables built) here, with initial weights fixed by ``seed``. Specs
-    may be array specs (of a py environment) or tensor specs.
+    Convolutions on images (``params.conv_layer_params``: Atari's on frames of 20 px or more,
+    3x3 stride 1 on smaller ones by default), dense layers only on vectors and indices. Both are
+    created (their variables built) here, with initial weights fixed by ``seed``. Specs may be
+    array specs (of a py environment) or tensor specs.
     """
     observation_spec = tensor_spec.from_spec(observation_spec)
     action_spec = tensor_spec.from_spec(action_spec)
     tf.random.set_seed(seed)
-    image = len(observation_spec.shape) == 3
-    conv = params.conv_layer_params() if image else None
+    shape = tuple(int(d) for d in observation_spec.shape)
+    conv = params.conv_layer_params(shape) or None if shape else None
+    channel_axis = conv is not None and len(shape) == 2
     actor = actor_distribution_network.ActorDistributionNetwork(
         observation_spec,
         action_spec,
-        preprocessing_layers=_scale_frames(),
+        preprocessing_layers=_scale_frames(channel_axis),
         conv_layer_params=conv,
         fc_layer_params=params.fc_units,
         seed=seed,
     )
     value = value_network.ValueNetwork(
         observation_spec,
-        preprocessing_layers=_scale_frames(),
+        preprocessing_layers=_scale_frames(channel_axis),
         conv_layer_params=conv,
         fc_layer_params=params.fc_units,
     )

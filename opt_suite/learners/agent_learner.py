@@ -10,7 +10,8 @@ terminates as one semi-Markov step, and the agent bootstraps with γ^k (the env'
 the agent's own discount factor is 1).
 
 The agent is the Atari experts' (:func:`opt_suite.agents.ppo.build_agent`: the A3C network of Mnih
-et al. 2016 on frames — two convolutions and 256 units — for the actor and the value) with its
+et al. 2016 on frames — two convolutions and 256 units — for the actor and the value; 3x3 stride-1
+convolutions on images under 20 px, dense layers only on vectors and state indices) with its
 discount factor set to 1; its action set is A + m.
 
 Learning curve: every finished episode of every sub-env, in the order they end, with its return,
@@ -35,6 +36,7 @@ import gymnasium
 import numpy as np
 
 from opt_suite.agents.params import PPOParams
+from opt_suite.families.capabilities import DISCRETE_ACTIONS
 from opt_suite.families.env_batch import make_env_batch
 from opt_suite.learners.base import EpisodeLog, Learner, LearnerRun
 from opt_suite.params import param
@@ -47,6 +49,9 @@ class TFAgentsLearner(Learner):
 
     name = "tf_agents"
     frame_budgets = True
+    #: Any observation: convolutions on images, dense layers on vectors and state indices (the
+    #: trunk is sized to the observation, ``opt_suite.option_networks.trunk``).
+    requires = frozenset({DISCRETE_ACTIONS})
     description = (
         "tf-agents PPO over primitives + options: an option runs to termination as one SMDP step "
         "(discount gamma^k); for image families (Atari, paper Sec. 4.2)"
@@ -74,7 +79,7 @@ class TFAgentsLearner(Learner):
 
     @classmethod
     def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
-        """The agent's convolutions must fit the family's frames (else it fails at run time)."""
+        """The agent's network must fit the family's observations (else it fails at run time)."""
         from opt_suite.agents.params import network_fit
 
         return network_fit(params.ppo, family, "ppo.")
@@ -129,7 +134,7 @@ class TFAgentsLearner(Learner):
         from opt_suite.learners import ppo_parts
 
         p = self.params
-        tf_seed, env_seed = run.seed.spawn(2)
+        tf_seed, env_seed = _children(run.seed, 2)
         count = p.ppo.num_envs
         envs = make_env_batch(family, run.task, count, max_steps)
         if not isinstance(envs.single_action_space, gymnasium.spaces.Discrete):
@@ -160,3 +165,17 @@ class TFAgentsLearner(Learner):
             np.array([e.steps for e in done], np.int64),
             np.array([e.frames for e in done], np.int64),
         )
+
+
+def _children(seed: np.random.SeedSequence, count: int) -> list[np.random.SeedSequence]:
+    """What ``seed.spawn(count)`` gives a fresh ``seed``, without spawning.
+
+    ``spawn`` counts its children on the object: a second run on the same ``LearnerRun`` would
+    get other children, so its numbers would depend on what ran before it.
+    """
+    return [
+        np.random.SeedSequence(
+            seed.entropy, spawn_key=(*seed.spawn_key, i), pool_size=seed.pool_size
+        )
+        for i in range(count)
+    ]

@@ -7,6 +7,12 @@ stride 4, then 32 filters 4x4 stride 2, ReLU, then the heads on the flattened 9x
 softmax over actions, β a one-unit sigmoid, π (the policy over options during training) a softmax
 over the A primitives + the learned options.
 
+Other image sizes (:mod:`opt_suite.option_networks.trunk`): on frames too small for those layers
+(a side under 20 px: a 10x10 MinAtar frame, a 7x7 MiniGrid view) the same filters become 3x3
+stride-1 convolutions, as many as fit; frames under 3 px a side get none (the heads read the
+pixels). The layers are a function of the frame shape alone (:func:`frame_layers`), so weights
+(which hold kernels, not strides) and a frame shape always name one network.
+
 How this plugs into the tabular machinery without changing it: offline_options' Algorithm 1 and its
 training round evaluate networks on the U distinct *demonstrated states* and gather the results
 into Ĵ's [B, L, n] tables. Here the demonstrated states are the demonstrations' frames, numbered
@@ -14,7 +20,8 @@ into Ĵ's [B, L, n] tables. Here the demonstrated states are the demonstrations'
 themselves (uint8 [U, 84, 84, 2], held once for every option and round, cast to float inside the
 network); offline_options' ``frame_demo_batch`` numbers every frame of every demonstration.
 Weights are plain dicts like the MLP's (``conv1_w``, ``conv1_b``, ``conv2_w``, ``conv2_b``, then the
-heads), so the one traced training step serves both kinds.
+heads; other layers than Atari's carry their stride in their names, see :func:`conv_key`), so the
+one traced training step serves both kinds.
 """
 
 from __future__ import annotations
@@ -26,10 +33,13 @@ import numpy as np
 import tensorflow as tf
 
 from opt_suite.option_networks.features import StateFeatures
+from opt_suite.option_networks.trunk import fitted_layers
 
 __all__ = [
     "CONV_LAYERS",
     "FrameFeatures",
+    "conv_key",
+    "frame_layers",
     "conv_forward",
     "init_conv_weights",
     "is_conv",
@@ -40,16 +50,26 @@ __all__ = [
 CONV_LAYERS = ((16, 8, 4), (32, 4, 2))
 
 
+def frame_layers(frame_shape: Sequence[int]) -> tuple[tuple[int, int, int], ...]:
+    """The convolutions of an option on frames of ``frame_shape`` (see the module docstring).
+
+    :data:`CONV_LAYERS` if they fit, else 3x3 stride-1 layers with the same filters, as many as
+    fit (``trunk.fitted_layers``).
+    """
+    return fitted_layers(frame_shape, CONV_LAYERS, default=True)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class FrameFeatures(StateFeatures):
     """Frames as the networks' input: ``coords`` are the demonstrations' frames, uint8 [U, H, W, C].
 
     Attributes:
       frame_shape: (H, W, C) of one observation (84, 84, 2 on Atari).
+      layers: the convolutions, :func:`frame_layers` of ``frame_shape`` (set by :meth:`of`).
     """
 
     frame_shape: tuple[int, int, int] = (84, 84, 2)
-    layers: tuple[tuple[int, int, int], ...] = CONV_LAYERS  # fixed: strides are not in the weights
+    layers: tuple[tuple[int, int, int], ...] = CONV_LAYERS
 
     @classmethod
     def of(
@@ -64,32 +84,63 @@ class FrameFeatures(StateFeatures):
                     f"{frames.shape}"
                 )
             frame_shape = frames.shape[1:]
-        if frame_shape is None or len(frame_shape) != 3:
+        if frame_shape is None or len(frame_shape) != 3 or min(frame_shape) < 1:
             raise ValueError(f"frame features: expected a frame shape (H, W, C), got {frame_shape}")
-        height, width = frame_shape[:2]
-        for _, kernel, stride in CONV_LAYERS:
-            height, width = (height - kernel) // stride + 1, (width - kernel) // stride + 1
-            if min(height, width) < 1:
-                raise ValueError(
-                    f"frame features: conv layers {CONV_LAYERS} do not fit frames "
-                    f"{tuple(frame_shape)}"
-                )
         count = 0 if frames is None else len(frames)
         shape = tuple(int(v) for v in frame_shape)
-        return cls(count, use_index=False, coords=frames, frame_shape=shape)  # type: ignore[arg-type]
+        return cls(
+            count,
+            use_index=False,
+            coords=frames,
+            frame_shape=shape,  # type: ignore[arg-type]
+            layers=frame_layers(shape),
+        )
 
     @property
     def coord_dim(self) -> int:
         """Not a vector input: the flattened size of the last feature map (the heads' fan-in)."""
         height, width = self.frame_shape[:2]
-        for _, kernel, stride in self.layers:
+        channels = self.frame_shape[2]
+        for filters, kernel, stride in self.layers:
             height, width = (height - kernel) // stride + 1, (width - kernel) // stride + 1
-        return height * width * self.layers[-1][0]
+            channels = filters
+        return height * width * channels
 
 
 def is_conv(weights: Mapping[str, object]) -> bool:
-    """Whether ``weights`` are a convolutional network's (from :func:`init_conv_weights`)."""
-    return "conv1_w" in weights
+    """Whether ``weights`` are a network on frames (from :func:`init_conv_weights`).
+
+    Not "has conv1_w": frames too small for a convolution give a network of heads only. Every MLP
+    on states has the first layer's bias ``b0`` (``networks.init_weights``); no frame network does.
+    """
+    return "b0" not in weights
+
+
+def conv_key(index: int, layers: Sequence[tuple[int, int, int]]) -> str:
+    """The weight-name prefix of convolution ``index`` (1-based) of ``layers``.
+
+    The traced training step is compiled once per set of weight *names* with shape-free inputs
+    (``offline_options.training``), so a convolution's stride — a Python value of the graph —
+    must follow from its name: ``conv{i}`` for Atari's layers (:data:`CONV_LAYERS`, their names
+    since 0.1), ``conv{i}_stride{s}`` for any other.
+    """
+    if tuple(layers) == CONV_LAYERS:
+        return f"conv{index}"
+    return f"conv{index}_stride{layers[index - 1][2]}"
+
+
+def _weight_strides(weights: Mapping[str, object]) -> list[tuple[str, int]]:
+    """(name prefix, stride) of each convolution in ``weights``, in order (see :func:`conv_key`)."""
+    found = []
+    for index in range(1, len(weights) + 1):
+        if f"conv{index}_w" in weights:
+            found.append((f"conv{index}", CONV_LAYERS[index - 1][2]))
+            continue
+        named = [k for k in weights if k.startswith(f"conv{index}_stride") and k.endswith("_w")]
+        if not named:
+            break
+        found.append((named[0][:-2], int(named[0][len(f"conv{index}_stride") : -2])))
+    return found
 
 
 def _glorot(
@@ -108,10 +159,11 @@ def init_conv_weights(
     channels = features.frame_shape[2]
     for i, (filters, kernel, _) in enumerate(features.layers, start=1):
         shape = (kernel, kernel, channels, filters)
-        weights[f"conv{i}_w"] = _glorot(
+        key = conv_key(i, features.layers)
+        weights[f"{key}_w"] = _glorot(
             rng, shape, kernel * kernel * channels, kernel * kernel * filters
         )
-        weights[f"conv{i}_b"] = np.zeros(filters, np.float32)
+        weights[f"{key}_b"] = np.zeros(filters, np.float32)
         channels = filters
     width = features.coord_dim
     for head, out in heads.items():
@@ -124,9 +176,9 @@ def conv_forward(weights: Mapping[str, tf.Tensor | np.ndarray], frames: tf.Tenso
     """Head name -> logits [U, width] for frames [U, H, W, C] (uint8 0..255 or float in [0, 1])."""
     x = tf.convert_to_tensor(frames)
     x = tf.cast(x, tf.float32) / 255.0 if x.dtype == tf.uint8 else tf.cast(x, tf.float32)
-    for i, (_, _, stride) in enumerate(CONV_LAYERS, start=1):
-        x = tf.nn.conv2d(x, weights[f"conv{i}_w"], strides=stride, padding="VALID")
-        x = tf.nn.relu(x + weights[f"conv{i}_b"])
+    for key, stride in _weight_strides(weights):  # the strides are in the names (conv_key)
+        x = tf.nn.conv2d(x, weights[f"{key}_w"], strides=stride, padding="VALID")
+        x = tf.nn.relu(x + weights[f"{key}_b"])
     x = tf.reshape(x, [tf.shape(x)[0], -1])
     heads = {key[:-2] for key in weights if key.endswith("_w") and not key.startswith("conv")}
     return {head: tf.matmul(x, weights[f"{head}_w"]) + weights[f"{head}_b"] for head in heads}
@@ -144,10 +196,12 @@ def keras_option_network(
     keras = tf.keras
     frames = keras.Input(tuple(int(d) for d in frame_shape), name="frames")
     x = keras.layers.Rescaling(1.0 / 255.0, name="rescale")(frames)
-    for i, (filters, kernel, stride) in enumerate(CONV_LAYERS, start=1):
+    layers = frame_layers(frame_shape)
+    for i, (filters, kernel, stride) in enumerate(layers, start=1):
         layer = keras.layers.Conv2D(filters, kernel, stride, activation="relu", name=f"conv{i}")
         x = layer(x)
-        layer.set_weights([weights[f"conv{i}_w"], weights[f"conv{i}_b"]])
+        key = conv_key(i, layers)
+        layer.set_weights([weights[f"{key}_w"], weights[f"{key}_b"]])
     x = keras.layers.Flatten(name="flatten")(x)
     outputs = []
     for head, activation in (("mu", "softmax"), ("beta", "sigmoid")):

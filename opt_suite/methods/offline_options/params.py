@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
+from opt_suite.option_networks.trunk import MAX_LAYERS
 from opt_suite.params import param
 
 # Options are added one at a time, each a full training run: more than this is a typo.
@@ -121,4 +122,11 @@ class Params:
             )
         if not self.hidden_sizes:
             problems.append(("hidden_sizes", "needs at least one hidden layer (paper: (32, 32))"))
+        if len(self.hidden_sizes) > MAX_LAYERS:
+            problems.append(
+                (
+                    "hidden_sizes",
+                    f"expected at most {MAX_LAYERS} layers, got {len(self.hidden_sizes)}",
+                )
+            )
         return problems
