@@ -47,7 +47,7 @@ ConvLayer = tuple[int, int, int]
 MAX_LAYERS = 8
 MAX_FILTERS = 1024
 MAX_UNITS = 4096
-MAX_KERNEL = 32
+MAX_KERNEL = 256  # wider than any Atari screen (210x160)
 #: 50 M float32 parameters (200 MB, x3 with Adam's moments). Atari's PPO network has 0.68 M.
 MAX_PARAMETERS = 50_000_000
 #: The small-image convolution: 3x3, stride 1 (the smallest kernel that sees a neighbourhood).
