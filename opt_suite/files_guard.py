@@ -22,6 +22,7 @@ __all__ = [
     "output_dir",
     "output_file",
     "read_bounded",
+    "read_regular",
     "regular_file",
 ]
 
@@ -69,24 +70,21 @@ def regular_file(path: str | os.PathLike[str], what: str, limit: int | None = No
     return path
 
 
-def read_bounded(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
-    """The bytes of regular file ``path``, refusing more than ``limit`` of them.
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes | None:
+    """At most ``limit + 1`` bytes of ``path``, or None when it is not a regular file.
 
-    The size is bounded by the bytes actually read, not only by ``stat`` (a file that grows while it
-    is read); the file is opened without blocking (a FIFO swapped in after the check would hang).
+    The primitive under :func:`read_bounded` (and the spec reader, which words its own located
+    errors). The size is bounded by the bytes actually read, not by ``stat`` (``/dev/zero`` and a
+    file that grows while it is read report a small size); the file is opened without blocking
+    (opening a FIFO with no writer would hang) and refused unless it is a regular file.
 
     Raises:
-        InputError: missing, unreadable, not a regular file, or more than ``limit`` bytes.
+        OSError: it cannot be opened or read (FileNotFoundError when it does not exist).
     """
-    path = regular_file(path, what, limit)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):  # replaced between the check and the open
-            raise InputError(f"{path}: {what} is {file_kind(mode)}, expected a regular file")
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
         os.set_blocking(fd, True)
         chunks, left = [], limit + 1
         while left > 0:
@@ -95,11 +93,25 @@ def read_bounded(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
                 break
             chunks.append(chunk)
             left -= len(chunk)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
+        return b"".join(chunks)
     finally:
         os.close(fd)
-    data = b"".join(chunks)
+
+
+def read_bounded(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
+    """The bytes of regular file ``path``, refusing more than ``limit`` of them.
+
+    Raises:
+        InputError: missing, unreadable, not a regular file (a directory, FIFO, device such as a
+            link to ``/dev/zero``), or more than ``limit`` bytes.
+    """
+    path = regular_file(path, what, limit)
+    try:
+        data = read_regular(path, limit)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
+    if data is None:  # replaced by a special file between the check and the open
+        raise InputError(f"{path}: {what} is not a regular file")
     if len(data) > limit:
         raise InputError(f"{path}: {what} has more than the {limit} bytes it may have")
     return data

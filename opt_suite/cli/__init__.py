@@ -91,6 +91,16 @@ def main(argv: list[str] | None = None) -> int:
             # `opt-suite list --json | head`: the reader left; say nothing more, like cat does.
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 141
+        except Exception as exc:
+            from opt_suite.spec import SpecError  # imported only here: the spec loader is not light
+
+            if not isinstance(exc, SpecError):
+                raise
+            # A spec a command did not expect to fail (e.g. the one stored in a run directory):
+            # its located problems, one line each, and exit 2 like `validate`.
+            print("\n".join(exc.problems), file=sys.stderr)
+            print(f"opt-suite {argv[0]}: the spec does not load", file=sys.stderr)
+            return 2
     parser.parse_args(argv)  # prints help / usage error and exits
     return 2
 

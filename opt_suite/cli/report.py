@@ -52,6 +52,7 @@ def _baseline_warnings(inputs, analysis) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Write the reports (and the baseline); 0 on success, 2 on bad input."""
+    from opt_suite.files_guard import InputError, output_file
     from opt_suite.report import ReportDataError, analyse, export_baseline, write_report_files
     from opt_suite.report.source import load_inputs
     from opt_suite.report.tables import leaderboard_warnings
@@ -82,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
             return 2
         return 0
     try:
+        if args.export_baseline is not None:  # before anything is written
+            output_file(args.export_baseline, "the baseline file (--export-baseline)")
         spec_hash = None if args.spec is None else select_spec(args.directory, args.spec)
         inputs, warnings = load_inputs(args.directory, spec_hash)
         for message in warnings:
@@ -96,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"wrote baseline {path}")
             for message in _baseline_warnings(inputs, analysis):
                 print(f"warning: baseline {path}: {message}", file=sys.stderr)
-    except (StoreError, ReportDataError) as exc:
+    except (StoreError, ReportDataError, InputError) as exc:
         print(f"opt-suite report: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

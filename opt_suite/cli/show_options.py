@@ -155,11 +155,13 @@ def _render_env(family: Any, task: Any) -> Any:
 
 
 def _from_run_dir(args) -> list[Path]:
+    from opt_suite.files_guard import output_dir
     from opt_suite.store import ResultsStore
 
-    out = args.out or args.directory / "options"
     written = []
     with ResultsStore(args.directory) as store:
+        # Checked once the store is read: the default lies in RUN_DIR, not to be made if missing.
+        out = output_dir(args.out or args.directory / "options", "the output folder (--out)")
         spec = store.spec()
         methods = store.methods()
         for name in args.method or []:
@@ -181,6 +183,7 @@ def _from_run_dir(args) -> list[Path]:
 
 
 def _from_files(args) -> list[Path]:
+    from opt_suite.files_guard import output_dir
     from opt_suite.options import TabularOptionSet
     from opt_suite.spec import load_spec
 
@@ -193,7 +196,7 @@ def _from_files(args) -> list[Path]:
         from opt_suite.demonstrations import load_demonstrations
 
         demos = load_demonstrations(args.demos)
-    out = args.out or args.options.parent
+    out = output_dir(args.out or args.options.parent, "the output folder (--out)")
     seed = (args.seed or [0])[0]
     return [_draw(out, spec, options, demos, args, args.options.stem, seed)]
 

@@ -9,9 +9,14 @@ from typing import Any
 import numpy as np
 
 from opt_suite.demonstrations.base import DemonstrationError
+from opt_suite.files_guard import InputError, regular_file
 from opt_suite.trajectory import Trajectory
 
-__all__ = ["save_demonstrations", "load_demonstrations"]
+__all__ = ["MAX_BYTES", "save_demonstrations", "load_demonstrations"]
+
+# Atari demonstrations are compressed 84x84 frames: ~1 kB a step, a few MB per seed at the paper's
+# scale. Far above that is a mistake or an attack, not demonstrations.
+MAX_BYTES = 4 << 30
 
 
 def save_demonstrations(path: str | Path, trajectories: Sequence[Trajectory]) -> None:
@@ -45,11 +50,16 @@ def load_demonstrations(path: str | Path) -> list[Trajectory]:
     Raises:
       DemonstrationError: the file is missing, truncated, or its arrays disagree in length.
     """
+    if not Path(path).exists():
+        raise DemonstrationError(f"{path}: demonstrations file not found")
+    try:
+        # A regular file within MAX_BYTES: np.load on a FIFO waits forever, on /dev/zero never ends.
+        regular_file(path, "demonstrations file", MAX_BYTES)
+    except InputError as exc:
+        raise DemonstrationError(str(exc)) from None
     try:
         with open(path, "rb") as file, np.load(file, allow_pickle=False) as data:
             arrays = {key: data[key] for key in data.files}
-    except FileNotFoundError as exc:
-        raise DemonstrationError(f"{path}: demonstrations file not found") from exc
     except Exception as exc:  # OSError, zipfile.BadZipFile, zlib.error: truncated or not npz
         raise DemonstrationError(f"{path}: not a readable demonstrations file ({exc})") from exc
     keys = {"task_ids", "lengths", "observations", "actions", "rewards"}

@@ -20,7 +20,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from opt_suite.families.base import Task, TaskFamily
+from opt_suite.files_guard import InputError, regular_file
 from opt_suite.options import OptionSet
+
+MAX_USAGE_BYTES = 1 << 30  # counts per episode and option: kilobytes per cell
 
 __all__ = ["EpisodeLog", "Learner", "LearnerRun", "OptionUsage"]
 
@@ -92,6 +95,7 @@ class OptionUsage:
           ValueError: the file does not hold such counts.
         """
         try:
+            regular_file(path, "option-usage file", MAX_USAGE_BYTES)  # no FIFO, no /dev/zero
             with np.load(path, allow_pickle=False) as f:
                 return cls(
                     tuple(str(n) for n in f["names"]),
@@ -99,7 +103,7 @@ class OptionUsage:
                     f["calls"],
                     f["steps"],
                 )
-        except (KeyError, OSError) as exc:
+        except (KeyError, OSError, InputError) as exc:
             raise ValueError(f"{path}: not an option-usage file ({exc})") from None
 
 

@@ -39,6 +39,8 @@ from typing import IO, Any, ClassVar
 
 import numpy as np
 
+from opt_suite.files_guard import regular_file
+
 __all__ = [
     "OptionSet",
     "OptionSetError",
@@ -163,6 +165,10 @@ def _kind_class(kind: str, where: str) -> type[OptionSet]:
     return cls
 
 
+# Conv option networks are a few MB; an option-set file far above this is not one.
+MAX_FILE_BYTES = 4 << 30
+
+
 def load_option_set(path: PathOrFile) -> OptionSet:
     """Load any option-set file, dispatching on its ``kind`` entry.
 
@@ -199,6 +205,9 @@ def option_set_kind(path: PathOrFile) -> str:
 def _read(path: PathOrFile) -> dict[str, np.ndarray]:
     """Every array of an ``.npz`` file; the file is closed even when it is truncated."""
     if isinstance(path, str | Path):
+        if Path(path).exists():  # missing: FileNotFoundError below, as before
+            # np.load on a FIFO waits forever, on a link to /dev/zero never ends.
+            regular_file(path, "option-set file", MAX_FILE_BYTES)
         with open(path, "rb") as file:
             return _read(file)
     with np.load(path, allow_pickle=False) as data:

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from opt_suite.files_guard import InputError, output_file, read_bounded
 from opt_suite.report.build import Analysis, ReportInputs
 from opt_suite.report.metrics import METRICS, SMOOTHING_WINDOW
 
@@ -92,8 +93,7 @@ def baseline_document(inputs: ReportInputs, analysis: Analysis) -> dict[str, Any
 
 def export_baseline(inputs: ReportInputs, analysis: Analysis, path: str | Path) -> Path:
     """Write the baseline of an analysed run to ``path`` (parent folders are created)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = output_file(path, "the baseline file (--export-baseline)")
     doc = baseline_document(inputs, analysis)
     path.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n")
     return path
@@ -113,19 +113,18 @@ def load_baseline(path: str | Path) -> Baseline:
             writes it (the message names the key and what was expected).
     """
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise BaselineError(
             f"{path}: no such baseline file (write one with `opt-suite report DIR"
             f" --export-baseline {path}`)"
         )
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise BaselineError(f"{path}: {size} bytes, more than a baseline can be ({MAX_BYTES})")
-        doc = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-        if isinstance(exc, BaselineError):
-            raise
+        data = read_bounded(path, MAX_BYTES, "baseline file")
+    except InputError as exc:  # a directory, FIFO, /dev/zero link, or more than MAX_BYTES
+        raise BaselineError(str(exc)) from None
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise BaselineError(f"{path}: not a JSON baseline file ({exc})") from None
     _require(
         isinstance(doc, dict) and doc.get("format") == FORMAT, path, f"format is not {FORMAT!r}"

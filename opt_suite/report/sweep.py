@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from opt_suite.files_guard import InputError, read_bounded
+
 __all__ = [
     "SWEEP_MANIFEST",
     "is_sweep_run",
@@ -31,6 +33,9 @@ __all__ = [
 
 SWEEP_MANIFEST = "sweep.json"
 logger = logging.getLogger(__name__)
+
+
+MAX_MANIFEST_BYTES = 64 << 20  # names, values and hashes of the variants: kilobytes
 
 
 def is_sweep_run(directory: str | Path) -> bool:
@@ -58,8 +63,8 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
 
     path = Path(directory) / SWEEP_MANIFEST
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        doc = json.loads(read_bounded(path, MAX_MANIFEST_BYTES, "sweep manifest").decode("utf-8"))
+    except (InputError, ValueError) as exc:
         raise ReportDataError(f"{path}: cannot read the sweep manifest: {exc}") from None
     variants = doc.get("variants") if isinstance(doc, dict) else None
     if doc.get("format") != "opt-suite-sweep" or not isinstance(variants, list):

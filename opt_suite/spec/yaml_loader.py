@@ -10,12 +10,11 @@ are rejected. Merge keys (``<<: *defaults``) are supported; duplicate keys are n
 
 from __future__ import annotations
 
-import os
-import stat
 from pathlib import Path
 
 import yaml
 
+from opt_suite.files_guard import read_regular
 from opt_suite.spec.errors import KeyPath, Mark, Problems
 from opt_suite.spec.tree import Broken, Entry, Mapping, Node, Scalar, Sequence, describe
 
@@ -91,27 +90,8 @@ def read_document(
 
 
 def _read_regular_file(path: Path) -> bytes | None:
-    """At most ``MAX_BYTES + 1`` bytes of ``path``, or None when it is not a regular file.
-
-    The size is bounded by the bytes actually read, not by ``stat`` (``/dev/zero`` and a file that
-    grows while it is read report a small size); the file is opened without blocking (opening a
-    FIFO with no writer would hang) and refused unless it is a regular file.
-    """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        os.set_blocking(fd, True)
-        chunks, left = [], MAX_BYTES + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 16))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+    """At most ``MAX_BYTES + 1`` bytes of ``path``, or None when it is not a regular file."""
+    return read_regular(path, MAX_BYTES)
 
 
 def parse_document(text: str, file: str, problems: Problems) -> Node | None:
