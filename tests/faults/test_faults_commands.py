@@ -175,7 +175,7 @@ def test_a_missing_run_directory(tiny, tmp_path, capsys, command):
     assert not missing.exists()  # not created by a default output folder inside it
 
 
-@pytest.mark.parametrize("command", ["export-demos", "option-usage", "show-options"])
+@pytest.mark.parametrize("command", list(READERS))
 def test_missing_cell_files(tiny, tmp_path, capsys, command):
     run, baseline = copy_of(tiny, tmp_path)
     shutil.rmtree(run / "cells")
@@ -183,17 +183,6 @@ def test_missing_cell_files(tiny, tmp_path, capsys, command):
     assert code == 2, err
     (line,) = errors(err)
     assert "cell" in line and "missing" in line and "opt-suite run" in line, line
-
-
-def test_report_needs_no_cell_files(tiny, tmp_path, capsys):
-    # Its numbers (and compare's) are the store's rows, checked against the checksums recorded
-    # with them; the cell folders hold demonstrations, options and counts it does not read.
-    run, _ = copy_of(tiny, tmp_path)
-    shutil.rmtree(run / "cells")
-    expected = (run / "returns.csv").read_bytes()
-    (run / "returns.csv").unlink()
-    assert in_process(capsys, ["report", str(run)])[0] == 0
-    assert (run / "returns.csv").read_bytes() == expected
 
 
 @pytest.mark.parametrize(
