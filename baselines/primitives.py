@@ -8,7 +8,7 @@ Fig. 4.
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from opt_suite.families.base import TabularModelMixin
 from opt_suite.families.capabilities import DISCRETE_ACTIONS
@@ -36,6 +36,11 @@ class Primitives(Method):
     description: ClassVar[str] = "no options: the test-time learner uses primitive actions only"
     Params: ClassVar[type] = PrimitivesParams
     requires: ClassVar[frozenset[str]] = frozenset({DISCRETE_ACTIONS})
+
+    @classmethod
+    def option_count(cls, params: Any) -> int:
+        """No options."""
+        return 0
 
     def discover(self, context: DiscoveryContext) -> Discovery:
         """An empty option set: tabular (shaped S x A) on tabular families, else network-backed."""

@@ -6,15 +6,18 @@ one ``offline_options`` draws its options from (:mod:`opt_suite.option_networks.
 both methods), so the i-th option here is the i-th option offline_options would start from with the
 same seed: the comparison isolates what training adds.
 
-Params nest the offline_options Params rather than copying their fields: the network shape and state
-features (``hidden_sizes``, ``features``) can then never drift from the method they stand in for.
-Keep them equal to the ``offline_options`` entry of the same spec.
+The ``offline_options`` section of the params holds the settings of the offline_options entry it
+stands in for: specs share one YAML anchor between the two entries, so the section accepts every key
+of offline_options' Params, with the same defaults and bounds (and so the same spec hashes). Only
+the network shape and state input (``hidden_sizes``, ``features``) are used here. The section is
+this baseline's own dataclass, so that a baseline does not import another method's internals; a
+test keeps its keys, defaults and bounds equal to offline_options'.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from opt_suite._tf import tensorflow
 from opt_suite.families.base import TabularModelMixin
@@ -26,11 +29,65 @@ from opt_suite.methods.base import (
     discrete_actions,
     observation_shape,
 )
-from opt_suite.methods.offline_options.params import Params as OfflineOptionsParams
 from opt_suite.options import OptionSet
 from opt_suite.params import param
 
-__all__ = ["RandomOptions", "RandomOptionsParams"]
+__all__ = ["OfflineOptionsSettings", "RandomOptions", "RandomOptionsParams"]
+
+
+def _unused(default: Any, name: str, **bounds: Any) -> Any:
+    """A key of offline_options' Params that this baseline accepts (one anchor) but ignores."""
+    return param(
+        default,
+        doc=f"offline_options' {name}; unused here (accepted so that one YAML anchor serves both "
+        "entries)",
+        **bounds,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class OfflineOptionsSettings:
+    """The offline_options settings whose initial option networks are drawn.
+
+    ``hidden_sizes`` and ``features`` are used; the other keys are accepted, with offline_options'
+    defaults and bounds, and ignored.
+    """
+
+    lambda1: float = _unused(0.0, "lambda1", ge=0)
+    lambda2: float = _unused(100.0, "lambda2", ge=0)
+    lambda2_auto: bool = _unused(False, "lambda2_auto")
+    delta: float = _unused(0.1, "delta", ge=0)
+    epochs: int = _unused(50, "epochs", ge=1, le=100_000)
+    max_epochs: int = _unused(200, "max_epochs", ge=1, le=100_000)
+    plateau_window: int = _unused(10, "plateau_window", ge=1)
+    plateau_tolerance: float = _unused(0.01, "plateau_tolerance", ge=0)
+    warm_start: bool = _unused(True, "warm_start")
+    steps_per_epoch: int = _unused(10, "steps_per_epoch", ge=1, le=100_000)
+    max_options: int = _unused(4, "max_options", ge=1, le=64)
+    learning_rate: float = _unused(0.01, "learning_rate", gt=0)
+    hidden_sizes: tuple[int, ...] = param(
+        (32, 32),
+        doc="hidden layers of every option network (offline_options' hidden_sizes)",
+        ge=1,
+        le=4096,
+    )
+    likelihood: Literal["prob", "log_prob_per_step"] = _unused("log_prob_per_step", "likelihood")
+    features: Literal["onehot", "coords", "both", "frames"] = param(
+        "coords",
+        doc="state input of the option networks (offline_options' features); frames: its "
+        "initial convolutional options on image observations",
+    )
+
+    def check(self) -> list[tuple[str, str]]:
+        """As offline_options' Params: the same values are rejected in both entries."""
+        problems: list[tuple[str, str]] = []
+        if self.max_epochs < self.epochs:
+            problems.append(
+                ("max_epochs", f"must be >= epochs ({self.epochs}), got {self.max_epochs}")
+            )
+        if not self.hidden_sizes:
+            problems.append(("hidden_sizes", "needs at least one hidden layer (paper: (32, 32))"))
+        return problems
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,8 +95,8 @@ class RandomOptionsParams:
     """How many untrained options, and the offline_options networks they are drawn from."""
 
     count: int = param(4, doc="number of options (offline_options' max_options: 4)", ge=1, le=1024)
-    offline_options: OfflineOptionsParams = param(
-        OfflineOptionsParams(),
+    offline_options: OfflineOptionsSettings = param(
+        OfflineOptionsSettings(),
         doc="the offline_options Params whose initialisation is copied (hidden_sizes and "
         "features matter); keep equal to the spec's offline_options entry",
     )
@@ -56,10 +113,14 @@ class RandomOptions(Method):
     requires: ClassVar[frozenset[str]] = frozenset({DISCRETE_ACTIONS})
 
     @classmethod
+    def option_count(cls, params: Any) -> int:
+        """``count`` options."""
+        return int(params.count)
+
+    @classmethod
     def requirements(cls, params: Any) -> frozenset[str]:
         """Image observations with ``offline_options.features: frames``, else discrete actions."""
-        nested = getattr(params, "offline_options", None)
-        if getattr(nested, "features", None) == "frames":
+        if params.offline_options.features == "frames":
             return frozenset({DISCRETE_ACTIONS, IMAGE_OBSERVATIONS})
         return cls.requires
 

@@ -2,6 +2,8 @@
 
 ``fake_registry()`` swaps ``opt_suite.registry.load``/``names`` for a table of these classes; the
 spec loader looks everything up through ``opt_suite.registry``, exactly as with real entry points.
+Like every plugin they subclass the contracts (their hooks are the base classes' defaults); what
+only running would need raises.
 """
 
 from __future__ import annotations
@@ -12,8 +14,13 @@ import textwrap
 from typing import Literal
 
 import pytest
+from gymnasium import spaces
 
 from opt_suite import registry
+from opt_suite.demonstrations.base import DemonstrationSource
+from opt_suite.families.base import TaskFamily
+from opt_suite.learners.base import Learner
+from opt_suite.methods.base import Method
 from opt_suite.params import param
 
 
@@ -51,7 +58,7 @@ class GridTask:
     goal: tuple[int, int] = param(doc="goal cell (row, col)", ge=0)
 
 
-class FakeGrid:
+class FakeGrid(TaskFamily):
     name = "grid"
     description = "A fake grid family for spec tests."
     env_id = "fake/Grid-v0"
@@ -59,8 +66,19 @@ class FakeGrid:
     Variation = GridVariation
     TaskParams = GridTask
 
-    def __init__(self, params: GridParams) -> None:
-        self.params = params
+    @property
+    def observation_space(self) -> spaces.Space:
+        return spaces.Discrete(self.params.size**2)
+
+    @property
+    def action_space(self) -> spaces.Space:
+        return spaces.Discrete(4)
+
+    def sample_tasks(self, variation, count, rng):
+        raise NotImplementedError("a spec-test fake")
+
+    def make_env(self, task, **kwargs):
+        raise NotImplementedError("a spec-test fake")
 
     def check_variation(self, variation: GridVariation) -> list[tuple[str, str]]:
         problems = list(variation.check())  # as TaskFamily.check_variation does by default
@@ -92,7 +110,12 @@ class OptionsParams:
     optimizer: Literal["adam", "sgd"] = param("adam", doc="optimizer")
 
 
-class FakePrimitives:
+class _FakeMethod(Method):
+    def discover(self, context):
+        raise NotImplementedError("a spec-test fake")
+
+
+class FakePrimitives(_FakeMethod):
     name = "primitives"
     description = "No options."
     Params = NoParams
@@ -100,7 +123,7 @@ class FakePrimitives:
     uses_interaction = False
 
 
-class FakeOptions:
+class FakeOptions(_FakeMethod):
     name = "options"
     description = "Fake option learner."
     Params = OptionsParams
@@ -115,10 +138,13 @@ class LearnerParams:
     epsilon: float = param(0.1, doc="exploration", ge=0, le=1)
 
 
-class FakeLearner:
+class FakeLearner(Learner):
     name = "smdp_q_learning"
     description = "Fake learner."
     Params = LearnerParams
+
+    def run(self, family, runs, options, episodes, max_steps, frames=None):
+        raise NotImplementedError("a spec-test fake")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,10 +152,13 @@ class SourceParams:
     gamma: float = param(0.99, doc="discount", gt=0, le=1)
 
 
-class FakeSource:
+class FakeSource(DemonstrationSource):
     name = "optimal"
     description = "Fake demonstration source."
     Params = SourceParams
+
+    def collect(self, family, train_tasks, trajectories_per_task, max_steps, seed):
+        raise NotImplementedError("a spec-test fake")
 
 
 TABLE = {

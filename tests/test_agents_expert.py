@@ -11,6 +11,8 @@ from opt_suite.agents.expert import (
     CutDemonstration,
     checkpoint_key,
     collect_agent_demonstrations,
+    cut_message,
+    reports_lives,
     sample_demonstration,
     train_expert,
 )
@@ -132,3 +134,19 @@ def test_a_cut_demonstration_is_counted_or_an_error(expert, tmp_path):
     assert kept.cut == 2 and all(len(t) == 3 for t in kept.trajectories)
     with pytest.raises(CutDemonstration, match=f"demonstration on {TRAIN[0].task_id} was cut"):
         collect_agent_demonstrations(FAMILY, TRAIN[:1], TINY, 2, 3, seed, tmp_path, allow_cut=False)
+
+
+def test_cut_messages_speak_of_lives_only_where_envs_have_lives():
+    from image_toys import PixelCorridor, PixelVariation
+
+    atari = cut_message(TRAIN[0].task_id, 3, 3, reports_lives(FAMILY, TRAIN[0]))
+    assert f"demonstration on {TRAIN[0].task_id} was cut after 3 steps before a life was lost" in (
+        atari
+    )
+    assert "max_episode_frames" in atari
+    pixels = PixelCorridor()
+    task = pixels.make_tasks(PixelVariation(), (), 2, 1, 1, seed=0)[0][0]
+    assert not reports_lives(pixels, task)
+    other = cut_message(task.task_id, 3, 3, lives=False)
+    assert "before the episode ended" in other and "episode cap" in other
+    assert "life" not in other and "max_episode_frames" not in other

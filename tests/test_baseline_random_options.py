@@ -7,13 +7,13 @@ import dataclasses
 import numpy as np
 import pytest
 
-from baselines.random_options import RandomOptions, RandomOptionsParams
+from baselines.random_options import OfflineOptionsSettings, RandomOptions, RandomOptionsParams
 from opt_suite.methods.offline_options import initial_options
 from opt_suite.methods.offline_options.params import Params as OfflineOptionsParams
-from opt_suite.spec import SpecError, parse_spec
+from opt_suite.spec import SpecError, parse_spec, to_plain
 from opt_suite.testing import MethodContract, context_for, tiny_setting
 
-SMALL = OfflineOptionsParams(hidden_sizes=(8,))
+SMALL = OfflineOptionsSettings(hidden_sizes=(8,))
 
 
 class TestRandomOptionsContract(MethodContract):
@@ -30,7 +30,8 @@ def found():
 def test_options_are_offline_options_initial_options_for_the_same_seed(found):
     setting = tiny_setting()
     model = setting.family.tabular_model(setting.train_tasks[0])
-    expected = initial_options(setting.family, model, SMALL, 3, np.random.SeedSequence(7))
+    theirs = OfflineOptionsParams(hidden_sizes=SMALL.hidden_sizes)
+    expected = initial_options(setting.family, model, theirs, 3, np.random.SeedSequence(7))
     np.testing.assert_array_equal(found.options.mu, expected.mu)
     np.testing.assert_array_equal(found.options.beta, expected.beta)
     assert found.options.names == ("random-0", "random-1", "random-2")
@@ -64,6 +65,22 @@ methods:
 def test_spec_nests_the_offline_options_params():
     spec = parse_spec(SPEC.format(params="{count: 3, offline_options: {hidden_sizes: [16, 16]}}"))
     params = spec.methods[0].params
-    assert params == RandomOptionsParams(3, OfflineOptionsParams(hidden_sizes=(16, 16)))
+    assert params == RandomOptionsParams(3, OfflineOptionsSettings(hidden_sizes=(16, 16)))
     with pytest.raises(SpecError, match="offline_options"):
         parse_spec(SPEC.format(params="{offline_options: {hidden: [16]}}"))
+
+
+def test_its_offline_options_section_takes_offline_options_keys_defaults_and_bounds():
+    # One YAML anchor serves both entries, and spec hashes hold every key: the section must accept
+    # exactly offline_options' keys, with the same defaults, types and bounds.
+    ours = {f.name: f for f in dataclasses.fields(OfflineOptionsSettings)}
+    theirs = {f.name: f for f in dataclasses.fields(OfflineOptionsParams)}
+    assert ours.keys() == theirs.keys()
+    for name, field in theirs.items():
+        assert ours[name].default == field.default, name
+        assert ours[name].type == field.type, name
+        bounds = ("ge", "gt", "le", "lt", "added_later", "replaces")
+        assert [ours[name].metadata[k] for k in bounds] == [field.metadata[k] for k in bounds]
+    assert to_plain(OfflineOptionsSettings()) == to_plain(OfflineOptionsParams())
+    bad = {"max_epochs": 3, "epochs": 5, "hidden_sizes": ()}
+    assert OfflineOptionsSettings(**bad).check() == OfflineOptionsParams(**bad).check()

@@ -135,10 +135,10 @@ def test_offline_options_on_frames_returns_network_options(demos):
 def test_random_options_on_frames_are_algorithm_1s_initial_options(demos):
     from atari_frames import BreakoutFamily
 
-    from baselines.random_options import RandomOptions, RandomOptionsParams
+    from baselines.random_options import OfflineOptionsSettings, RandomOptions, RandomOptionsParams
     from opt_suite.methods.base import DiscoveryContext
 
-    offline = Params(features="frames")
+    offline = OfflineOptionsSettings(features="frames")
     seed = np.random.SeedSequence(9)
     context = DiscoveryContext(BreakoutFamily(), ["task"], demos, 0, seed)
     options = (

@@ -178,7 +178,7 @@ def run_dir(tmp_path_factory):
     (folder / "spec.yaml").write_text(SPEC)
     out = folder / "run"
     with pytest.MonkeyPatch.context() as patch:  # as by code from before counting: no counts kept
-        patch.delattr(SMDPQLearning, "run_with_usage")
+        patch.setattr(SMDPQLearning, "counts_usage", False)
         assert main(["run", str(folder / "spec.yaml"), "--out", str(out), "--workers", "0",
                      "--quiet", "--no-report"]) == 0  # fmt: skip
     assert not list(out.glob("cells/*/option_usage.npz"))

@@ -181,9 +181,10 @@ def test_reusing_cells_computed_by_other_code_is_pointed_out(tmp_path, capsys, m
 def test_the_phase_names_what_is_in_flight():
     from opt_suite.runner.plan import Cell
     from opt_suite.runner.scheduler import _phase
+    from opt_suite.stages import Stage
 
     def cell(kind):
-        return Cell(kind, kind, 0, "m", 0, (), {})
+        return Cell(kind, Stage(kind), 0, "m", 0, (), {})
 
     inflight = {"a": cell("evaluation"), "b": cell("discovery"), "c": cell("evaluation")}
     assert _phase(inflight, 2, 1) == (

@@ -87,6 +87,11 @@ class Eigenoptions(Method):
     )
 
     @classmethod
+    def option_count(cls, params: Any) -> int:
+        """``count`` options."""
+        return int(params.count)
+
+    @classmethod
     def memory_hint(cls, params: Any, num_states: int, num_actions: int) -> tuple[int, str]:
         """The dense Laplacian and its eigenvectors: states x states float64, twice."""
         return 2 * 8 * num_states * num_states, "the dense Laplacian: states x states, twice"

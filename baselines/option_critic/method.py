@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -154,6 +154,11 @@ class OptionCritic(Method):
     requires: ClassVar[frozenset[str]] = frozenset(
         {EXACT_MODEL, DISCRETE_ACTIONS, INDEX_OBSERVATIONS}
     )
+
+    @classmethod
+    def option_count(cls, params: Any) -> int:
+        """``options`` options."""
+        return int(params.options)
 
     def discover(self, context: DiscoveryContext) -> Discovery:
         """Train on the train tasks within ``context.interaction_budget`` env steps."""

@@ -44,6 +44,8 @@ __all__ = [
     "checkpoint_key",
     "collect_agent_demonstrations",
     "sample_demonstration",
+    "cut_message",
+    "reports_lives",
     "train_expert",
 ]
 
@@ -51,7 +53,11 @@ CHECKPOINT_FORMAT = 1
 
 
 class CutDemonstration(RuntimeError):
-    """A demonstration ended (``max_steps`` or the frame cap) before a life was lost."""
+    """A demonstration was cut (``max_steps`` or the episode cap) before its episode's end.
+
+    The end is the first lost life on families whose envs report ``lives`` (Atari), else the
+    episode's termination; the message says which.
+    """
 
 
 @dataclasses.dataclass(eq=False)
@@ -113,7 +119,7 @@ def train_expert(
     """A PPO expert for ``task`` trained for ``params.frames`` emulator frames, or its checkpoint.
 
     Args:
-      family: a family with ``make_vector_env`` (batched acting) or gymnasium-made envs.
+      family: the family (its ``make_vector_env`` acts in lockstep).
       task: the train task.
       params: budget and agent settings.
       seed: networks, policy samples and env seeds all derive from it.
@@ -121,7 +127,7 @@ def train_expert(
       progress: called after every PPO iteration with the training log so far.
     """
     key = checkpoint_key(family, task, params, seed)
-    env = _vector_env(family, task, params.ppo.num_envs)
+    env = family.make_vector_env(task, params.ppo.num_envs)
     py_env = GymnasiumPyEnvironment(env, seed=seed)
     agent = ppo.build_agent(py_env.time_step_spec(), py_env.action_spec(), params.ppo, seed)
     if checkpoint is not None and Path(checkpoint).exists():
@@ -137,20 +143,6 @@ def train_expert(
     if checkpoint is not None:
         _save(Path(checkpoint), key, agent.actor_net.get_weights(), log.frames, returns)
     return TrainedExpert(agent.actor_net, key, log.frames, returns)
-
-
-def _vector_env(family: TaskFamily, task: Task, num_envs: int) -> Any:
-    make_vector_env = getattr(family, "make_vector_env", None)
-    if callable(make_vector_env):
-        return make_vector_env(task, num_envs)
-    import functools
-
-    import gymnasium
-
-    return gymnasium.vector.SyncVectorEnv(
-        [functools.partial(family.make_env, task) for _ in range(num_envs)],
-        autoreset_mode=gymnasium.vector.AutoresetMode.NEXT_STEP,
-    )
 
 
 def _save(
@@ -228,6 +220,28 @@ def sample_demonstration(
     return trajectory, cut
 
 
+def reports_lives(family: TaskFamily, task: Task) -> bool:
+    """Whether ``task``'s env reports ``lives`` (Atari): demonstrations then end at a lost life."""
+    env = family.make_env(task)
+    try:
+        return "lives" in env.reset(seed=0)[1]
+    finally:
+        env.close()
+
+
+def cut_message(task_id: str, steps: int, max_steps: int, lives: bool) -> str:
+    """Why a demonstration on ``task_id`` was cut, in the words of its family (lives or not)."""
+    if lives:
+        end, cap = "a life was lost", "or the family's max_episode_frames"
+    else:
+        end, cap = "the episode ended", "or the family's episode cap"
+    return (
+        f"demonstration on {task_id} was cut after {steps} steps before {end} "
+        f"(demonstrations.max_steps = {max_steps}, {cap}); raise them, or train the expert "
+        "longer (demonstrations.params.frames)"
+    )
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class AgentDemonstrations:
     """Demonstrations of trained experts, with what their experts did.
@@ -281,10 +295,9 @@ def collect_agent_demonstrations(
             trajectory, was_cut = sample_demonstration(family, task, expert, rng, max_steps)
             if was_cut and not allow_cut:
                 raise CutDemonstration(
-                    f"demonstration on {task.task_id} was cut after {len(trajectory)} steps before "
-                    f"a life was lost (demonstrations.max_steps = {max_steps}, or the family's "
-                    "max_episode_frames); raise them, or train the expert longer "
-                    "(demonstrations.params.frames)"
+                    cut_message(
+                        task.task_id, len(trajectory), max_steps, reports_lives(family, task)
+                    )
                 )
             trajectories.append(trajectory)
             cut += was_cut

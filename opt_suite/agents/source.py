@@ -8,8 +8,9 @@ The spec chooses it for families without an exact model (Atari)::
       trajectories_per_task: 4        # 3 train tasks x 4 = the paper's 12
       max_steps: 27000                # a demonstration longer than this is an error
 
-Each trajectory runs from a reset until the first life is lost (or the game ends), as in the paper;
-one cut by ``max_steps`` or the episode's frame cap first is an error naming the task — like a
+Each trajectory runs from a reset until the first life is lost (or the game ends), as in the paper,
+on families whose envs report lives (Atari), and until the episode ends on the others; one cut by
+``max_steps`` or the episode cap first is an error naming the task (in the family's words) — like a
 tabular demonstration that never reaches its goal. Expert checkpoints go to the run's directory
 (``experts/``) when the runner gives one, so a rerun that must recompute the demonstrations (more
 trajectories, a longer ``max_steps``) reuses the trained experts.
@@ -64,7 +65,8 @@ class PPOExpert(DemonstrationSource):
         """Train (or reload) each task's expert and sample its trajectories.
 
         Raises:
-          DemonstrationError: a trajectory was cut before a life was lost, naming its task.
+          DemonstrationError: a trajectory was cut before its end (a lost life on Atari, else the
+            episode's end), naming its task.
         """
         from opt_suite.agents.expert import CutDemonstration, collect_agent_demonstrations
 

@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from opt_suite.stages import Stage
+
 __all__ = ["add_arguments", "run", "REPLAY_DIFFERS"]
 
 REPLAY_DIFFERS = "replay differs from the stored run — the code changed since; rerun the spec"
@@ -100,7 +102,7 @@ def _replay_view(
                 f" format changed since the run): {REPLAY_DIFFERS}"
             )
         components = resolve_components(spec)
-        if not hasattr(components.learner, "run_with_usage"):
+        if not components.learner.counts_usage:
             raise _Problem(
                 f"{directory}: the learner {spec.evaluation.learner!r} does not count option usage"
                 " (smdp_q_learning does)"
@@ -123,9 +125,9 @@ def _replay_view(
         stored_cells = [
             c
             for c in store.cells()
-            if c.kind == "evaluation" and c.method in methods and c.seed in seeds
+            if c.kind == Stage.EVALUATION and c.method in methods and c.seed in seeds
         ]
-        planned = {c.cell_id for c in plan.cells if c.kind == "evaluation"}
+        planned = {c.cell_id for c in plan.cells if c.stage is Stage.EVALUATION}
         done = {c.cell_id for c in stored_cells if c.status == "done"}
         if done - planned:
             raise _Problem(
@@ -157,7 +159,7 @@ def _replay_view(
     runs, replayed, reused, read, started = [], 0, 0, 0, time.perf_counter()
     missing = 0
     for cell in plan.cells:
-        if cell.kind != "evaluation" or cell.method not in with_options:
+        if cell.stage is not Stage.EVALUATION or cell.method not in with_options:
             continue
         if cell.cell_id not in done:
             missing += 1

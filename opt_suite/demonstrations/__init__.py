@@ -72,7 +72,7 @@ def collect_demonstrations(
 
         source_cls = registry.load(registry.DEMONSTRATION_SOURCES, spec.source)
     source = source_cls(spec.params)
-    extra = {"checkpoint_dir": checkpoint_dir} if getattr(source, "uses_checkpoints", False) else {}
+    extra = {"checkpoint_dir": checkpoint_dir} if source.uses_checkpoints else {}
     demos = list(
         source.collect(
             family, train_tasks, spec.trajectories_per_task, spec.max_steps, seed, **extra

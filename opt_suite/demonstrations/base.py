@@ -45,7 +45,7 @@ class DemonstrationSource(abc.ABC):
 
     Attributes:
       name: the spec name (``demonstrations.source``).
-      description: one line for ``opt-suite list``.
+      description: one line for ``opt-suite list`` (default "": the docstring's first line).
       Params: frozen dataclass of its parameters (``demonstrations.params``).
       requires: what it needs from the family (e.g. an exact model).
       uses_checkpoints: whether :meth:`collect` takes a ``checkpoint_dir`` keyword (a source that
@@ -53,10 +53,15 @@ class DemonstrationSource(abc.ABC):
     """
 
     name: ClassVar[str]
-    description: ClassVar[str]
+    description: ClassVar[str] = ""
     Params: ClassVar[type]
     requires: ClassVar[frozenset[str]] = frozenset()
     uses_checkpoints: ClassVar[bool] = False
+
+    @classmethod
+    def requirements(cls, params: Any) -> frozenset[str]:
+        """What the source needs from the family with these params (default: ``requires``)."""
+        return cls.requires
 
     @classmethod
     def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
@@ -81,7 +86,9 @@ class DemonstrationSource(abc.ABC):
     ) -> list[Trajectory]:
         """``trajectories_per_task`` trajectories on each train task, each ending at a goal.
 
-        Deterministic in ``seed``. Trajectories carry their task's ``task_id``.
+        Deterministic in ``seed``. Trajectories carry their task's ``task_id``. A source with
+        ``uses_checkpoints = True`` is also given a keyword ``checkpoint_dir: str | None`` (the
+        run's ``experts/``); other sources are called without it.
 
         Raises:
           DemonstrationError: naming the task (or dataset) that could not be demonstrated.

@@ -34,8 +34,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 if TYPE_CHECKING:
+    import gymnasium
     from gymnasium import spaces
 
+    from opt_suite.families.env_batch import EnvBatch
     from opt_suite.options import OptionSet
 
 __all__ = ["Task", "TabularModel", "TaskFamily", "TabularModelMixin", "exact_model"]
@@ -126,13 +128,13 @@ class TaskFamily(abc.ABC):
 
     Attributes:
       name: the spec name (``family.name``), e.g. ``"fourrooms"``.
-      description: one line for ``opt-suite list``.
+      description: one line for ``opt-suite list`` (default "": the docstring's first line).
       env_id: the versioned gymnasium id the family registers, e.g. ``"opt_suite/FourRooms-v0"``.
       Params, Variation, TaskParams: frozen dataclasses (see the module docstring).
     """
 
     name: ClassVar[str]
-    description: ClassVar[str]
+    description: ClassVar[str] = ""
     env_id: ClassVar[str]
     Params: ClassVar[type]
     Variation: ClassVar[type]
@@ -200,6 +202,35 @@ class TaskFamily(abc.ABC):
         1999). They may carry initiation sets (:meth:`OptionSet.initiation`).
         """
         return None
+
+    def make_env_batch(self, task: Task, num_envs: int, max_steps: int) -> EnvBatch:
+        """``num_envs`` copies of ``task``'s env, each cut at ``max_steps``, stepped as a batch.
+
+        Called (through :func:`opt_suite.families.env_batch.make_env_batch`, which checks the
+        counts) by the option-augmented env of the ``tf_agents`` learner. Default: a
+        :class:`~opt_suite.families.env_batch.SequentialBatch` of ``make_env(task)`` in a
+        ``TimeLimit``; a family with a faster batch overrides it (Atari: emulators on C++
+        threads). The batch must give the same episodes as the default, step for step.
+        """
+        from opt_suite.families.env_batch import sequential_batch
+
+        return sequential_batch(self, task, num_envs, max_steps)
+
+    def make_vector_env(self, task: Task, num_envs: int) -> gymnasium.vector.VectorEnv:
+        """``num_envs`` copies of ``task``'s env as a gymnasium vector env (next-step autoreset).
+
+        Called by the PPO experts (:mod:`opt_suite.agents.expert`) to act in lockstep. Seeded
+        with ``reset(seed=s)``, sub-env i gets seed ``s + i``. Default: a ``SyncVectorEnv`` of
+        ``make_env(task)``.
+        """
+        import functools
+
+        import gymnasium
+
+        return gymnasium.vector.SyncVectorEnv(
+            [functools.partial(self.make_env, task) for _ in range(num_envs)],
+            autoreset_mode=gymnasium.vector.AutoresetMode.NEXT_STEP,
+        )
 
     def make_tasks(
         self, variation: Any, listed: Sequence[Any], count: int, train: int, test: int, seed: int

@@ -21,21 +21,32 @@ gymnasium's ``TimeLimit`` does. Frames are the env's ``info["frames"]`` (one per
 reset, for envs that report none).
 
 :class:`SequentialBatch` serves any gymnasium env by stepping the rows one after the other. A family
-can ship a faster batch by defining ``make_env_batch(task, num_envs, max_steps)`` (the Atari family
-steps its emulators on C++ threads, :mod:`opt_suite.families.atari_threads`); :func:`make_env_batch`
-picks it, else the sequential one.
+can ship a faster batch by overriding :meth:`TaskFamily.make_env_batch` (the Atari family steps its
+emulators on C++ threads, :mod:`opt_suite.families.atari_threads`); the default is the sequential
+one (:func:`sequential_batch`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 import gymnasium
 import numpy as np
 
-__all__ = ["BatchStep", "EnvBatch", "RowStep", "SequentialBatch", "make_env_batch", "step_rows"]
+if TYPE_CHECKING:
+    from opt_suite.families.base import TaskFamily
+
+__all__ = [
+    "BatchStep",
+    "EnvBatch",
+    "RowStep",
+    "SequentialBatch",
+    "make_env_batch",
+    "sequential_batch",
+    "step_rows",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,19 +167,19 @@ class SequentialBatch:
             env.close()
 
 
-def make_env_batch(family: Any, task: Any, num_envs: int, max_steps: int) -> EnvBatch:
-    """``family.make_env_batch(task, num_envs, max_steps)`` if the family has one, else sequential.
+def make_env_batch(family: TaskFamily, task: Any, num_envs: int, max_steps: int) -> EnvBatch:
+    """``family.make_env_batch(task, num_envs, max_steps)``, its counts checked first.
 
-    The sequential batch holds ``num_envs`` of ``family.make_env(task)``, each in a ``TimeLimit`` of
-    ``max_steps``.
+    The default (:meth:`TaskFamily.make_env_batch`) is :func:`sequential_batch`.
     """
     if max_steps < 1 or num_envs < 1:
         raise ValueError(f"make_env_batch: expected num_envs, max_steps >= 1, got {num_envs}, "
                          f"{max_steps}")  # fmt: skip
-    own = getattr(family, "make_env_batch", None)
-    if callable(own):
-        batch: EnvBatch = own(task, num_envs, max_steps)
-        return batch
+    return family.make_env_batch(task, num_envs, max_steps)
+
+
+def sequential_batch(family: TaskFamily, task: Any, num_envs: int, max_steps: int) -> EnvBatch:
+    """``num_envs`` of ``family.make_env(task)``, each in a ``TimeLimit`` of ``max_steps``."""
     return SequentialBatch(
         [
             gymnasium.wrappers.TimeLimit(family.make_env(task), max_episode_steps=max_steps)

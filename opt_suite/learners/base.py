@@ -116,17 +116,31 @@ class LearnerRun:
 
 
 class Learner(abc.ABC):
-    """A test-time learner. Subclass, set the class attributes, implement :meth:`run`."""
+    """A test-time learner. Subclass, set the class attributes, implement :meth:`run`.
+
+    Attributes:
+      name: the spec name (``evaluation.learner``).
+      description: one line for ``opt-suite list`` (default "": the docstring's first line).
+      Params: frozen dataclass of its parameters (``evaluation.params``).
+      requires: what it needs from the family (see :mod:`opt_suite.families.capabilities`);
+        checked by ``opt-suite validate``.
+      frame_budgets: whether :meth:`run` honours ``frames=`` (a budget in emulator frames instead
+        of episodes); ``opt-suite validate`` rejects ``evaluation.frames`` for a learner without.
+      counts_usage: whether it implements :meth:`run_with_usage`; the runner then records every
+        evaluation's option usage and ``opt-suite option-usage`` can replay it.
+    """
 
     name: ClassVar[str]
-    description: ClassVar[str]
+    description: ClassVar[str] = ""
     Params: ClassVar[type]
-    #: What it needs from the family (see :mod:`opt_suite.families.capabilities`); checked by
-    #: ``opt-suite validate``.
     requires: ClassVar[frozenset[str]] = frozenset()
-    #: Whether :meth:`run` takes ``frames=`` (a budget in emulator frames instead of episodes);
-    #: ``opt-suite validate`` rejects ``evaluation.frames`` for a learner without it.
     frame_budgets: ClassVar[bool] = False
+    counts_usage: ClassVar[bool] = False
+
+    @classmethod
+    def requirements(cls, params: Any) -> frozenset[str]:
+        """What the learner needs from the family with these params (default: ``requires``)."""
+        return cls.requires
 
     @classmethod
     def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
@@ -148,11 +162,31 @@ class Learner(abc.ABC):
         options: OptionSet,
         episodes: int,
         max_steps: int,
+        frames: int | None = None,
     ) -> list[EpisodeLog]:
         """Learn on every run's task from scratch; one EpisodeLog per run, in order.
 
         Each run's randomness comes from its own seed only, so results do not depend on how runs
-        are batched. A learner with ``frame_budgets = True`` also takes a keyword ``frames``: when
-        given, each run stops once it has used that many emulator frames (``episodes`` is then
-        not the budget) and logs the episodes that ended within them.
+        are batched. ``frames`` is passed only to a learner with ``frame_budgets = True`` (and
+        only when the spec gives ``evaluation.frames``): each run then stops once it has used
+        that many emulator frames (``episodes`` is then not the budget) and logs the episodes
+        that ended within them. A learner without frame budgets may leave the keyword out.
         """
+
+    def run_with_usage(
+        self,
+        family: TaskFamily,
+        runs: Sequence[LearnerRun],
+        options: OptionSet,
+        episodes: int,
+        max_steps: int,
+    ) -> list[tuple[EpisodeLog, OptionUsage]]:
+        """:meth:`run`, also counting how each run used its options (``counts_usage = True``).
+
+        The EpisodeLogs must equal :meth:`run`'s bit for bit: the runner calls this instead of
+        :meth:`run` for every evaluation with an episode budget when ``counts_usage`` is set.
+
+        Raises:
+          NotImplementedError: the learner does not count usage (the default).
+        """
+        raise NotImplementedError(f"learner {self.name!r} does not count option usage")

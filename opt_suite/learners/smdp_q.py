@@ -60,6 +60,7 @@ class SMDPQLearning(Learner):
 
     name = "smdp_q_learning"
     requires = frozenset({EXACT_MODEL, DISCRETE_ACTIONS, INDEX_OBSERVATIONS})
+    counts_usage = True
     description = (
         "tabular SMDP Q-learning over primitives + options, epsilon-greedy (paper Sec. 4.1)"
     )
@@ -88,6 +89,7 @@ class SMDPQLearning(Learner):
         options: OptionSet,
         episodes: int,
         max_steps: int,
+        frames: int | None = None,
     ) -> list[EpisodeLog]:
         """Learn on every run's task from scratch, all runs advanced together.
 
@@ -96,8 +98,11 @@ class SMDPQLearning(Learner):
 
         Raises:
           ValueError: the family has no tabular model, its tasks differ in (S, A), the options do
-            not match its states and actions, or episodes / max_steps is below 1.
+            not match its states and actions, episodes / max_steps is below 1, or a frame budget
+            is given (this learner has none: ``frame_budgets`` is False).
         """
+        if frames is not None:
+            raise ValueError(f"{self.name}: runs a number of episodes; it has no frame budget")
         self._check_budget(episodes, max_steps)
         if not runs:
             return []

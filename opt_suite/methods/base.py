@@ -153,7 +153,7 @@ class Method(abc.ABC):
 
     Attributes:
       name: the spec name (``methods[].method``).
-      description: one line for ``opt-suite list``.
+      description: one line for ``opt-suite list`` (default "": the docstring's first line).
       Params: frozen dataclass of its parameters (``methods[].params``), see ``opt_suite.params``.
       uses_demonstrations: whether it learns from the demonstrations.
       uses_interaction: whether it learns by interacting with the train tasks (within the budget).
@@ -163,7 +163,7 @@ class Method(abc.ABC):
     """
 
     name: ClassVar[str]
-    description: ClassVar[str]
+    description: ClassVar[str] = ""
     Params: ClassVar[type]
     uses_demonstrations: ClassVar[bool] = False
     uses_interaction: ClassVar[bool] = False
@@ -185,6 +185,26 @@ class Method(abc.ABC):
         instead of the generic capability message; default: nothing.
         """
         return []
+
+    @classmethod
+    def option_count(cls, params: Any) -> int | None:
+        """The most options :meth:`discover` returns with these params, or None if unknown.
+
+        The work estimate (:mod:`opt_suite.runner.estimate`) sizes the learner's Q table and the
+        option set with it; None (the default) counts as 0.
+        """
+        return None
+
+    @classmethod
+    def memory_hint(cls, params: Any, num_states: int, num_actions: int) -> tuple[int, str] | None:
+        """(bytes, what) of the largest array :meth:`discover` builds on a tabular family, or None.
+
+        Only arrays beyond the option set itself (which the estimate counts from
+        :meth:`option_count`): eigenoptions' dense states x states Laplacian. The work estimate
+        refuses, before running anything, a spec whose largest array cannot fit in memory.
+        Default: None.
+        """
+        return None
 
     @abc.abstractmethod
     def discover(self, context: DiscoveryContext) -> Discovery:

@@ -22,6 +22,7 @@ from opt_suite.report.episodes import EpisodeTable, ReportDataError
 from opt_suite.report.fig1a import training_curves
 from opt_suite.report.interaction_curves import interaction_curves
 from opt_suite.spec.schema import ReportSpec
+from opt_suite.stages import Stage
 
 __all__ = ["PICTURE_DIRS", "find_pictures", "load_inputs"]
 
@@ -132,9 +133,9 @@ def _load_inputs(directory: Path, spec_hash: str | None) -> tuple[ReportInputs, 
         planned = store.methods()
         rows = store.episodes()
         cells = store.cells()
-        failed = [c for c in cells if c.kind == "evaluation" and c.status != "done"]
+        failed = [c for c in cells if c.kind == Stage.EVALUATION and c.status != "done"]
         # The cause first: an evaluation is missing when the discovery it needs failed.
-        failed = [c for c in cells if c.kind == "discovery" and c.status == "failed"] + failed
+        failed = [c for c in cells if c.kind == Stage.DISCOVERY and c.status == "failed"] + failed
         spec_yaml = store.spec_yaml()
         settings = report_settings(spec_yaml)
         frame_budget = evaluation_frames(spec_yaml)

@@ -19,11 +19,16 @@ import time
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from opt_suite.families.base import Task
+from opt_suite.families.base import Task, TaskFamily
+
+if TYPE_CHECKING:
+    from opt_suite.demonstrations.base import DemonstrationSource
+    from opt_suite.learners.base import Learner
+    from opt_suite.methods.base import Method
 
 __all__ = [
     "CellJob",
@@ -49,10 +54,10 @@ class CellJob:
 
     cell_id: str
     label: str
-    family_cls: type
+    family_cls: type[TaskFamily]
     family_params: Any
 
-    def family(self) -> Any:
+    def family(self) -> TaskFamily:
         """The family instance (built once per worker process)."""
         return _family(self.family_cls, self.family_params)
 
@@ -77,7 +82,7 @@ class DemonstrationsJob(CellJob):
     tasks: Sequence[Task]
     seed: np.random.SeedSequence
     demonstrations_spec: Any
-    source_cls: type
+    source_cls: type[DemonstrationSource]
     checkpoint_dir: str | None = None
 
     def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
@@ -110,7 +115,7 @@ class DiscoveryJob(CellJob):
 
     tasks: Sequence[Task]
     seed: np.random.SeedSequence
-    method_cls: type
+    method_cls: type[Method]
     method_params: Any
     demonstrations: Sequence[Any] = ()
     interaction_budget: int = 0
@@ -171,7 +176,7 @@ class EvaluationJob(CellJob):
 
     task: Task
     seed: np.random.SeedSequence
-    learner_cls: type
+    learner_cls: type[Learner]
     learner_params: Any
     options: bytes
     episodes: int
@@ -188,7 +193,7 @@ class EvaluationJob(CellJob):
         options = from_bytes(self.options)
         result: dict[str, Any] = {}
         if self.record_usage:
-            if not hasattr(learner, "run_with_usage") or self.frames is not None:
+            if not learner.counts_usage or self.frames is not None:
                 raise TypeError(
                     f"learner {learner.name!r} does not count option usage"
                     + ("" if self.frames is None else " within a frame budget")
@@ -198,7 +203,7 @@ class EvaluationJob(CellJob):
             )
             logs = [log for log, _ in pairs]
             result["usage"] = [usage for _, usage in pairs]
-        elif self.frames is None:
+        elif self.frames is None:  # not passed: a learner without frame budgets may omit it
             logs = learner.run(self.family(), runs, options, self.episodes, self.max_steps)
         else:
             logs = learner.run(
@@ -295,10 +300,10 @@ def warm_up() -> None:
     """A no-op job that makes the pool start a worker (importing this module) ahead of time."""
 
 
-_FAMILIES: dict[tuple[type, str], Any] = {}
+_FAMILIES: dict[tuple[type, str], TaskFamily] = {}
 
 
-def _family(cls: type, params: Any) -> Any:
+def _family(cls: type[TaskFamily], params: Any) -> TaskFamily:
     # Families may precompute models; build each one once per worker process.
     key = (cls, repr(params))
     if key not in _FAMILIES:

@@ -10,8 +10,10 @@ The largest arrays of the tabular protocol are, per cell:
   Q-learning runs all test tasks of a cell at once);
 * an option set: options x states x actions float64 (mu; beta is smaller);
 * the task model: states x actions x outcomes (int32 + 2 float64);
-* whatever a method declares through an optional ``memory_hint(params, states, actions)``
-  classmethod returning ``(bytes, what)`` (eigenoptions: the dense states x states Laplacian).
+* whatever a method declares through :meth:`Method.memory_hint` (``(bytes, what)`` or None;
+  eigenoptions: the dense states x states Laplacian).
+
+Options are counted by each method's :meth:`Method.option_count` (None: 0).
 
 The figures are upper bounds of the arrays named, not of the process: Python, TensorFlow and the
 store add a few hundred megabytes per worker.
@@ -22,7 +24,11 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from opt_suite.methods.base import Method
+    from opt_suite.spec import Spec
 
 __all__ = ["WorkEstimate", "WorkTooLarge", "available_memory", "estimate_work", "memory_problem"]
 
@@ -32,7 +38,6 @@ class WorkTooLarge(ValueError):
 
 
 FLOAT = 8
-OPTION_COUNT_PARAMS = ("count", "options", "max_options", "num_options")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,16 +65,10 @@ def _size(n: float) -> str:
     raise AssertionError
 
 
-def _options(params: Any) -> int:
-    """The most options a method entry's params ask for (0 when none is named)."""
-    found = [getattr(params, name, None) for name in OPTION_COUNT_PARAMS]
-    return max([int(v) for v in found if isinstance(v, int) and not isinstance(v, bool)] or [0])
-
-
 def estimate_work(
-    spec: Any,
+    spec: Spec,
     seeds: Sequence[int],
-    method_classes: Sequence[type],
+    method_classes: Sequence[type[Method]],
     num_states: int | None,
     num_actions: int | None,
     outcomes: int = 1,
@@ -87,8 +86,8 @@ def estimate_work(
     ev, tasks = spec.evaluation, spec.tasks
     methods = len(spec.methods)
     n_seeds = len(seeds)
-    uses_demos = any(getattr(c, "uses_demonstrations", False) for c in method_classes)
-    interacting = sum(1 for c in method_classes if getattr(c, "uses_interaction", False))
+    uses_demos = any(c.uses_demonstrations for c in method_classes)
+    interacting = sum(1 for c in method_classes if c.uses_interaction)
     # As runner.plan.build_plan: per seed, the demonstrations (when used), then per method entry
     # one discovery cell and one evaluation cell per test task.
     cells = n_seeds * (int(uses_demos) + methods * (1 + tasks.test))
@@ -101,7 +100,13 @@ def estimate_work(
     candidates = [(0, "none")]
     if num_states is not None and num_actions is not None:
         S, A = int(num_states), int(num_actions)
-        options = max((_options(m.params) for m in spec.methods), default=0)
+        options = max(
+            (
+                cls.option_count(entry.params) or 0
+                for cls, entry in zip(method_classes, spec.methods, strict=True)
+            ),
+            default=0,
+        )
         q_table = "the learner's Q table: test tasks x states x (actions + options)"
         model = "a task model: states x actions x outcomes"
         candidates += [
@@ -110,9 +115,9 @@ def estimate_work(
             (S * A * max(1, outcomes) * (4 + 2 * FLOAT), model),
         ]
         for cls, entry in zip(method_classes, spec.methods, strict=True):
-            hint = getattr(cls, "memory_hint", None)
+            hint = cls.memory_hint(entry.params, S, A)
             if hint is not None:
-                size, what = hint(entry.params, S, A)
+                size, what = hint
                 candidates.append((int(size), f"{entry.name}: {what}"))
     size, what = max(candidates, key=lambda c: c[0])
     return WorkEstimate(cells, int(steps), int(size), what)

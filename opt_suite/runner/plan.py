@@ -26,17 +26,26 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opt_suite.families.base import Task
 from opt_suite.runner.versions import provider
 from opt_suite.spec import content_hash, to_plain
+from opt_suite.stages import Stage
 
-__all__ = ["PROTOCOL", "KINDS", "Cell", "Plan", "build_plan"]
+if TYPE_CHECKING:
+    from opt_suite.demonstrations.base import DemonstrationSource
+    from opt_suite.families.base import TaskFamily
+    from opt_suite.learners.base import Learner
+    from opt_suite.methods.base import Method
+    from opt_suite.spec import Spec
+
+__all__ = ["PROTOCOL", "KINDS", "Cell", "Plan", "Stage", "build_plan"]
 
 # Bump when the meaning of a cell's inputs changes (e.g. seeding), so old cells are not reused.
 PROTOCOL = 2  # 2: one evaluation cell per test task
-KINDS = ("demonstrations", "discovery", "evaluation")
+#: The store's names of the stages, in order (``Stage`` values).
+KINDS = tuple(stage.value for stage in Stage)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -45,7 +54,7 @@ class Cell:
 
     Attributes:
       cell_id: content hash of ``inputs``.
-      kind: one of :data:`KINDS`.
+      stage: what the cell computes.
       seed: seed index.
       method: the method entry name (None for demonstrations).
       position: the entry's position in ``spec.methods`` (-1 for demonstrations).
@@ -55,13 +64,18 @@ class Cell:
     """
 
     cell_id: str
-    kind: str
+    stage: Stage
     seed: int
     method: str | None
     position: int
     deps: tuple[str, ...]
     inputs: dict[str, Any]
     task: int | None = None
+
+    @property
+    def kind(self) -> str:
+        """The stage's name, as the store's ``kind`` column holds it."""
+        return self.stage.value
 
     @property
     def label(self) -> str:
@@ -85,7 +99,7 @@ class Plan:
 
 
 def _make(
-    kind: str,
+    stage: Stage,
     seed: int,
     method: str | None,
     position: int,
@@ -93,19 +107,19 @@ def _make(
     inputs: dict[str, Any],
     task: int | None = None,
 ) -> Cell:
-    return Cell(content_hash(inputs), kind, seed, method, position, tuple(deps), inputs, task)
+    return Cell(content_hash(inputs), stage, seed, method, position, tuple(deps), inputs, task)
 
 
 def build_plan(
-    spec: Any,
+    spec: Spec,
     seeds: Sequence[int],
     train_tasks: Sequence[Task],
     test_tasks: Sequence[Task],
-    method_classes: Sequence[type],
+    method_classes: Sequence[type[Method]],
     *,
-    family_cls: type | None = None,
-    learner_cls: type | None = None,
-    source_cls: type | None = None,
+    family_cls: type[TaskFamily] | None = None,
+    learner_cls: type[Learner] | None = None,
+    source_cls: type[DemonstrationSource] | None = None,
 ) -> Plan:
     """The cells of ``spec`` for ``seeds``.
 
@@ -130,13 +144,7 @@ def build_plan(
     # with an episode budget stay what they were before frame budgets existed).
     budget = ("episodes",) if evaluation.get("frames") is None else ("frames",)
     learner = {k: evaluation[k] for k in ("learner", "params", *budget, "max_steps")}
-    uses = [
-        (
-            bool(getattr(c, "uses_demonstrations", False)),
-            bool(getattr(c, "uses_interaction", False)),
-        )
-        for c in method_classes
-    ]
+    uses = [(bool(c.uses_demonstrations), bool(c.uses_interaction)) for c in method_classes]
     cells: list[Cell] = []
     for seed in seeds:
         # The seed streams derive from (tasks.seed, seed index): both are part of every input.
@@ -147,7 +155,7 @@ def build_plan(
             "family": family,
         }
         demos = _make(
-            "demonstrations",
+            Stage.DEMONSTRATIONS,
             seed,
             None,
             -1,
@@ -155,7 +163,7 @@ def build_plan(
             {
                 **common,
                 "code": {"family": provider(family_cls), "source": provider(source_cls)},
-                "kind": "demonstrations",
+                "kind": Stage.DEMONSTRATIONS.value,
                 "train_tasks": train,
                 "demonstrations": to_plain(spec.demonstrations),
             },
@@ -165,7 +173,7 @@ def build_plan(
         for position, entry in enumerate(spec.methods):
             uses_demos, uses_budget = uses[position]
             discovery = _make(
-                "discovery",
+                Stage.DISCOVERY,
                 seed,
                 entry.name,
                 position,
@@ -176,7 +184,7 @@ def build_plan(
                         "family": provider(family_cls),
                         "method": provider(method_classes[position]),
                     },
-                    "kind": "discovery",
+                    "kind": Stage.DISCOVERY.value,
                     "train_tasks": train,
                     "method": to_plain(entry),
                     "demonstrations": demos.cell_id if uses_demos else None,
@@ -190,12 +198,12 @@ def build_plan(
                 inputs = {
                     **common,
                     "code": {"family": provider(family_cls), "learner": provider(learner_cls)},
-                    "kind": "evaluation",
+                    "kind": Stage.EVALUATION.value,
                     "test_task": task_params,
                     "test_task_index": t,
                     "learner": learner,
                     "discovery": discovery.cell_id,
                 }
                 deps = (discovery.cell_id,)
-                cells.append(_make("evaluation", seed, entry.name, position, deps, inputs, t))
+                cells.append(_make(Stage.EVALUATION, seed, entry.name, position, deps, inputs, t))
     return Plan(tuple(cells), tuple(train_tasks), tuple(test_tasks))

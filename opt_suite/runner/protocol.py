@@ -12,10 +12,10 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from opt_suite import registry
-from opt_suite.families.base import exact_model
+from opt_suite.families.base import Task, TaskFamily, exact_model
 from opt_suite.runner.backends import Backend, make_backend
 from opt_suite.runner.cells import (
     CellJob,
@@ -36,7 +36,8 @@ from opt_suite.runner.plan import Cell, Plan, build_plan
 from opt_suite.runner.progress import Progress
 from opt_suite.runner.scheduler import Summary, cell_record, execute_plan
 from opt_suite.runner.seeding import demonstrations_seed, discovery_seed, evaluation_seed
-from opt_suite.spec import canonical_yaml, spec_hash, to_plain
+from opt_suite.spec import Spec, canonical_yaml, spec_hash, to_plain
+from opt_suite.stages import Stage
 from opt_suite.store.files import (
     DEMOS_FILE,
     OPTIONS_FILE,
@@ -48,6 +49,11 @@ from opt_suite.store.files import (
 from opt_suite.store.provenance import collect_provenance
 from opt_suite.store.writer import CellRecord, StoreWriter
 
+if TYPE_CHECKING:
+    from opt_suite.demonstrations.base import DemonstrationSource
+    from opt_suite.learners.base import Learner
+    from opt_suite.methods.base import Method
+
 __all__ = ["Components", "RunResult", "evaluation_job", "resolve_components", "run_protocol"]
 
 
@@ -55,10 +61,10 @@ __all__ = ["Components", "RunResult", "evaluation_job", "resolve_components", "r
 class Components:
     """The registered classes a spec names."""
 
-    family: type
-    methods: tuple[type, ...]
-    learner: type
-    demonstrations: type
+    family: type[TaskFamily]
+    methods: tuple[type[Method], ...]
+    learner: type[Learner]
+    demonstrations: type[DemonstrationSource]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,7 +78,7 @@ class RunResult:
     reuse_note: str
 
 
-def resolve_components(spec: Any) -> Components:
+def resolve_components(spec: Spec) -> Components:
     """The family, method and learner classes of ``spec``.
 
     Raises:
@@ -87,7 +93,7 @@ def resolve_components(spec: Any) -> Components:
 
 
 def evaluation_job(
-    spec: Any, components: Components, plan: Plan, cell: Cell, options: bytes, **overrides: Any
+    spec: Spec, components: Components, plan: Plan, cell: Cell, options: bytes, **overrides: Any
 ) -> EvaluationJob:
     """The job of evaluation ``cell`` of ``plan``, given its method's option-set file (bytes).
 
@@ -95,7 +101,7 @@ def evaluation_job(
     option-usage``) runs exactly what the runner ran; ``overrides`` sets further fields
     (``record_usage``).
     """
-    assert cell.kind == "evaluation" and cell.task is not None, cell.label
+    assert cell.stage is Stage.EVALUATION and cell.task is not None, cell.label
     task = plan.test_tasks[cell.task]
     return EvaluationJob(
         cell_id=cell.cell_id,
@@ -117,92 +123,112 @@ def evaluation_job(
 class _Inputs:
     """Builds cell jobs, keeping the outputs of recent cells in memory to avoid re-reading them."""
 
-    def __init__(self, spec: Any, plan: Plan, components: Components, directory: Path) -> None:
+    def __init__(self, spec: Spec, plan: Plan, components: Components, directory: Path) -> None:
         self.spec, self.plan, self.components, self.directory = spec, plan, components, directory
         self.cells = plan.by_id()
         self._cache: dict[str, Any] = {}
 
     def remember(self, cell: Cell, outcome: CellOutcome) -> None:
-        if cell.kind == "demonstrations":
-            self._cache[cell.cell_id] = list(outcome.demonstrations or ())
-        elif cell.kind == "discovery":
-            self._cache[cell.cell_id] = outcome.options  # the option-set file's bytes
+        match cell.stage:
+            case Stage.DEMONSTRATIONS:
+                self._cache[cell.cell_id] = list(outcome.demonstrations or ())
+            case Stage.DISCOVERY:
+                self._cache[cell.cell_id] = outcome.options  # the option-set file's bytes
+            case Stage.EVALUATION:
+                pass  # no cell reads an evaluation's output
         while len(self._cache) > 64:  # bounded: an option set of a big grid is megabytes
             self._cache.pop(next(iter(self._cache)))
 
     def _output(self, cell_id: str) -> Any:
         if cell_id not in self._cache:
             folder = cell_dir(self.directory, cell_id)
-            kind = self.cells[cell_id].kind
+            stage = self.cells[cell_id].stage
             self._cache[cell_id] = (
                 load_demonstrations(folder)
-                if kind == "demonstrations"
+                if stage is Stage.DEMONSTRATIONS
                 else (folder / OPTIONS_FILE).read_bytes()
             )
         return self._cache[cell_id]
 
     def job(self, cell: Cell) -> CellJob:
-        spec, comp = self.spec, self.components
-        task_seed = spec.tasks.seed
-        common = {
+        match cell.stage:
+            case Stage.DEMONSTRATIONS:
+                return self._demonstrations_job(cell)
+            case Stage.DISCOVERY:
+                return self._discovery_job(cell)
+            case Stage.EVALUATION:
+                return self._evaluation_job(cell)
+
+    def _common(self, cell: Cell) -> dict[str, Any]:
+        return {
             "cell_id": cell.cell_id,
             "label": cell.label,
-            "family_cls": comp.family,
-            "family_params": spec.family.params,
+            "family_cls": self.components.family,
+            "family_params": self.spec.family.params,
         }
-        if cell.kind == "demonstrations":
-            return DemonstrationsJob(
-                **common,
-                tasks=self.plan.train_tasks,
-                seed=demonstrations_seed(task_seed, cell.seed),
-                demonstrations_spec=spec.demonstrations,
-                source_cls=comp.demonstrations,
-                checkpoint_dir=str(self.directory / "experts"),
-            )
-        method = comp.methods[cell.position]
-        if cell.kind == "discovery":
-            uses_budget = bool(getattr(method, "uses_interaction", False))
-            return DiscoveryJob(
-                **common,
-                tasks=self.plan.train_tasks,
-                seed=discovery_seed(task_seed, cell.seed, cell.method or ""),
-                method_cls=method,
-                method_params=spec.methods[cell.position].params,
-                demonstrations=self._output(cell.deps[0]) if cell.deps else (),
-                interaction_budget=spec.evaluation.interaction_budget if uses_budget else 0,
-            )
+
+    def _demonstrations_job(self, cell: Cell) -> DemonstrationsJob:
+        return DemonstrationsJob(
+            **self._common(cell),
+            tasks=self.plan.train_tasks,
+            seed=demonstrations_seed(self.spec.tasks.seed, cell.seed),
+            demonstrations_spec=self.spec.demonstrations,
+            source_cls=self.components.demonstrations,
+            checkpoint_dir=str(self.directory / "experts"),
+        )
+
+    def _discovery_job(self, cell: Cell) -> DiscoveryJob:
+        spec = self.spec
+        method = self.components.methods[cell.position]
+        return DiscoveryJob(
+            **self._common(cell),
+            tasks=self.plan.train_tasks,
+            seed=discovery_seed(spec.tasks.seed, cell.seed, cell.method or ""),
+            method_cls=method,
+            method_params=spec.methods[cell.position].params,
+            demonstrations=self._output(cell.deps[0]) if cell.deps else (),
+            interaction_budget=(
+                spec.evaluation.interaction_budget if method.uses_interaction else 0
+            ),
+        )
+
+    def _evaluation_job(self, cell: Cell) -> EvaluationJob:
         # Learners that can count their option choices do (same numbers, see run_with_usage).
-        counts = hasattr(comp.learner, "run_with_usage") and spec.evaluation.frames is None
+        counts = self.components.learner.counts_usage and self.spec.evaluation.frames is None
         options = self._output(cell.deps[0])
-        return evaluation_job(spec, comp, self.plan, cell, options, record_usage=counts)
+        return evaluation_job(
+            self.spec, self.components, self.plan, cell, options, record_usage=counts
+        )
 
     def record(self, cell: Cell, outcome: CellOutcome) -> CellRecord:
         self.remember(cell, outcome)
         files: dict[str, Any] = {}
-        if cell.kind == "demonstrations":
-            from opt_suite.demonstrations import save_demonstrations
+        match cell.stage:
+            case Stage.DEMONSTRATIONS:
+                from opt_suite.demonstrations import save_demonstrations
 
-            demos = list(outcome.demonstrations or ())
-            files[DEMOS_FILE] = lambda path: save_demonstrations(path, demos)
-        if cell.kind == "discovery":
-            data = outcome.options or b""
-            files[OPTIONS_FILE] = lambda path: path.write_bytes(data)
-        if cell.kind == "evaluation" and outcome.usage:
-            usage = outcome.usage[0]
-            files[USAGE_FILE] = lambda path: usage.save(path)
+                demos = list(outcome.demonstrations or ())
+                files[DEMOS_FILE] = lambda path: save_demonstrations(path, demos)
+            case Stage.DISCOVERY:
+                data = outcome.options or b""
+                files[OPTIONS_FILE] = lambda path: path.write_bytes(data)
+            case Stage.EVALUATION:
+                if outcome.usage:
+                    usage = outcome.usage[0]
+                    files[USAGE_FILE] = lambda path: usage.save(path)
         return cell_record(
             cell,
             outcome,
             info=dict(outcome.info),
             files=files,
-            num_options=outcome.num_options if cell.kind == "discovery" else None,
+            num_options=outcome.num_options if cell.stage is Stage.DISCOVERY else None,
             episodes=outcome.episodes,
             curves=dict(outcome.curves),
         )
 
 
 def run_protocol(
-    spec: Any,
+    spec: Spec,
     directory: str | Path,
     *,
     seeds: Sequence[int] | None = None,
@@ -243,7 +269,7 @@ def run_protocol(
     try:
         family, train, _, plan = plan_spec(spec, seeds, components)
         _check_memory(spec, seeds, components, family, train, runner.workers)
-        if any(c.kind == "demonstrations" for c in plan.cells):
+        if any(c.stage is Stage.DEMONSTRATIONS for c in plan.cells):
             import opt_suite.demonstrations  # noqa: F401  (needed to store them; load it now)
         writer = StoreWriter(directory)
         try:
@@ -258,8 +284,8 @@ def run_protocol(
 
 
 def plan_spec(
-    spec: Any, seeds: Sequence[int], components: Components
-) -> tuple[Any, Sequence[Any], Sequence[Any], Plan]:
+    spec: Spec, seeds: Sequence[int], components: Components
+) -> tuple[TaskFamily, Sequence[Task], Sequence[Task], Plan]:
     """The family, its train and test tasks, and the cells ``opt-suite run`` plans for ``seeds``.
 
     Every reader that must name the same cells as the run (the run itself, ``option-usage``'s
@@ -282,7 +308,11 @@ def plan_spec(
 
 
 def work_estimate(
-    spec: Any, seeds: Sequence[int], components: Components, family: Any, train: Sequence[Any]
+    spec: Spec,
+    seeds: Sequence[int],
+    components: Components,
+    family: TaskFamily,
+    train: Sequence[Task],
 ) -> WorkEstimate:
     """The estimate of :mod:`.estimate` for a spec whose family and train tasks are built."""
     model = exact_model(family, train[0]) if train else None
@@ -291,11 +321,11 @@ def work_estimate(
 
 
 def _check_memory(
-    spec: Any,
+    spec: Spec,
     seeds: Sequence[int],
     components: Components,
-    family: Any,
-    train: Sequence[Any],
+    family: TaskFamily,
+    train: Sequence[Task],
     workers: int,
 ) -> None:
     """Refuse, before anything is computed or recorded, a spec that cannot fit in memory."""
@@ -307,7 +337,7 @@ def _check_memory(
 
 
 def _run(
-    spec: Any,
+    spec: Spec,
     plan: Plan,
     components: Components,
     writer: StoreWriter,
@@ -382,8 +412,8 @@ def _reuse_note(writer: StoreWriter, new_hash: str, commit: str | None, plan: Pl
     if row[0] == new_hash:
         return f"resuming: {len(done)} of {len(plan.cells)} cells already done" + code
     kinds = {
-        k: sum(1 for c in plan.cells if c.kind == k and c.cell_id in done)
-        for k in ("demonstrations", "discovery", "evaluation")
+        stage.value: sum(1 for c in plan.cells if c.stage is stage and c.cell_id in done)
+        for stage in Stage
     }
     detail = ", ".join(f"{n} {k}" for k, n in kinds.items() if n)
     return (

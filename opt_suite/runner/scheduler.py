@@ -18,8 +18,9 @@ from typing import Any
 from opt_suite.runner.backends import Backend
 from opt_suite.runner.cells import CellJob, CellOutcome
 from opt_suite.runner.claims import Claims
-from opt_suite.runner.plan import KINDS, Cell, Plan
+from opt_suite.runner.plan import Cell, Plan
 from opt_suite.runner.progress import Progress
+from opt_suite.stages import Stage
 from opt_suite.store.writer import CellRecord, StoreWriter
 
 __all__ = ["Summary", "execute_plan", "cell_record"]
@@ -54,8 +55,8 @@ class Summary:
 
 
 def _phase(inflight: dict[str, Cell], workers: int, waiting: int) -> tuple[str, str]:
-    """(phase, detail) for the progress line: the kinds of cells in flight now."""
-    kinds = [k for k in KINDS if any(c.kind == k for c in inflight.values())]
+    """(phase, detail) for the progress line: the stages of the cells in flight now."""
+    kinds = [s.value for s in Stage if any(c.stage is s for c in inflight.values())]
     running = min(len(inflight), max(workers, 1))
     detail = f"{running} running" if inflight else ""
     if len(inflight) > running:
@@ -94,7 +95,7 @@ def execute_plan(
     # Demonstrations, then discoveries, then evaluations: long chains start first.
     pending = sorted(
         (c for c in plan.cells if c.cell_id not in done),
-        key=lambda c: (KINDS.index(c.kind), c.seed, c.position),
+        key=lambda c: (c.stage.order, c.seed, c.position),
     )
     bad: set[str] = set()  # failed or skipped: their dependents cannot run
     inflight: dict[str, Cell] = {}
@@ -197,7 +198,7 @@ def cell_record(cell: Cell, outcome: CellOutcome | None, **results: Any) -> Cell
     now = time.time()
     return CellRecord(
         cell_id=cell.cell_id,
-        kind=cell.kind,
+        kind=cell.stage.value,
         method=cell.method,
         seed=cell.seed,
         inputs=cell.inputs,

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from opt_suite import registry
+from opt_suite.demonstrations.base import DemonstrationSource
 from opt_suite.families.base import TaskFamily
 from opt_suite.families.capabilities import unmet
+from opt_suite.learners.base import Learner
+from opt_suite.methods.base import Method
 from opt_suite.spec.convert import INVALID, Converter
 from opt_suite.spec.errors import KeyPath, Problems
 from opt_suite.spec.resolve import SpecTypes
@@ -22,6 +26,9 @@ __all__ = ["NAME_PATTERN", "check_spec"]
 
 # Spec and method entry names end up in result paths and leaderboard rows.
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+#: What the capability rules ask of a method, the learner and the demonstration source alike.
+_Component = type[Method] | type[Learner] | type[DemonstrationSource]
 
 
 def check_spec(conv: Converter, types: SpecTypes, problems: Problems) -> None:
@@ -32,6 +39,8 @@ def check_spec(conv: Converter, types: SpecTypes, problems: Problems) -> None:
 class _Rules:
     def __init__(self, conv: Converter, types: SpecTypes, problems: Problems) -> None:
         self.conv, self.types, self.problems = conv, types, problems
+        self._built: TaskFamily | None = None
+        self._tried = False
 
     def get(self, *path: str | int) -> Any:
         return self.conv.values.get(tuple(path), INVALID)
@@ -86,16 +95,16 @@ class _Rules:
         if family is None:
             return
         vary, listed = self.get("tasks", "vary"), self.get("tasks", "list")
-        self._family_hook(family, "check_variation", vary, ("tasks", "vary"))
+        self._family_hook("check_variation", family.check_variation, vary, ("tasks", "vary"))
         for i, task in enumerate(() if listed is INVALID else listed):
-            self._family_hook(family, "check_task", task, ("tasks", "list", i))
+            self._family_hook("check_task", family.check_task, task, ("tasks", "list", i))
 
-    def _family(self) -> Any:
-        if not hasattr(self, "_built"):
-            self._built = self._build_family()
+    def _family(self) -> TaskFamily | None:
+        if not self._tried:
+            self._built, self._tried = self._build_family(), True
         return self._built
 
-    def _build_family(self) -> Any:
+    def _build_family(self) -> TaskFamily | None:
         family_cls, params = self.types.classes.get(("family",)), self.get("family", "params")
         if family_cls is None or params is INVALID:
             return None
@@ -108,7 +117,7 @@ class _Rules:
     def capabilities(self) -> None:
         """Each method and the learner against what the family offers (exact model, spaces)."""
         family = self._family()
-        if not isinstance(family, TaskFamily):  # unknown family, or a duck-typed test double
+        if family is None:  # unknown family, or params already reported
             return
         try:
             with warnings.catch_warnings():
@@ -121,16 +130,16 @@ class _Rules:
                 self.report(("family", "name"), f"the family's spaces cannot be built: {exc!r}")
             return
         # (the key naming the component, the key of its params, its class, its params)
-        components: list[tuple[KeyPath, KeyPath, Any, Any]] = [
+        components: list[tuple[KeyPath, KeyPath, _Component | None, Any]] = [
             (
                 ("methods", i, "method"),
                 ("methods", i, "params"),
-                self.types.classes.get(("methods", i)),
+                self._class(("methods", i), Method),
                 self.get("methods", i, "params"),
             )
             for i in range(_length(self.conv, ("methods",)))
         ]
-        learner = self.types.classes.get(("evaluation",))
+        learner: type[Learner] | None = self._class(("evaluation",), Learner)
         components.append(
             (
                 ("evaluation", "learner"),
@@ -139,9 +148,13 @@ class _Rules:
                 self.get("evaluation", "params"),
             )
         )
-        methods = [cls for _, _, cls, _ in components[:-1] if cls is not None]
-        if any(getattr(cls, "uses_demonstrations", False) for cls in methods):
-            source = self.types.classes.get(("demonstrations",))
+        methods: list[type[Method] | None] = [
+            self._class(("methods", i), Method) for i in range(len(components) - 1)
+        ]
+        if any(cls is not None and cls.uses_demonstrations for cls in methods):
+            source: type[DemonstrationSource] | None = self._class(
+                ("demonstrations",), DemonstrationSource
+            )
             params = self.get("demonstrations", "params")
             components.append(
                 (("demonstrations", "source"), ("demonstrations", "params"), source, params)
@@ -151,17 +164,18 @@ class _Rules:
                 continue
             if self._params_fit_family(cls, params, params_path, family):
                 continue  # the params already say what does not fit, at their own keys
-            requirements = getattr(cls, "requirements", None)
-            if callable(requirements) and params is not INVALID:
-                needs = requirements(params)
-            else:
-                needs = getattr(cls, "requires", ())
-            problem = unmet(getattr(cls, "name", cls.__name__), needs, family)
+            needs = cls.requires if params is INVALID else cls.requirements(params)
+            problem = unmet(cls.name, needs, family)
             if problem:
                 self.report(path, problem)
 
+    def _class(self, section: KeyPath, base: type) -> Any:
+        """The class loaded for ``section`` if it subclasses ``base`` (the registry sees to it)."""
+        cls = self.types.classes.get(section)
+        return cls if isinstance(cls, type) and issubclass(cls, base) else None
+
     def _params_fit_family(
-        self, cls: Any, params: Any, params_path: KeyPath, family: TaskFamily
+        self, cls: _Component, params: Any, params_path: KeyPath, family: TaskFamily
     ) -> bool:
         """Report what a component's ``check_family(params, family)`` finds; True if anything.
 
@@ -170,21 +184,25 @@ class _Rules:
         network whose convolutions do not fit the frames) is reported where it is written, not
         at run time.
         """
-        check = getattr(cls, "check_family", None)
-        if params is INVALID or not callable(check):
+        if params is INVALID:
             return False
         try:
-            found = [(str(key), str(message)) for key, message in check(params, family)]
+            found = [(str(key), str(message)) for key, message in cls.check_family(params, family)]
         except Exception as exc:  # a plugin's check must not turn into a traceback
-            self.report(params_path, f"{getattr(cls, 'name', cls)}'s check_family failed: {exc!r}")
+            self.report(params_path, f"{cls.name}'s check_family failed: {exc!r}")
             return True
         for key, message in found:
             self.report(params_path + tuple(k for k in key.split(".") if k), message)
         return bool(found)
 
-    def _family_hook(self, family: Any, hook: str, value: Any, path: KeyPath) -> None:
-        check = getattr(family, hook, None)
-        if value is INVALID or not callable(check):
+    def _family_hook(
+        self,
+        hook: str,
+        check: Callable[[Any], Iterable[tuple[str, str]]],
+        value: Any,
+        path: KeyPath,
+    ) -> None:
+        if value is INVALID:
             return
         try:
             found = [(str(field), str(message)) for field, message in check(value)]
@@ -244,12 +262,12 @@ class _Rules:
                 f"one of evaluation.episodes and evaluation.frames, got episodes = "
                 f"{self.get('evaluation', 'episodes')} and frames = {frames})",
             )
-        learner = self.types.classes.get(("evaluation",))
-        if learner is not None and not getattr(learner, "frame_budgets", False):
-            name = getattr(learner, "name", learner.__name__)
+        learner: type[Learner] | None = self._class(("evaluation",), Learner)
+        if learner is not None and not learner.frame_budgets:
             self.report(
                 ("evaluation", "frames"),
-                f"learner {name} runs a number of episodes and cannot stop at a frame budget "
+                f"learner {learner.name} runs a number of episodes and cannot stop at a frame "
+                "budget "
                 "(expected evaluation.episodes, or a learner with frame budgets such as "
                 "tf_agents)",
             )

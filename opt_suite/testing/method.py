@@ -188,6 +188,15 @@ class MethodContract:
         np.testing.assert_allclose(mu.sum(axis=-1), 1.0, atol=1e-5)
         assert np.all((beta >= 0.0) & (beta <= 1.0))
 
+    def test_contract_declares_at_least_the_options_it_returns(self, discovery: Discovery) -> None:
+        # The work estimate sizes arrays from option_count: an undercount could let a spec that
+        # does not fit in memory start (None: unknown, allowed).
+        declared = self.method_class.option_count(self.params)
+        assert declared is None or len(discovery.options) <= declared, (
+            f"{self.method_class.__name__}.option_count says {declared}, discover returned "
+            f"{len(discovery.options)} options"
+        )
+
     def test_contract_option_set_file_round_trip(
         self, discovery: Discovery, contract_setting: Setting, tmp_path
     ) -> None:

@@ -43,6 +43,11 @@ class OfflineOptions(Method):
     )
 
     @classmethod
+    def option_count(cls, params: Any) -> int:
+        """At most ``max_options`` options."""
+        return int(params.max_options)
+
+    @classmethod
     def requirements(cls, params: Any) -> frozenset[str]:
         """Image observations for ``features: frames`` (conv options), else the exact model."""
         if getattr(params, "features", None) == "frames":
