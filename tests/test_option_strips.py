@@ -199,3 +199,28 @@ def test_show_options_starts_each_option_inside_a_demonstration(
     unseeded = [dataclasses.replace(d, reset_seed=None) for d in demos]
     show_options._draw_strips(tmp_path, spec, options, unseeded, argparse.Namespace(), "x", 0)
     assert all("(no replayable demonstration)" in t for t in titles)
+
+
+@pytest.mark.parametrize("screens", [1, 2, 7, 9])
+def test_a_long_title_is_wrapped_inside_the_figure(screens):
+    import matplotlib.pyplot as plt
+
+    from opt_suite.plots.option_strips import OptionRun, strip_figure
+
+    frames = [np.zeros((8, 8), np.uint8)] * screens
+    run = OptionRun(frames, [0] * (screens - 1), [0.1] * screens, "termination")
+    # As show-options writes them: a method, an option, where it started, how it ended.
+    title = (
+        "offline-options: option-3 from demonstration 2 of breakout/train/1, step 417 "
+        "until it ended by termination"
+    )
+    fig = strip_figure(run, ["NOOP"], title)
+    try:
+        fig.canvas.draw()
+        text = next(t for t in fig.texts if t.get_text() == fig.get_suptitle())
+        box = text.get_window_extent(fig.canvas.get_renderer())
+        width, height = fig.canvas.get_width_height()
+        assert 0 <= box.x0 and box.x1 <= width and 0 <= box.y0 and box.y1 <= height
+        assert fig.get_suptitle().replace("\n", " ") == title  # every word, none cut
+    finally:
+        plt.close(fig)

@@ -1,8 +1,10 @@
 """``opt-suite list [--json] [--params]``: registered components and bundled specs.
 
-Everything registered is shown, including third-party plugins; an entry point that fails to load is
-listed with its error instead of stopping the command. ``--params`` adds every spec key each one
-accepts (type, range, default, doc) as a YAML template to copy. Nothing here imports TensorFlow.
+Everything registered is shown, including third-party plugins; an entry point that fails to load, or
+whose class cannot be instantiated (abstract members left, not a subclass of its contract), is
+listed with its entry point and the reason instead of stopping the command. ``--params`` adds every
+spec key each one accepts (type, range, default, doc) as a YAML template to copy. Nothing here
+imports TensorFlow.
 """
 
 from __future__ import annotations
@@ -74,15 +76,18 @@ def describe_entry(group: str, name: str, with_params: bool = False) -> dict[str
     """What ``list`` shows about one registered name (``error`` is None when it loads)."""
     entry: dict[str, Any] = {"name": name}
     try:
+        # The registry refuses a class that breaks its contract (import error, not a subclass of
+        # the group's base class, abstract members left), so the attributes below exist.
         cls = registry.load(group, name)
-    except Exception as exc:  # RegistryError, or anything a broken plugin throws
-        return {**entry, "description": "", "error": str(exc)}
-    entry["description"] = _first_line(getattr(cls, "description", "") or cls.__doc__)
-    if group == registry.FAMILIES:
-        entry["env_id"] = getattr(cls, "env_id", "")
-    if group == registry.METHODS:
-        entry["uses_demonstrations"] = bool(getattr(cls, "uses_demonstrations", False))
-        entry["uses_interaction"] = bool(getattr(cls, "uses_interaction", False))
+        entry["description"] = _first_line(cls.description or cls.__doc__)
+        if group == registry.FAMILIES:
+            entry["env_id"] = cls.env_id
+        if group == registry.METHODS:
+            entry["uses_demonstrations"] = bool(cls.uses_demonstrations)
+            entry["uses_interaction"] = bool(cls.uses_interaction)
+    except Exception as exc:  # RegistryError, or a class attribute the plugin left out
+        message = str(exc) if isinstance(exc, registry.RegistryError) else f"{exc!r}"
+        return {"name": name, "description": "", "error": message}
     if with_params:
         entry["params"] = _params(cls, _SECTIONS[group])
     return {**entry, "error": None}

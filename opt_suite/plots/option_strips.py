@@ -34,6 +34,8 @@ __all__ = [
     "replay_demonstration",
     "run_option",
     "save_option_strip",
+    "strip_figure",
+    "wrap_title",
 ]
 
 
@@ -164,10 +166,43 @@ def run_option(
     return OptionRun(screens, actions, betas, "cap")
 
 
+#: The strip title's font size (points), and the width of one of its characters in points (a
+#: generous average for DejaVu Sans), used to wrap the title to the figure's width.
+TITLE_POINTS = 9.0
+_CHAR_POINTS = 0.62 * TITLE_POINTS
+
+
+def wrap_title(title: str, width_inches: float) -> str:
+    """``title`` broken into lines that fit a figure ``width_inches`` wide at TITLE_POINTS."""
+    import textwrap
+
+    chars = max(12, int(width_inches * 72 / _CHAR_POINTS))
+    return "\n".join(textwrap.wrap(title, chars, break_long_words=True)) or title
+
+
 def save_option_strip(
     path: Path, run: OptionRun, action_names: list[str] | None, title: str, columns: int = 7
 ) -> Path:
     """Draw ``run``'s screens in rows of ``columns`` into ``path`` (PNG, matplotlib Agg)."""
+    import matplotlib.pyplot as plt
+
+    fig = strip_figure(run, action_names, title, columns)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, format="png")
+    finally:
+        plt.close(fig)
+    return path
+
+
+def strip_figure(
+    run: OptionRun, action_names: list[str] | None, title: str, columns: int = 7
+) -> Any:
+    """The strip as a matplotlib figure; the title is wrapped so that none of it is cut off.
+
+    A short run (an option that ended after one step) is a narrow figure: its title, one line on a
+    wide strip, takes several lines here, and the figure grows to hold them.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -176,8 +211,15 @@ def save_option_strip(
     count = len(run.screens)
     rows = -(-count // columns)
     width = min(count, columns)
+    fig_width = max(1.6 * width, 2.4)
+    wrapped = wrap_title(title, fig_width)
+    title_lines = wrapped.count("\n") + 1
     fig, axes = plt.subplots(
-        rows, width, figsize=(1.6 * width, 2.2 * rows + 0.5), dpi=100, squeeze=False
+        rows,
+        width,
+        figsize=(fig_width, 2.2 * rows + 0.3 + 0.2 * title_lines),
+        dpi=100,
+        squeeze=False,
     )
     try:
         for ax in axes.flat:
@@ -193,10 +235,9 @@ def save_option_strip(
             else:
                 caption += f"\nend: {run.ended_by}"
             ax.set_title(caption, fontsize=7)
-        fig.suptitle(title, fontsize=9)
+        fig.suptitle(wrapped, fontsize=TITLE_POINTS)
         fig.tight_layout()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, format="png")
-    finally:
+    except BaseException:
         plt.close(fig)
-    return path
+        raise
+    return fig

@@ -73,14 +73,27 @@ def _fitting_learner(family: TaskFamily) -> str:
     from opt_suite import registry
     from opt_suite.families.capabilities import unmet
 
+    reasons = []
     for name in registry.names(registry.LEARNERS):
-        learner = registry.load(registry.LEARNERS, name)
-        if unmet(name, getattr(learner, "requires", ()), family) is not None:
+        try:
+            learner = registry.load(registry.LEARNERS, name)
+        except registry.RegistryError as exc:
+            reasons.append(f"{name}: {exc}")
             continue
-        check = getattr(learner, "check_family", None)  # with its default params
-        if check is None or not check(learner.Params(), family):
+        params = learner.Params()  # its defaults
+        problem = unmet(name, learner.requirements(params), family)
+        if problem is not None:
+            reasons.append(problem)
+            continue
+        found = learner.check_family(params, family)
+        if not found:
             return name
-    raise AssertionError(f"no registered learner fits family {family.name!r}")
+        reasons.append(
+            f"{name}: " + "; ".join(f"params.{key}: {message}" for key, message in found)
+        )
+    raise AssertionError(
+        f"no registered learner fits family {family.name!r}: " + " | ".join(reasons or ["none"])
+    )
 
 
 def spec_round_trip(family: TaskFamily, variation: Any, listed: list[Any]) -> tuple[Spec, str]:
