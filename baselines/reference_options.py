@@ -13,7 +13,7 @@ train task and checks that every train task has the same ones.
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, REFERENCE_OPTIONS
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method
@@ -36,6 +36,11 @@ class ReferenceOptions(Method):
     )
     Params: ClassVar[type] = ReferenceOptionsParams
     requires: ClassVar[frozenset[str]] = frozenset({DISCRETE_ACTIONS, REFERENCE_OPTIONS})
+
+    @classmethod
+    def option_count(cls, params: Any) -> int | None:
+        """Unknown from the params: the family decides (four rooms: 8 hallway options)."""
+        return None
 
     def discover(self, context: DiscoveryContext) -> Discovery:
         """``family.reference_options`` of the train tasks (one set: they ignore the goal).

@@ -204,6 +204,7 @@ def test_builtin_methods_declare_their_option_count():
     from baselines.option_critic import OptionCritic
     from baselines.primitives import Primitives
     from baselines.random_options import RandomOptions
+    from baselines.reference_options import ReferenceOptions
     from opt_suite.methods.offline_options import OfflineOptions
 
     counts = {
@@ -216,6 +217,7 @@ def test_builtin_methods_declare_their_option_count():
     for cls, expected in counts.items():
         assert cls.option_count(cls.Params()) == expected, cls.name
     assert RandomOptions.option_count(dataclasses.replace(RandomOptions.Params(), count=9)) == 9
+    assert ReferenceOptions.option_count(ReferenceOptions.Params()) is None  # the family decides
 
 
 def test_the_work_estimate_asks_each_method_for_its_options():
