@@ -142,6 +142,25 @@ class LearnerContract:
             np.testing.assert_array_equal(a.returns, c.returns)
             np.testing.assert_array_equal(a.steps, b.steps)
 
+    def test_contract_counted_usage_gives_the_same_episodes(
+        self, logs: list[EpisodeLog], contract_setting: LearnerSetting
+    ) -> None:
+        # counts_usage: the runner calls run_with_usage instead of run, so it must not change a
+        # number; without it, run_with_usage is the base class's refusal.
+        learner = self.learner_class(self.params)
+        runs = self._runs(contract_setting, [0, 1])
+        args = (contract_setting.family, runs, contract_setting.options, self.episodes)
+        if not self.learner_class.counts_usage:
+            with pytest.raises(NotImplementedError):
+                learner.run_with_usage(*args, self.max_steps)
+            return
+        pairs = learner.run_with_usage(*args, self.max_steps)
+        assert len(pairs) == len(logs)
+        for (log, usage), expected in zip(pairs, logs, strict=True):
+            np.testing.assert_array_equal(log.returns, expected.returns)
+            np.testing.assert_array_equal(log.steps, expected.steps)
+            assert np.asarray(usage.steps).sum(axis=1).tolist() == np.asarray(log.steps).tolist()
+
     def test_contract_primitives_only_and_empty_batch(
         self, contract_setting: LearnerSetting
     ) -> None:
