@@ -60,6 +60,7 @@ from opt_suite.learners.smdp_tables import (
     draw_block,
 )
 from opt_suite.options import OptionSet
+from opt_suite.options.termination import terminates
 
 __all__ = ["IntraOptionQLearning", "intra_option_update"]
 
@@ -149,6 +150,10 @@ def _choose(
     return -1  # unreachable: primitives are always available
 
 
+# The shared termination rule (appendix E), compiled for the loop below.
+_terminates = numba.njit(cache=True, nogil=True)(terminates)
+
+
 @numba.njit(cache=True, nogil=True)
 def _advance(  # noqa: C901 - one loop, kept flat for speed
     blocks, runs, run_task, state, option, option_steps, ep_return, ep_steps, episode,
@@ -185,7 +190,7 @@ def _advance(  # noqa: C901 - one loop, kept flat for speed
                 alpha, gamma,
             )  # fmt: skip
             cut = t_ep >= max_steps
-            if done or cut or u[U_TERMINATE] < beta[o, s2] + bump * k:
+            if done or cut or _terminates(u[U_TERMINATE], beta[o, s2], bump, k):
                 o = -1
             s = s2
             if done or cut:
@@ -215,13 +220,17 @@ class IntraOptionQLearning(Learner):
         options: OptionSet,
         episodes: int,
         max_steps: int,
+        frames: int | None = None,
     ) -> list[EpisodeLog]:
         """Learn on every run's task from scratch, all runs advanced together (compiled).
 
         Raises:
           ValueError: as ``smdp_q_learning``: no tabular model, tasks that differ in (S, A),
-            options that do not match the family, or episodes / max_steps below 1.
+            options that do not match the family, episodes / max_steps below 1, or a frame
+            budget (this learner has none: ``frame_budgets`` is False).
         """
+        if frames is not None:
+            raise ValueError(f"{self.name}: runs a number of episodes; it has no frame budget")
         if episodes < 1 or max_steps < 1:
             raise ValueError(
                 f"{self.name}: expected episodes >= 1 and max_steps >= 1, got {episodes} and "
