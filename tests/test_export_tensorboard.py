@@ -185,3 +185,17 @@ def test_the_export_never_imports_tensorflow(run_dir, tmp_path):
         " == 0; assert 'tensorflow' not in sys.modules, 'tensorflow imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=120)
+
+
+def test_a_sweep_run_is_exported_one_variant_at_a_time(run_dir, tmp_path, capsys):
+    from opt_suite.report.sweep import write_manifest
+
+    write_manifest(
+        run_dir, "tb-test", [{"name": "alpha=0.1", "values": {}, "spec_hash": "ab" * 32}]
+    )
+    line = _refused(capsys, run_dir, "--out", tmp_path / "tb")
+    assert "is a sweep run" in line and "alpha=0.1 (hash abababababab)" in line
+    assert (
+        main(["export-tensorboard", str(run_dir), "--out", str(tmp_path / "tb"), "--spec", "abab"])
+        == 0
+    )

@@ -15,6 +15,7 @@ One more run per (method entry, seed) that recorded discovery curves,
 epoch: Algorithm 1's Ĵ and its terms (``discovery/jhat``, ``prob``, ``terminations``, ``kl``,
 ``option_round``; the paper's Fig. 1a) or option-critic's interaction curves.
 
+A sweep run's variants are exported one at a time (``--spec`` with a variant's hash prefix).
 Only a complete run is exported (every planned cell done, the run finished): a missing, incomplete
 or damaged run exits 2 with one line. The logs are written into a temporary folder beside DIR and
 renamed into place at the end, so DIR never holds a partial export. The events are written with
@@ -60,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         if not args.directory.is_dir():
             raise StoreError(f"{args.directory}: no such directory")
+        if args.spec is None:
+            _refuse_a_whole_sweep(args.directory)
         runs, stamp = collect(args.directory, args.spec)
         _write_atomically(out, runs, stamp)
     except StoreError as exc:
@@ -74,6 +77,19 @@ def run(args: argparse.Namespace) -> int:
         return 2
     print(f"wrote {len(runs)} TensorBoard runs to {out} (tensorboard --logdir {out})")
     return 0
+
+
+def _refuse_a_whole_sweep(directory: Path) -> None:
+    """A sweep run's latest run is only its last variant: make the caller choose one."""
+    from opt_suite.report.sweep import is_sweep_run, read_manifest
+    from opt_suite.store import StoreError
+
+    if is_sweep_run(directory):
+        variants = read_manifest(directory)["variants"]
+        listing = "; ".join(f"{v['name']} (hash {str(v['spec_hash'])[:12]})" for v in variants)
+        raise StoreError(
+            f"{directory} is a sweep run: export one variant with --spec HASH_PREFIX ({listing})"
+        )
 
 
 def run_name(env_id: str, exp_name: str, seed: int, timestamp: int) -> str:
