@@ -113,7 +113,8 @@ def test_collect_demonstrations_is_deterministic_and_reuses_experts(tmp_path):
         TRAIN[1].task_id
     ] * 2
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert len(names) == 2 and all(n.startswith("expert-") and n.endswith(".npz") for n in names)
+    assert len(names) == 4 and all(n.startswith("expert-") for n in names)
+    assert sum(n.endswith(".npz") for n in names) == 2  # each with its digest sidecar
     again = collect_agent_demonstrations(FAMILY, TRAIN, TINY, 2, 5000, seed, tmp_path)
     assert all(expert.reused for expert in again.experts)
     for a, b in zip(first.trajectories, again.trajectories, strict=True):

@@ -8,6 +8,11 @@ lost, not for the entire duration of the episode". Here:
   one train task within a budget of emulator frames, on one vector env of that task. Its weights are
   saved as a checkpoint keyed by everything that determines them (family params, task, expert
   params, seed, package versions); a rerun with the same key loads them instead of training.
+  A checkpoint is trusted only as written: the SHA-256 of its bytes goes into a sidecar
+  (``<checkpoint>.sha256.json``) written after it, and a checkpoint whose bytes differ (swapped,
+  truncated, damaged) or that has no sidecar is retrained, with a line on stderr, never loaded.
+  Training is seeded, so the retrained expert is the one whose demonstrations the run already used
+  (the sidecar also records a digest of the weights, and a retrained expert that differs says so).
 - :func:`sample_demonstration`: one trajectory sampled from the expert's softmax policy (as from
   A3C's), from a reset until the first life is lost, the game ends, or the episode is cut; seeded.
 - :func:`collect_agent_demonstrations`: ``trajectories_per_task`` demonstrations on each train task
@@ -24,6 +29,8 @@ import hashlib
 import io
 import json
 import os
+import sys
+import zipfile
 from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
@@ -47,6 +54,7 @@ __all__ = [
     "cut_message",
     "reports_lives",
     "train_expert",
+    "weights_digest",
 ]
 
 CHECKPOINT_FORMAT = 1
@@ -70,6 +78,8 @@ class TrainedExpert:
       frames: emulator frames it was trained for.
       episode_returns: returns of the training episodes, in order (the expert's learning curve).
       reused: loaded from a checkpoint rather than trained now.
+      rejected: why a checkpoint under this key was not loaded (None when there was none, or it
+        was loaded).
     """
 
     actor: Any
@@ -77,6 +87,7 @@ class TrainedExpert:
     frames: int
     episode_returns: np.ndarray
     reused: bool = False
+    rejected: str | None = None
     _logits: Any = dataclasses.field(default=None, repr=False)
 
     def action_probabilities(self, observations: np.ndarray) -> np.ndarray:
@@ -130,19 +141,44 @@ def train_expert(
     env = family.make_vector_env(task, params.ppo.num_envs)
     py_env = GymnasiumPyEnvironment(env, seed=seed)
     agent = ppo.build_agent(py_env.time_step_spec(), py_env.action_spec(), params.ppo, seed)
+    rejected = None
     if checkpoint is not None and Path(checkpoint).exists():
         loaded = _load(Path(checkpoint), key)
-        if loaded is not None:
+        if not isinstance(loaded, str):
             weights, frames, returns = loaded
             agent.actor_net.set_weights(weights)
             py_env.close()
             return TrainedExpert(agent.actor_net, key, frames, returns, reused=True)
+        rejected = loaded
+        print(
+            f"opt-suite: expert checkpoint {checkpoint} not used: {rejected}; retraining it",
+            file=sys.stderr,
+        )
     log = ppo.train(py_env, agent, params.ppo, params.frames, progress)
     py_env.close()
     returns = np.array(log.episode_returns, dtype=np.float64)
+    weights = agent.actor_net.get_weights()
     if checkpoint is not None:
-        _save(Path(checkpoint), key, agent.actor_net.get_weights(), log.frames, returns)
-    return TrainedExpert(agent.actor_net, key, log.frames, returns)
+        recorded = _recorded(Path(checkpoint)).get("weights")
+        if rejected is not None and recorded not in (None, weights_digest(weights)):
+            print(
+                f"opt-suite: WARNING: the retrained expert {checkpoint} differs from the one "
+                "first trained under this key (training was not reproducible); demonstrations "
+                "computed from the old one are not those of the new one",
+                file=sys.stderr,
+            )
+        _save(Path(checkpoint), key, weights, log.frames, returns)
+    return TrainedExpert(agent.actor_net, key, log.frames, returns, rejected=rejected)
+
+
+def weights_digest(weights: Sequence[np.ndarray]) -> str:
+    """SHA-256 of the weight arrays' dtypes, shapes and bytes (not of a file: zip headers vary)."""
+    digest = hashlib.sha256()
+    for w in weights:
+        array = np.ascontiguousarray(w)
+        digest.update(f"{array.dtype.str}{array.shape}".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()
 
 
 def _save(
@@ -160,21 +196,57 @@ def _save(
         **arrays,
     )
     path.parent.mkdir(parents=True, exist_ok=True)
+    data = buffer.getvalue()
+    sidecar = {
+        "key": key,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "weights": weights_digest(weights),
+    }
+    # The checkpoint first, then its sidecar: a crash between them leaves a checkpoint without
+    # a digest, which is retrained, never one whose digest describes other bytes.
+    _write_atomically(path, data)
+    _write_atomically(_sidecar(path), json.dumps(sidecar, sort_keys=True).encode())
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """A crash never leaves half a file under the real name."""
     partial = path.with_name(path.name + ".partial")
-    partial.write_bytes(buffer.getvalue())
+    partial.write_bytes(data)
     os.replace(partial, path)
 
 
-def _load(path: Path, key: str) -> tuple[list[np.ndarray], int, np.ndarray] | None:
-    """The checkpoint's weights if it holds ``key``; None for another key or an unreadable file."""
+def _sidecar(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256.json")
+
+
+def _recorded(path: Path) -> dict[str, Any]:
+    """The checkpoint's sidecar, or ``{}`` when it is missing or unreadable."""
     try:
-        with np.load(path) as data:
-            if str(data["key"]) != key:
-                return None
-            weights = [data[f"weight_{i}"] for i in range(int(data["num_weights"]))]
-            return weights, int(data["frames"]), data["episode_returns"]
-    except (OSError, ValueError, KeyError):
-        return None
+        recorded = json.loads(_sidecar(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    return recorded if isinstance(recorded, dict) else {}
+
+
+def _load(path: Path, key: str) -> tuple[list[np.ndarray], int, np.ndarray] | str:
+    """The checkpoint's weights if its bytes match their sidecar and it holds ``key``; else why."""
+    recorded = _recorded(path)
+    if not recorded:
+        return f"it has no readable digest ({_sidecar(path).name} is missing or damaged)"
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return f"it cannot be read ({exc.strerror or exc})"
+    if recorded.get("key") != key or hashlib.sha256(data).hexdigest() != recorded.get("sha256"):
+        return "its bytes differ from the SHA-256 recorded when it was written (swapped or damaged)"
+    try:
+        with np.load(io.BytesIO(data)) as arrays:
+            if str(arrays["key"]) != key:
+                return "it holds another key"
+            weights = [arrays[f"weight_{i}"] for i in range(int(arrays["num_weights"]))]
+            return weights, int(arrays["frames"]), arrays["episode_returns"]
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        return f"it cannot be read ({type(exc).__name__}: {exc})"
 
 
 def sample_demonstration(

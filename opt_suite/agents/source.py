@@ -13,7 +13,8 @@ on families whose envs report lives (Atari), and until the episode ends on the o
 ``max_steps`` or the episode cap first is an error naming the task (in the family's words) — like a
 tabular demonstration that never reaches its goal. Expert checkpoints go to the run's directory
 (``experts/``) when the runner gives one, so a rerun that must recompute the demonstrations (more
-trajectories, a longer ``max_steps``) reuses the trained experts.
+trajectories, a longer ``max_steps``) reuses the trained experts — each only if its bytes match the
+digest written beside it; a swapped or damaged one is retrained (:mod:`opt_suite.agents.expert`).
 
 This module does not import TensorFlow (``opt-suite list`` and ``validate`` load it); collecting
 does.
