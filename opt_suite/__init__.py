@@ -11,6 +11,12 @@ import os as _os
 _os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+# Before anything imports NumPy (gymnasium, below): the same kernels, so the same numbers, on every
+# x86-64 machine (opt_suite/_numerics.py).
+from opt_suite._numerics import pin as _pin  # noqa: E402
+
+_pin()
+
 __version__ = "0.2.0"
 
 # Gymnasium convention: importing the package registers its env ids (opt_suite/FourRooms-v0, ...).

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from opt_suite._numerics import unpinned
 from opt_suite.runner.cells import (
     CellJob,
     CellOutcome,
@@ -72,6 +73,13 @@ class InlineBackend(Backend):
         self._queue: list[CellJob] = []
         for key, value in worker_environment().items():
             os.environ.setdefault(key, value)  # takes effect if TensorFlow is not imported yet
+        problem = unpinned()  # workers start with the pins; this process may have missed them
+        if problem is not None:
+            print(
+                f"opt-suite: warning: {problem}; numbers computed in this process (--workers 0) "
+                "may differ in their last bits from other machines' (use --workers 1)",
+                file=sys.stderr,
+            )
 
     def submit(self, job: CellJob) -> None:  # noqa: D102
         self._queue.append(job)
