@@ -294,3 +294,20 @@ def test_the_default_networks_validate_on_a_small_image(with_shapes, tmp_path):
     path.write_text(SMALL_IMAGE_SPEC.replace("EXPERT", "{}").replace("LEARNER", "{}"))
     spec = load_spec(path)
     assert spec.evaluation.params.ppo.network == NetworkParams()
+
+
+def test_the_work_estimate_counts_the_agents_networks(with_shapes, tmp_path, capsys):
+    from opt_suite.runner.estimate import _size
+
+    path = tmp_path / "spec.yaml"
+    path.write_text(
+        SMALL_IMAGE_SPEC.replace("EXPERT", "{}").replace("LEARNER", "{fc_units: [4096, 4096]}")
+    )
+    assert main(["validate", str(path)]) == 0
+    learner = PPOParams(network=NetworkParams(fc_units=(4096, 4096)))
+    expected = ppo_memory(learner, (10, 10, 4), 2)  # 2 x 21.5 M weights x 3 x 4 B + the batch
+    assert expected > ppo_memory(PPOParams(), (10, 10, 4), 2)  # the expert's is smaller
+    assert (
+        f"largest array {_size(expected)} (evaluation: the PPO agent: networks with Adam's "
+        "moments and one update's batch)"
+    ) in capsys.readouterr().out

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opt_suite.agents.params import ExpertParams, network_fit
+from opt_suite.agents.params import ExpertParams, network_fit, ppo_memory
 from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource
 from opt_suite.families.base import Task, TaskFamily
 from opt_suite.families.capabilities import DISCRETE_ACTIONS
@@ -53,6 +53,14 @@ class PPOExpert(DemonstrationSource):
     def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
         """The expert's convolutions must fit the family's frames (else it fails at run time)."""
         return network_fit(params.ppo, family, "ppo.")
+
+    @classmethod
+    def network_memory(
+        cls, params: Any, observation_shape: tuple[int, ...], actions: int
+    ) -> tuple[int, str]:
+        """(bytes, what) of one expert's networks and batch, for the work estimate."""
+        size = ppo_memory(params.ppo, observation_shape, actions)
+        return size, "a PPO expert: networks with Adam's moments and one update's batch"
 
     def collect(
         self,

@@ -84,6 +84,19 @@ class TFAgentsLearner(Learner):
 
         return network_fit(params.ppo, family, "ppo.")
 
+    @classmethod
+    def network_memory(
+        cls, params: Any, observation_shape: tuple[int, ...], actions: int
+    ) -> tuple[int, str]:
+        """(bytes, what) of the agent's networks and batch, for the work estimate.
+
+        Counted with A outputs (the m options, unknown here, add one logit each: negligible).
+        """
+        from opt_suite.agents.params import ppo_memory
+
+        size = ppo_memory(params.ppo, observation_shape, actions)
+        return size, "the PPO agent: networks with Adam's moments and one update's batch"
+
     def run(
         self,
         family: Any,

@@ -143,6 +143,17 @@ class Learner(abc.ABC):
         return cls.requires
 
     @classmethod
+    def network_memory(
+        cls, params: Any, observation_shape: tuple[int, ...], num_actions: int
+    ) -> tuple[int, str] | None:
+        """(bytes, what) of the networks the learner builds on these observations, or None.
+
+        Counted by the work estimate on every family (the PPO agents: weights with Adam's
+        moments and one update's batch). Default: None (no network).
+        """
+        return None
+
+    @classmethod
     def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
         """What in ``params`` cannot work with ``family``, as (key below the params, message).
 

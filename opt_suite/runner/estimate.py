@@ -11,7 +11,10 @@ The largest arrays of the tabular protocol are, per cell:
 * an option set: options x states x actions float64 (mu; beta is smaller);
 * the task model: states x actions x outcomes (int32 + 2 float64);
 * whatever a method declares through :meth:`Method.memory_hint` (``(bytes, what)`` or None;
-  eigenoptions: the dense states x states Laplacian).
+  eigenoptions: the dense states x states Laplacian);
+* on any family, the networks of the test-time learner and the demonstration source, through
+  their ``network_memory(params, observation_shape, actions)`` (``(bytes, what)`` or None; the
+  PPO agents: weights with Adam's moments, one update's batch).
 
 Options are counted by each method's :meth:`Method.option_count` (None: 0).
 
@@ -27,6 +30,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from opt_suite.demonstrations.base import DemonstrationSource
+    from opt_suite.learners.base import Learner
     from opt_suite.methods.base import Method
     from opt_suite.spec import Spec
 
@@ -72,6 +77,8 @@ def estimate_work(
     num_states: int | None,
     num_actions: int | None,
     outcomes: int = 1,
+    networks: Sequence[tuple[str, type[Learner] | type[DemonstrationSource], Any]] = (),
+    observation: tuple[tuple[int, ...], int] | None = None,
 ) -> WorkEstimate:
     """The work of running ``spec`` for ``seeds``.
 
@@ -82,6 +89,9 @@ def estimate_work(
       num_states: states of the tabular model (None: the family is not tabular).
       num_actions: its primitive actions (None: not tabular).
       outcomes: its outcomes per (state, action).
+      networks: (spec key, class, params) of the learner and the source, whose
+        ``network_memory`` is counted on ``observation``.
+      observation: (one observation's shape, primitive actions) of the family.
     """
     ev, tasks = spec.evaluation, spec.tasks
     methods = len(spec.methods)
@@ -119,6 +129,13 @@ def estimate_work(
             if hint is not None:
                 size, what = hint
                 candidates.append((int(size), f"{entry.name}: {what}"))
+    if observation is not None:
+        shape, actions = observation
+        for key, component, params in networks:
+            found = component.network_memory(params, tuple(shape), int(actions))
+            if found is not None:
+                size, what = found
+                candidates.append((int(size), f"{key}: {what}"))
     size, what = max(candidates, key=lambda c: c[0])
     return WorkEstimate(cells, int(steps), int(size), what)
 

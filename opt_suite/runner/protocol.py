@@ -317,7 +317,14 @@ def work_estimate(
     """The estimate of :mod:`.estimate` for a spec whose family and train tasks are built."""
     model = exact_model(family, train[0]) if train else None
     shape = (None, None, 1) if model is None else model.next_state.shape
-    return estimate_work(spec, seeds, components.methods, *shape)
+    networks = [("evaluation", components.learner, spec.evaluation.params)]
+    if any(getattr(cls, "uses_demonstrations", False) for cls in components.methods):
+        networks.append(("demonstrations", components.demonstrations, spec.demonstrations.params))
+    space = family.observation_space
+    observation = (tuple(space.shape), int(getattr(family.action_space, "n", 1)))
+    return estimate_work(
+        spec, seeds, components.methods, *shape, networks=networks, observation=observation
+    )
 
 
 def _check_memory(
