@@ -56,10 +56,10 @@ class PPOExpert(DemonstrationSource):
 
     @classmethod
     def network_memory(
-        cls, params: Any, observation_shape: tuple[int, ...], actions: int
+        cls, params: Any, observation_shape: tuple[int, ...], num_actions: int
     ) -> tuple[int, str]:
         """(bytes, what) of one expert's networks and batch, for the work estimate."""
-        size = ppo_memory(params.ppo, observation_shape, actions)
+        size = ppo_memory(params.ppo, observation_shape, num_actions)
         return size, "a PPO expert: networks with Adam's moments and one update's batch"
 
     def collect(

@@ -86,7 +86,7 @@ class TFAgentsLearner(Learner):
 
     @classmethod
     def network_memory(
-        cls, params: Any, observation_shape: tuple[int, ...], actions: int
+        cls, params: Any, observation_shape: tuple[int, ...], num_actions: int
     ) -> tuple[int, str]:
         """(bytes, what) of the agent's networks and batch, for the work estimate.
 
@@ -94,7 +94,7 @@ class TFAgentsLearner(Learner):
         """
         from opt_suite.agents.params import ppo_memory
 
-        size = ppo_memory(params.ppo, observation_shape, actions)
+        size = ppo_memory(params.ppo, observation_shape, num_actions)
         return size, "the PPO agent: networks with Adam's moments and one update's batch"
 
     def run(

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+import gymnasium
+
 from opt_suite import registry
 from opt_suite.families.base import Task, TaskFamily, exact_model
 from opt_suite.runner.backends import Backend, make_backend
@@ -317,13 +319,19 @@ def work_estimate(
     """The estimate of :mod:`.estimate` for a spec whose family and train tasks are built."""
     model = exact_model(family, train[0]) if train else None
     shape = (None, None, 1) if model is None else model.next_state.shape
-    networks = [("evaluation", components.learner, spec.evaluation.params)]
-    if any(getattr(cls, "uses_demonstrations", False) for cls in components.methods):
+    networks: list[tuple[str, type[Learner] | type[DemonstrationSource], Any]] = [
+        ("evaluation", components.learner, spec.evaluation.params)
+    ]
+    if any(cls.uses_demonstrations for cls in components.methods):
         networks.append(("demonstrations", components.demonstrations, spec.demonstrations.params))
-    space = family.observation_space
-    observation = (tuple(space.shape), int(getattr(family.action_space, "n", 1)))
+    actions = family.action_space
+    observation = (
+        tuple(family.observation_space.shape or ()),
+        int(actions.n) if isinstance(actions, gymnasium.spaces.Discrete) else 1,
+    )
+    states, num_actions, outcomes = shape
     return estimate_work(
-        spec, seeds, components.methods, *shape, networks=networks, observation=observation
+        spec, seeds, components.methods, states, num_actions, outcomes, networks, observation
     )
 
 
