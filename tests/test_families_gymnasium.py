@@ -20,6 +20,22 @@ from opt_suite.testing import EnvContract
 MINIGRID = Params(id="MiniGrid-Empty-Random-6x6-v0", observation_key="image", max_episode_steps=200)
 
 
+class TestMinAtarContract(EnvContract):
+    def family(self):
+        return Gymnasium(Params(id="MinAtar/Breakout-v1", max_episode_steps=2000))
+
+    def variation(self):
+        return Variation(start_actions=(0, 6), reward_scale=(0.0, 10.0), frame_skip=(1, 2, 3))
+
+
+class TestMiniGridContract(EnvContract):
+    def family(self):
+        return Gymnasium(MINIGRID)
+
+    def variation(self):
+        return Variation(start_actions=(0, 3), frame_skip=(1, 2))
+
+
 class TestFrozenLakeWithDrawnKwargsContract(EnvContract):
     """Index observations, and a kwarg drawn per task (the slipperiness)."""
 
