@@ -53,7 +53,13 @@ def _baseline_warnings(inputs, analysis) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     """Write the reports (and the baseline); 0 on success, 2 on bad input."""
     from opt_suite.files_guard import InputError, output_file
-    from opt_suite.report import ReportDataError, analyse, export_baseline, write_report_files
+    from opt_suite.report import (
+        REPORT_FILES,
+        ReportDataError,
+        analyse,
+        export_baseline,
+        write_report_files,
+    )
     from opt_suite.report.source import load_inputs
     from opt_suite.report.tables import leaderboard_warnings
     from opt_suite.store import StoreError
@@ -85,6 +91,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.export_baseline is not None:  # before anything is written
             output_file(args.export_baseline, "the baseline file (--export-baseline)")
+        for name in (*REPORT_FILES, "fig1a.png", "discovery.png"):
+            # Rewritten in place: a FIFO there would block the write forever, a folder fail it.
+            output_file(args.directory / name, "a report file")
         spec_hash = None if args.spec is None else select_spec(args.directory, args.spec)
         inputs, warnings = load_inputs(args.directory, spec_hash)
         for message in warnings:

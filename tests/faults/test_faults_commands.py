@@ -212,6 +212,21 @@ def test_an_unusable_output_path(tiny, tmp_path, capsys, command, flag, where):
     assert (run / "leaderboard.md").stat().st_mtime_ns == before  # refused before writing
 
 
+def test_report_refuses_a_report_file_that_is_a_fifo_or_a_folder(tiny, tmp_path):
+    fifo_run, _ = copy_of(tiny, tmp_path / "a")
+    os.unlink(fifo_run / "leaderboard.md")
+    os.mkfifo(fifo_run / "leaderboard.md")  # writing it would wait for a reader forever
+    dir_run, _ = copy_of(tiny, tmp_path / "b")
+    os.unlink(dir_run / "curves.png")
+    (dir_run / "curves.png").mkdir()
+    commands = [["report", str(fifo_run)], ["report", str(dir_run)]]
+    results = each_in_a_subprocess(commands)
+    for (code, err), what in zip(results, ["leaderboard.md", "curves.png"], strict=True):
+        assert code == 2, err
+        (line,) = errors(err)
+        assert what in line and "expected a regular file" in line, line
+
+
 def test_a_baseline_that_is_not_a_small_regular_file(tiny, tmp_path):
     run, _ = tiny
     paths = {kind: tmp_path / f"{kind}.json" for kind in ("fifo", "dev-zero", "dir", "oversize")}
