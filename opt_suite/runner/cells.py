@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from opt_suite.demonstrations.base import DemonstrationSource
     from opt_suite.learners.base import Learner
     from opt_suite.methods.base import Method
+    from opt_suite.spec import DemonstrationsSpec
 
 __all__ = [
     "CellJob",
@@ -81,7 +82,7 @@ class DemonstrationsJob(CellJob):
 
     tasks: Sequence[Task]
     seed: np.random.SeedSequence
-    demonstrations_spec: Any
+    demonstrations_spec: DemonstrationsSpec
     source_cls: type[DemonstrationSource]
     checkpoint_dir: str | None = None
 
