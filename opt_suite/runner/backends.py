@@ -314,13 +314,20 @@ def _signals_deferred() -> Iterator[None]:
 
 PROBE_TIMEOUT_S = 5.0
 
+# HTTP/2's client connection preface (RFC 9113 Sec. 3.4) and an empty SETTINGS frame: Ray's GCS and
+# its client server (ray://) speak gRPC, i.e. HTTP/2, and a server must answer with a SETTINGS frame
+# of its own (a 9-byte header of type 0x4 on stream 0).
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+_H2_SETTINGS = 0x4
+
 
 def _probe(address: str, timeout: float = PROBE_TIMEOUT_S) -> None:
-    """Fail fast when nothing listens at a Ray ``--address`` (``HOST:PORT`` or ``ray://HOST:PORT``).
+    """Fail fast unless a gRPC (HTTP/2) server answers at a Ray ``--address``.
 
-    ``ray.init`` keeps retrying an unreachable cluster for about 20 s and logs every attempt; one
-    TCP connection attempt tells the same in at most ``timeout`` seconds. ``auto`` and ``local``
-    are Ray's own names and are left to it.
+    ``ray.init`` keeps retrying an unreachable cluster for about 20 s and logs every attempt, and
+    waits for minutes on a TCP service that is not Ray; a connection attempt and the HTTP/2
+    greeting tell both apart within ``2 * timeout`` seconds (10 s by default). ``auto`` and
+    ``local`` are Ray's own names and are left to it.
     """
     if address in ("auto", "local"):
         return
@@ -328,13 +335,41 @@ def _probe(address: str, timeout: float = PROBE_TIMEOUT_S) -> None:
     if not host or not port.isdigit():
         raise BackendError(f"--address {address!r} is not HOST:PORT (or ray://HOST:PORT)")
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+        connection = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
     except OSError as exc:
         reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
         raise BackendError(
             f"cannot reach the Ray cluster at {address}: {reason} (is `ray start --head` running"
             " there, and is the port open?)"
         ) from None
+    with connection:
+        problem = _h2_problem(connection, time.monotonic() + timeout)
+    if problem is not None:
+        raise BackendError(
+            f"the service at {address} is not a Ray cluster: {problem} (Ray's address is the head"
+            " node's GCS port, 6379 by default, or ray://HOST:10001 for Ray Client)"
+        )
+
+
+def _h2_problem(connection: socket.socket, deadline: float) -> str | None:
+    """Why the server on ``connection`` is not an HTTP/2 (gRPC) server, or None if it is."""
+    try:
+        connection.sendall(_H2_PREFACE)
+        header = b""
+        while len(header) < 9:
+            connection.settimeout(max(0.01, deadline - time.monotonic()))
+            chunk = connection.recv(9 - len(header))
+            if not chunk:
+                return "it closed the connection without an HTTP/2 greeting"
+            header += chunk
+    except TimeoutError:
+        return "no HTTP/2 greeting within the probe's time"
+    except OSError as exc:
+        return f"the connection failed ({exc.strerror or exc})"
+    stream = int.from_bytes(header[5:9], "big") & 0x7FFFFFFF
+    if header[3] != _H2_SETTINGS or stream != 0:
+        return f"it answered {header[:9]!r}, not an HTTP/2 SETTINGS frame"
+    return None
 
 
 def _lost(cell_id: str, label: str, exc: BaseException) -> CellOutcome:

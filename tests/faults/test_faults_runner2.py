@@ -1,11 +1,14 @@
 """Runner faults, round two: a runner killed by SIGKILL leaves no worker behind, even one that was
-still starting when its runner died."""
+still starting when its runner died; ``--address`` at a TCP service that is not Ray is refused in
+seconds."""
 
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -92,3 +95,84 @@ def test_sigkill_of_the_runner_leaves_no_worker(tmp_path, moment):
             if _running(pid):
                 os.kill(pid, signal.SIGKILL)
         runner.communicate(timeout=30)
+
+
+class _Server:
+    """A TCP service on 127.0.0.1 that is not Ray: it says ``greeting`` (or nothing) to anyone."""
+
+    def __init__(self, greeting: bytes | None) -> None:
+        self.greeting = greeting
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.stop = threading.Event()
+        self.held: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            if self.greeting is not None:
+                conn.sendall(self.greeting)
+            self.held.append(conn)  # open and silent, like a service waiting for its protocol
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=10)
+        for conn in self.held:
+            conn.close()
+        self.sock.close()
+
+
+# A SETTINGS frame with no settings: what an HTTP/2 (gRPC) server such as Ray's GCS says first.
+H2_SETTINGS = bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+
+
+@pytest.mark.parametrize(
+    "greeting, reason",
+    [
+        (None, "no HTTP/2 greeting"),
+        (b"SSH-2.0-OpenSSH_9.6\r\n", "not an HTTP/2 SETTINGS frame"),
+        (b"HTTP/1.1 400 Bad Request\r\n\r\n", "not an HTTP/2 SETTINGS frame"),
+    ],
+)
+def test_a_tcp_service_that_is_not_ray_is_refused_within_seconds(greeting, reason):
+    from opt_suite.runner.backends import BackendError, _probe
+
+    server = _Server(greeting)
+    try:
+        address = f"127.0.0.1:{server.port}"
+        with pytest.raises(BackendError) as info:
+            _probe(address, timeout=1.0)
+        message = str(info.value)
+        assert f"the service at {address} is not a Ray cluster" in message and reason in message
+        assert "\n" not in message
+        # An HTTP/2 server passes the probe (Ray then checks the rest itself).
+    finally:
+        server.close()
+    h2 = _Server(H2_SETTINGS)
+    try:
+        _probe(f"ray://127.0.0.1:{h2.port}", timeout=1.0)
+    finally:
+        h2.close()
+
+
+def test_run_against_a_service_that_is_not_ray_exits_2_with_one_line(tmp_path):
+    spec = write_spec(tmp_path, seeds=1)
+    server = _Server(None)  # silent: ray.init used to wait on it for 10 minutes
+    try:
+        address = f"127.0.0.1:{server.port}"
+        args = cli_command(
+            spec, "--out", tmp_path / "out", "--backend", "ray", "--address", address
+        )
+        result = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=120)
+    finally:
+        server.close()
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "is not a Ray cluster" in lines[0], result.stderr
+    assert not (tmp_path / "out" / "results.sqlite").exists()
