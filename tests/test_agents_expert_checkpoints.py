@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -20,10 +21,20 @@ from opt_suite.agents.expert import (
 SEED = 3
 
 
-@pytest.fixture
-def trained(tmp_path):
-    path = tmp_path / "expert.npz"
+@pytest.fixture(scope="module")
+def original(tmp_path_factory):
+    path = tmp_path_factory.mktemp("original") / "expert.npz"
     return train_expert(FAMILY, TRAIN[0], TINY, seed=SEED, checkpoint=path), path
+
+
+@pytest.fixture
+def trained(original, tmp_path):
+    """The original expert, and a copy of its checkpoint and sidecar for this test to damage."""
+    expert, source = original
+    path = tmp_path / source.name
+    for name in (source.name, source.name + ".sha256.json"):
+        shutil.copyfile(source.with_name(name), tmp_path / name)
+    return expert, path
 
 
 def _weights(expert):
@@ -53,8 +64,8 @@ def test_a_verified_checkpoint_is_reused(trained):
     [
         ("swap", "differ from the SHA-256 recorded"),
         ("truncate", "differ from the SHA-256 recorded"),
-        ("no sidecar", "has no readable digest"),
-        ("garbage sidecar", "has no readable digest"),
+        pytest.param("no sidecar", "has no readable digest", marks=pytest.mark.slow),
+        pytest.param("garbage sidecar", "has no readable digest", marks=pytest.mark.slow),
     ],
 )
 def test_a_swapped_or_damaged_checkpoint_is_retrained_not_used(trained, fault, reason, capfd):
@@ -79,6 +90,7 @@ def test_a_swapped_or_damaged_checkpoint_is_retrained_not_used(trained, fault, r
     assert again.reused and _weights(again) == _weights(expert)
 
 
+@pytest.mark.slow
 def test_demonstrations_after_a_swap_are_those_of_the_original_expert(tmp_path):
     seed = np.random.SeedSequence(11)
     first = collect_agent_demonstrations(FAMILY, TRAIN[:1], TINY, 2, 5000, seed, tmp_path)
