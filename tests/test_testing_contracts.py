@@ -1,8 +1,8 @@
 """The shipped contracts for demonstration sources and the tiny image family, applied.
 
 Built-in sources inherit ``DemonstrationSourceContract``; the testing image family's own source
-does too, and the shipped method contract runs on that family (image observations, no model) for
-the methods that serve such families.
+does too, and the shipped method and learner contracts run on that family (image observations, no
+model) for the methods and the learner that serve such families.
 """
 
 from __future__ import annotations
@@ -14,13 +14,16 @@ from gymnasium.utils.env_checker import check_env
 
 from baselines.primitives import Primitives
 from baselines.random_options import RandomOptions, RandomOptionsParams
+from opt_suite.agents.params import NetworkParams, PPOParams
 from opt_suite.demonstrations.base import DemonstrationError
 from opt_suite.demonstrations.tabular import OptimalExpert, QLearningExpert
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, IMAGE_OBSERVATIONS, offered
+from opt_suite.learners.agent_learner import TFAgentsLearner
 from opt_suite.methods.offline_options.method import OfflineOptions
 from opt_suite.methods.offline_options.params import Params as OfflineParams
 from opt_suite.testing import (
     DemonstrationSourceContract,
+    LearnerContract,
     MethodContract,
     PixelGrid,
     PixelGridExpert,
@@ -134,3 +137,30 @@ class TestOfflineConvOptionsOnImagesContract(MethodContract):
 
     def setting(self):
         return image_method_setting()
+
+
+@pytest.mark.slow
+class TestTFAgentsOnImagesContract(LearnerContract):
+    """PPO over primitives + 2 conv options on PixelGrid's pictures, at the smallest budgets.
+
+    Unlike Breakout in 8 steps, PixelGrid's goal is reached within them, so returns differ between
+    runs and the batching test can see a run's numbers depend on its place in a batch (it did,
+    while the learner spawned its seeds from the run's SeedSequence, which counts its children).
+    """
+
+    learner_class = TFAgentsLearner
+    params = TFAgentsLearner.Params(
+        ppo=PPOParams(
+            num_envs=2,
+            steps_per_iteration=4,
+            epochs=1,
+            network=NetworkParams(
+                conv_filters=(4,), conv_kernels=(4,), conv_strides=(4,), fc_units=(8,)
+            ),
+        )
+    )
+    episodes = 2
+    max_steps = 8
+
+    def setting(self):
+        return image_learner_setting()
