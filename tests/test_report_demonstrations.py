@@ -40,9 +40,17 @@ def test_warning_when_all_or_some_tasks_score_nothing():
     silent = summarise_demonstrations(
         [(0, [_demo("a/train/0", [0.0, 0.0]), _demo("a/train/1", [0.0])])]
     )
-    assert "all 2 demonstrations have return 0" in demonstrations_warning(silent)
+    assert "none of the 2 demonstrations received any reward" in demonstrations_warning(silent)
     mixed = summarise_demonstrations([(0, [_demo("a/train/0", [0.0]), _demo("a/train/1", [1.0])])])
     assert "on 1 train task(s) (a/train/0): 1 of 2" in demonstrations_warning(mixed)
     playing = summarise_demonstrations([(0, [_demo("a/train/0", [0.0, 1.0])])])
     assert demonstrations_warning(playing) is None
     assert demonstrations_warning(()) is None and demonstrations_markdown(()) == ""
+
+
+def test_a_return_of_zero_that_reached_the_goal_is_not_silent():
+    # Four rooms: -1 a step and +10 at the goal, so an 11-step path to the goal returns exactly 0.
+    path = _demo("fr/train/3", [-1.0] * 10 + [10.0])
+    summary = summarise_demonstrations([(0, [path, _demo("fr/train/0", [-1.0, 10.0])])])
+    assert summary[0].returns == (0.0,)
+    assert demonstrations_warning(summary) is None

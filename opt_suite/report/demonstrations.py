@@ -32,12 +32,25 @@ class TaskDemonstrations:
       task_id: the train task.
       returns: each demonstration's return (sum of its rewards).
       lengths: each demonstration's number of actions.
+      rewarded: whether each demonstration received any non-zero reward. A return of 0 alone does
+        not mean "scored nothing": on four rooms (-1 a step, +10 at the goal) an 11-step path to
+        the goal sums to exactly 0.
     """
 
     seed: int
     task_id: str
     returns: tuple[float, ...]
     lengths: tuple[int, ...]
+    rewarded: tuple[bool, ...] = ()
+
+    @property
+    def silent(self) -> tuple[bool, ...]:
+        """Per demonstration: it received no reward at all (every reward 0)."""
+        return (
+            tuple(not r for r in self.rewarded)
+            if self.rewarded
+            else tuple(r == 0 for r in self.returns)
+        )
 
 
 def summarise_demonstrations(
@@ -56,6 +69,7 @@ def summarise_demonstrations(
                     task_id,
                     tuple(float(np.sum(t.rewards)) for t in group),
                     tuple(len(t) for t in group),
+                    tuple(bool(np.any(np.asarray(t.rewards) != 0)) for t in group),
                 )
             )
     return tuple(out)
@@ -65,20 +79,20 @@ def demonstrations_warning(summary: Sequence[TaskDemonstrations]) -> str | None:
     """A warning when demonstrations score nothing (all, or every one of some train tasks)."""
     if not summary:
         return None
-    returns = [r for task in summary for r in task.returns]
-    zero = sum(r == 0 for r in returns)
-    if zero == len(returns):
+    silent_flags = [s for task in summary for s in task.silent]
+    zero = sum(silent_flags)
+    if zero == len(silent_flags):
         return (
-            f"demonstrations score nothing: all {len(returns)} demonstrations have return 0, so "
-            "the options are learned from behaviour that does not play and say nothing about the "
-            "paper's claim (train the experts longer: demonstrations.params.frames)"
+            f"demonstrations score nothing: none of the {zero} demonstrations received any "
+            "reward, so the options are learned from behaviour that does not play and say nothing "
+            "about the paper's claim (train the experts longer: demonstrations.params.frames)"
         )
-    silent = sorted({t.task_id for t in summary if all(r == 0 for r in t.returns)})
+    silent = sorted({t.task_id for t in summary if all(t.silent)})
     if silent:
         return (
             f"demonstrations score nothing on {len(silent)} train task(s) ({', '.join(silent)}): "
-            f"{zero} of {len(returns)} demonstrations have return 0 (train the experts longer: "
-            "demonstrations.params.frames)"
+            f"{zero} of {len(silent_flags)} demonstrations received no reward (train the experts "
+            "longer: demonstrations.params.frames)"
         )
     return None
 
