@@ -89,3 +89,12 @@ def test_baseline_is_not_judged_when_a_name_is_unreadable():
     assert problems == [
         "x.yaml:20:11: methods[0].name: wrong type (expected str, got a list)",
     ]
+
+
+def test_final_fraction_rule_applies_its_default_when_the_report_section_is_absent():
+    # The stored spec spells the default out: a spec that passed validate without a report
+    # section must not fail when `report`, `export-demos` or `show-options` read it back.
+    text = edited(("episodes: 20", "episodes: 5"))
+    text = text[: text.index("report:")]
+    (line,) = problems_of(text, "x.yaml")
+    assert "report.final_fraction: selects no episode" in line and "0.1 (the default) * 5" in line

@@ -22,6 +22,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("directory", metavar="RUN_DIR", type=Path, help="a run's --out folder")
     parser.add_argument("--out", type=Path, help="where datasets go (default: RUN_DIR/minari)")
     parser.add_argument("--seed", type=int, action="append", help="seed index (default: all)")
+    parser.add_argument(
+        "--spec",
+        metavar="NAME_OR_HASH",
+        help="the spec whose demonstrations to export, by name or hash prefix (a directory shared "
+        "by several specs; default: the latest run's)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,9 +36,11 @@ def run(args: argparse.Namespace) -> int:
     from opt_suite.demonstrations.minari_io import dataset_id, export_demonstrations
     from opt_suite.files_guard import output_dir
     from opt_suite.store import ResultsStore, StoreError
+    from opt_suite.store.reader import select_spec
 
     try:
-        with ResultsStore(args.directory) as store:
+        spec_hash = None if args.spec is None else select_spec(args.directory, args.spec)
+        with ResultsStore(args.directory, spec_hash) as store:
             spec = store.spec()
             seeds = args.seed or store.seeds()
             demos = {seed: store.demonstrations(seed) for seed in seeds}

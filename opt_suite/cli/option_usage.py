@@ -50,6 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a sweep run's variant (repeatable; default: every variant)",
     )
     parser.add_argument(
+        "--spec",
+        metavar="NAME_OR_HASH",
+        help="the spec whose run to replay, by name or hash prefix (a directory shared by several "
+        "specs; default: the latest run's)",
+    )
+    parser.add_argument(
         "--seeds", metavar="LIST", help="seed indices, e.g. '0-4' or '0,2' (default: all run)"
     )
     parser.add_argument(
@@ -253,14 +259,19 @@ def _commit() -> str:
     return str(collect_provenance().get("git_commit") or "unknown")
 
 
-def _views(directory: Path, names: list[str] | None) -> list[tuple[str | None, str | None, Path]]:
+def _views(
+    directory: Path, names: list[str] | None, spec: str | None = None
+) -> list[tuple[str | None, str | None, Path]]:
     """(variant name, spec hash, output folder) to replay: the run, or the chosen variants."""
     from opt_suite.report.sweep import is_sweep_run, read_manifest
+    from opt_suite.store.reader import select_spec
 
     if not is_sweep_run(directory):
         if names:
             raise _Problem(f"--variant: {directory} is not a sweep run (it has no sweep.json)")
-        return [(None, None, directory)]
+        return [(None, None if spec is None else select_spec(directory, spec), directory)]
+    if spec is not None:
+        raise _Problem(f"--spec: {directory} is a sweep run; choose its variants with --variant")
     variants = {v["name"]: v["spec_hash"] for v in read_manifest(directory)["variants"]}
     for name in names or []:
         if name not in variants:
@@ -275,7 +286,7 @@ def _write(directory: Path, args: argparse.Namespace) -> list[Path]:
 
     written: list[Path] = []
     cache: dict[str, Any] = {}
-    views = _views(directory, args.variant)
+    views = _views(directory, args.variant, args.spec)
     for variant, hash_, out in views:
         try:
             runs, notes, spec = _replay_view(directory, hash_, args, cache)

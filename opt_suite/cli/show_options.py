@@ -33,7 +33,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("directory", metavar="RUN_DIR", type=Path, nargs="?",
                         help="the --out directory of `opt-suite run`")  # fmt: skip
     parser.add_argument("--options", type=Path, help="an option set .npz (instead of RUN_DIR)")
-    parser.add_argument("--spec", type=Path, help="the spec the option set belongs to")
+    parser.add_argument(
+        "--spec",
+        help="with --options: the spec file the option set belongs to; with RUN_DIR: the name or "
+        "a hash prefix of the spec whose results to draw (a directory shared by several specs)",
+    )
     parser.add_argument("--demos", type=Path, help="demonstrations .npz to draw (with --options)")
     parser.add_argument("--method", action="append", help="method entry to draw (default: all)")
     parser.add_argument("--seed", type=int, action="append", help="seed index (default: first)")
@@ -159,7 +163,10 @@ def _from_run_dir(args) -> list[Path]:
     from opt_suite.store import ResultsStore
 
     written = []
-    with ResultsStore(args.directory) as store:
+    from opt_suite.store.reader import select_spec
+
+    spec_hash = None if args.spec is None else select_spec(args.directory, args.spec)
+    with ResultsStore(args.directory, spec_hash) as store:
         # Checked once the store is read: the default lies in RUN_DIR, not to be made if missing.
         out = output_dir(args.out or args.directory / "options", "the output folder (--out)")
         spec = store.spec()
@@ -189,7 +196,7 @@ def _from_files(args) -> list[Path]:
 
     if args.spec is None:
         raise _Problem("--options needs --spec (the spec the option set was discovered for)")
-    spec = load_spec(args.spec)
+    spec = load_spec(Path(args.spec))
     options = TabularOptionSet.load(args.options)
     demos = None
     if args.demos is not None:
@@ -211,7 +218,8 @@ def run(args: argparse.Namespace) -> int:
         print("opt-suite show-options: give either RUN_DIR or --options FILE --spec SPEC",
               file=sys.stderr)  # fmt: skip
         return 2
-    for path in (args.directory, args.options, args.spec, args.demos):
+    spec_file = Path(args.spec) if args.options is not None and args.spec is not None else None
+    for path in (args.directory, args.options, spec_file, args.demos):
         if path is not None and not path.exists():
             print(f"opt-suite show-options: {path}: no such file or directory", file=sys.stderr)
             return 2

@@ -277,13 +277,20 @@ class _Rules:
             self.get("report", "final_fraction"),
             self.get("evaluation", "episodes"),
         )
+        default = ""
+        if fraction is INVALID and ("report",) not in self.conv.marks:
+            # No report section: its default applies. The stored (canonical) spec spells it out,
+            # so a spec that passed here must not fail when a later command reads it back.
+            from opt_suite.spec.schema import ReportSpec
+
+            fraction, default = ReportSpec().final_fraction, " (the default)"
         if self.get("evaluation", "frames") not in (None, INVALID):
             return  # a frame budget: the report's curves are points of the frame axis
         if INVALID not in (fraction, episodes) and fraction * episodes < 1:
             self.report(
                 ("report", "final_fraction"),
                 f"selects no episode (expected final_fraction * evaluation.episodes >= 1, got "
-                f"{fraction} * {episodes})",
+                f"{fraction}{default} * {episodes})",
             )
 
 

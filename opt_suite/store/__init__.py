@@ -25,8 +25,8 @@ Read API (for reports, stats and comparisons; never imports TensorFlow)::
     from opt_suite.store import ResultsStore
 
     store = ResultsStore("results/fourrooms-quick")   # raises StoreError if DIR holds no results
-    store.spec_yaml()          # str: DIR/spec.yaml (the resolved spec of the latest run)
-    store.spec()               # opt_suite.spec.Spec, loaded from DIR/spec.yaml
+    store.spec_yaml()          # str: the resolved spec of the viewed run, as canonical YAML
+    store.spec()               # opt_suite.spec.Spec of the viewed run (its stored YAML)
     store.run()                # RunInfo of the latest run (provenance: spec hash, git commit,
                                #   versions, host, start/end times, backend, seeds, counts, status)
     store.runs()               # every RunInfo, oldest first

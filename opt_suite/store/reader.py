@@ -228,10 +228,14 @@ class ResultsStore:
         return str(row[0])
 
     def spec(self) -> Any:
-        """The latest run's spec as a typed ``opt_suite.spec.Spec`` (needs its plugins)."""
-        from opt_suite.spec import load_spec  # imported lazily: reading rows needs no registry
+        """The viewed spec's latest run's spec as a typed ``opt_suite.spec.Spec`` (needs plugins).
 
-        return load_spec(self.directory / "spec.yaml")
+        Parsed from the run's row, not from ``DIR/spec.yaml``: that file is the latest run's, which
+        in a directory shared by several specs may be another spec than the one viewed.
+        """
+        from opt_suite.spec import parse_spec  # imported lazily: reading rows needs no registry
+
+        return parse_spec(self.spec_yaml(), f"{self.directory / DB_NAME} (run {self.run_id})")
 
     def runs(self) -> list[RunInfo]:
         """Every run recorded in this directory, oldest first."""
