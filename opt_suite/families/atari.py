@@ -43,6 +43,7 @@ import gymnasium
 import numpy as np
 
 from opt_suite.families.base import Task, TaskFamily
+from opt_suite.families.paper_variations import draw, range_problems
 from opt_suite.params import param
 
 __all__ = [
@@ -122,16 +123,7 @@ class Variation:
 
     def check(self) -> list[tuple[str, str]]:
         """Ordered ranges, a positive top reward scale, a non-empty frame-skip set."""
-        problems = []
-        if self.start_actions[0] > self.start_actions[1]:
-            problems.append(("start_actions", f"expected lo <= hi, got {list(self.start_actions)}"))
-        low, high = self.reward_scale
-        if not (high > 0 and low <= high):
-            got = list(self.reward_scale)
-            problems.append(("reward_scale", f"expected 0 <= lo <= hi and hi > 0, got {got}"))
-        if not self.frame_skip:
-            problems.append(("frame_skip", "expected at least one frame skip"))
-        return problems
+        return range_problems(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -180,12 +172,7 @@ class Atari(TaskFamily):
             raise ValueError("; ".join(f"tasks.vary.{key}: {msg}" for key, msg in problems))
         tasks = []
         for _ in range(count):
-            lo, hi = variation.start_actions
-            start_actions = int(rng.integers(lo, hi + 1))
-            low, high = variation.reward_scale
-            # high - (high - low) * U[0, 1) lies in (low, high]: a scale of exactly 0 is impossible.
-            reward_scale = float(high - (high - low) * rng.random())
-            frame_skip = int(variation.frame_skip[rng.integers(len(variation.frame_skip))])
+            start_actions, reward_scale, frame_skip = draw(variation, rng)
             tasks.append(TaskParams(start_actions, reward_scale, frame_skip))
         return tasks
 

@@ -34,6 +34,7 @@ import numpy as np
 from opt_suite.families.base import Task, TaskFamily
 from opt_suite.families.gymnasium_env import adapted_space, make_inner
 from opt_suite.families.gymnasium_ids import UnknownEnvId, register_id
+from opt_suite.families.paper_variations import draw, range_problems
 from opt_suite.params import FrozenDict, param
 
 __all__ = ["Gymnasium", "Params", "Variation", "TaskParams", "probe"]
@@ -70,19 +71,19 @@ class Params:
             if isinstance(value, tuple) and not value:
                 return [("kwargs", f"kwargs.{key}: an empty list of choices")]
         first: tuple[str, Any] | None = None
-        for draw in _draws(self.kwargs):
+        for drawn in _draws(self.kwargs):
             try:
-                found = probe(self.id, draw, self.observation_key)
+                found = probe(self.id, drawn, self.observation_key)
             except _Rejected as exc:
                 return [(exc.field, str(exc))]
             if first is None:
-                first = (_text(draw), found)
+                first = (_text(drawn), found)
             elif found != first[1]:
                 return [
                     (
                         "kwargs",
                         f"the spaces differ between tasks (expected the same for every draw): "
-                        f"{first[0]} gives {_spaces_text(first[1])}, {_text(draw)} gives "
+                        f"{first[0]} gives {_spaces_text(first[1])}, {_text(drawn)} gives "
                         f"{_spaces_text(found)}",
                     )
                 ]
@@ -105,16 +106,7 @@ class Variation:
 
     def check(self) -> list[tuple[str, str]]:
         """Ordered ranges, a positive top reward scale, a non-empty frame-skip set."""
-        problems = []
-        if self.start_actions[0] > self.start_actions[1]:
-            problems.append(("start_actions", f"expected lo <= hi, got {list(self.start_actions)}"))
-        low, high = self.reward_scale
-        if not (high > 0 and low <= high):
-            got = list(self.reward_scale)
-            problems.append(("reward_scale", f"expected 0 <= lo <= hi and hi > 0, got {got}"))
-        if not self.frame_skip:
-            problems.append(("frame_skip", "expected at least one frame skip"))
-        return problems
+        return range_problems(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -280,12 +272,7 @@ class Gymnasium(TaskFamily):
         choices = {k: v for k, v in self.params.kwargs.items() if isinstance(v, tuple)}
         tasks = []
         for _ in range(count):
-            lo, hi = variation.start_actions
-            start_actions = int(rng.integers(lo, hi + 1))
-            low, high = variation.reward_scale
-            # high - (high - low) * U[0, 1) lies in (low, high]: a scale of exactly 0 is impossible.
-            reward_scale = float(high - (high - low) * rng.random())
-            frame_skip = int(variation.frame_skip[rng.integers(len(variation.frame_skip))])
+            start_actions, reward_scale, frame_skip = draw(variation, rng)
             drawn = FrozenDict({k: v[int(rng.integers(len(v)))] for k, v in choices.items()})
             tasks.append(TaskParams(start_actions, reward_scale, frame_skip, drawn))
         return tasks
