@@ -10,7 +10,7 @@ import pytest
 
 from opt_suite.families.base import TabularModel
 from opt_suite.methods.offline_options import OfflineOptions, Params, initial_options
-from opt_suite.methods.offline_options.algorithm import improved_enough
+from opt_suite.methods.offline_options.algorithm import improved_enough, policy_features
 from opt_suite.methods.offline_options.demos import demo_batch
 from opt_suite.methods.offline_options.training import NonFiniteObjective
 from opt_suite.option_networks.features import grid_coordinates, state_features
@@ -45,6 +45,12 @@ def trained():
 # -- Algorithm 1 -----------------------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def trained_per_state():
+    """The same with a per-state π (``policy_features: onehot``)."""
+    return discover(fixed(15, max_options=1, policy_features="onehot"))
+
+
 def test_jhat_increases_over_training(trained):
     jhat = trained.curves["jhat"]
     first_round = trained.info["rounds"][0]
@@ -53,6 +59,11 @@ def test_jhat_increases_over_training(trained):
     # Both halves of Figure 1a move the right way: more likely demonstrations, fewer decisions.
     assert trained.curves["log_prob"][-1] > trained.curves["log_prob"][0]
     assert trained.curves["terminations"][-1] < trained.curves["terminations"][0]
+
+
+def test_a_per_state_pi_reaches_more_jhat_than_one_on_coordinates(trained, trained_per_state):
+    # π on two coordinates cannot fit every demonstrated state; a row per state can.
+    assert trained_per_state.info["rounds"][0]["jhat"] > trained.info["rounds"][0]["jhat"]
 
 
 def test_curves_have_one_point_per_epoch_of_every_round():
@@ -301,7 +312,10 @@ def test_automatic_lambda2_balances_the_two_gradients_and_is_kept_for_every_roun
     features = state_features(model, params.features)
     option = new_option(features, model.num_actions, params.hidden_sizes, context.seed, 0)
     policy = init_policy(
-        features, params.hidden_sizes, model.num_actions + 1, policy_seed(context.seed, 0)
+        policy_features(features, params),
+        params.hidden_sizes,
+        model.num_actions + 1,
+        policy_seed(context.seed, 0),
     )
     coords = None if features.coords is None else features.coords[demos.states]
     frozen = FrozenOptions.none(len(demos.states), model.num_actions)

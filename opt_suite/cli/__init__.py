@@ -37,6 +37,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "opt_suite.cli.export_tensorboard",
         "write a run's returns and discovery curves as TensorBoard logs",
     ),
+    "diagnose": (
+        "opt_suite.cli.diagnose",
+        "score every option set of a run on J-hat, term by term, and show who explains what",
+    ),
     "export-demos": ("opt_suite.cli.export_demos", "write a run's demonstrations as Minari data"),
     "validate-objective": (
         "opt_suite.cli.validate_objective",

@@ -141,11 +141,15 @@ class Discovery:
         ``log_prob``, ``terminations`` per epoch for offline_options; steps per episode for
         option-critic). Arrays of any 1-D length.
       info: small JSON-serialisable facts (e.g. number of options kept, wall time).
+      files: extra files (name -> bytes) stored in the discovery cell's folder beside the option
+        set, digest-checked like it (``ResultsStore.recorded_file``); e.g. offline_options'
+        ``policy.npz``, the policy over options it trained. They never reach the learner.
     """
 
     options: OptionSet
     curves: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
     info: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    files: Mapping[str, bytes] = dataclasses.field(default_factory=dict)
 
 
 class Method(abc.ABC):

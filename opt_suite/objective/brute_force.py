@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["BruteForceTerms", "enumerate_terms", "brute_force_terms"]
+__all__ = ["BruteForceTerms", "enumerate_terms", "brute_force_terms", "enumerate_step_posteriors"]
 
 
 class BruteForceTerms(NamedTuple):
@@ -85,3 +85,28 @@ def brute_force_terms(pi, mu, beta, lengths) -> BruteForceTerms:
     ]
     prob, filtering, posterior = (np.array(v, dtype=np.float64) for v in zip(*values, strict=True))
     return BruteForceTerms(np.log(prob), filtering, posterior)
+
+
+def enumerate_step_posteriors(
+    pi: np.ndarray, mu: np.ndarray, beta: np.ndarray, length: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Brute-force (Pr(O_t = o | h) [T, n], Pr(T_t = 1 | h) [T + 1]) for one trajectory (T >= 1).
+
+    The ground truth of :func:`opt_suite.objective.posterior.step_posteriors`; arguments as for
+    :func:`enumerate_terms`. Pr(T_0 = 1 | h) is 0 (no option runs before s_0).
+    """
+    pi, mu, beta = (np.asarray(x, dtype=np.float64) for x in (pi, mu, beta))
+    options, term = _paths(pi.shape[1], length)
+    weight = pi[0, options[:, 0]] * mu[0, options[:, 0]]
+    for t in range(1, length):
+        prev, cur = options[:, t - 1], options[:, t]
+        stop = beta[t, prev]
+        step = np.where(term[:, t] == 1, stop * pi[t, cur], (1.0 - stop) * (cur == prev))
+        weight = weight * step * mu[t, cur]
+    stop_last = beta[length, options[:, -1]]
+    full = weight * np.where(term[:, length] == 1, stop_last, 1.0 - stop_last)
+    prob = full.sum()
+    option = np.stack(
+        [np.bincount(options[:, t], weights=full, minlength=pi.shape[1]) for t in range(length)]
+    )
+    return option / prob, (full[:, None] * term).sum(axis=0) / prob

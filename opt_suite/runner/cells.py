@@ -146,6 +146,9 @@ class DiscoveryJob(CellJob):
             for name, values in found.curves.items()
         }
         info = dict(found.info)
+        for name in found.files:  # plain names beside the cell's own files
+            if name in ("options.npz", "cell.json") or not name or "/" in name or name[0] == ".":
+                raise ValueError(f"Discovery.files: a file may not be named {name!r}")
         if self.interaction_budget:  # what the context's envs counted, whatever the method says
             info["counted_env_steps"] = context.budget.steps
             info["counted_env_frames"] = context.budget.frames
@@ -154,6 +157,7 @@ class DiscoveryJob(CellJob):
             "num_options": len(found.options),
             "curves": curves,
             "info": info,
+            "files": dict(found.files),
         }
         return result, problem
 
@@ -232,6 +236,7 @@ class CellOutcome:
       curves, info: the rest of the Discovery (discovery cells).
       episodes: (test task index, returns, steps, frames) per test task (evaluation cells).
       usage: one ``OptionUsage`` per test task (evaluation cells computed with ``record_usage``).
+      files: a discovery's extra files, name -> bytes (``Discovery.files``).
     """
 
     cell_id: str
@@ -248,6 +253,7 @@ class CellOutcome:
     info: dict[str, Any] = dataclasses.field(default_factory=dict)
     episodes: Sequence[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = ()
     usage: Sequence[Any] = ()
+    files: dict[str, bytes] = dataclasses.field(default_factory=dict)
 
 
 def worker_environment() -> dict[str, str]:

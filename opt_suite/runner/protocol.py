@@ -214,6 +214,8 @@ class _Inputs:
             case Stage.DISCOVERY:
                 data = outcome.options or b""
                 files[OPTIONS_FILE] = lambda path: path.write_bytes(data)
+                for name, extra in outcome.files.items():  # checked by DiscoveryJob.compute
+                    files[name] = lambda path, extra=extra: path.write_bytes(extra)
             case Stage.EVALUATION:
                 if outcome.usage:
                     usage = outcome.usage[0]

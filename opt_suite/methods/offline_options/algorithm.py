@@ -61,6 +61,19 @@ __all__ = [
 ]
 
 
+def policy_features(features: StateFeatures, params: Params) -> StateFeatures:
+    """What π sees (``Params.policy_features``): the options' input, or a row per state.
+
+    π only scores options on the demonstrated states, so it needs no generalisation; with a row
+    per state it can fit each of them, which the options' two coordinates cannot (see
+    ``training.py`` for what that does to the options). On frames every demonstrated frame is its
+    own state, so a row per frame.
+    """
+    if params.policy_features == "options":
+        return features
+    return StateFeatures(features.num_states, use_index=True, coords=None)
+
+
 def _initial_policy(features, num_actions, params, seed, index, previous):
     """Line 8: π's weights for round ``index`` (A primitives + ``index`` kept options + o').
 
@@ -105,6 +118,8 @@ class LearnedOptions:
         about whether the option helps.
       weights: the kept options' network weights, in order (networks on frames are acted with
         by calling them: their tables cover only the demonstrated frames).
+      policy: the weights of π as trained in the last kept round (A primitives + the kept options
+        as outputs), None when no option was kept: the π under which Ĵ_N was reached.
     """
 
     mu: np.ndarray
@@ -113,6 +128,7 @@ class LearnedOptions:
     rounds: list[dict[str, Any]]
     stop_reason: str
     weights: list[dict[str, np.ndarray]] = dataclasses.field(default_factory=list)
+    policy: dict[str, np.ndarray] | None = None
 
     def discovery(
         self, options: OptionSet, demonstrations: int, start: float, **measures: int
@@ -155,11 +171,12 @@ def learn_options(
     stop_reason = "max_options"
     demo_coords = None if features.coords is None else features.coords[demos.states]
     previous_policy = None
+    policy_input = policy_features(features, params)
     while len(kept) < params.max_options:  # line 5 (capped at max_options)
         index = len(rounds)
         option = new_option(features, num_actions, params.hidden_sizes, seed, index)  # line 6
         # Line 7: O' = O ∪ o' — the frozen tables of O plus the trainable o' (see training.py).
-        policy = _initial_policy(features, num_actions, params, seed, index, previous_policy)
+        policy = _initial_policy(policy_input, num_actions, params, seed, index, previous_policy)
         if params.lambda2_auto and index == 0:  # once, so Ĵ is one objective for every round
             lambda2 = balanced_lambda2(demos, demo_coords, frozen, option, policy, params)
             params = dataclasses.replace(params, lambda2=lambda2)
@@ -210,4 +227,5 @@ def learn_options(
         rounds=rounds,
         stop_reason=stop_reason,
         weights=kept_weights,
+        policy=previous_policy,
     )

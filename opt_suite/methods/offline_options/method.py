@@ -8,6 +8,8 @@ acts by lookup. TensorFlow is imported inside :meth:`OfflineOptions.discover` an
 
 from __future__ import annotations
 
+import dataclasses
+import io
 import time
 from typing import Any, ClassVar
 
@@ -25,7 +27,11 @@ from opt_suite.methods.base import Discovery, DiscoveryContext, Method
 from opt_suite.methods.offline_options.params import Params
 from opt_suite.options import TabularOptionSet
 
-__all__ = ["OfflineOptions", "initial_options"]
+__all__ = ["OfflineOptions", "POLICY_FILE", "initial_options", "load_policy", "policy_file"]
+
+#: The discovery cell's file holding π as Algorithm 1 trained it with the kept options, tabulated
+#: over every state: the policy under which the reported Ĵ was reached (``opt-suite diagnose``).
+POLICY_FILE = "policy.npz"
 
 
 class OfflineOptions(Method):
@@ -113,9 +119,43 @@ class OfflineOptions(Method):
         features = state_features(model, params.features)
         learned = learn_options(demos, features, model.num_actions, params, context.seed)
         options = TabularOptionSet(learned.mu, learned.beta)
-        return learned.discovery(
+        found = learned.discovery(
             options, len(context.demonstrations), start, demonstrated_states=len(demos.states)
         )
+        if learned.policy is None:
+            return found
+        pi = policy_table(learned.policy, features)  # π's own input: policy_features
+        return dataclasses.replace(found, files={POLICY_FILE: policy_file(pi)})
+
+
+def policy_table(policy: dict[str, np.ndarray], features: Any) -> np.ndarray:
+    """π(s, ·) over every state, float64 [S, A + m] (primitives first), from π's weights."""
+    import tensorflow as tf
+
+    from opt_suite.option_networks.networks import policy_probs
+
+    states = np.arange(features.num_states, dtype=np.int32)
+    coords = None if features.coords is None else tf.constant(features.coords)
+    return policy_probs(policy, tf.constant(states), coords, tf.float64).numpy()
+
+
+def policy_file(pi: np.ndarray) -> bytes:
+    """The bytes of :data:`POLICY_FILE`: an ``.npz`` holding ``pi`` [S, A + m]."""
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, pi=np.asarray(pi, np.float64))
+    return buffer.getvalue()
+
+
+def load_policy(path: Any) -> np.ndarray:
+    """π [S, A + m] from a :data:`POLICY_FILE`; raises ValueError on a file that is not one."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            pi = np.asarray(data["pi"], np.float64)
+    except Exception as exc:  # OSError, BadZipFile, KeyError: not a policy file
+        raise ValueError(f"{path}: not a readable policy file ({exc})") from None
+    if pi.ndim != 2 or not np.all(np.isfinite(pi)):
+        raise ValueError(f"{path}: expected a finite [S, A + m] table 'pi', got shape {pi.shape}")
+    return pi
 
 
 def initial_options(

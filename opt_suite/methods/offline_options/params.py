@@ -107,6 +107,14 @@ class Params:
         doc="first term of J-hat: lambda2*log Pr(h)/|h| (default), or lambda2*Pr(h) as Eq. 2 "
         "writes it, whose value and gradient underflow to 0 on long demonstrations",
     )
+    policy_features: Literal["options", "onehot"] = param(
+        "options",
+        doc="input of pi, the policy over options Algorithm 1 trains to score options on the "
+        "demonstrations (the learner never uses it): options, the options' own input (features); "
+        "onehot, one free weight row per state (or frame). Measured on the paper spec: onehot "
+        "closes the gap between pi and a pi table (J-hat -4.80 -> -2.62, table -2.57) but the "
+        "options learned with it allow less J-hat (table -2.57 against -1.60), so it is opt-in",
+    )
     features: Literal["onehot", "coords", "both", "frames"] = param(
         "coords",
         doc="state input of the networks on grids (measured choice: see features.py); frames: "

@@ -10,6 +10,16 @@ network weights into the tables it takes and runs the optimiser:
   once, so no gradient can reach them (Algorithm 1 updates only θ, φ and ψ);
 - primitives are options with β ≡ 1 and a one-hot μ (Sec. 3.1): μ_a(s_t, a_t) = 1[a = a_t].
 
+π's input (``Params.policy_features``): by default the options' own, as the paper's single network
+design suggests. π only scores the options on the demonstrated states and the learner never uses
+it, so it could instead have a free row per state (``onehot``). Measured on the paper spec (mean
+of 5 seeds, λ2 = 100; ``opt-suite diagnose``): π on coordinates ends rounds far below a π table on
+the same options (Ĵ −4.80 against −1.60; seed 3: −8.83 against −2.04); a per-state π closes that
+gap (−2.62 against −2.57) but the options trained with it allow less Ĵ (−2.57 against −1.60) and
+explain fewer demonstrated steps (8% against 37%): π fits the demonstrations with primitives
+before the new option is any use, so the option gets little gradient. The weak π is what makes
+the options worth having to Ĵ, so the default stays.
+
 The optimiser is Adam (Kingma & Ba 2015) written out on the weight dicts; the paper's pseudocode
 shows plain gradient ascent with step size α, and Adam with α as its step size is the usual
 stand-in.
