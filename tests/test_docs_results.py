@@ -27,10 +27,13 @@ def _collect():
 def test_regenerate_script_uses_existing_commands_and_bundled_specs():
     script = (FOLDER / "regenerate.sh").read_text()
     commands = re.findall(r"^\s*opt-suite ([a-z-]+)", script, flags=re.MULTILINE)
-    assert {"run", "show-options", "option-usage", "validate-objective"} <= set(commands)
+    wanted = {"run", "show-options", "option-usage", "validate-objective", "diagnose"}
+    assert wanted <= set(commands)
     assert set(commands) <= set(COMMANDS)
     for name in re.findall(r"opt-suite run ([a-z0-9-]+)", script):
         assert find_spec(name).is_file(), name
+    for name in re.findall(r'opt-suite run "\$here/([^"]+)"', script):
+        assert (FOLDER / name).is_file(), name
 
 
 def test_readme_states_a_verdict_first_and_links_files_that_exist():
@@ -58,3 +61,41 @@ def test_collect_tables_and_splices_the_sensitivity_block(tmp_path):
     spliced = collect.with_block(text, "sensitivity", "new rows")
     block = "<!-- sensitivity:begin -->\nnew rows\n<!-- sensitivity:end -->"
     assert spliced == f"intro\n{block}\nafter\n"
+
+
+def test_collect_puts_objective_optimiser_and_evaluation_side_by_side():
+    collect = _collect()
+
+    def entry(method, seed, options, own, table, terminations, share):
+        return {
+            "method": method,
+            "seed": seed,
+            "options": [f"o{i}" for i in range(options)],
+            "own_pi": None if own is None else {"jhat": own},
+            "fitted_pi": {"jhat": table, "termination_term": terminations},
+            "option_share": share,
+        }
+
+    diagnosis = {
+        "objective": {"lambda1": 0.0, "lambda2": 100.0, "likelihood": "log_prob_per_step"},
+        "option_sets": [
+            entry("primitives", 0, 0, None, -3.0, 1.0, 0.0),
+            entry("primitives", 1, 0, None, -3.2, 1.0, 0.0),
+            entry("ours", 0, 1, -4.0, -2.0, 0.5, 0.25),
+            entry("ours", 1, 2, -6.0, -1.0, 0.3, 0.75),
+        ],
+    }
+
+    def board(auc_ours, p_ours):
+        return {
+            "methods": {"primitives": {"auc": {"iqm": -10.0}}, "ours": {"auc": {"iqm": auc_ours}}},
+            "probability_of_improvement": {"methods": {"ours": {"auc": {"probability": p_ours}}}},
+        }
+
+    table = collect.cause_table(diagnosis, {"A": board(-8.0, 0.7), "B": board(-12.5, 0.25)})
+    lines = table.splitlines()
+    assert lines[0].count("auc IQM, A") == 1 and lines[0].count("P(auc > primitives), B") == 1
+    # Means over the 2 seeds: Ĵ own (−4 −6)/2, table (−2 −1)/2, terminations, share of steps.
+    assert "| ours | 1–2 | −5.00 | −1.50 | 0.400 | 50.0% | −8.0 | 0.70 | −12.5 | 0.25 |" in lines
+    assert "| primitives | 0 | — | −3.10 | 1.000 | 0.0% | −10.0 | — | −10.0 | — |" in lines
+    assert "λ2 = 100" in table and "2 seeds" in table

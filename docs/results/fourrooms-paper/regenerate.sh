@@ -13,6 +13,13 @@ runs=${1:-results}
 mkdir -p "$runs"
 
 opt-suite run fourrooms-paper --out "$runs/fourrooms-paper" --quiet
+# Why options win or lose (README.md): J-hat of every option set, term by term (docs/diagnose.md).
+opt-suite diagnose "$runs/fourrooms-paper"
+# The same setting under the intra-option learner. A copy of the paper run's store reuses every
+# demonstration and discovery cell (same ids): only the evaluation cells are computed.
+rm -rf "$runs/fourrooms-paper-intra"
+cp -r "$runs/fourrooms-paper" "$runs/fourrooms-paper-intra"
+opt-suite run "$here/fourrooms-paper-intra.yaml" --out "$runs/fourrooms-paper-intra" --quiet
 # Known and reported (README.md): with likelihood: prob, offline-options-kl's training diverges on
 # 2 of 5 seeds, so that variant's run ends with failed cells (and a non-zero exit status).
 opt-suite run fourrooms-paper-sensitivity --out "$runs/fourrooms-paper-sensitivity" --quiet ||
