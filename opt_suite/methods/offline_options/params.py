@@ -112,8 +112,8 @@ class Params:
         doc="input of pi, the policy over options Algorithm 1 trains to score options on the "
         "demonstrations (the learner never uses it): options, the options' own input (features); "
         "onehot, one free weight row per state (or frame). Measured on the paper spec: onehot "
-        "closes the gap between pi and a pi table (J-hat -4.80 -> -2.62, table -2.57) but the "
-        "options learned with it allow less J-hat (table -2.57 against -1.60), so it is opt-in",
+        "closes the gap between pi and a pi table (J-hat -4.25 -> -2.69, table -2.62) but the "
+        "options learned with it allow less J-hat (table -2.62 against -1.71), so it is opt-in",
     )
     features: Literal["onehot", "coords", "both", "frames"] = param(
         "coords",

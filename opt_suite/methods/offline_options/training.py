@@ -14,9 +14,9 @@ network weights into the tables it takes and runs the optimiser:
 design suggests. π only scores the options on the demonstrated states and the learner never uses
 it, so it could instead have a free row per state (``onehot``). Measured on the paper spec (mean
 of 5 seeds, λ2 = 100; ``opt-suite diagnose``): π on coordinates ends rounds far below a π table on
-the same options (Ĵ −4.80 against −1.60; seed 3: −8.83 against −2.04); a per-state π closes that
-gap (−2.62 against −2.57) but the options trained with it allow less Ĵ (−2.57 against −1.60) and
-explain fewer demonstrated steps (8% against 37%): π fits the demonstrations with primitives
+the same options (Ĵ −4.25 against −1.71; seed 3: −8.41 against −2.04); a per-state π closes that
+gap (−2.69 against −2.62) but the options trained with it allow less Ĵ (−2.62 against −1.71) and
+explain fewer demonstrated steps (6% against 34%): π fits the demonstrations with primitives
 before the new option is any use, so the option gets little gradient. The weak π is what makes
 the options worth having to Ĵ, so the default stays.
 
