@@ -72,6 +72,9 @@ class OfflineOptionsSettings:
         le=4096,
     )
     likelihood: Literal["prob", "log_prob_per_step"] = _unused("log_prob_per_step", "likelihood")
+    policy_features: Literal["options", "onehot"] = _unused(
+        "options", "policy_features", added_later=True
+    )
     features: Literal["onehot", "coords", "both", "frames"] = param(
         "coords",
         doc="state input of the option networks (offline_options' features); frames: its "

@@ -65,9 +65,9 @@ def param(
       gt: exclusive lower bound.
       le: inclusive upper bound.
       lt: exclusive upper bound.
-      added_later: a key added after specs were already hashed, with a None default: left out of
-        the canonical form while it is None, so that every spec written before it keeps its hash
-        (and its stored runs and CI baselines stay comparable).
+      added_later: a key added after specs were already hashed: left out of the canonical form
+        while it holds its default, so that every spec written before it keeps its hash (and its
+        stored runs and CI baselines stay comparable).
       replaces: the name of a sibling field this one stands in for when it is set (``frames``
         replaces ``episodes``): the canonical form then leaves that sibling out, so that reading
         it back does not see both.

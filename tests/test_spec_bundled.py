@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from opt_suite.spec import (
     load_spec,
     load_sweep,
     parse_spec,
+    spec_hash,
     to_plain,
 )
 
@@ -165,3 +167,10 @@ def test_wheel_ships_the_bundled_specs(tmp_path):
     assert sorted(n for n in names if n.startswith("opt_suite/bundled_specs/")) == [
         f"opt_suite/bundled_specs/{name}" for name in SHIPPED
     ]
+
+
+def test_the_ci_baseline_is_of_the_quick_spec_as_it_hashes_today():
+    # A key added to a component without added_later changes every spec's hash, and the results
+    # gate (.ci/run: compare against ci/baseline.json) then refuses the run as another protocol.
+    baseline = json.loads((ROOT / "ci" / "baseline.json").read_text())
+    assert spec_hash(load_spec(ROOT / "specs" / "fourrooms-quick.yaml")) == baseline["spec"]["hash"]

@@ -14,6 +14,7 @@ import pytest
 import yaml
 from spec_fakes import VALID, edited, fake_registry
 
+from opt_suite.params import param
 from opt_suite.spec import (
     canonical_yaml,
     content_hash,
@@ -144,3 +145,13 @@ def test_to_plain():
     }
     with pytest.raises(TypeError, match="cannot write a set"):
         to_plain({1, 2})
+
+
+def test_a_key_added_later_is_left_out_at_its_default_and_kept_otherwise():
+    @dataclasses.dataclass(frozen=True)
+    class Settings:
+        size: int = 3
+        mode: str = param("old", added_later=True)
+
+    assert to_plain(Settings()) == {"size": 3}
+    assert to_plain(Settings(mode="new")) == {"size": 3, "mode": "new"}

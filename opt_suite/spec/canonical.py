@@ -25,7 +25,7 @@ def to_plain(obj: Any) -> Any:
     """A dataclass (or tuple, dict, scalar) as plain YAML-able values: dicts, lists and scalars.
 
     Dataclasses become dicts of their init fields (but a ``param(added_later=True)`` field left at
-    None, so that adding it changed no existing spec's hash, and a field that a set
+    its default, so that adding it changed no existing spec's hash, and a field that a set
     ``param(replaces=...)`` field stands in for), tuples become lists, numpy scalars become Python
     scalars.
 
@@ -46,7 +46,7 @@ def to_plain(obj: Any) -> Any:
             for f in fields
             if f.init
             and f.name not in replaced
-            and not (f.metadata.get("added_later") and getattr(obj, f.name) is None)
+            and not (f.metadata.get("added_later") and getattr(obj, f.name) == f.default)
         }
     if isinstance(obj, tuple | list):
         return [to_plain(item) for item in obj]

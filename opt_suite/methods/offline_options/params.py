@@ -109,6 +109,7 @@ class Params:
     )
     policy_features: Literal["options", "onehot"] = param(
         "options",
+        added_later=True,
         doc="input of pi, the policy over options Algorithm 1 trains to score options on the "
         "demonstrations (the learner never uses it): options, the options' own input (features); "
         "onehot, one free weight row per state (or frame). Measured on the paper spec: onehot "
