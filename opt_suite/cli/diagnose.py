@@ -56,7 +56,7 @@ class _Problem(Exception):
 
 def _inputs(directory: Path, args: argparse.Namespace) -> tuple[Any, list[tuple[Any, ...]]]:
     """The run's info and, per (method, seed): (method, seed, options, demonstrations, pi)."""
-    from opt_suite.cli.run import parse_seeds
+    from opt_suite.cli.run import select_methods_and_seeds
     from opt_suite.methods.offline_options.method import POLICY_FILE, load_policy
     from opt_suite.options import load_option_set
     from opt_suite.runner.protocol import plan_spec, resolve_components
@@ -70,20 +70,12 @@ def _inputs(directory: Path, args: argparse.Namespace) -> tuple[Any, list[tuple[
             raise _Problem(
                 f"{directory}: the stored spec no longer hashes the same: {CODE_CHANGED}"
             )
-        methods, seeds = store.methods(), store.seeds()
-        for name in args.methods or []:
-            if name not in methods:
-                raise _Problem(f"--methods {name!r}: the run has {', '.join(methods)}")
-        if args.seeds:
-            try:
-                wanted = parse_seeds(args.seeds)
-            except ValueError as exc:
-                raise _Problem(str(exc)) from None
-            absent = sorted(set(wanted) - set(seeds))
-            if absent:
-                raise _Problem(f"--seeds: the run has no seed {absent} (it has {seeds})")
-            seeds = wanted
-        methods = [m for m in methods if not args.methods or m in args.methods]
+        try:
+            methods, seeds = select_methods_and_seeds(
+                store.methods(), store.seeds(), args.methods, args.seeds
+            )
+        except ValueError as exc:
+            raise _Problem(str(exc)) from None
         stored = {(c.kind, c.method, c.seed): c for c in store.cells()}
         planned = plan_spec(spec, seeds, resolve_components(spec))[3]
         wanted_cells = [

@@ -89,7 +89,7 @@ def _replay_view(
     """Replay the view of ``spec_hash_`` (None: the latest run): (runs, notes, spec)."""
     import numpy as np
 
-    from opt_suite.cli.run import parse_seeds
+    from opt_suite.cli.run import select_methods_and_seeds
     from opt_suite.learners.base import OptionUsage
     from opt_suite.options import from_bytes
     from opt_suite.report.option_usage import RunUsage
@@ -113,20 +113,12 @@ def _replay_view(
                 f"{directory}: the learner {spec.evaluation.learner!r} does not count option usage"
                 " (smdp_q_learning does)"
             )
-        methods, seeds = store.methods(), store.seeds()
-        for name in args.methods or []:
-            if name not in methods:
-                raise _Problem(f"--methods {name!r}: the run has {', '.join(methods)}")
-        if args.seeds:
-            try:
-                wanted = parse_seeds(args.seeds)
-            except ValueError as exc:
-                raise _Problem(str(exc)) from None
-            absent = sorted(set(wanted) - set(seeds))
-            if absent:
-                raise _Problem(f"--seeds: the run has no seed {absent} (it has {seeds})")
-            seeds = wanted
-        methods = [m for m in methods if not args.methods or m in args.methods]
+        try:
+            methods, seeds = select_methods_and_seeds(
+                store.methods(), store.seeds(), args.methods, args.seeds
+            )
+        except ValueError as exc:
+            raise _Problem(str(exc)) from None
         plan = plan_spec(spec, seeds, components)[3]
         stored_cells = [
             c

@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_arguments", "run", "parse_seeds"]
+__all__ = ["add_arguments", "run", "parse_seeds", "select_methods_and_seeds"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -90,6 +90,28 @@ def parse_seeds(text: str) -> list[int]:
             )
         seeds.update(range(first, last + 1))
     return sorted(seeds)
+
+
+def select_methods_and_seeds(
+    methods: list[str], seeds: list[int], wanted_methods: list[str] | None, wanted_seeds: str | None
+) -> tuple[list[str], list[int]]:
+    """The run's method entries and seeds that ``--methods`` / ``--seeds`` choose (default: all).
+
+    For the commands that read a run (``option-usage``, ``diagnose``).
+
+    Raises:
+      ValueError: a method entry or seed the run does not have, or a bad ``--seeds`` text.
+    """
+    for name in wanted_methods or []:
+        if name not in methods:
+            raise ValueError(f"--methods {name!r}: the run has {', '.join(methods)}")
+    if wanted_seeds:
+        chosen = parse_seeds(wanted_seeds)
+        absent = sorted(set(chosen) - set(seeds))
+        if absent:
+            raise ValueError(f"--seeds: the run has no seed {absent} (it has {seeds})")
+        seeds = chosen
+    return [m for m in methods if not wanted_methods or m in wanted_methods], seeds
 
 
 class Terminated(KeyboardInterrupt):
