@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_objective_brute_force import CASES, random_batch
 
 import opt_suite  # noqa: F401
 from opt_suite.objective import trajectory_terms
 from opt_suite.objective.brute_force import enumerate_step_posteriors
 from opt_suite.objective.posterior import step_posteriors
-from tests.test_objective_brute_force import CASES, random_batch
 
 TOL = 1e-9
 
