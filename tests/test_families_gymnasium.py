@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 
 import gymnasium
@@ -16,6 +17,10 @@ from opt_suite.families.gymnasium_ids import register_id
 from opt_suite.params import FrozenDict
 from opt_suite.spec import load_spec, parse_spec
 from opt_suite.testing import EnvContract
+
+# FrozenLake declares "human" rendering, which opens a pygame window: on a machine without a
+# display (CI) pygame needs its dummy video driver, set before the first window is made.
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 
 MINIGRID = Params(id="MiniGrid-Empty-Random-6x6-v0", observation_key="image", max_episode_steps=200)
 
