@@ -1,18 +1,23 @@
-"""PPO training cost on Atari: frames per CPU-second, where the CPU goes, compiled-step variants.
+"""PPO training cost: frames per CPU-second with a shared trunk against separate networks.
 
-The experts (``opt_suite.agents.ppo.train``) and the ``tf_agents`` learner spend their CPU in two
-places: the emulator (our bit-exact Atari preprocessing, stepped by a ``SyncVectorEnv``) and PPO's
-update (``agent.train``: 4 epochs of forward + backward of the actor and the value networks on
-the whole 8 x 128 batch). This benchmark measures, in one process on Breakout with the default
-``PPOParams`` (8 envs x 128 steps, 4 epochs, the A3C network; frame skip 4):
+The experts (``opt_suite.agents.ppo.train``) spend their CPU in the emulator, in collecting (the
+policy's action per batched step, through tf-agents' driver) and in PPO's update
+(``agent.train``: epochs of forward + backward on the whole batch). Until the shared trunk
+(:mod:`opt_suite.agents.shared_trunk`) the actor and the value were two networks, each with its
+own convolutions, so every epoch ran two trunks; that configuration is kept as the variant
+``network.shared: false`` ("before") and measured here against today's default ("today": one
+trunk, two heads, the A3C/PPO Atari network), rounds interleaved, all in one process, on
 
-- ``train``: emulator frames per CPU-second of whole PPO iterations (collect + update) as the
-  experts run them today (``ppo.train``'s compiled driver and ``common.function(agent.train)``);
-- ``env``: frames per CPU-second of the vector env alone (random actions), the floor of any
-  variant that keeps the emulator;
-- ``update``: CPU-seconds of one update on the same batch, compiled three ways, in interleaved
-  rounds: ``autograph`` (today: ``common.function``), ``graph`` (``tf.function(autograph=False)``,
-  the learner's) and ``xla`` (``jit_compile=True``).
+- Atari Breakout with the default ``PPOParams`` (8 envs x 128 steps, 4 epochs, the A3C network;
+  frame skip 4), with ``update``: the best CPU-s of one update per network on one collected
+  batch, and ``env``: the vector env alone (random actions), the floor of both variants;
+- MinAtar Breakout with ``specs/minatar-breakout.yaml``'s expert (one 3x3 convolution, 8 envs x 64
+  steps, 3 epochs), where the emulator is cheap and the per-step cost of acting dominates.
+
+Measured and not kept (no gain): compiling the update without autograph (x1.01) or with XLA
+(x0.62), commit 48db4b1; collecting with a Python loop over the py env and the policy's compiled
+action instead of tf-agents' driver (x0.98 on Atari, x1.0 on MinAtar: a call of the collect
+policy costs about 1.1 ms of CPU on one thread whatever the network's size).
 
 CPU time is ``time.process_time()`` (all threads of the process; the machine is shared, so wall
 time means little). TensorFlow runs on one thread, as in a run's workers (``runner/cells.py``).
@@ -22,8 +27,11 @@ time means little). TensorFlow runs on one thread, as in a run's workers (``runn
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -40,82 +48,94 @@ from opt_suite.agents import ppo  # noqa: E402
 from opt_suite.agents.environment import GymnasiumPyEnvironment  # noqa: E402
 from opt_suite.agents.params import PPOParams  # noqa: E402
 from opt_suite.families.atari import Atari, TaskParams  # noqa: E402
+from opt_suite.params import FrozenDict  # noqa: E402
 
 FAMILY = Atari(Atari.Params(game="breakout"))
 TASK = TaskParams(start_actions=1, reward_scale=1.0, frame_skip=4)
-PARAMS = PPOParams()
+SHARED = PPOParams()
+SEPARATE = dataclasses.replace(SHARED, network=dataclasses.replace(SHARED.network, shared=False))
 ITERATIONS = int(os.environ.get("OPT_SUITE_BENCH_PPO_ITERATIONS", "3"))
-ROUNDS = 3
+ROUNDS = 2
 
 
-def _agent(py_env: GymnasiumPyEnvironment):
-    return ppo.build_agent(py_env.time_step_spec(), py_env.action_spec(), PARAMS, seed=0)
+def _agent(py_env: GymnasiumPyEnvironment, params: PPOParams):
+    return ppo.build_agent(py_env.time_step_spec(), py_env.action_spec(), params, seed=0)
 
 
-def training_frames_per_cpu_s() -> tuple[float, float]:
-    """(frames per CPU-s of ``ppo.train`` past its first iteration, CPU-s of that first one)."""
-    py_env = GymnasiumPyEnvironment(FAMILY.make_vector_env(TASK, PARAMS.num_envs), seed=0)
-    agent = _agent(py_env)
+def _separate(params: PPOParams) -> PPOParams:
+    return dataclasses.replace(params, network=dataclasses.replace(params.network, shared=False))
+
+
+def training_frames_per_cpu_s(family: Any, task: Any, params: PPOParams) -> float:
+    """Frames per CPU-s of ``ppo.train`` past its first iteration (which traces the graphs)."""
+    py_env = GymnasiumPyEnvironment(family.make_vector_env(task, params.num_envs), seed=0)
+    agent = _agent(py_env, params)
     marks: list[tuple[float, int]] = []
 
     def progress(log: ppo.TrainingLog) -> None:
         marks.append((time.process_time(), log.frames))
 
-    start = time.process_time()
-    frames = PARAMS.num_envs * PARAMS.steps_per_iteration * TASK.frame_skip * (ITERATIONS + 1)
-    ppo.train(py_env, agent, PARAMS, frames - 1, progress)
+    skip = getattr(task, "frame_skip", 1)
+    frames = params.num_envs * params.steps_per_iteration * skip * (ITERATIONS + 1)
+    ppo.train(py_env, agent, params, frames - 1, progress)
     py_env.close()
     (first_cpu, first_frames), (last_cpu, last_frames) = marks[0], marks[-1]
-    return (last_frames - first_frames) / (last_cpu - first_cpu), first_cpu - start
+    return (last_frames - first_frames) / (last_cpu - first_cpu)
+
+
+def variants_frames_per_cpu_s(family: Any, task: Any, params: PPOParams) -> dict[str, float]:
+    """Best frames per CPU-s of ``before`` (separate) and ``today`` (shared), interleaved rounds."""
+    variants = {"before": _separate(params), "today": params}
+    best = dict.fromkeys(variants, 0.0)
+    for _ in range(ROUNDS):  # interleaved: a slow spell of the machine hits both
+        for name, variant in variants.items():
+            best[name] = max(best[name], training_frames_per_cpu_s(family, task, variant))
+    return best
 
 
 def env_frames_per_cpu_s(steps: int = 256) -> float:
     """Frames per CPU-s of the experts' vector env stepping random actions."""
-    env = FAMILY.make_vector_env(TASK, PARAMS.num_envs)
+    env = FAMILY.make_vector_env(TASK, SHARED.num_envs)
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     start = time.process_time()
     for _ in range(steps):
-        env.step(rng.integers(env.single_action_space.n, size=PARAMS.num_envs))
+        env.step(rng.integers(env.single_action_space.n, size=SHARED.num_envs))
     cpu = time.process_time() - start
     env.close()
-    return steps * PARAMS.num_envs * TASK.frame_skip / cpu
+    return steps * SHARED.num_envs * TASK.frame_skip / cpu
 
 
 def update_cpu_s() -> dict[str, float]:
-    """Best CPU-s of one update per compilation, interleaved rounds on one collected batch."""
+    """Best CPU-s of one update per variant, interleaved rounds on one collected batch."""
     from tf_agents.drivers import dynamic_step_driver
     from tf_agents.environments import tf_py_environment
     from tf_agents.replay_buffers import tf_uniform_replay_buffer
     from tf_agents.utils import common
 
-    py_env = GymnasiumPyEnvironment(FAMILY.make_vector_env(TASK, PARAMS.num_envs), seed=0)
+    py_env = GymnasiumPyEnvironment(FAMILY.make_vector_env(TASK, SHARED.num_envs), seed=0)
     tf_env = tf_py_environment.TFPyEnvironment(py_env)
-    agents = {name: _agent(py_env) for name in ("autograph", "graph", "xla")}
-    collector = agents["autograph"]
+    agents = {"shared": _agent(py_env, SHARED), "separate": _agent(py_env, SEPARATE)}
+    collector = agents["separate"]
     buffer = tf_uniform_replay_buffer.TFUniformReplayBuffer(
         collector.collect_data_spec,
         batch_size=tf_env.batch_size,
-        max_length=PARAMS.steps_per_iteration,
+        max_length=SHARED.steps_per_iteration,
     )
     driver = dynamic_step_driver.DynamicStepDriver(
         tf_env,
         collector.collect_policy,
         observers=[buffer.add_batch],
-        num_steps=tf_env.batch_size * PARAMS.steps_per_iteration,
+        num_steps=tf_env.batch_size * SHARED.steps_per_iteration,
     )
     common.function(driver.run)(time_step=tf_env.reset())
     batch = buffer.gather_all()
     py_env.close()
-    steps = {
-        "autograph": common.function(agents["autograph"].train),
-        "graph": tf.function(agents["graph"].train, autograph=False),
-        "xla": tf.function(agents["xla"].train, autograph=False, jit_compile=True),
-    }
+    steps = {name: common.function(agent.train) for name, agent in agents.items()}
     for step in steps.values():
-        step(batch)  # trace (and compile) outside the timing
+        step(batch)  # trace outside the timing
     best = dict.fromkeys(steps, float("inf"))
-    for _ in range(ROUNDS):
+    for _ in range(ROUNDS + 1):
         for name, step in steps.items():
             start = time.process_time()
             step(batch)
@@ -123,27 +143,45 @@ def update_cpu_s() -> dict[str, float]:
     return best
 
 
+def minatar() -> tuple[Any, Any, PPOParams]:
+    """MinAtar Breakout (sticky actions off), one task, the minatar-breakout spec's expert PPO."""
+    from opt_suite.families.gymnasium_family import Gymnasium, Params
+    from opt_suite.families.gymnasium_family import TaskParams as GymnasiumTask
+    from opt_suite.spec.load import load_sweep
+
+    spec = load_sweep(Path(__file__).parent.parent / "specs" / "minatar-breakout.yaml").base
+    family = Gymnasium(Params(id="MinAtar/Breakout-v1", kwargs=FrozenDict(sticky_action_prob=0.0)))
+    return family, GymnasiumTask(start_actions=1, frame_skip=1), spec.demonstrations.params.ppo
+
+
 def test_bench_ppo_training(benchmark):
-    """Frames per CPU-second of PPO training and its parts, all measured in this one process."""
+    """Frames per CPU-second of PPO training, shared trunk vs separate networks, in one process."""
     results: dict[str, float] = {}
 
     def measure() -> None:
-        results["train"], results["first_iteration_cpu_s"] = training_frames_per_cpu_s()
-        results["env"] = env_frames_per_cpu_s()
+        for prefix, (family, task, params) in {
+            "atari": (FAMILY, TASK, SHARED),
+            "minatar": minatar(),
+        }.items():
+            found = variants_frames_per_cpu_s(family, task, params)
+            results.update({f"{prefix}_{k}": v for k, v in found.items()})
         results.update({f"update_{k}_cpu_s": v for k, v in update_cpu_s().items()})
+        results["env"] = env_frames_per_cpu_s()
 
     benchmark.pedantic(measure, rounds=1, iterations=1)
-    frames = PARAMS.num_envs * PARAMS.steps_per_iteration * TASK.frame_skip
-    update = results["update_autograph_cpu_s"]
-    results["update_share"] = update * results["train"] / frames
-    for name in ("graph", "xla"):
-        results[f"update_{name}_speedup"] = update / results[f"update_{name}_cpu_s"]
+    for prefix in ("atari", "minatar"):
+        before = results[f"{prefix}_before"]
+        results[f"{prefix}_speedup"] = results[f"{prefix}_today"] / before
+    results["update_speedup"] = results["update_separate_cpu_s"] / results["update_shared_cpu_s"]
     benchmark.extra_info.update({k: round(v, 3) for k, v in results.items()})
+    r = results
     print(
-        f"\nPPO training: {results['train']:,.0f} frames/CPU-s "
-        f"({1000 / results['train']:.2f} ms per frame); env alone {results['env']:,.0f} "
-        f"frames/CPU-s; one update {update:.2f} CPU-s = {results['update_share']:.0%} of an "
-        f"iteration; update compiled without autograph x{results['update_graph_speedup']:.2f}, "
-        f"with XLA x{results['update_xla_speedup']:.2f}"
+        f"\nPPO training, frames/CPU-s, shared trunk (today) vs separate networks (before): "
+        f"Atari Breakout {r['atari_today']:,.0f} vs {r['atari_before']:,.0f} "
+        f"(x{r['atari_speedup']:.2f}); MinAtar Breakout (the spec's expert) "
+        f"{r['minatar_today']:,.0f} vs {r['minatar_before']:,.0f} (x{r['minatar_speedup']:.2f}). "
+        f"One Atari update "
+        f"{r['update_shared_cpu_s']:.2f} vs {r['update_separate_cpu_s']:.2f} CPU-s "
+        f"(x{r['update_speedup']:.2f}); the Atari env alone {r['env']:,.0f} frames/CPU-s"
     )
-    assert results["train"] > 0 and np.isfinite(results["update_share"])
+    assert all(np.isfinite(v) and v > 0 for v in results.values())

@@ -112,11 +112,14 @@ def test_ppo_bounds_on_depth_and_batch():
 
 
 def test_ppo_memory_counts_weights_with_adam_and_the_batch():
-    ppo = PPOParams()
+    separate = PPOParams(network=NetworkParams(shared=False))
     shape = (10, 10, 4)
-    weights = ppo.network.parameters(shape, 3) + ppo.network.parameters(shape, 1)
+    weights = separate.network.parameters(shape, 3) + separate.network.parameters(shape, 1)
     batch = 8 * 128 * 400 * 4
-    assert ppo_memory(ppo, shape, 3) == 12 * weights + batch
+    assert ppo_memory(separate, shape, 3) == 12 * weights + batch
+    # A shared trunk is counted once: the two networks less one trunk (a head of 0 outputs).
+    trunk = PPOParams().network.parameters(shape, 0)
+    assert ppo_memory(PPOParams(), shape, 3) == 12 * (weights - trunk) + batch
 
 
 @pytest.mark.parametrize(

@@ -57,6 +57,12 @@ class NetworkParams:
     fc_units: tuple[int, ...] = param(
         (256,), doc="units of the fully connected layers", ge=1, le=MAX_UNITS
     )
+    shared: bool = param(
+        True,
+        doc="one trunk (the convolutions and fc layers) for the policy and the value, with a "
+        "softmax and a linear head, as A3C's and PPO's Atari networks; false: two separate "
+        "networks (tf-agents' default, about twice the update's arithmetic)",
+    )
 
     def check(self) -> list[tuple[str, str]]:
         """One kernel and one stride per convolution; at most ``MAX_LAYERS`` of each kind."""
@@ -96,6 +102,16 @@ class NetworkParams:
         """Weights of one network (actor or value) on ``observation_shape`` with ``outputs``."""
         layers = self.conv_layer_params(observation_shape)
         return network_parameters(observation_shape, layers, self.fc_units, outputs)
+
+    def agent_parameters(self, observation_shape: tuple[int, ...], actions: int) -> int:
+        """Weights of the actor and the value together (a shared trunk counted once)."""
+        separate = self.parameters(observation_shape, actions) + self.parameters(
+            observation_shape, 1
+        )
+        if not self.shared:
+            return separate
+        trunk = self.parameters(observation_shape, 0)  # a head of 0 outputs has no weights
+        return separate - trunk
 
     def fit_problems(
         self, observation_shape: tuple[int, ...], outputs: int = 1
@@ -155,7 +171,7 @@ class PPOParams:
     steps_per_iteration: int = param(
         128, doc="steps per env between updates", ge=1, le=MAX_STEPS_PER_ITERATION
     )
-    network: NetworkParams = param(NetworkParams(), doc="actor and value networks (not shared)")
+    network: NetworkParams = param(NetworkParams(), doc="actor and value networks")
 
     def check(self) -> list[tuple[str, str]]:
         """One update's batch (num_envs x steps_per_iteration) is at most ``MAX_BATCH``."""
@@ -191,11 +207,10 @@ def network_fit(ppo: PPOParams, family: object, prefix: str) -> list[tuple[str, 
 def ppo_memory(ppo: PPOParams, observation_shape: tuple[int, ...], actions: int) -> int:
     """Bytes of a PPO agent that grow with its settings (an upper bound of those arrays).
 
-    Its two networks' weights with Adam's two moments (float32, x3), and one update's batch of
-    observations as float32.
+    Its networks' weights (a shared trunk counted once) with Adam's two moments (float32, x3),
+    and one update's batch of observations as float32.
     """
-    weights = ppo.network.parameters(observation_shape, actions)
-    weights += ppo.network.parameters(observation_shape, 1)
+    weights = ppo.network.agent_parameters(observation_shape, actions)
     return 3 * 4 * weights + ppo.batch_bytes(observation_shape)
 
 

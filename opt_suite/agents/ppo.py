@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from opt_suite._tf import tensorflow
+from opt_suite.agents import shared_trunk
 from opt_suite.agents.environment import GymnasiumPyEnvironment
 from opt_suite.agents.params import NetworkParams, PPOParams
 
@@ -76,6 +77,9 @@ def build_networks(
 ) -> tuple[Any, Any]:
     """The actor (softmax over actions) and value networks, their trunk sized to the observation.
 
+    With ``params.shared`` both hold one trunk (:mod:`opt_suite.agents.shared_trunk`), else each
+    has its own (tf-agents' ``ActorDistributionNetwork`` and ``ValueNetwork``).
+
     Convolutions on images (``params.conv_layer_params``: Atari's on frames of 20 px or more,
     3x3 stride 1 on smaller ones by default), dense layers only on vectors and indices. Both are
     created (their variables built) here, with initial weights fixed by ``seed``. Specs may be
@@ -87,6 +91,13 @@ def build_networks(
     shape = tuple(int(d) for d in observation_spec.shape)
     conv = params.conv_layer_params(shape) or None if shape else None
     channel_axis = conv is not None and len(shape) == 2
+    if params.shared:
+        actor, value = shared_trunk.shared_networks(
+            observation_spec, action_spec, _scale_frames(channel_axis), conv, params.fc_units
+        )
+        actor.create_variables()
+        value.create_variables()
+        return actor, value
     actor = actor_distribution_network.ActorDistributionNetwork(
         observation_spec,
         action_spec,
@@ -109,12 +120,19 @@ def build_networks(
 def build_agent(
     time_step_spec: Any, action_spec: Any, params: PPOParams, seed: int
 ) -> ppo_clip_agent.PPOClipAgent:
-    """A clipped-PPO agent with fresh networks (see :func:`build_networks`)."""
+    """A clipped-PPO agent with fresh networks (see :func:`build_networks`).
+
+    A shared trunk gets :class:`~opt_suite.agents.shared_trunk.SharedTrunkPPOAgent` (the same
+    loss, the trunk run once per epoch), separate networks tf-agents' ``PPOClipAgent``.
+    """
     tf.config.experimental.enable_op_determinism()
     time_step_spec = tensor_spec.from_spec(time_step_spec)
     action_spec = tensor_spec.from_spec(action_spec)
     actor, value = build_networks(time_step_spec.observation, action_spec, params.network, seed)
-    agent = ppo_clip_agent.PPOClipAgent(
+    agent_class = (
+        shared_trunk.SharedTrunkPPOAgent if params.network.shared else ppo_clip_agent.PPOClipAgent
+    )
+    agent = agent_class(
         time_step_spec,
         action_spec,
         optimizer=tf.keras.optimizers.Adam(learning_rate=params.learning_rate),
@@ -136,7 +154,7 @@ def build_agent(
 
 def train(
     py_env: GymnasiumPyEnvironment,
-    agent: ppo_clip_agent.PPOClipAgent,
+    agent: Any,
     params: PPOParams,
     frames: int,
     progress: Callable[[TrainingLog], None] | None = None,
