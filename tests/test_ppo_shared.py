@@ -111,25 +111,22 @@ def test_one_loss_runs_the_trunk_once_where_tf_agents_runs_it_twice():
     assert _convolutions(tf_agents_loss, inputs) == 2
 
 
-def test_terms_the_override_does_not_compute_are_refused():
+@pytest.mark.parametrize(
+    "two_trunks, settings, message",
+    [(False, {"value_clipping": 0.2}, "value_clipping"), (True, {}, "two trunks")],
+)
+def test_terms_the_override_does_not_compute_are_refused(two_trunks, settings, message):
     actor, value = ppo.build_networks(OBSERVATION, ACTION, SMALL, seed=0)
-    with pytest.raises(ValueError, match="value_clipping"):
+    if two_trunks:
+        _, value = ppo.build_networks(OBSERVATION, ACTION, SMALL, seed=0)
+    with pytest.raises(ValueError, match=message):
         shared_trunk.SharedTrunkPPOAgent(
             ts.time_step_spec(OBSERVATION),
             ACTION,
             optimizer=tf.keras.optimizers.Adam(1e-3),
             actor_net=actor,
             value_net=value,
-            value_clipping=0.2,
-        )
-    _, other_value = ppo.build_networks(OBSERVATION, ACTION, SMALL, seed=0)
-    with pytest.raises(ValueError, match="two trunks"):
-        shared_trunk.SharedTrunkPPOAgent(
-            ts.time_step_spec(OBSERVATION),
-            ACTION,
-            optimizer=tf.keras.optimizers.Adam(1e-3),
-            actor_net=actor,
-            value_net=other_value,
+            **settings,
         )
 
 
