@@ -192,7 +192,13 @@ TINY_PPO = PPOParams(
 
 
 def shape_setting(shape: tuple[int, ...]) -> LearnerSetting:
-    """A test task of the corridor seen as ``shape``; 2 untrained option networks on it."""
+    """A test task of the corridor seen as ``shape``; 1 untrained option network on it.
+
+    One: the learner converts each option network for TensorFlow Lite at the start of every run
+    (about 2 s each, and the contract learns nine times); what these contracts are about is the
+    trunk the agent fits to ``shape``. Two options, each row run by its own, are the PixelGrid
+    contract's (tests/test_testing_contracts.py).
+    """
     from opt_suite.options.network import NetworkOptionSet, option_network
 
     family = ShapeCorridor(ShapeCorridor.Params(shape))
@@ -200,16 +206,16 @@ def shape_setting(shape: tuple[int, ...]) -> LearnerSetting:
     if len(shape) == 3:  # conv options, as offline_options / random_options draw them on frames
         from opt_suite.option_networks.initial import initial_frame_options
 
-        options = initial_frame_options(family, test[0], 2, np.random.SeedSequence(0))
+        options = initial_frame_options(family, test[0], 1, np.random.SeedSequence(0))
     else:
-        networks = [option_network(shape, 2, seed, hidden_sizes=(8,)) for seed in (0, 1)]
+        networks = [option_network(shape, 2, 0, hidden_sizes=(8,))]
         options = NetworkOptionSet(networks, 2, shape)
     return LearnerSetting(family, tuple(test), options, NetworkOptionSet.empty(2, shape))
 
 
 @pytest.mark.slow
 class TestTFAgentsOnASmallImage(LearnerContract):
-    """PPO over primitives + conv options on 10x10x4 frames (MinAtar's size): 3x3 trunks."""
+    """PPO over primitives + a conv option on 10x10x4 frames (MinAtar's size): 3x3 trunks."""
 
     learner_class = TFAgentsLearner
     params = TFAgentsLearner.Params(ppo=TINY_PPO)
@@ -222,7 +228,7 @@ class TestTFAgentsOnASmallImage(LearnerContract):
 
 @pytest.mark.slow
 class TestTFAgentsOnVectors(LearnerContract):
-    """PPO over primitives + dense options on Box(4,) observations: an MLP trunk."""
+    """PPO over primitives + a dense option on Box(4,) observations: an MLP trunk."""
 
     learner_class = TFAgentsLearner
     params = TFAgentsLearner.Params(ppo=TINY_PPO)
