@@ -1,4 +1,4 @@
-"""Every stage at the Atari smoke settings, run directly: expert, demos, discovery, learner.
+"""Every stage of specs/atari-smoke.yaml through the runner: expert, demos, discovery, learner.
 
 The stages are those of the protocol on the paper's Atari domain: PPO experts trained per train task
 within a frame budget, demonstrations until a life is lost, primitives / untrained conv options /
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 import subprocess
 import sys
 import typing
@@ -19,14 +20,10 @@ import numpy as np
 import pytest
 import yaml
 
-from opt_suite import registry
-from opt_suite.agents.expert import collect_agent_demonstrations
 from opt_suite.agents.params import ExpertParams, NetworkParams, PPOParams
-from opt_suite.families.atari import Atari, Params, Variation
-from opt_suite.learners.base import LearnerRun
-from opt_suite.methods.base import DiscoveryContext
-from opt_suite.options.network import NetworkOptionSet
+from opt_suite.families.atari import Atari, Params
 from opt_suite.spec import to_plain
+from opt_suite.store import ResultsStore
 
 pytestmark = pytest.mark.slow  # about two minutes on 2 loaded cores, the end-to-end run included
 
@@ -122,79 +119,6 @@ def test_the_settings_are_the_smoke_specs():
     assert SPEC["evaluation"]["learner"] == "tf_agents"
 
 
-@pytest.fixture(scope="module")
-def stages(tmp_path_factory):
-    t = SPEC["tasks"]
-    train, test = FAMILY.make_tasks(
-        Variation(**{k: tuple(v) for k, v in t["vary"].items()}),
-        (),
-        t["count"],
-        t["train"],
-        t["test"],
-        t["seed"],
-    )
-    demos = collect_agent_demonstrations(
-        FAMILY,
-        train,
-        EXPERT,
-        SPEC["demonstrations"]["trajectories_per_task"],
-        SPEC["demonstrations"]["max_steps"],
-        np.random.SeedSequence(0),
-        tmp_path_factory.mktemp("experts"),
-        allow_cut=False,
-    )
-    offline_cls = registry.load(registry.METHODS, "offline_options")
-    random_cls = registry.load(registry.METHODS, "random_options")
-    offline = _build(offline_cls.Params, SPEC["methods"][2]["params"])
-    methods = {
-        "random-options": random_cls(
-            random_cls.Params(count=SPEC["methods"][1]["params"]["count"], offline_options=offline)
-        ),
-        "offline-options": offline_cls(offline),
-    }
-    context = DiscoveryContext(FAMILY, train, demos.trajectories, 0, np.random.SeedSequence(1))
-    # primitives: no options (the method itself still asks for a tabular model on main).
-    options = {
-        "primitives": NetworkOptionSet.empty(FAMILY.make_env(train[0]).action_space.n, (84, 84, 2))
-    }
-    options |= {name: method.discover(context).options for name, method in methods.items()}
-    learner_cls = registry.load(registry.LEARNERS, SPEC["evaluation"]["learner"])
-    learner = learner_cls(_build(learner_cls.Params, SPEC["evaluation"]["params"]))
-    logs = {
-        name: learner.run(
-            FAMILY,
-            [LearnerRun(test[0], np.random.SeedSequence(2))],
-            option_set,
-            SPEC["evaluation"]["episodes"],
-            SPEC["evaluation"]["max_steps"],
-        )[0]
-        for name, option_set in options.items()
-    }
-    return train, demos, options, logs
-
-
-def test_experts_and_demonstrations(stages):
-    train, demos, _, _ = stages
-    assert [e.frames >= EXPERT.frames for e in demos.experts] == [True, True]
-    assert demos.cut == 0 and len(demos.trajectories) == 2 * len(train)
-    for trajectory in demos.trajectories:
-        assert trajectory.observations.shape == (len(trajectory) + 1, 84, 84, 2)
-
-
-def test_discovery_gives_options_on_frames(stages):
-    _, _, options, _ = stages
-    assert len(options["primitives"]) == 0
-    assert len(options["random-options"]) == 2
-    assert 1 <= len(options["offline-options"]) <= 2
-
-
-def test_the_learner_logs_episodes_with_frames(stages):
-    _, _, _, logs = stages
-    for log in logs.values():
-        assert log.returns.shape == (SPEC["evaluation"]["episodes"],)
-        assert np.all(np.diff(log.frames) > 0) and np.all(np.isfinite(log.returns))
-
-
 def _run_smoke_spec(out: Path) -> str:
     """``opt-suite run specs/atari-smoke.yaml --out OUT`` in its own process; its stderr."""
     done = subprocess.run(
@@ -207,10 +131,56 @@ def _run_smoke_spec(out: Path) -> str:
     return done.stderr
 
 
-def test_the_smoke_spec_runs_end_to_end_and_a_rerun_reuses_its_experts(tmp_path):
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory) -> Path:
+    """One run of the smoke spec, whose stages the tests below read (not to be changed).
+
+    The stages are those the runner's cells call (experts and demonstrations, each method's
+    discovery, the learner); run once through the runner rather than also directly, at the same
+    settings (``test_the_settings_are_the_smoke_specs``).
+    """
+    out = tmp_path_factory.mktemp("atari-smoke") / "run"
+    _run_smoke_spec(out)
+    return out
+
+
+def test_experts_and_demonstrations(smoke_run):
+    experts = sorted((smoke_run / "experts").glob("expert-*.npz"))
+    assert len(experts) == SPEC["tasks"]["train"]  # one checkpoint per train task, in the run
+    for path in experts:
+        with np.load(path) as arrays:
+            assert int(arrays["frames"]) >= EXPERT.frames
+    # no demonstration was cut (the ppo_expert source refuses a cut one: the run would have failed)
+    with ResultsStore(smoke_run) as store:
+        demos = store.demonstrations(0)
+    assert len(demos) == SPEC["demonstrations"]["trajectories_per_task"] * SPEC["tasks"]["train"]
+    for trajectory in demos:
+        assert trajectory.observations.shape == (len(trajectory) + 1, 84, 84, 2)
+
+
+def test_discovery_gives_options_on_frames(smoke_run):
+    with ResultsStore(smoke_run) as store:
+        options = {name: store.option_set(name, 0) for name in store.methods()}
+    assert len(options["primitives"]) == 0
+    assert len(options["random-options"]) == 2
+    assert 1 <= len(options["offline-options"]) <= 2
+
+
+def test_the_learner_logs_episodes_with_frames(smoke_run):
+    with ResultsStore(smoke_run) as store:
+        episodes = {name: store.episodes(name) for name in store.methods()}
+    assert set(episodes) == {"primitives", "random-options", "offline-options"}
+    for rows in episodes.values():
+        assert [r.episode for r in rows] == list(range(SPEC["evaluation"]["episodes"]))
+        frames = np.array([r.frames for r in rows])
+        returns = np.array([r.ret for r in rows])
+        assert np.all(np.diff(frames) > 0) and np.all(np.isfinite(returns))
+
+
+def test_the_smoke_spec_runs_end_to_end_and_a_rerun_reuses_its_experts(smoke_run, tmp_path):
     """Every cell through the runner; recomputing the demonstrations reuses the run's experts."""
     out = tmp_path / "run"
-    _run_smoke_spec(out)
+    shutil.copytree(smoke_run, out)  # the run the other tests read stays as it was
     board = json.loads((out / "leaderboard.json").read_text())
     assert set(board["methods"]) == {"primitives", "random-options", "offline-options"}
     assert board["spec"]["name"] == "atari-smoke"
@@ -235,7 +205,6 @@ def _check_show_options_starts_inside_the_demonstrations(out):
     from opt_suite.cli import main
     from opt_suite.families.atari import Atari
     from opt_suite.plots.option_strips import replay_demonstration
-    from opt_suite.store import ResultsStore
 
     with ResultsStore(out) as store:
         demos = store.demonstrations(0)
