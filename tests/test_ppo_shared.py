@@ -20,7 +20,9 @@ from tf_agents.trajectories import time_step as ts  # noqa: E402
 SHAPE, ACTIONS, BATCH, TIME = (10, 10, 4), 6, 3, 5
 OBSERVATION = tensor_spec.BoundedTensorSpec(SHAPE, tf.uint8, 0, 255, name="observation")
 ACTION = tensor_spec.BoundedTensorSpec((), tf.int64, 0, ACTIONS - 1, name="action")
-SMALL = NetworkParams(conv_filters=(8,), conv_kernels=(3,), conv_strides=(1,), fc_units=(32,))
+SMALL = NetworkParams(
+    conv_filters=(8,), conv_kernels=(3,), conv_strides=(1,), fc_units=(32,), shared=True
+)
 
 
 def _agent(network: NetworkParams = SMALL, seed: int = 0):
@@ -52,7 +54,7 @@ def _loss_inputs(seed: int = 1) -> dict:
     )
 
 
-def test_the_default_network_is_shared_and_its_variables_are_counted_once():
+def test_a_shared_trunk_is_one_set_of_variables_counted_once():
     agent = _agent()
     assert isinstance(agent, shared_trunk.SharedTrunkPPOAgent)
     actor, value = agent.actor_net, agent._value_net
@@ -68,7 +70,8 @@ def test_the_default_network_is_shared_and_its_variables_are_counted_once():
     )
 
 
-def test_separate_networks_stay_available_as_tf_agents_builds_them():
+def test_separate_networks_are_the_default_as_tf_agents_builds_them():
+    assert NetworkParams().shared is False
     agent = _agent(dataclasses.replace(SMALL, shared=False))
     assert type(agent) is ppo_clip_agent.PPOClipAgent
     actor_refs = {v.ref() for v in agent.actor_net.trainable_variables}

@@ -208,4 +208,11 @@ def test_a_sweep_run_shares_cells_and_reports_every_variant(tmp_path, capsys):
         main(["compare", str(out), "--baseline", str(QUICK.parent.parent / "ci/baseline.json")])
         == 2
     )
-    assert "is a sweep run" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "is a sweep run: compare one variant with --spec HASH_PREFIX (alpha=0.1 (hash" in err
+    # One variant, named by its hash prefix, is one run: compared (here against another
+    # protocol's baseline, so refused for that reason, not for being a sweep).
+    first = manifest["variants"][0]["spec_hash"][:12]
+    quick = str(QUICK.parent.parent / "ci/baseline.json")
+    assert main(["compare", str(out), "--spec", first, "--baseline", quick]) == 2
+    assert "is a sweep run" not in capsys.readouterr().err

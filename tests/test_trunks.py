@@ -118,8 +118,9 @@ def test_ppo_memory_counts_weights_with_adam_and_the_batch():
     batch = 8 * 128 * 400 * 4
     assert ppo_memory(separate, shape, 3) == 12 * weights + batch
     # A shared trunk is counted once: the two networks less one trunk (a head of 0 outputs).
-    trunk = PPOParams().network.parameters(shape, 0)
-    assert ppo_memory(PPOParams(), shape, 3) == 12 * (weights - trunk) + batch
+    shared = PPOParams(network=NetworkParams(shared=True))
+    trunk = shared.network.parameters(shape, 0)
+    assert ppo_memory(shared, shape, 3) == 12 * (weights - trunk) + batch
 
 
 @pytest.mark.parametrize(

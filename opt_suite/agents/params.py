@@ -58,10 +58,12 @@ class NetworkParams:
         (256,), doc="units of the fully connected layers", ge=1, le=MAX_UNITS
     )
     shared: bool = param(
-        True,
+        False,
         doc="one trunk (the convolutions and fc layers) for the policy and the value, with a "
-        "softmax and a linear head, as A3C's and PPO's Atari networks; false: two separate "
-        "networks (tf-agents' default, about twice the update's arithmetic)",
+        "softmax and a linear head, as A3C's and PPO's Atari networks: about half the update's "
+        "arithmetic, but it learned significantly worse on minatar-breakout (docs/networks.md); "
+        "false: two separate networks (tf-agents' default)",
+        added_later=True,
     )
 
     def check(self) -> list[tuple[str, str]]:

@@ -117,14 +117,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.directory.is_dir():
         print(f"opt-suite compare: {args.directory}: no such directory", file=sys.stderr)
         return 2
-    from opt_suite.report.sweep import is_sweep_run
+    from opt_suite.report.sweep import whole_sweep_problem
 
-    if is_sweep_run(args.directory):  # its latest run is just its last variant
-        print(
-            f"opt-suite compare: {args.directory} is a sweep run (see its sweep.md): compare one "
-            "variant's own run instead",
-            file=sys.stderr,
-        )
+    problem = None if args.spec else whole_sweep_problem(args.directory, "compare")
+    if problem is not None:
+        print(f"opt-suite compare: {problem}", file=sys.stderr)
         return 2
     try:
         only_seeds = None if args.only_seeds is None else parse_seeds(args.only_seeds)

@@ -55,14 +55,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Export; 0 on success, 2 on bad input (one line, nothing written)."""
+    from opt_suite.report.sweep import whole_sweep_problem
     from opt_suite.store import StoreError
 
     out = args.out if args.out is not None else args.directory / "tensorboard"
     try:
         if not args.directory.is_dir():
             raise StoreError(f"{args.directory}: no such directory")
-        if args.spec is None:
-            _refuse_a_whole_sweep(args.directory)
+        problem = None if args.spec else whole_sweep_problem(args.directory, "export")
+        if problem is not None:
+            raise StoreError(problem)
         runs, stamp = collect(args.directory, args.spec)
         _write_atomically(out, runs, stamp)
     except StoreError as exc:
@@ -77,19 +79,6 @@ def run(args: argparse.Namespace) -> int:
         return 2
     print(f"wrote {len(runs)} TensorBoard runs to {out} (tensorboard --logdir {out})")
     return 0
-
-
-def _refuse_a_whole_sweep(directory: Path) -> None:
-    """A sweep run's latest run is only its last variant: make the caller choose one."""
-    from opt_suite.report.sweep import is_sweep_run, read_manifest
-    from opt_suite.store import StoreError
-
-    if is_sweep_run(directory):
-        variants = read_manifest(directory)["variants"]
-        listing = "; ".join(f"{v['name']} (hash {str(v['spec_hash'])[:12]})" for v in variants)
-        raise StoreError(
-            f"{directory} is a sweep run: export one variant with --spec HASH_PREFIX ({listing})"
-        )
 
 
 def run_name(env_id: str, exp_name: str, seed: int, timestamp: int) -> str:

@@ -53,6 +53,19 @@ def write_manifest(
     return path
 
 
+def whole_sweep_problem(directory: str | Path, verb: str) -> str | None:
+    """Why ``directory`` is not one run to ``verb`` (a sweep: name a variant), else None.
+
+    A sweep run's latest run is only its last variant, so commands that read one run make the
+    caller choose a variant with ``--spec`` (its hash prefix, listed here).
+    """
+    if not is_sweep_run(directory):
+        return None
+    variants = read_manifest(directory)["variants"]
+    listing = "; ".join(f"{v['name']} (hash {str(v['spec_hash'])[:12]})" for v in variants)
+    return f"{directory} is a sweep run: {verb} one variant with --spec HASH_PREFIX ({listing})"
+
+
 def read_manifest(directory: str | Path) -> dict[str, Any]:
     """``sweep.json`` of ``directory``, checked.
 
