@@ -54,7 +54,6 @@ from opt_suite.params import FrozenDict  # noqa: E402
 FAMILY = Atari(Atari.Params(game="breakout"))
 TASK = TaskParams(start_actions=1, reward_scale=1.0, frame_skip=4)
 SEPARATE = PPOParams()  # the default
-SHARED = dataclasses.replace(SEPARATE, network=dataclasses.replace(SEPARATE.network, shared=True))
 ITERATIONS = int(os.environ.get("OPT_SUITE_BENCH_PPO_ITERATIONS", "3"))
 ROUNDS = 2
 
@@ -63,12 +62,12 @@ def _agent(py_env: GymnasiumPyEnvironment, params: PPOParams):
     return ppo.build_agent(py_env.time_step_spec(), py_env.action_spec(), params, seed=0)
 
 
-def _separate(params: PPOParams) -> PPOParams:
-    return dataclasses.replace(params, network=dataclasses.replace(params.network, shared=False))
+def _network(params: PPOParams, shared: bool) -> PPOParams:
+    """``params`` with a shared trunk or separate networks."""
+    return dataclasses.replace(params, network=dataclasses.replace(params.network, shared=shared))
 
 
-def _shared(params: PPOParams) -> PPOParams:
-    return dataclasses.replace(params, network=dataclasses.replace(params.network, shared=True))
+SHARED = _network(SEPARATE, True)
 
 
 def training_frames_per_cpu_s(family: Any, task: Any, params: PPOParams) -> float:
@@ -90,7 +89,7 @@ def training_frames_per_cpu_s(family: Any, task: Any, params: PPOParams) -> floa
 
 def variants_frames_per_cpu_s(family: Any, task: Any, params: PPOParams) -> dict[str, float]:
     """Best frames per CPU-s of ``separate`` and ``shared`` networks, interleaved rounds."""
-    variants = {"separate": _separate(params), "shared": _shared(params)}
+    variants = {"separate": _network(params, False), "shared": _network(params, True)}
     best = dict.fromkeys(variants, 0.0)
     for _ in range(ROUNDS):  # interleaved: a slow spell of the machine hits both
         for name, variant in variants.items():
@@ -100,15 +99,15 @@ def variants_frames_per_cpu_s(family: Any, task: Any, params: PPOParams) -> dict
 
 def env_frames_per_cpu_s(steps: int = 256) -> float:
     """Frames per CPU-s of the experts' vector env stepping random actions."""
-    env = FAMILY.make_vector_env(TASK, SHARED.num_envs)
+    env = FAMILY.make_vector_env(TASK, SEPARATE.num_envs)
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     start = time.process_time()
     for _ in range(steps):
-        env.step(rng.integers(env.single_action_space.n, size=SHARED.num_envs))
+        env.step(rng.integers(env.single_action_space.n, size=SEPARATE.num_envs))
     cpu = time.process_time() - start
     env.close()
-    return steps * SHARED.num_envs * TASK.frame_skip / cpu
+    return steps * SEPARATE.num_envs * TASK.frame_skip / cpu
 
 
 def update_cpu_s() -> dict[str, float]:
@@ -118,20 +117,20 @@ def update_cpu_s() -> dict[str, float]:
     from tf_agents.replay_buffers import tf_uniform_replay_buffer
     from tf_agents.utils import common
 
-    py_env = GymnasiumPyEnvironment(FAMILY.make_vector_env(TASK, SHARED.num_envs), seed=0)
+    py_env = GymnasiumPyEnvironment(FAMILY.make_vector_env(TASK, SEPARATE.num_envs), seed=0)
     tf_env = tf_py_environment.TFPyEnvironment(py_env)
     agents = {"shared": _agent(py_env, SHARED), "separate": _agent(py_env, SEPARATE)}
     collector = agents["separate"]
     buffer = tf_uniform_replay_buffer.TFUniformReplayBuffer(
         collector.collect_data_spec,
         batch_size=tf_env.batch_size,
-        max_length=SHARED.steps_per_iteration,
+        max_length=SEPARATE.steps_per_iteration,
     )
     driver = dynamic_step_driver.DynamicStepDriver(
         tf_env,
         collector.collect_policy,
         observers=[buffer.add_batch],
-        num_steps=tf_env.batch_size * SHARED.steps_per_iteration,
+        num_steps=tf_env.batch_size * SEPARATE.steps_per_iteration,
     )
     common.function(driver.run)(time_step=tf_env.reset())
     batch = buffer.gather_all()

@@ -216,3 +216,8 @@ def test_a_sweep_run_shares_cells_and_reports_every_variant(tmp_path, capsys):
     quick = str(QUICK.parent.parent / "ci/baseline.json")
     assert main(["compare", str(out), "--spec", first, "--baseline", quick]) == 2
     assert "is a sweep run" not in capsys.readouterr().err
+    # A damaged manifest is one located line, exit 2 (not a traceback).
+    (out / "sweep.json").write_text("{garbage")
+    assert main(["compare", str(out), "--baseline", quick]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "sweep.json: cannot read the sweep manifest" in err

@@ -95,23 +95,21 @@ def build_networks(
         actor, value = shared_trunk.shared_networks(
             observation_spec, action_spec, _scale_frames(channel_axis), conv, params.fc_units
         )
-        actor.create_variables()
-        value.create_variables()
-        return actor, value
-    actor = actor_distribution_network.ActorDistributionNetwork(
-        observation_spec,
-        action_spec,
-        preprocessing_layers=_scale_frames(channel_axis),
-        conv_layer_params=conv,
-        fc_layer_params=params.fc_units,
-        seed=seed,
-    )
-    value = value_network.ValueNetwork(
-        observation_spec,
-        preprocessing_layers=_scale_frames(channel_axis),
-        conv_layer_params=conv,
-        fc_layer_params=params.fc_units,
-    )
+    else:
+        actor = actor_distribution_network.ActorDistributionNetwork(
+            observation_spec,
+            action_spec,
+            preprocessing_layers=_scale_frames(channel_axis),
+            conv_layer_params=conv,
+            fc_layer_params=params.fc_units,
+            seed=seed,
+        )
+        value = value_network.ValueNetwork(
+            observation_spec,
+            preprocessing_layers=_scale_frames(channel_axis),
+            conv_layer_params=conv,
+            fc_layer_params=params.fc_units,
+        )
     actor.create_variables()
     value.create_variables()
     return actor, value

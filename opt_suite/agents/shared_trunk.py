@@ -1,8 +1,8 @@
 """PPO with one trunk for the policy and the value: the Atari network of A3C and of PPO's paper.
 
 tf-agents' PPO takes two networks, an actor and a value network, and its loss calls each on every
-observation of every epoch: with two separate trunks (tf-agents' default, and this suite's until
-the shared trunk was added) an update runs two convolutional stacks forward and backward. Both
+observation of every epoch: with two separate trunks (tf-agents' default, and this suite's: see
+``NetworkParams.shared`` for why) an update runs two convolutional stacks forward and backward. Both
 originals share them: A3C's Atari network (Mnih et al. 2016, the paper's learner) has "one softmax
 output for the policy and one linear output for the value function, with all non-output layers
 shared", and PPO on Atari (Schulman et al. 2017, Sec. 5 and 6.4) uses "a neural network

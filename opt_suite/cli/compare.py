@@ -119,7 +119,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from opt_suite.report.sweep import whole_sweep_problem
 
-    problem = None if args.spec else whole_sweep_problem(args.directory, "compare")
+    try:  # a damaged sweep.json is bad input too
+        problem = None if args.spec else whole_sweep_problem(args.directory, "compare")
+    except ReportDataError as exc:
+        problem = str(exc)
     if problem is not None:
         print(f"opt-suite compare: {problem}", file=sys.stderr)
         return 2
