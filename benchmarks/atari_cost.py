@@ -117,9 +117,9 @@ def main() -> None:
     py_env = GymnasiumPyEnvironment(family.make_vector_env(task, params.num_envs), seed=0)
     agent = ppo.build_agent(py_env.time_step_spec(), py_env.action_spec(), params, seed=0)
     iteration = params.num_envs * params.steps_per_iteration * args.frame_skip
-    ppo.train(py_env, agent, params, 1)  # one iteration: tracing and warm-up
+    ppo.train(py_env, agent, params, 1, seed=0)  # one iteration: tracing and warm-up
     start, cpu = time.perf_counter(), time.process_time()
-    log = ppo.train(py_env, agent, params, max(iteration, int(args.seconds * 300)))
+    log = ppo.train(py_env, agent, params, max(iteration, int(args.seconds * 300)), seed=0)
     rates["PPO training (expert)"] = (
         log.frames / (time.perf_counter() - start),
         log.frames / (time.process_time() - cpu),

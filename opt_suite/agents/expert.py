@@ -57,7 +57,9 @@ __all__ = [
     "weights_digest",
 ]
 
-CHECKPOINT_FORMAT = 1
+# Part of every checkpoint's key: raise it when the same inputs train a different expert.
+# 2: PPO acts in NumPy with its own sample stream (opt_suite.agents.acting), not tf-agents' policy.
+CHECKPOINT_FORMAT = 2
 
 
 class CutDemonstration(RuntimeError):
@@ -154,7 +156,7 @@ def train_expert(
             f"opt-suite: expert checkpoint {checkpoint} not used: {rejected}; retraining it",
             file=sys.stderr,
         )
-    log = ppo.train(py_env, agent, params.ppo, params.frames, progress)
+    log = ppo.train(py_env, agent, params.ppo, params.frames, progress, seed=seed)
     py_env.close()
     returns = np.array(log.episode_returns, dtype=np.float64)
     weights = agent.actor_net.get_weights()

@@ -7,13 +7,14 @@ A3C's), learning from batches collected by parallel envs, with GAE advantages. D
 other choice, but it is off-policy with a replay buffer of frames and an epsilon-greedy policy —
 further from the paper in both learning and sampling.
 
-Everything random is seeded: the networks' initial weights and the policy's samples from
-``tf.random.set_seed(seed)`` (TensorFlow's op seeds are then fixed by graph construction order), the
-envs from their reset seed. Op determinism is switched on, so two runs with one seed on one machine
-give the same weights.
+Everything random is seeded: the networks' initial weights from ``tf.random.set_seed(seed)``
+(TensorFlow's op seeds are then fixed by graph construction order), the policy's samples from a
+NumPy stream under the same seed (:mod:`opt_suite.agents.acting`), the envs from their reset seed.
+Op determinism is switched on, so two runs with one seed on one machine give the same weights.
 
-Used by the Atari experts (:mod:`opt_suite.agents.expert`) and meant for the test-time learner:
-build the agent with :func:`build_agent` on any adapter, train with :func:`train`.
+Used by the experts (:mod:`opt_suite.agents.expert`) and the ``tf_agents`` learner
+(:mod:`opt_suite.learners.ppo_parts`): build the agent with :func:`build_agent` on any adapter,
+train with :func:`train`.
 """
 
 from __future__ import annotations
@@ -25,17 +26,14 @@ from typing import Any
 import numpy as np
 
 from opt_suite._tf import tensorflow
-from opt_suite.agents import shared_trunk
+from opt_suite.agents import acting, shared_trunk
 from opt_suite.agents.environment import GymnasiumPyEnvironment
 from opt_suite.agents.params import NetworkParams, PPOParams
 
 tf = tensorflow()
 
 from tf_agents.agents.ppo import ppo_clip_agent  # noqa: E402
-from tf_agents.drivers import dynamic_step_driver  # noqa: E402
-from tf_agents.environments import tf_py_environment  # noqa: E402
 from tf_agents.networks import actor_distribution_network, value_network  # noqa: E402
-from tf_agents.replay_buffers import tf_uniform_replay_buffer  # noqa: E402
 from tf_agents.specs import tensor_spec  # noqa: E402
 from tf_agents.utils import common  # noqa: E402
 
@@ -156,8 +154,14 @@ def train(
     params: PPOParams,
     frames: int,
     progress: Callable[[TrainingLog], None] | None = None,
+    *,
+    seed: int,
 ) -> TrainingLog:
     """Collect ``steps_per_iteration`` steps from every env, update, until ``frames`` are used.
+
+    Acting is NumPy's (:mod:`opt_suite.agents.acting`: the actor's forward pass and a categorical
+    sample from the stream ``seed`` names); learning is tf-agents' ``agent.train``, compiled, on the
+    ``[num_envs, steps_per_iteration]`` batch, after which the NumPy actor reads the new weights.
 
     The budget is checked between iterations, so the last one may overrun it by at most one
     iteration's frames (``num_envs * steps_per_iteration * frame_skip``); the log says exactly how
@@ -165,27 +169,21 @@ def train(
     """
     if not py_env.batched:
         raise ValueError("train: expected a batched GymnasiumPyEnvironment (one vector env)")
-    tf_env = tf_py_environment.TFPyEnvironment(py_env)
-    buffer = tf_uniform_replay_buffer.TFUniformReplayBuffer(
-        agent.collect_data_spec, batch_size=tf_env.batch_size, max_length=params.steps_per_iteration
-    )
-    driver = dynamic_step_driver.DynamicStepDriver(
-        tf_env,
-        agent.collect_policy,
-        observers=[buffer.add_batch],
-        num_steps=tf_env.batch_size * params.steps_per_iteration,
-    )
-    collect = common.function(driver.run)
+    policy = acting.NumpyCollectPolicy(agent, seed)
     update = common.function(agent.train)
     log = TrainingLog()
     start = py_env.frames  # the budget counts the resets' random start actions too
-    time_step = tf_env.reset()
+    time_step = py_env.reset()
     py_env.pop_episodes()
-    policy_state = agent.collect_policy.get_initial_state(tf_env.batch_size)
     while py_env.frames - start < frames:
-        buffer.clear()
-        time_step, policy_state = collect(time_step=time_step, policy_state=policy_state)
-        update(buffer.gather_all())
+        transitions = []
+        for _ in range(params.steps_per_iteration):
+            actions, logits = policy.act(time_step)
+            next_time_step = py_env.step(actions)
+            transitions.append(acting.Transition(time_step, actions, logits, next_time_step))
+            time_step = next_time_step
+        update(acting.experience(transitions))
+        policy.refresh()
         log.iterations += 1
         for episode_return, at in py_env.pop_episodes():
             log.episode_returns.append(episode_return)

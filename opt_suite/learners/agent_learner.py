@@ -166,7 +166,9 @@ class TFAgentsLearner(Learner):
         try:
             seed = int(tf_seed.generate_state(1)[0] % (2**31 - 1))
             agent = ppo_parts.ppo_agent(env, p.ppo, seed)
-            ppo_parts.learn(env, agent, p.ppo.steps_per_iteration, episodes, frames=frames)
+            ppo_parts.learn(
+                env, agent, p.ppo.steps_per_iteration, episodes, frames=frames, seed=seed
+            )
         finally:
             env.close()
         if frames is None:

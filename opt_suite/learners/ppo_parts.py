@@ -6,7 +6,7 @@ Imported when a ``tf_agents`` run starts (it imports TensorFlow and tf-agents).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -15,16 +15,13 @@ from opt_suite._tf import tensorflow
 
 tf = tensorflow()
 
-from tf_agents.trajectories import time_step as ts  # noqa: E402
-from tf_agents.trajectories import trajectory  # noqa: E402
-
-from opt_suite.agents import ppo  # noqa: E402
+from opt_suite.agents import acting, ppo  # noqa: E402
 from opt_suite.agents.params import PPOParams  # noqa: E402
 from opt_suite.families.env_batch import EnvBatch  # noqa: E402
 from opt_suite.learners.lite_options import lite_probabilities  # noqa: E402
 from opt_suite.learners.option_env import OptionAugmentedEnv, OptionProbabilities  # noqa: E402
 
-__all__ = ["actor", "learn", "option_env", "option_probabilities", "ppo_agent"]
+__all__ = ["learn", "option_env", "option_probabilities", "ppo_agent"]
 
 
 def option_probabilities(options: Any, lite: bool = True) -> tuple[int, OptionProbabilities | None]:
@@ -116,8 +113,13 @@ def learn(
     episodes: int,
     max_updates: int | None = None,
     frames: int | None = None,
+    *,
+    seed: int,
 ) -> int:
     """Collect ``collect_steps`` decisions per sub-env, train on them, until ``episodes`` ended.
+
+    Acting is NumPy's (:mod:`opt_suite.agents.acting`, the experts' too: the actor's forward pass,
+    samples from the stream ``seed`` names), learning tf-agents' compiled ``agent.train``.
 
     With a frame budget ``frames`` it stops instead as soon as the env has used that many
     emulator frames (checked after every batched step, mid-collection: experience gathered past
@@ -126,7 +128,8 @@ def learn(
     Returns:
       The number of PPO updates made.
     """
-    act, train = actor(agent), _compiled(agent)[1]
+    policy = acting.NumpyCollectPolicy(agent, seed)
+    train = _compiled_train(agent)
     time_step = env.reset()
     updates = 0
 
@@ -136,46 +139,22 @@ def learn(
         return len(env.episodes) < episodes if frames is None else env.frames < frames
 
     while going():
-        steps = []
+        transitions = []
         for _ in range(collect_steps):
-            action_step = tf.nest.map_structure(np.asarray, act(time_step))
-            next_step = env.step(action_step.action)
-            steps.append(trajectory.from_transition(time_step, action_step, next_step))
+            actions, logits = policy.act(time_step)
+            next_step = env.step(actions)
+            transitions.append(acting.Transition(time_step, actions, logits, next_step))
             time_step = next_step
             if frames is not None and env.frames >= frames:
                 return updates  # the budget is spent: stop acting, do not learn from the rest
-        experience = tf.nest.map_structure(lambda *xs: tf.constant(np.stack(xs, axis=1)), *steps)
-        train(experience)
+        train(acting.experience(transitions))
+        policy.refresh()
         updates += 1
     return updates
 
 
-def actor(agent: Any) -> Callable[[ts.TimeStep], Any]:
-    """The agent's collect policy on a NumPy time step: its ``PolicyStep`` of tensors.
-
-    The policy's compiled action, called through its concrete function (one per batch shape) with
-    each field converted once: a polymorphic ``tf.function`` call re-binds and re-checks its
-    nested arguments on every call, which measured 1.29 ms per 8-env decision against 0.74 ms this
-    way, on a network whose own arithmetic is most of the rest. Same graph, same numbers.
-    """
-    action = _compiled(agent)[0]
-    concrete: dict[tuple, Any] = {}
-
-    def act(time_step: ts.TimeStep) -> Any:
-        tensors = tf.nest.map_structure(tf.constant, time_step)
-        key = tuple(tuple(t.shape) for t in tf.nest.flatten(tensors))
-        if key not in concrete:
-            concrete[key] = action.get_concrete_function(tensors)
-        return concrete[key](tensors, (), None)
-
-    return act
-
-
-def _compiled(agent: Any) -> tuple[Any, Any]:
-    """The agent's compiled collect-policy action and train step, made once per agent."""
-    if not hasattr(agent, "_opt_suite_compiled"):
-        agent._opt_suite_compiled = (
-            tf.function(agent.collect_policy.action, autograph=False),
-            tf.function(agent.train, autograph=False),
-        )
-    return agent._opt_suite_compiled
+def _compiled_train(agent: Any) -> Any:
+    """The agent's compiled train step, made once per agent."""
+    if not hasattr(agent, "_opt_suite_train"):
+        agent._opt_suite_train = tf.function(agent.train, autograph=False)
+    return agent._opt_suite_train
