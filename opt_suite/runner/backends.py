@@ -106,6 +106,12 @@ class PoolBackend(Backend):
                 self._pool.submit(warm_up)
 
     def _start(self) -> cf.ProcessPoolExecutor:
+        # Workers inherit this process's environment when spawned. ``init_worker`` sets it too,
+        # but after unpickling the initializer has imported NumPy, whose OpenBLAS reads its
+        # thread count once, at load: set in the initializer only, a worker ran two BLAS threads
+        # whose spinning cost NumPy-heavy cells (PPO's NumPy acting) a third of their CPU.
+        for key, value in worker_environment().items():
+            os.environ.setdefault(key, value)
         self._context = _RecordingContext(self._log_dir)
         return cf.ProcessPoolExecutor(
             max_workers=self.workers,
