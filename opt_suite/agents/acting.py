@@ -11,7 +11,7 @@ actions were sampled from as the policy info (PPO's "old" distribution).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -24,7 +24,7 @@ tf = tensorflow()
 from tf_agents.trajectories import time_step as ts  # noqa: E402
 from tf_agents.trajectories import trajectory  # noqa: E402
 
-__all__ = ["ACTING_STREAM", "NumpyCollectPolicy", "Transition", "experience"]
+__all__ = ["ACTING_STREAM", "NumpyCollectPolicy", "Transition", "collect", "experience"]
 
 # The spawn key of the action samples' stream under the agent's seed (the networks' initial
 # weights come from TensorFlow's seed, the envs from their own). Never change: results depend on it.
@@ -67,6 +67,29 @@ class NumpyCollectPolicy:
         logits = self._actor.logits(np.asarray(time_step.observation))
         actions = sample_categorical(logits, self._rng) + self._minimum
         return actions.astype(np.int64), logits
+
+
+def collect(
+    env: Any,
+    policy: NumpyCollectPolicy,
+    time_step: ts.TimeStep,
+    steps: int,
+    stop: Callable[[], bool] | None = None,
+) -> tuple[list[Transition], ts.TimeStep, bool]:
+    """Act ``steps`` batched steps in ``env`` (a batched py environment) from ``time_step``.
+
+    Returns the transitions, the last time step and whether all ``steps`` were taken: ``stop`` is
+    asked after every step, and a true answer ends the collection there (e.g. a spent budget).
+    """
+    transitions = []
+    for _ in range(steps):
+        actions, logits = policy.act(time_step)
+        next_time_step = env.step(actions)
+        transitions.append(Transition(time_step, actions, logits, next_time_step))
+        time_step = next_time_step
+        if stop is not None and stop():
+            return transitions, time_step, False
+    return transitions, time_step, True
 
 
 def experience(transitions: Sequence[Transition]) -> trajectory.Trajectory:

@@ -100,7 +100,6 @@ class NumpyActor:
     """
 
     def __init__(self, actor: Any, observation_dtype: Any, observation_rank: int) -> None:
-        self._actor = actor
         self._pixels = np.dtype(observation_dtype) == np.uint8
         self._plan: list[tuple[str, Any, str]] = []  # (kind, layer, activation)
         for layer in _layers(actor):

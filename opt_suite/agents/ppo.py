@@ -176,12 +176,9 @@ def train(
     time_step = py_env.reset()
     py_env.pop_episodes()
     while py_env.frames - start < frames:
-        transitions = []
-        for _ in range(params.steps_per_iteration):
-            actions, logits = policy.act(time_step)
-            next_time_step = py_env.step(actions)
-            transitions.append(acting.Transition(time_step, actions, logits, next_time_step))
-            time_step = next_time_step
+        transitions, time_step, _ = acting.collect(
+            py_env, policy, time_step, params.steps_per_iteration
+        )
         update(acting.experience(transitions))
         policy.refresh()
         log.iterations += 1

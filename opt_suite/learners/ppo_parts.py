@@ -138,15 +138,15 @@ def learn(
             return False
         return len(env.episodes) < episodes if frames is None else env.frames < frames
 
+    def spent() -> bool:
+        return frames is not None and env.frames >= frames
+
     while going():
-        transitions = []
-        for _ in range(collect_steps):
-            actions, logits = policy.act(time_step)
-            next_step = env.step(actions)
-            transitions.append(acting.Transition(time_step, actions, logits, next_step))
-            time_step = next_step
-            if frames is not None and env.frames >= frames:
-                return updates  # the budget is spent: stop acting, do not learn from the rest
+        transitions, time_step, complete = acting.collect(
+            env, policy, time_step, collect_steps, stop=spent
+        )
+        if not complete:
+            return updates  # the budget is spent: stop acting, do not learn from the rest
         train(acting.experience(transitions))
         policy.refresh()
         updates += 1
