@@ -26,6 +26,7 @@ from opt_suite._numerics import unpinned
 from opt_suite.runner.cells import (
     CellJob,
     CellOutcome,
+    apply_worker_environment,
     execute,
     init_worker,
     warm_up,
@@ -71,8 +72,7 @@ class InlineBackend(Backend):
 
     def __init__(self) -> None:
         self._queue: list[CellJob] = []
-        for key, value in worker_environment().items():
-            os.environ.setdefault(key, value)  # takes effect if TensorFlow is not imported yet
+        apply_worker_environment()  # takes effect if TensorFlow is not imported yet
         problem = unpinned()  # workers start with the pins; this process may have missed them
         if problem is not None:
             print(
@@ -110,8 +110,7 @@ class PoolBackend(Backend):
         # but after unpickling the initializer has imported NumPy, whose OpenBLAS reads its
         # thread count once, at load: set in the initializer only, a worker ran two BLAS threads
         # whose spinning cost NumPy-heavy cells (PPO's NumPy acting) a third of their CPU.
-        for key, value in worker_environment().items():
-            os.environ.setdefault(key, value)
+        apply_worker_environment()
         self._context = _RecordingContext(self._log_dir)
         return cf.ProcessPoolExecutor(
             max_workers=self.workers,

@@ -39,6 +39,7 @@ __all__ = [
     "CellOutcome",
     "execute",
     "worker_environment",
+    "apply_worker_environment",
     "init_worker",
     "warm_up",
 ]
@@ -272,6 +273,16 @@ def worker_environment() -> dict[str, str]:
     }
 
 
+def apply_worker_environment() -> None:
+    """Write :func:`worker_environment` into this process's environment (set values are kept).
+
+    Each variable is read once, when its library loads: it takes effect for libraries this
+    process (or a process it spawns later) has not loaded yet.
+    """
+    for key, value in worker_environment().items():
+        os.environ.setdefault(key, value)
+
+
 def init_worker(log_dir: str | None = None) -> None:
     """Process-pool initializer: set :func:`worker_environment` before anything imports TF.
 
@@ -279,8 +290,7 @@ def init_worker(log_dir: str | None = None) -> None:
     ``log_dir/worker-<pid>.log`` so the progress line stays readable, and exits the worker when
     the runner is gone (``kill -9`` leaves no one to take its result).
     """
-    for key, value in worker_environment().items():
-        os.environ.setdefault(key, value)
+    apply_worker_environment()
     if log_dir is not None:
         Path(log_dir).mkdir(parents=True, exist_ok=True)
         fd = os.open(
