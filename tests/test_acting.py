@@ -105,6 +105,14 @@ def test_samples_follow_the_softmax_and_the_seed():
     assert set(sample_categorical(np.repeat(certain, 500, 0), rng)) == {1}
 
 
+def test_logits_that_are_not_finite_are_an_error_not_action_zero():
+    logits = np.array([[0.0, 1.0], [np.nan, 0.0]], np.float32)
+    with pytest.raises(FloatingPointError, match="1 of 4"):
+        sample_categorical(logits, np.random.default_rng(0))
+    with pytest.raises(FloatingPointError):
+        sample_categorical(np.array([[np.inf, 0.0]], np.float32), np.random.default_rng(0))
+
+
 def _batched_time_step(observations, step_type):
     n = len(observations)
     return ts.TimeStep(

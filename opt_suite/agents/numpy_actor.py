@@ -33,8 +33,18 @@ _ACTIVATIONS = {"relu": lambda x: np.maximum(x, 0.0), "linear": lambda x: x}
 
 
 def sample_categorical(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One action index per row of ``logits`` [N, A], drawn from softmax(logits)."""
+    """One action index per row of ``logits`` [N, A], drawn from softmax(logits).
+
+    Raises:
+      FloatingPointError: a logit is NaN or infinite (diverged weights). Every comparison with a
+        NaN is false, so such a row would otherwise always draw action 0, silently.
+    """
     z = logits.astype(np.float64)
+    if not np.isfinite(z).all():
+        raise FloatingPointError(
+            f"the policy's logits are not finite ({np.count_nonzero(~np.isfinite(z))} of "
+            f"{z.size}): PPO's weights diverged"
+        )
     z -= z.max(axis=1, keepdims=True)
     p = np.exp(z)
     cumulative = np.cumsum(p, axis=1)
