@@ -48,3 +48,34 @@ def test_trajectory_lives_below_methods_and_keeps_its_old_import() -> None:
     assert methods_base.Trajectory is trajectory.Trajectory
     t = trajectory.Trajectory("t/train/0", np.arange(4), np.zeros(3, int), np.zeros(3))
     assert len(t) == 3
+
+
+def test_smdp_target_bootstraps_only_from_a_non_terminal_state() -> None:
+    from opt_suite.options.termination import smdp_target
+
+    # R = 1 + 0.9 * 2 = 2.8 over k = 2 steps, gamma^k = 0.81, max Q(s', .) = 10.
+    assert smdp_target(2.8, 0.81, 10.0, False) == pytest.approx(2.8 + 8.1)
+    assert smdp_target(2.8, 0.81, 10.0, True) == 2.8
+    assert isinstance(smdp_target(2.8, 0.81, 10.0, False), float)  # the scalar engine's floats
+    batch = smdp_target(
+        np.array([2.8, 2.8]), np.array([0.81, 0.81]), np.array([10.0, 10.0]), np.array([False, True])
+    )
+    np.testing.assert_allclose(batch, [10.9, 2.8])
+
+
+def test_adam_ascent_matches_kingma_and_ba_by_hand() -> None:
+    from opt_suite.objective.adam import AdamState, adam_ascent
+    from opt_suite.objective.jhat import tf
+
+    # Step 1 from zero moments with g = 2: m = 0.2, v = 0.004; the bias-corrected step is
+    # lr * m_hat / (sqrt(v_hat) + eps) with m_hat = 2, v_hat = 4: 0.1 * 2 / (2 + 1e-8) ~= 0.1.
+    w = tf.constant([1.0, -1.0], tf.float64)
+    g = tf.constant([2.0, -0.5], tf.float64)
+    zero = AdamState(tf.zeros_like(w), tf.zeros_like(w))
+    w1, state = adam_ascent(w, g, zero, 1, 0.1)
+    np.testing.assert_allclose(state.m.numpy(), [0.2, -0.05])
+    np.testing.assert_allclose(state.v.numpy(), [0.004, 0.00025])
+    np.testing.assert_allclose(w1.numpy(), [1.1, -1.1], rtol=1e-7)  # up the gradient, |step| = lr
+    # Step 2 with the same gradient: m = 0.38, v ~= 0.007996; m_hat = 2, v_hat = 4 again.
+    w2, _ = adam_ascent(w1, g, state, 2, 0.1)
+    np.testing.assert_allclose(w2.numpy(), [1.2, -1.2], rtol=1e-7)

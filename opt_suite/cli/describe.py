@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 from opt_suite import registry
-from opt_suite.cli.list_cmd import _SECTIONS, describe_entry
+from opt_suite.cli.list_cmd import SPEC_SECTIONS, describe_entry
 from opt_suite.spec.convert import field_types
 from opt_suite.spec.reference import param_rows
 
@@ -69,7 +69,7 @@ def describe(group: str, name: str) -> dict[str, Any]:
         return entry
     cls = registry.load(group, name)
     entry["doc"] = inspect.cleandoc(cls.__doc__ or "")
-    for section, attr in _SECTIONS[group].items():
+    for section, attr in SPEC_SECTIONS[group].items():
         if isinstance(entry["params"].get(section), list):
             entry["params"][section] = nested_rows(getattr(cls, attr))
     if group == registry.FAMILIES:

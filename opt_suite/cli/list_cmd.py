@@ -30,7 +30,7 @@ _GROUPS = {
 
 
 # Where each dataclass of a registered class goes in a spec.
-_SECTIONS = {
+SPEC_SECTIONS = {
     registry.FAMILIES: {
         "family.params": "Params",
         "tasks.vary": "Variation",
@@ -89,7 +89,7 @@ def describe_entry(group: str, name: str, with_params: bool = False) -> dict[str
         message = str(exc) if isinstance(exc, registry.RegistryError) else f"{exc!r}"
         return {"name": name, "description": "", "error": message}
     if with_params:
-        entry["params"] = _params(cls, _SECTIONS[group])
+        entry["params"] = _params(cls, SPEC_SECTIONS[group])
     return {**entry, "error": None}
 
 

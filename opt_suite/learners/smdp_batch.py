@@ -27,7 +27,7 @@ from opt_suite.learners.smdp_tables import (
     TaskTables,
     draw_block,
 )
-from opt_suite.options.termination import terminates
+from opt_suite.options.termination import smdp_target, terminates
 
 __all__ = ["HANDOFF_RUNS", "run_batch"]
 
@@ -158,8 +158,7 @@ def run_batch(
         end = np.flatnonzero(over | terminates(u[U_TERMINATE], beta_flat[o * S + s2], bump, k))
         if end.size:  # SMDP Q-learning update of the options that just ended
             qe = q_base[end]
-            boot = racc[end] + disc[end] * q[qe + s2[end]].max(axis=1)
-            target = np.where(done[end], racc[end], boot)
+            target = smdp_target(racc[end], disc[end], q[qe + s2[end]].max(axis=1), done[end])
             rows, cols = qe + s0[end], o[end]
             q[rows, cols] = q[rows, cols] + alpha * (target - q[rows, cols])
             o[end] = -1

@@ -30,7 +30,7 @@ from opt_suite.learners.smdp_tables import (
     TaskTables,
     draw_block,
 )
-from opt_suite.options.termination import terminates
+from opt_suite.options.termination import smdp_target, terminates
 
 __all__ = ["Progress", "ScalarOptions", "ScalarTables", "ScalarRun"]
 
@@ -251,7 +251,7 @@ class ScalarRun:
             done = terminal[s2]
             cut = t_ep >= max_steps
             if done or cut or terminates(u_term, beta[o][s2], bump, k):
-                target = racc if done else racc + disc * max(q[s2])
+                target = smdp_target(racc, disc, max(q[s2]), done)
                 row = q[s0]
                 row[o] = row[o] + alpha * (target - row[o])
                 if record:

@@ -20,7 +20,7 @@ import functools
 
 import tensorflow as tf
 
-from opt_suite.objective.forward import _forward, _Steps, _tiny
+from opt_suite.objective.forward import StepMatrices, scaled_forward, smallest_normal
 
 __all__ = ["recursion_with_adjoint"]
 
@@ -34,19 +34,19 @@ def recursion_with_adjoint(chunk: int):
 
     Returns:
       A function of the step weights (time-major [C, K, B, n]) and p_0 [B, n]; see
-      ``forward._forward`` for the outputs.
+      ``forward.scaled_forward`` for the outputs.
     """
 
     @tf.custom_gradient
     def recursion(cont, stop, restart, p0):
-        steps = _Steps(cont, stop, restart)
-        log_norm, filtered, p_end, before = _forward(steps, p0, chunk, keep=True)
+        steps = StepMatrices(cont, stop, restart)
+        log_norm, filtered, p_end, before = scaled_forward(steps, p0, chunk, keep=True)
 
         def grad(g_log_norm, g_filtered, g_p_end):
             g_log_norm = _or_zeros(g_log_norm, log_norm)[:, None]
             g_filtered = _or_zeros(g_filtered, filtered)[:, None]
             g_p = _or_zeros(g_p_end, p_end)
-            tiny = _tiny(p0.dtype)
+            tiny = smallest_normal(p0.dtype)
             num_chunks = tf.shape(cont)[0]
             grads = tuple(tf.TensorArray(p0.dtype, size=num_chunks) for _ in range(3))
 

@@ -12,10 +12,10 @@ from typing import NamedTuple
 import numpy as np
 import tensorflow as tf
 
-__all__: list[str] = []
+__all__ = ["StepMatrices", "scaled_forward", "smallest_normal"]
 
 
-class _Steps(NamedTuple):
+class StepMatrices(NamedTuple):
     """M_t in O(n) form for t = 1..C·K (identity past the end), time-major [C, K, B, n]."""
 
     cont: tf.Tensor  # c_t = (1 − β_t) μ_t
@@ -23,19 +23,19 @@ class _Steps(NamedTuple):
     restart: tf.Tensor  # r_t = π_t μ_t
 
 
-def _tiny(dtype: tf.DType) -> float:
+def smallest_normal(dtype: tf.DType) -> float:
     """The smallest normal number of ``dtype``: guards divisions for impossible trajectories."""
     return float(np.finfo(dtype.as_numpy_dtype).tiny)
 
 
-def _forward(steps: _Steps, p0: tf.Tensor, chunk: int, keep: bool):
+def scaled_forward(steps: StepMatrices, p0: tf.Tensor, chunk: int, keep: bool):
     """The scaled forward recursion, K unrolled steps per loop iteration.
 
     Returns:
       (log_norm [B], filtered [B], p_end [B, n], history): Σ_t log z_t, Σ_{t<T} Pr(T_t = 1 | h_t),
       p_{T−1}, and when ``keep`` the p_{t−1} each step started from, time-major [C, K, B, n].
     """
-    tiny = _tiny(p0.dtype)
+    tiny = smallest_normal(p0.dtype)
     num_chunks = tf.shape(steps.cont)[0]
     zero = tf.zeros_like(p0[:, 0])
 

@@ -32,10 +32,10 @@ import tensorflow as tf
 
 from opt_suite.objective.recursions import (
     DEFAULT_CHUNK,
-    _as_tables,
-    _forward_terms,
-    _tiny,
     check_chunk,
+    checked_tables,
+    forward_terms_body,
+    smallest_normal,
 )
 from opt_suite.objective.xla import xla_with_gradient
 
@@ -44,6 +44,7 @@ __all__ = [
     "JhatParts",
     "jhat",
     "jhat_and_gradients",
+    "jhat_body",
     "option_diversity",
     "weighted_total",
     "LIKELIHOODS",
@@ -104,11 +105,12 @@ class JhatParts(NamedTuple):
     diversity: tf.Tensor
 
 
-def weighted_total(prob_term, termination_term, kl_term, lambda1, lambda2) -> tf.Tensor:
+def weighted_total(prob_term, termination_term, kl_term, lambda1, lambda2):
     """Ĵ of eq. 2 from its unweighted parts: λ2·prob_term − termination_term + λ1·kl_term.
 
-    The one place eq. 2's weights are applied: :func:`jhat` calls it with floats, the trainer of
-    ``offline_options`` with tensors (so that one trace serves every λ1, λ2).
+    The one place eq. 2's weights are applied, to numbers or tensors alike: :func:`jhat`, the
+    trainer of ``offline_options`` (with tensor weights, so that one trace serves every λ1, λ2),
+    and :mod:`.scoring`'s π fit and option-set scores.
     """
     return lambda2 * prob_term - termination_term + lambda1 * kl_term
 
@@ -129,7 +131,7 @@ def option_diversity(option_action_probs, lengths) -> tf.Tensor:
             f"option_action_probs: expected a [B, L, m, A] tensor, got shape {probs.shape}"
         )
     num = tf.cast(tf.shape(probs)[2], probs.dtype)
-    log_probs = tf.math.log(tf.maximum(probs, _tiny(probs.dtype)))
+    log_probs = tf.math.log(tf.maximum(probs, smallest_normal(probs.dtype)))
     # Σ_{o≠o'} KL(p_o || p_o') = m Σ_o Σ_a p_o log p_o − Σ_a (Σ_o p_o)(Σ_o' log p_o'):
     # O(mA) work, not O(m²A).
     self_term = num * tf.reduce_sum(probs * log_probs, axis=[2, 3])
@@ -176,8 +178,8 @@ def jhat(
     config = JhatConfig(float(lambda1), float(lambda2), likelihood, chunk, bool(jit_compile))
     tensors, static = _inputs(pi, mu, beta, lengths, option_action_probs, config)
     if config.jit_compile:
-        return xla_with_gradient(_jhat, **static)(*tensors)
-    return _jhat(*tensors, **static)
+        return xla_with_gradient(jhat_body, **static)(*tensors)
+    return jhat_body(*tensors, **static)
 
 
 def jhat_and_gradients(
@@ -225,13 +227,13 @@ def _jhat_and_gradients(*tensors, **static):
     floats = [x for x in tensors if x.dtype.is_floating]
     with tf.GradientTape() as tape:
         tape.watch(floats)
-        parts = _jhat(*tensors, **static)
+        parts = jhat_body(*tensors, **static)
     return parts, tape.gradient(parts.total, floats)
 
 
 def _inputs(pi, mu, beta, lengths, option_action_probs, config: JhatConfig):
-    """Checked tensors and the static arguments of :func:`_jhat`."""
-    pi, mu, beta, lengths = _as_tables(pi, mu, beta, lengths)
+    """Checked tensors and the static arguments of :func:`jhat_body`."""
+    pi, mu, beta, lengths = checked_tables(pi, mu, beta, lengths)
     if option_action_probs is None:
         # No KL term: m = 0 learned options. Always passing a tensor keeps one signature (and one
         # trace) for the compiled functions whether or not the caller has a KL term.
@@ -248,9 +250,9 @@ def _inputs(pi, mu, beta, lengths, option_action_probs, config: JhatConfig):
     return tensors, static
 
 
-def _jhat(pi, mu, beta, lengths, probs, *, lambda1, lambda2, likelihood, chunk) -> JhatParts:
+def jhat_body(pi, mu, beta, lengths, probs, *, lambda1, lambda2, likelihood, chunk) -> JhatParts:
     """Ĵ from checked tensors (a pure function: the XLA cluster's body)."""
-    log_prob, expected = _forward_terms(pi, mu, beta, lengths, chunk=chunk)
+    log_prob, expected = forward_terms_body(pi, mu, beta, lengths, chunk=chunk)
     steps = tf.cast(tf.maximum(lengths, 1), pi.dtype)
     like = tf.exp(log_prob) if likelihood == "prob" else log_prob / steps
     diversity = option_diversity(probs, lengths)

@@ -14,7 +14,7 @@ recursion, then the backward vector b_t = M_{t+1} ⋯ M_{T−1} 1): with the fil
 and Pr(T_t = 1 | h) is the per-step ratio whose sum over t is ``posterior_terminations`` (so the
 two agree by construction; ``tests/test_objective_posterior.py`` checks both against enumerating
 every option path). Pure TensorFlow over the (π, μ, β) tables; this module only adds the per-step
-read-out to the recursions' own loops (``_forward`` with its history, ``_backward``).
+read-out to the recursions' own loops (``scaled_forward`` with its history, ``scaled_backward``).
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from typing import NamedTuple
 
 import tensorflow as tf
 
-from opt_suite.objective.forward import _forward, _tiny
+from opt_suite.objective.forward import scaled_forward, smallest_normal
 from opt_suite.objective.recursions import (
     DEFAULT_CHUNK,
-    _as_tables,
-    _backward,
-    _steps,
     check_chunk,
+    checked_tables,
+    scaled_backward,
+    step_matrices,
 )
 
 __all__ = ["StepPosteriors", "step_posteriors"]
@@ -56,11 +56,11 @@ def _time_major_to_batch(x: tf.Tensor, length: tf.Tensor) -> tf.Tensor:
 
 
 def _step_posteriors(pi, mu, beta, lengths, chunk):
-    steps, p0, _ = _steps(pi, mu, beta, lengths, chunk)
-    tiny = _tiny(pi.dtype)
+    steps, p0, _ = step_matrices(pi, mu, beta, lengths, chunk)
+    tiny = smallest_normal(pi.dtype)
     num_steps = tf.shape(pi)[1] - 1
-    _, _, p_end, before = _forward(steps, p0, chunk, keep=True)
-    after = _backward(steps, chunk)
+    _, _, p_end, before = scaled_forward(steps, p0, chunk, keep=True)
+    after = scaled_backward(steps, chunk)
     # before[j] = p_j (the filtered vector step j+1 starts from); after[j] = b_{j+1}.
     filtered = _time_major_to_batch(before, num_steps)  # p_0 .. p_{L−2}
     backward_next = _time_major_to_batch(after, num_steps)  # b_1 .. b_{L−1}
@@ -105,7 +105,7 @@ def step_posteriors(
     Returns:
       :class:`StepPosteriors` in the dtype of ``pi``.
     """
-    pi, mu, beta, lengths = _as_tables(pi, mu, beta, lengths)
+    pi, mu, beta, lengths = checked_tables(pi, mu, beta, lengths)
     check_chunk(chunk)
     if pi.shape[1] is not None and pi.shape[1] < 2:
         raise ValueError(f"pi: expected L >= 2 states per trajectory, got shape {pi.shape}")

@@ -50,10 +50,19 @@ from typing import NamedTuple
 import tensorflow as tf
 
 from opt_suite.objective.adjoint import recursion_with_adjoint
-from opt_suite.objective.forward import _forward, _Steps, _tiny
+from opt_suite.objective.forward import StepMatrices, scaled_forward, smallest_normal
 from opt_suite.objective.xla import xla_with_gradient
 
-__all__ = ["TrajectoryTerms", "trajectory_terms", "forward_terms", "DEFAULT_CHUNK"]
+__all__ = [
+    "DEFAULT_CHUNK",
+    "TrajectoryTerms",
+    "checked_tables",
+    "forward_terms",
+    "forward_terms_body",
+    "scaled_backward",
+    "step_matrices",
+    "trajectory_terms",
+]
 
 #: Steps unrolled per loop iteration (static). Larger chunks compile slower and run no faster.
 DEFAULT_CHUNK = 2
@@ -74,7 +83,7 @@ class TrajectoryTerms(NamedTuple):
     posterior_terminations: tf.Tensor
 
 
-def _as_tables(pi, mu, beta, lengths):
+def checked_tables(pi, mu, beta, lengths):
     """Converts and checks the inputs; returns (pi, mu, beta, lengths int32)."""
     pi = tf.convert_to_tensor(pi)
     if not pi.dtype.is_floating:
@@ -105,7 +114,7 @@ def _as_tables(pi, mu, beta, lengths):
     return pi, mu, beta, lengths
 
 
-def _steps(pi, mu, beta, lengths, chunk: int):
+def step_matrices(pi, mu, beta, lengths, chunk: int):
     """Masked per-step weights, padded to C·K steps, and p_0 with log Σα_0.
 
     Returns:
@@ -130,19 +139,20 @@ def _steps(pi, mu, beta, lengths, chunk: int):
         x = tf.pad(x[:, 1:], [[0, 0], [0, pad], [0, 0]], constant_values=fill)
         return tf.transpose(tf.reshape(x, shape), [1, 2, 0, 3])
 
-    steps = _Steps(*(time_major(x, fill) for x, fill in zip(weights, (1.0, 0.0, 0.0), strict=True)))
+    fills = (1.0, 0.0, 0.0)
+    steps = StepMatrices(*(time_major(x, fill) for x, fill in zip(weights, fills, strict=True)))
     has_action = (lengths > 0)[:, None]
     alpha0 = tf.where(has_action, pi[:, 0] * mu[:, 0], tf.one_hot(0, n, dtype=pi.dtype)[None, :])
     norm0 = tf.reduce_sum(alpha0, axis=-1)
-    p0 = alpha0 / tf.maximum(norm0, _tiny(pi.dtype))[:, None]
+    p0 = alpha0 / tf.maximum(norm0, smallest_normal(pi.dtype))[:, None]
     return steps, p0, tf.math.log(norm0)
 
 
-def _backward(steps: _Steps, chunk: int) -> tf.Tensor:
+def scaled_backward(steps: StepMatrices, chunk: int) -> tf.Tensor:
     """b_t after each step (max-normalised) [C, K, B, n]: b_{t−1} = M_t b_t, b_{T−1} = 1."""
     num_chunks = tf.shape(steps.cont)[0]
     after = tf.TensorArray(steps.cont.dtype, size=num_chunks)
-    tiny = _tiny(steps.cont.dtype)
+    tiny = smallest_normal(steps.cont.dtype)
 
     def body(i, b, after):
         j = num_chunks - 1 - i
@@ -171,29 +181,30 @@ def _last_termination(beta, lengths, p_end):
     return tf.where(lengths > 0, value, tf.zeros_like(value))
 
 
-def _forward_terms(pi, mu, beta, lengths, chunk):
-    steps, p0, log_alpha0 = _steps(pi, mu, beta, lengths, chunk)
+def forward_terms_body(pi, mu, beta, lengths, chunk):
+    """:func:`forward_terms` on checked tensors (a pure function: the body of an XLA cluster)."""
+    steps, p0, log_alpha0 = step_matrices(pi, mu, beta, lengths, chunk)
     # Ĵ's hot path: the same forward loop, with the hand-written reverse pass of adjoint.py.
     log_norm, filtered, p_end = recursion_with_adjoint(chunk)(*steps, p0)
     return log_alpha0 + log_norm, filtered + _last_termination(beta, lengths, p_end)
 
 
 def _trajectory_terms(pi, mu, beta, lengths, chunk):
-    steps, p0, log_alpha0 = _steps(pi, mu, beta, lengths, chunk)
-    log_norm, filtered, p_end, before = _forward(steps, p0, chunk, keep=True)
+    steps, p0, log_alpha0 = step_matrices(pi, mu, beta, lengths, chunk)
+    log_norm, filtered, p_end, before = scaled_forward(steps, p0, chunk, keep=True)
     last = _last_termination(beta, lengths, p_end)
-    after = _backward(steps, chunk)
+    after = scaled_backward(steps, chunk)
     # Pr(T_t = 1 | h) for 1 <= t <= T−1: the paths that terminate and restart at step t, over all
     # paths through step t, from the filtered p_{t−1} and the backward b_t (both scales cancel).
     terminate = tf.reduce_sum(before * steps.stop, -1) * tf.reduce_sum(steps.restart * after, -1)
     carry_on = tf.reduce_sum(before * steps.cont * after, -1)
-    ratio = terminate / tf.maximum(terminate + carry_on, _tiny(pi.dtype))
+    ratio = terminate / tf.maximum(terminate + carry_on, smallest_normal(pi.dtype))
     posterior = tf.reduce_sum(ratio, axis=[0, 1]) + last
     return TrajectoryTerms(log_alpha0 + log_norm, filtered + last, posterior)
 
 
 def _run(fn, pi, mu, beta, lengths, chunk: int, jit_compile: bool):
-    pi, mu, beta, lengths = _as_tables(pi, mu, beta, lengths)
+    pi, mu, beta, lengths = checked_tables(pi, mu, beta, lengths)
     check_chunk(chunk)
     if jit_compile:
         return xla_with_gradient(fn, chunk=chunk)(pi, mu, beta, lengths)
@@ -211,7 +222,7 @@ def forward_terms(pi, mu, beta, lengths, chunk: int = DEFAULT_CHUNK, jit_compile
 
     This is all Ĵ needs; see :func:`trajectory_terms` for the arguments.
     """
-    return _run(_forward_terms, pi, mu, beta, lengths, chunk, jit_compile)
+    return _run(forward_terms_body, pi, mu, beta, lengths, chunk, jit_compile)
 
 
 def trajectory_terms(

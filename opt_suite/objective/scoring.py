@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from opt_suite.objective.jhat import JhatConfig, JhatParts, _jhat, jhat
+from opt_suite.objective.adam import AdamState, adam_ascent
+from opt_suite.objective.jhat import JhatConfig, JhatParts, jhat, jhat_body, weighted_total
 from opt_suite.objective.posterior import StepPosteriors, step_posteriors
 
 __all__ = [
@@ -109,12 +110,11 @@ class OptionSetScore:
         """From the unweighted parts of :func:`opt_suite.objective.jhat`, weighted by ``config``."""
         steps = np.maximum(np.asarray(lengths), 1).astype(np.float64)
         prob, terminations, kl = (float(x) for x in parts[1:4])
-        likelihood, kl_term = config.lambda2 * prob, config.lambda1 * kl
         return cls(
-            total=likelihood - terminations + kl_term,
-            likelihood_term=likelihood,
+            total=float(weighted_total(prob, terminations, kl, config.lambda1, config.lambda2)),
+            likelihood_term=config.lambda2 * prob,
             termination_term=terminations,
-            kl_term=kl_term,
+            kl_term=config.lambda1 * kl,
             kl=kl,
             log_prob_per_step=np.asarray(parts.log_prob, np.float64) / steps,
             terminations_per_step=np.asarray(parts.expected_terminations, np.float64) / steps,
@@ -381,20 +381,18 @@ def _fit_block(likelihood: str, chunk: int):
 
         def objective(x):
             pi = tf.gather(tf.nn.softmax(x, axis=-1), positions)
-            parts = _jhat(pi, mu, beta, lengths, empty, lambda1=0.0, lambda2=1.0,
+            parts = jhat_body(pi, mu, beta, lengths, empty, lambda1=0.0, lambda2=1.0,
                           likelihood=likelihood, chunk=chunk)  # fmt: skip
-            return lambda2 * parts.prob_term - parts.termination_term
+            # The KL term does not depend on π: weighted at 0 here, added to the final score.
+            return weighted_total(parts.prob_term, parts.termination_term, 0.0, 0.0, lambda2)
 
         def body(i, x, m, v, _):
             with tf.GradientTape() as tape:
                 tape.watch(x)
                 total = objective(x)
             g = tape.gradient(total, x)
-            t = tf.cast(done + i + 1, x.dtype)
-            m = 0.9 * m + 0.1 * g
-            v = 0.999 * v + 0.001 * tf.square(g)
-            scale = learning_rate * tf.sqrt(1.0 - 0.999**t) / (1.0 - 0.9**t)
-            return i + 1, x + scale * m / (tf.sqrt(v) + 1e-8), m, v, total
+            x, state = adam_ascent(x, g, AdamState(m, v), done + i + 1, learning_rate)
+            return i + 1, x, state.m, state.v, total
 
         zero = tf.constant(0.0, logits.dtype)
         _, logits, m, v, _ = tf.while_loop(

@@ -1,16 +1,19 @@
-"""When a running option stops: the test-time termination rule, in one place.
+"""When a running option stops, and what its execution is worth: the test-time rules, in one place.
 
 Garcia, Nota & Thomas (2020), appendix E: after the k-th primitive step an option o has run, it
 terminates in the state s it reached with probability min(1, β_o(s) + bump·k); with the paper's
 bump of 0.05 no option runs past 20 steps. The learners, the option env and the pictures all
-decide termination with :func:`terminates`, so that they cannot drift apart.
+decide termination with :func:`terminates`, so that they cannot drift apart. When an option ends,
+the SMDP Q-learners (the scalar and the batched engine) update it towards :func:`smdp_target`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["terminates"]
+import numpy as np
+
+__all__ = ["smdp_target", "terminates"]
 
 
 def terminates(draw: Any, beta: Any, bump: float, steps_run: Any) -> Any:
@@ -28,3 +31,23 @@ def terminates(draw: Any, beta: Any, bump: float, steps_run: Any) -> Any:
       (and so every learner's numbers) exactly what it was written as.
     """
     return draw < beta + bump * steps_run
+
+
+def smdp_target(option_return: Any, discount: Any, next_value: Any, done: Any) -> Any:
+    """The SMDP Q-learning target of an option that ran k steps (Sutton, Precup & Singh 1999).
+
+    R + γ^k max_o' Q(s', o') where it ended in a non-terminal s', and R alone where s' is
+    terminal (no value beyond the goal), with R = r_1 + γ r_2 + ... + γ^(k−1) r_k.
+
+    Args:
+      option_return: R, the option's discounted reward (a float, or an array: one per run).
+      discount: γ^k.
+      next_value: max_o' Q(s', o') (ignored where ``done``).
+      done: whether s' is terminal (a bool, or a bool array).
+
+    Returns:
+      A float for scalar inputs (the scalar engine keeps Python floats), else an array.
+    """
+    if isinstance(done, np.ndarray):
+        return np.where(done, option_return, option_return + discount * next_value)
+    return option_return if done else option_return + discount * next_value

@@ -21,6 +21,7 @@ __all__ = [
     "load_demonstrations",
     "load_options",
     "write_text_atomic",
+    "process_alive",
     "remove_stale_temporaries",
 ]
 
@@ -103,13 +104,14 @@ def remove_stale_temporaries(directory: Path) -> list[Path]:
     removed = []
     for tmp in root.glob(".tmp-*"):
         pid = tmp.name.rsplit("-", 2)[-2]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not process_alive(int(pid)):
             shutil.rmtree(tmp, ignore_errors=True)
             removed.append(tmp)
     return removed
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether a process of this id runs on this host (one we may not signal counts as running)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

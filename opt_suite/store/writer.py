@@ -23,8 +23,8 @@ import numpy as np
 
 from opt_suite.store.files import (
     OPTIONS_FILE,
-    _alive,
     cell_dir,
+    process_alive,
     write_cell_dir,
     write_text_atomic,
 )
@@ -162,7 +162,7 @@ class StoreWriter:
         ).fetchall()
         here = socket.gethostname()
         for name, other_hash, host, pid, started in rows:
-            if host != here or _alive(int(pid)):
+            if host != here or process_alive(int(pid)):
                 return {"name": name, "hash": other_hash, "host": host, "pid": pid, "at": started}
         return None
 

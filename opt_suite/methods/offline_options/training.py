@@ -20,9 +20,9 @@ explain fewer demonstrated steps (6% against 34%): π fits the demonstrations wi
 before the new option is any use, so the option gets little gradient. The weak π is what makes
 the options worth having to Ĵ, so the default stays.
 
-The optimiser is Adam (Kingma & Ba 2015) written out on the weight dicts; the paper's pseudocode
-shows plain gradient ascent with step size α, and Adam with α as its step size is the usual
-stand-in.
+The optimiser is Adam (Kingma & Ba 2015), :func:`opt_suite.objective.adam.adam_ascent` applied to
+each weight (the paper's pseudocode shows plain gradient ascent with step size α; Adam with α as
+its step size is the usual stand-in).
 
 How long a round trains: the paper runs N = 50 epochs per option and says each option's curves
 "reach a plateau after 30 or 40 training epochs" (Sec. 4.1). Here N is the minimum; the round goes
@@ -55,6 +55,7 @@ import tensorflow as tf
 from opt_suite.methods.offline_options.demos import DemoBatch
 from opt_suite.methods.offline_options.params import Params
 from opt_suite.objective import JhatConfig, JhatParts, jhat, weighted_total
+from opt_suite.objective.adam import AdamState, adam_ascent
 from opt_suite.option_networks.networks import Weights, option_outputs, policy_probs
 
 __all__ = [
@@ -73,9 +74,6 @@ __all__ = [
 #: demonstrations of Pr(h), of log Pr(h), of E[#terminations] / |h| (Theorem 1, normalised as in
 #: Eq. 2) and of the KL regulariser g(h, O_O) (unweighted).
 CURVE_NAMES = ("jhat", "likelihood", "prob", "log_prob", "terminations", "kl")
-
-# Adam's constants (Kingma & Ba 2015, Algorithm 1 defaults).
-_BETA1, _BETA2, _EPSILON = 0.9, 0.999, 1e-8
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -204,16 +202,12 @@ def _parts(option, policy, frozen_log_mu, frozen_beta, batch, states, coords, co
 
 
 def _adam_ascent(weights, grads, moments, step, learning_rate):
-    """One Adam step *up* the gradient; returns (weights, moments) as new dicts."""
+    """One Adam step *up* the gradient on every weight; returns (weights, moments) as new dicts."""
     new_weights, new_moments = {}, {}
-    t = tf.cast(step, tf.float32)
-    scale = learning_rate * tf.sqrt(1.0 - _BETA2**t) / (1.0 - _BETA1**t)
     for key, w in weights.items():
-        g = tf.convert_to_tensor(grads[key])  # a gather's gradient arrives as IndexedSlices
-        m = _BETA1 * moments[key][0] + (1.0 - _BETA1) * g
-        v = _BETA2 * moments[key][1] + (1.0 - _BETA2) * tf.square(g)
-        new_weights[key] = w + scale * m / (tf.sqrt(v) + _EPSILON)
-        new_moments[key] = (m, v)
+        new_weights[key], new_moments[key] = adam_ascent(
+            w, grads[key], moments[key], step, learning_rate
+        )
     return new_weights, new_moments
 
 
@@ -242,7 +236,7 @@ def _train(option, policy, frozen_log_mu, frozen_beta, batch, states, coords, hy
     # One flat namespace of trainable weights for Adam: "option/w1", "policy/pi_w", ...
     flat = {f"option/{k}": w for k, w in option.items()}
     flat.update({f"policy/{k}": w for k, w in policy.items()})
-    moments = {k: (tf.zeros_like(w), tf.zeros_like(w)) for k, w in flat.items()}
+    moments = {k: AdamState(tf.zeros_like(w), tf.zeros_like(w)) for k, w in flat.items()}
 
     def parts_of(weights) -> JhatParts:
         nets: dict[str, dict[str, tf.Variable]] = {"option": {}, "policy": {}}
