@@ -15,7 +15,7 @@ shared), with their goals from the Atari issue:
   lost, as the paper's; their frames' bytes are reported — held once, whatever the number of
   options.
 
-    .venv/bin/pytest benchmarks/bench_atari.py --benchmark-only -s
+    .venv/bin/pytest benchmarks/bench_atari.py -n 0 --benchmark-only -s
 
 TensorFlow runs on ``OPT_SUITE_BENCH_THREADS`` threads (default 1).
 """

@@ -4,7 +4,7 @@ Downstream, 40x40 models are built for 30 tasks x seeds and a vectorised learner
 so a model must build in well under a millisecond once its layout's table is cached, and the first
 (cold) table build must stay in milliseconds.
 
-    pytest benchmarks/bench_families.py --benchmark-only
+    pytest benchmarks/bench_families.py -n 0 --benchmark-only
 """
 
 from __future__ import annotations

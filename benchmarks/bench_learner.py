@@ -10,7 +10,7 @@ against SMDP Q-learning on the same 120 runs (30 episodes each) with the four-ro
 options: goal >= 0.5x the SMDP learner's env steps/s (CPU time), the ratio measured in one
 process, interleaved rounds, best of each.
 
-    pytest benchmarks/bench_learner.py --benchmark-only
+    pytest benchmarks/bench_learner.py -n 0 --benchmark-only
 """
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ baseline is the same networks in the same kind of ``tf.function``.
 TensorFlow runs on ``OPT_SUITE_BENCH_THREADS`` threads (default 1): on a small shared machine one
 thread gives repeatable ratios; set it to the core count to measure the multi-threaded case.
 
-    .venv/bin/pytest benchmarks/bench_objective.py --benchmark-only -s
-    OPT_SUITE_BENCH_THREADS=2 .venv/bin/pytest benchmarks/bench_objective.py --benchmark-only -s
+    .venv/bin/pytest benchmarks/bench_objective.py -n 0 --benchmark-only -s
+    OPT_SUITE_BENCH_THREADS=2 .venv/bin/pytest benchmarks/bench_objective.py -n 0 --benchmark-only -s
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ default Params (up to 4 options x 50 epochs x 10 Adam steps). Target: seconds, n
 discover() call after the first (which traces the training graph once per process, ~3-5 s) takes
 ~2-4 s on one busy core. ``extra_info`` records the options kept and the gradient steps taken.
 
-    pytest benchmarks/bench_offline_options.py --benchmark-only
+    pytest benchmarks/bench_offline_options.py -n 0 --benchmark-only
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ the original four-rooms setting (the family of ``specs/option-critic-sutton.yaml
 random-neighbour moves, 4 options) with a fixed interaction budget, after one warm-up call that
 compiles the loop (numba caches it on disk, so only a fresh checkout pays the compile once).
 
-Run: ``.venv/bin/pytest benchmarks/bench_option_critic.py --benchmark-only``; the rate is in
+Run: ``.venv/bin/pytest benchmarks/bench_option_critic.py -n 0 --benchmark-only``; the rate is in
 ``extra_info["env_steps_per_s"]``.
 """
 

@@ -30,7 +30,7 @@ policy costs about 1.1 ms of CPU on one thread whatever the network's size — h
 CPU time is ``time.process_time()`` (all threads of the process; the machine is shared, so wall
 time means little). TensorFlow runs on one thread, as in a run's workers (``runner/cells.py``).
 
-    .venv/bin/python -m pytest benchmarks/bench_ppo.py --benchmark-only -s
+    .venv/bin/python -m pytest benchmarks/bench_ppo.py -n 0 --benchmark-only -s
 """
 
 from __future__ import annotations

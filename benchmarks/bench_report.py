@@ -3,7 +3,7 @@
 The paper's protocol: 6 method entries x 5 seeds x 24 test tasks x 100 episodes (72,000 episodes),
 2,000 bootstrap resamples per interval. ``opt-suite compare`` uses 10,000 permutations per method.
 
-    pytest benchmarks/bench_report.py --benchmark-only
+    pytest benchmarks/bench_report.py -n 0 --benchmark-only
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ that waiting on dependencies does not count:
 ``extra_info`` records ``cells``, ``compute_s``, ``run_s`` and ``overhead`` (fraction); the
 per-cell benchmark records ``ms_per_cell`` with instant fake cells (pure bookkeeping cost).
 
-    pytest benchmarks/bench_runner.py --benchmark-only -s
+    pytest benchmarks/bench_runner.py -n 0 --benchmark-only -s
 """
 
 from __future__ import annotations

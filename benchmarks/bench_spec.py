@@ -4,7 +4,7 @@
 TensorFlow); most of a fresh process goes to importing numpy and gymnasium through the registered
 family modules, reading the spec itself takes milliseconds.
 
-    pytest benchmarks/bench_spec.py --benchmark-only
+    pytest benchmarks/bench_spec.py -n 0 --benchmark-only
 """
 
 from __future__ import annotations
