@@ -42,14 +42,11 @@ generator in blocks (:mod:`.smdp_tables`' layout), so a run's numbers never depe
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numba
 import numpy as np
 
-from opt_suite.families.base import TaskFamily
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
-from opt_suite.learners.base import EpisodeLog, Learner, LearnerRun
+from opt_suite.learners.base import EpisodeLog, Learner, LearnerContext
 from opt_suite.learners.smdp_q import SMDPQLearning, prepare
 from opt_suite.learners.smdp_tables import (
     U_ACTION,
@@ -59,7 +56,6 @@ from opt_suite.learners.smdp_tables import (
     U_TERMINATE,
     draw_block,
 )
-from opt_suite.options import OptionSet
 from opt_suite.options.termination import terminates
 
 __all__ = ["IntraOptionQLearning", "intra_option_update"]
@@ -213,15 +209,7 @@ class IntraOptionQLearning(Learner):
     )
     Params = SMDPQLearning.Params
 
-    def run(
-        self,
-        family: TaskFamily,
-        runs: Sequence[LearnerRun],
-        options: OptionSet,
-        episodes: int,
-        max_steps: int,
-        frames: int | None = None,
-    ) -> list[EpisodeLog]:
+    def run(self, context: LearnerContext) -> list[EpisodeLog]:
         """Learn on every run's task from scratch, all runs advanced together (compiled).
 
         Raises:
@@ -229,6 +217,8 @@ class IntraOptionQLearning(Learner):
             options that do not match the family, episodes / max_steps below 1, or a frame
             budget (this learner has none: ``frame_budgets`` is False).
         """
+        family, runs, options = context.family, context.runs, context.options
+        episodes, max_steps, frames = context.episodes, context.max_steps, context.frames
         if frames is not None:
             raise ValueError(f"{self.name}: runs a number of episodes; it has no frame budget")
         if episodes < 1 or max_steps < 1:

@@ -33,7 +33,7 @@ import pytest
 
 from opt_suite import registry
 from opt_suite.families.base import Task, TaskFamily
-from opt_suite.learners.base import EpisodeLog, Learner, LearnerRun
+from opt_suite.learners.base import EpisodeLog, Learner, LearnerContext, LearnerRun
 from opt_suite.options import OptionSet, TabularOptionSet
 
 __all__ = ["LearnerContract", "LearnerSetting", "tiny_learner_setting"]
@@ -82,7 +82,9 @@ class LearnerContract:
     def _run(self, setting: LearnerSetting, runs: list[LearnerRun], options=None) -> list:
         learner = self.learner_class(self.params)
         options = setting.options if options is None else options
-        return learner.run(setting.family, runs, options, self.episodes, self.max_steps)
+        return learner.run(
+            LearnerContext(setting.family, runs, options, self.episodes, self.max_steps)
+        )
 
     @staticmethod
     def _runs(setting: LearnerSetting, seeds: list[int]) -> list[LearnerRun]:
@@ -149,12 +151,14 @@ class LearnerContract:
         # number; without it, run_with_usage is the base class's refusal.
         learner = self.learner_class(self.params)
         runs = self._runs(contract_setting, [0, 1])
-        args = (contract_setting.family, runs, contract_setting.options, self.episodes)
+        context = LearnerContext(
+            contract_setting.family, runs, contract_setting.options, self.episodes, self.max_steps
+        )
         if not self.learner_class.counts_usage:
             with pytest.raises(NotImplementedError):
-                learner.run_with_usage(*args, self.max_steps)
+                learner.run_with_usage(context)
             return
-        pairs = learner.run_with_usage(*args, self.max_steps)
+        pairs = learner.run_with_usage(context)
         assert len(pairs) == len(logs)
         for (log, usage), expected in zip(pairs, logs, strict=True):
             np.testing.assert_array_equal(log.returns, expected.returns)

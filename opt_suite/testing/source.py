@@ -36,7 +36,7 @@ import numpy as np
 import pytest
 
 from opt_suite import registry
-from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource
+from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource, SourceContext
 from opt_suite.families.base import TabularModelMixin, Task, TaskFamily
 from opt_suite.trajectory import Trajectory
 
@@ -84,15 +84,14 @@ class DemonstrationSourceContract:
     def _collect(self, setting: SourceSetting, seed: int, max_steps: int | None = None) -> list:
         source = self.source_class(self.params)
         steps = self.max_steps if max_steps is None else max_steps
-        return list(
-            source.collect(
-                setting.family,
-                setting.train_tasks,
-                self.trajectories_per_task,
-                steps,
-                np.random.SeedSequence(seed),
-            )
+        context = SourceContext(
+            setting.family,
+            setting.train_tasks,
+            self.trajectories_per_task,
+            steps,
+            np.random.SeedSequence(seed),
         )
+        return list(source.collect(context))
 
     @pytest.fixture(scope="class")
     @classmethod
