@@ -140,3 +140,31 @@ def test_a_plugin_on_the_context_signatures_is_not_warned_about(recwarn):
             return []
 
     assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)]
+
+
+def test_no_component_package_imports_the_spec_package_at_import_time():
+    """The spec rules import the component bases, so the reverse import is a cycle.
+
+    ``spec/rules`` -> ``demonstrations`` -> ``demonstrations/tabular`` -> ``spec.schema`` once
+    worked only by import order; shared bounds live in :mod:`opt_suite.limits` instead.
+    """
+    import ast
+    from pathlib import Path
+
+    import opt_suite
+
+    root = Path(opt_suite.__file__).parent
+    packages = ["agents", "demonstrations", "families", "learners", "methods", "options"]
+    files = [root / "component.py", root / "limits.py"]
+    files += [f for p in packages for f in sorted((root / p).rglob("*.py"))]
+    offenders = []
+    for path in files:
+        for node in ast.parse(path.read_text()).body:  # module level only: lazy imports are fine
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            if any(n == "opt_suite.spec" or n.startswith("opt_suite.spec.") for n in names):
+                offenders.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert offenders == []

@@ -8,7 +8,8 @@ from tabular_toys import FOUR_ROOMS_11, ToyFamily, grid_model, toy_tasks
 
 from opt_suite.families.fourrooms import FourRooms, Params, Variation
 from opt_suite.learners.base import LearnerContext, LearnerRun
-from opt_suite.learners.intra_option_q import IntraOptionQLearning, intra_option_update
+from opt_suite.learners.intra_option_kernels import intra_option_update
+from opt_suite.learners.intra_option_q import IntraOptionQLearning
 from opt_suite.learners.smdp_q import SMDPQLearning
 from opt_suite.options import TabularOptionSet
 from opt_suite.testing import LearnerContract

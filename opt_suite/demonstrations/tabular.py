@@ -37,12 +37,10 @@ from opt_suite.demonstrations.base import (
     SourceContext,
     child_seed,
 )
-from opt_suite.demonstrations.qlearning import q_learning_episodes
 from opt_suite.families.base import TabularModel, Task, TaskFamily, exact_model
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
 from opt_suite.limits import MAX_EPISODES
 from opt_suite.params import param
-from opt_suite.tabular import greedy_policy, policy_evaluation, value_iteration
 from opt_suite.trajectory import Trajectory
 
 __all__ = [
@@ -132,6 +130,11 @@ def train_expert(
     Raises:
       ExpertError: still not optimal after ``spec.max_episodes`` episodes.
     """
+    # numba and scipy are imported where they are used: `opt-suite validate` loads this module
+    # for its Params and must not pay for them.
+    from opt_suite.demonstrations.qlearning import q_learning_episodes
+    from opt_suite.tabular import greedy_policy, value_iteration
+
     v_star, _ = value_iteration(model, spec.gamma)
     if tolerance is None:
         scale = max(abs(float(v_star[model.start])), float(np.abs(model.reward).max(initial=0.0)))
@@ -155,6 +158,8 @@ def train_expert(
 
 def _value_gap(model: TabularModel, policy: np.ndarray, v_star: np.ndarray, gamma: float) -> float:
     """V*(s_0) - V^pi(s_0); infinite when pi cannot reach the goal and gamma = 1."""
+    from opt_suite.tabular import policy_evaluation
+
     try:
         v_pi = policy_evaluation(model, policy, gamma)
     except ValueError:
@@ -247,6 +252,8 @@ class OptimalExpert(DemonstrationSource):
         family, train_tasks = context.family, context.train_tasks
         trajectories_per_task = context.trajectories_per_task
         max_steps, seed = context.max_steps, context.seed
+
+        from opt_suite.tabular import greedy_policy, value_iteration
 
         def optimal(i: int, task: Task, model: TabularModel) -> np.ndarray:
             return greedy_policy(value_iteration(model, self.params.gamma)[1])
