@@ -51,8 +51,9 @@ def test_a_missing_parent_is_reported_first_and_alone(tmp_path):
 def test_a_broken_grandparent_is_the_first_and_only_problem(tmp_path):
     write(tmp_path, "name: a\n  bad: 1\n", "a.yaml")
     write(tmp_path, "extends: a.yaml\nname: b\n", "b.yaml")
-    (line,) = problems(write(tmp_path, "extends: b.yaml\nname: c\n"))
-    assert line.startswith(f"{tmp_path}/a.yaml:2:6: (spec): invalid YAML")
+    child = write(tmp_path, "extends: b.yaml\nname: c\n")
+    (line,) = problems(child)
+    assert line.startswith(f"{child}: inherited from {tmp_path}/a.yaml:2:6: (spec): invalid YAML")
 
 
 def test_methods_are_removed_and_added_by_name(tmp_path):
@@ -131,3 +132,62 @@ def test_a_new_entry_with_a_bad_param_points_at_its_own_line(tmp_path):
 
 
 QUICK_TEXT = find_spec("fourrooms-quick").read_text()
+
+
+CHAIN_EPISODES = """\
+name: chain-budget
+family: {name: chain, params: {num_states: 5, max_episode_steps: 30}}
+tasks: {count: 3, train: 1, test: 2, seed: 0}
+methods:
+  - {name: primitives, method: primitives}
+evaluation:
+  learner: tf_agents
+  params: {ppo: {num_envs: 2, steps_per_iteration: 8, network: {fc_units: [8]}}}
+  episodes: 10
+  max_steps: 30
+  seeds: 2
+report: {baseline: primitives, final_fraction: 0.2}
+"""
+
+
+def test_a_child_switches_an_inherited_episode_budget_to_frames_and_back(tmp_path):
+    """``frames`` replaces ``episodes``: the one a child writes drops the one it inherits."""
+    write(tmp_path, CHAIN_EPISODES, "episodes.yaml")
+    child = write(tmp_path, "extends: episodes.yaml\nevaluation: {frames: 400}\n", "child.yaml")
+    frames = load_spec(child)
+    direct_text = CHAIN_EPISODES.replace("episodes: 10", "frames: 400")
+    direct = load_spec(write(tmp_path, direct_text, "direct.yaml"))
+    assert frames.evaluation == direct.evaluation and frames.evaluation.frames == 400
+    back = load_spec(
+        write(tmp_path, "extends: direct.yaml\nname: back\nevaluation: {episodes: 7}\n", "b.yaml")
+    )
+    assert (back.evaluation.frames, back.evaluation.episodes) == (None, 7)
+    # both written in one file are still refused, inherited or not
+    (line,) = problems(
+        write(
+            tmp_path, "extends: episodes.yaml\nevaluation: {episodes: 5, frames: 400}\n", "c.yaml"
+        )
+    )
+    assert "give the evaluation budget as episodes or as frames, not both" in line
+
+
+def test_an_error_found_in_a_parent_names_the_child_being_validated_first(tmp_path):
+    """Renaming the baseline's method in a child surfaces at the parent's report.baseline."""
+    child = write(
+        tmp_path,
+        "extends: fourrooms-quick\nname: mine\nmethods-: [primitives]\n"
+        "methods+:\n  - {name: prims, method: primitives}\n",
+    )
+    (line,) = problems(child)
+    parent = find_spec("fourrooms-quick")
+    assert line.startswith(f"{child}: inherited from {parent}:")
+    assert "report.baseline: no method entry is named 'primitives'" in line
+
+
+def test_an_unknown_top_level_key_lists_every_key_a_spec_takes(tmp_path):
+    lines = problems(write(tmp_path, "extend: fourrooms-quick\nname: mine\n"))
+    (line,) = [line for line in lines if ": extend: " in line]  # and the sections it lacks
+    assert "unknown key; did you mean 'extends'?" in line
+    expected = line.split("expected one of: ")[1]
+    for key in ("name", "family", "methods", "extends", "methods+", "methods-", "sweep"):
+        assert key in expected.rstrip(")").split(", ")
