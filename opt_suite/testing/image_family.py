@@ -238,7 +238,7 @@ def _tasks(train: int, test: int) -> tuple[PixelGrid, list[Task], list[Task]]:
 
 def image_method_setting() -> Any:
     """A :class:`~opt_suite.testing.Setting` on PixelGrid: 2 train tasks, 2 demonstrations each."""
-    from opt_suite.testing.method import Setting
+    from opt_suite.testing.method_checks import Setting
 
     family, train, _ = _tasks(2, 1)
     demos = PixelGridExpert().collect(
@@ -251,7 +251,7 @@ def image_learner_setting() -> Any:
     """A :class:`~opt_suite.testing.LearnerSetting` on PixelGrid: 2 test tasks, 2 conv options."""
     from opt_suite.option_networks.initial import initial_frame_options
     from opt_suite.options.network import NetworkOptionSet
-    from opt_suite.testing.learner import LearnerSetting
+    from opt_suite.testing.learner_checks import LearnerSetting
 
     family, _, test = _tasks(1, 2)
     options = initial_frame_options(family, test[0], 2, np.random.SeedSequence(0))
