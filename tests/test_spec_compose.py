@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from opt_suite.spec import SpecError, find_spec, load_spec, load_sweep, spec_hash
+from opt_suite.spec.schema import EvaluationSpec
 
 QUICK = load_spec(find_spec("fourrooms-quick"))
 
@@ -134,34 +137,26 @@ def test_a_new_entry_with_a_bad_param_points_at_its_own_line(tmp_path):
 QUICK_TEXT = find_spec("fourrooms-quick").read_text()
 
 
+# chain-validation's episode budget, with a learner that can stop at a frame budget
 CHAIN_EPISODES = """\
+extends: chain-validation
 name: chain-budget
-family: {name: chain, params: {num_states: 5, max_episode_steps: 30}}
-tasks: {count: 3, train: 1, test: 2, seed: 0}
-methods:
-  - {name: primitives, method: primitives}
-evaluation:
-  learner: tf_agents
-  params: {ppo: {num_envs: 2, steps_per_iteration: 8, network: {fc_units: [8]}}}
-  episodes: 10
-  max_steps: 30
-  seeds: 2
-report: {baseline: primitives, final_fraction: 0.2}
+evaluation: {learner: tf_agents, params: null, episodes: 10}
 """
 
 
 def test_a_child_switches_an_inherited_episode_budget_to_frames_and_back(tmp_path):
     """``frames`` replaces ``episodes``: the one a child writes drops the one it inherits."""
-    write(tmp_path, CHAIN_EPISODES, "episodes.yaml")
+    parent = load_spec(write(tmp_path, CHAIN_EPISODES, "episodes.yaml"))
+    assert (parent.evaluation.episodes, parent.evaluation.frames) == (10, None)
     child = write(tmp_path, "extends: episodes.yaml\nevaluation: {frames: 400}\n", "child.yaml")
-    frames = load_spec(child)
-    direct_text = CHAIN_EPISODES.replace("episodes: 10", "frames: 400")
-    direct = load_spec(write(tmp_path, direct_text, "direct.yaml"))
-    assert frames.evaluation == direct.evaluation and frames.evaluation.frames == 400
+    default_episodes = EvaluationSpec().episodes  # the inherited 10 is dropped, not kept
+    expected = dataclasses.replace(parent.evaluation, frames=400, episodes=default_episodes)
+    assert load_spec(child).evaluation == expected
     back = load_spec(
-        write(tmp_path, "extends: direct.yaml\nname: back\nevaluation: {episodes: 7}\n", "b.yaml")
+        write(tmp_path, "extends: child.yaml\nname: back\nevaluation: {episodes: 70}\n", "b.yaml")
     )
-    assert (back.evaluation.frames, back.evaluation.episodes) == (None, 7)
+    assert (back.evaluation.frames, back.evaluation.episodes) == (None, 70)
     # both written in one file are still refused, inherited or not
     (line,) = problems(
         write(
