@@ -16,6 +16,7 @@ from pathlib import Path
 from opt_suite.spec import canonical_yaml, load_spec, spec_hash
 
 PAPER = Path(__file__).resolve().parents[1] / "specs" / "fourrooms-paper.yaml"
+QUICK = PAPER.with_name("fourrooms-quick.yaml")
 
 
 def test_bench_load_paper_spec(benchmark):
@@ -43,7 +44,16 @@ def test_bench_validate_command(benchmark):
     assert result.returncode == 0, result.stderr
 
 
+def test_bench_validate_quick_command(benchmark):
+    """A fresh ``opt-suite validate specs/fourrooms-quick.yaml`` (target: <= 1.0 s idle).
+
+    Neither TensorFlow nor numba may be imported (``tests/test_cli_list.py`` checks it).
+    """
+    result = benchmark.pedantic(_command, args=("validate", str(QUICK)), rounds=5, iterations=1)
+    assert result.returncode == 0, result.stderr
+
+
 def test_bench_list_command(benchmark):
-    """A fresh ``opt-suite list`` process (loads every registered class), end to end."""
+    """A fresh ``opt-suite list`` process (loads every registered class; target <= 1.0 s idle)."""
     result = benchmark.pedantic(_command, args=("list",), rounds=5, iterations=1)
     assert result.returncode == 0, result.stderr

@@ -13,8 +13,7 @@ import gymnasium
 import numpy as np
 
 from opt_suite.families.base import Task, TaskFamily
-from opt_suite.learners.base import EpisodeLog, Learner, LearnerRun
-from opt_suite.options import OptionSet
+from opt_suite.learners.base import EpisodeLog, Learner, LearnerContext
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,7 +99,9 @@ class RandomOverOptions(Learner):
     class Params:
         pass
 
-    def run(self, family, runs: list[LearnerRun], options: OptionSet, episodes, max_steps):
+    def run(self, context: LearnerContext):
+        family, runs, options = context.family, context.runs, context.options
+        episodes, max_steps = context.episodes, context.max_steps
         logs = []
         A, m = family.action_space.n, len(options)
         for r in runs:

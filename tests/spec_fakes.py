@@ -143,7 +143,7 @@ class FakeLearner(Learner):
     description = "Fake learner."
     Params = LearnerParams
 
-    def run(self, family, runs, options, episodes, max_steps, frames=None):
+    def run(self, context):
         raise NotImplementedError("a spec-test fake")
 
 
@@ -157,7 +157,7 @@ class FakeSource(DemonstrationSource):
     description = "Fake demonstration source."
     Params = SourceParams
 
-    def collect(self, family, train_tasks, trajectories_per_task, max_steps, seed):
+    def collect(self, context):
         raise NotImplementedError("a spec-test fake")
 
 

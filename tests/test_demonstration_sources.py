@@ -69,10 +69,9 @@ def test_a_source_that_skips_a_task_is_an_error():
         class Params:
             pass
 
-        def collect(self, family, train_tasks, trajectories_per_task, max_steps, seed):
-            return OptimalExpert().collect(
-                family, train_tasks[:1], trajectories_per_task, max_steps, seed
-            )
+        def collect(self, context):
+            first = dataclasses.replace(context, train_tasks=context.train_tasks[:1])
+            return OptimalExpert().collect(first)
 
     models = [grid_model(FOUR_ROOMS_11, (1, 1), g) for g in [(11, 11), (3, 9)]]
     spec = DemonstrationsSpec(source="lazy")
@@ -82,23 +81,22 @@ def test_a_source_that_skips_a_task_is_an_error():
         )
 
 
-def test_only_a_source_that_uses_checkpoints_is_given_the_checkpoint_dir(tmp_path):
+def test_a_source_is_given_the_checkpoint_dir_in_its_context(tmp_path):
     seen = []
 
     class Trained(OptimalExpert):
         uses_checkpoints = True
 
-        def collect(self, family, train_tasks, trajectories_per_task, max_steps, seed, **kw):
-            seen.append(kw)
-            return super().collect(family, train_tasks, trajectories_per_task, max_steps, seed)
+        def collect(self, context):
+            seen.append(context.checkpoint_dir)
+            return super().collect(context)
 
     tasks = toy_tasks(grid_model(FOUR_ROOMS_11, (1, 1), (3, 9)))
-    for cls in (Trained, OptimalExpert):  # OptimalExpert.collect takes no checkpoint_dir
-        collect_demonstrations(
-            ToyFamily(), tasks, DemonstrationsSpec(), np.random.SeedSequence(0), cls,
-            checkpoint_dir=tmp_path,
-        )  # fmt: skip
-    assert seen == [{"checkpoint_dir": tmp_path}]
+    collect_demonstrations(
+        ToyFamily(), tasks, DemonstrationsSpec(), np.random.SeedSequence(0), Trained,
+        checkpoint_dir=tmp_path,
+    )  # fmt: skip
+    assert seen == [str(tmp_path)]
     assert not OptimalExpert.uses_checkpoints
 
 

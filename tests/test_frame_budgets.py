@@ -118,7 +118,7 @@ def test_tf_agents_stops_at_the_frame_budget():
     from opt_suite.agents.params import NetworkParams, PPOParams
     from opt_suite.families.chain import Chain
     from opt_suite.learners.agent_learner import TFAgentsLearner
-    from opt_suite.learners.base import LearnerRun
+    from opt_suite.learners.base import LearnerContext, LearnerRun
     from opt_suite.methods.base import TabularOptionSet
 
     family = Chain(Chain.Params(num_states=5, max_episode_steps=30))
@@ -132,17 +132,17 @@ def test_tf_agents_stops_at_the_frame_budget():
 
     budget = 300
     # a huge episode budget must not matter: frames decide
-    log = learner.run(family, [run()], empty, 10_000, 30, frames=budget)[0]
+    log = learner.run(LearnerContext(family, [run()], empty, 10_000, 30, frames=budget))[0]
     assert len(log.returns) >= 1 and log.frames[-1] <= budget
     assert np.all(np.diff(log.frames) >= 0)
     # the episodes that ended within the budget are all there: a longer budget extends the curve
     # (same seed, same decisions up to the first budget)
-    longer = learner.run(family, [run()], empty, 10_000, 30, frames=2 * budget)[0]
+    longer = learner.run(LearnerContext(family, [run()], empty, 10_000, 30, frames=2 * budget))[0]
     assert len(longer.returns) > len(log.returns)
     np.testing.assert_array_equal(longer.frames[: len(log.frames)], log.frames)
     assert longer.frames[-1] <= 2 * budget
     with pytest.raises(ValueError, match="frames >= 1"):
-        learner.run(family, [run()], empty, 10, 30, frames=0)
+        learner.run(LearnerContext(family, [run()], empty, 10, 30, frames=0))
 
 
 def test_an_evaluation_with_no_episode_within_the_budget_is_an_error():

@@ -11,7 +11,7 @@ from tabular_toys import FOUR_ROOMS_11, ToyFamily, corridor, grid_model, toy_tas
 
 from opt_suite.families import fourrooms
 from opt_suite.families.base import TabularModel
-from opt_suite.learners.base import LearnerRun
+from opt_suite.learners.base import LearnerContext, LearnerRun
 from opt_suite.learners.smdp_batch import HANDOFF_RUNS, run_batch
 from opt_suite.learners.smdp_q import SMDPQLearning
 from opt_suite.learners.smdp_scalar import ScalarOptions, ScalarRun, ScalarTables
@@ -90,7 +90,9 @@ def test_matches_reference_implementation(engine):
     options = random_options(np.random.default_rng(0), 3, model.num_states, 4)
     p = SMDPQLearning.Params(alpha=0.3, gamma=0.95, epsilon=0.2, q_init=2.0)
     if engine == "scalar":  # a single run goes to the scalar engine
-        [log] = SMDPQLearning(p).run(ToyFamily(), runs(toy_tasks(model), [7]), options, 40, 60)
+        [log] = SMDPQLearning(p).run(
+            LearnerContext(ToyFamily(), runs(toy_tasks(model), [7]), options, 40, 60)
+        )
         returns, steps = log.returns, log.steps
     else:
         hyper = Hyper(p.alpha, p.gamma, p.epsilon, p.termination_bump, p.q_init, 60)
@@ -134,9 +136,9 @@ def test_batch_invariance_through_the_learner():
     ln = learner(alpha=0.2, epsilon=0.1)
     batch = runs(tasks, range(HANDOFF_RUNS // len(tasks) + 3))
     assert len(batch) > HANDOFF_RUNS
-    logs = ln.run(ToyFamily(), batch, options, 12, 300)
+    logs = ln.run(LearnerContext(ToyFamily(), batch, options, 12, 300))
     for i in (0, len(batch) // 2, len(batch) - 1):
-        [alone] = ln.run(ToyFamily(), [batch[i]], options, 12, 300)
+        [alone] = ln.run(LearnerContext(ToyFamily(), [batch[i]], options, 12, 300))
         np.testing.assert_array_equal(alone.steps, logs[i].steps)
         np.testing.assert_array_equal(alone.returns, logs[i].returns)
 
@@ -145,8 +147,8 @@ def test_seeded_determinism():
     model = grid_model(ROOM, start=(3, 1), goal=(1, 5), slip=0.1)
     options = random_options(np.random.default_rng(3), 2, model.num_states, 4)
     ln = learner()
-    first = ln.run(ToyFamily(), runs(toy_tasks(model), [0, 1]), options, 20, 100)
-    again = ln.run(ToyFamily(), runs(toy_tasks(model), [0, 1]), options, 20, 100)
+    first = ln.run(LearnerContext(ToyFamily(), runs(toy_tasks(model), [0, 1]), options, 20, 100))
+    again = ln.run(LearnerContext(ToyFamily(), runs(toy_tasks(model), [0, 1]), options, 20, 100))
     for a, b in zip(first, again, strict=True):
         np.testing.assert_array_equal(a.returns, b.returns)
     assert not np.array_equal(first[0].steps, first[1].steps)  # different seeds differ
@@ -157,11 +159,13 @@ def test_plain_q_learning_learns_the_shortest_path():
     # greedy learner ends on the shortest path: 4 right + 2 up = 6 steps.
     model = grid_model(ROOM, start=(3, 1), goal=(1, 5))
     [log] = learner(alpha=0.5, epsilon=0.0).run(
-        ToyFamily(),
-        runs(toy_tasks(model), [0]),
-        TabularOptionSet.empty(model.num_states, 4),
-        60,
-        200,
+        LearnerContext(
+            ToyFamily(),
+            runs(toy_tasks(model), [0]),
+            TabularOptionSet.empty(model.num_states, 4),
+            60,
+            200,
+        )
     )
     assert log.steps[-10:].tolist() == [6] * 10
     assert log.returns[-1] == -5 + 10
@@ -180,10 +184,16 @@ def test_optimal_option_makes_the_first_episode_fast():
     ln = learner(termination_bump=0.0)
     seeds = range(20)
     fast = [
-        g.steps[0] for g in ln.run(ToyFamily(), runs(toy_tasks(model), seeds), with_option, 1, 5000)
+        g.steps[0]
+        for g in ln.run(
+            LearnerContext(ToyFamily(), runs(toy_tasks(model), seeds), with_option, 1, 5000)
+        )
     ]
     slow = [
-        g.steps[0] for g in ln.run(ToyFamily(), runs(toy_tasks(model), seeds), without, 1, 5000)
+        g.steps[0]
+        for g in ln.run(
+            LearnerContext(ToyFamily(), runs(toy_tasks(model), seeds), without, 1, 5000)
+        )
     ]
     assert np.median(fast) < 0.25 * np.median(slow)
     assert min(fast) == 29  # chosen at the start, it walks straight to the goal
@@ -236,9 +246,11 @@ def test_without_bump_an_option_that_never_terminates_runs_to_the_cut():
     mu[0, :, 0] = 1.0
     forever = TabularOptionSet(mu, np.zeros((1, S)))
     ln = learner(termination_bump=0.0, epsilon=1.0)  # uniformly random choices
-    [log] = ln.run(ToyFamily(), runs(toy_tasks(model), [0]), forever, 200, 300)
+    [log] = ln.run(LearnerContext(ToyFamily(), runs(toy_tasks(model), [0]), forever, 200, 300))
     assert (log.steps == 300).any()  # picked before the shortcut: stuck until the cut
-    [log] = learner(epsilon=1.0).run(ToyFamily(), runs(toy_tasks(model), [0]), forever, 200, 300)
+    [log] = learner(epsilon=1.0).run(
+        LearnerContext(ToyFamily(), runs(toy_tasks(model), [0]), forever, 200, 300)
+    )
     assert (log.steps < 300).all()  # with the bump every option ends within 20 steps
 
 
@@ -247,7 +259,9 @@ def test_returns_and_steps_follow_the_model_rewards():
     # is reached, -steps when the episode is cut.
     model = grid_model(FOUR_ROOMS_11, (1, 1), (5, 4), slip=0.1)
     options = random_options(np.random.default_rng(4), 3, model.num_states, 4)
-    logs = learner().run(ToyFamily(), runs(toy_tasks(model), range(3)), options, 30, 80)
+    logs = learner().run(
+        LearnerContext(ToyFamily(), runs(toy_tasks(model), range(3)), options, 30, 80)
+    )
     for log in logs:
         assert log.returns.shape == log.steps.shape == (30,)
         assert ((log.steps >= 1) & (log.steps <= 80)).all()
@@ -262,7 +276,7 @@ def test_learning_improves_on_sutton_four_rooms():
     _, test_tasks = family.make_tasks(fourrooms.Variation(), (), 6, 2, 4, seed=0)
     S = family.tabular_model(test_tasks[0]).num_states
     logs = learner(alpha=0.5, epsilon=0.1).run(
-        family, runs(test_tasks, range(2)), TabularOptionSet.empty(S, 4), 150, 1000
+        LearnerContext(family, runs(test_tasks, range(2)), TabularOptionSet.empty(S, 4), 150, 1000)
     )
     steps = np.array([log.steps for log in logs])
     assert steps[:, -20:].mean() < 0.5 * steps[:, :20].mean()
@@ -272,14 +286,20 @@ def test_bad_inputs_are_named():
     model = corridor(4)
     ln = learner()
     with pytest.raises(ValueError, match=r"options: expected mu of shape \[m, 4, 4\]"):
-        ln.run(ToyFamily(), runs(toy_tasks(model), [0]), TabularOptionSet.empty(5, 4), 1, 10)
+        ln.run(
+            LearnerContext(
+                ToyFamily(), runs(toy_tasks(model), [0]), TabularOptionSet.empty(5, 4), 1, 10
+            )
+        )
     with pytest.raises(ValueError, match="share"):
         ln.run(
-            ToyFamily(),
-            runs(toy_tasks(model, corridor(5)), [0]),
-            TabularOptionSet.empty(4, 4),
-            1,
-            10,
+            LearnerContext(
+                ToyFamily(),
+                runs(toy_tasks(model, corridor(5)), [0]),
+                TabularOptionSet.empty(4, 4),
+                1,
+                10,
+            )
         )
 
     class NoModel(ToyFamily):
@@ -287,10 +307,18 @@ def test_bad_inputs_are_named():
             return None
 
     with pytest.raises(ValueError, match="needs a tabular model"):
-        ln.run(NoModel(), runs(toy_tasks(model), [0]), TabularOptionSet.empty(4, 4), 1, 10)
-    assert ln.run(ToyFamily(), [], TabularOptionSet.empty(4, 4), 1, 10) == []
+        ln.run(
+            LearnerContext(
+                NoModel(), runs(toy_tasks(model), [0]), TabularOptionSet.empty(4, 4), 1, 10
+            )
+        )
+    assert ln.run(LearnerContext(ToyFamily(), [], TabularOptionSet.empty(4, 4), 1, 10)) == []
     with pytest.raises(ValueError, match="episodes >= 1"):
-        ln.run(ToyFamily(), runs(toy_tasks(model), [0]), TabularOptionSet.empty(4, 4), 0, 10)
+        ln.run(
+            LearnerContext(
+                ToyFamily(), runs(toy_tasks(model), [0]), TabularOptionSet.empty(4, 4), 0, 10
+            )
+        )
 
 
 def test_params_are_frozen_and_documented():
@@ -330,9 +358,11 @@ def test_an_option_that_may_start_only_at_the_goal_is_never_chosen(episodes_runs
     tasks = toy_tasks(model)
     batch = runs(tasks, range(count))
     ln = learner(alpha=0.2, epsilon=0.2)
-    masked = ln.run(ToyFamily(), batch, _with_initiation(options, initiation), episodes, 300)
-    plain = ln.run(ToyFamily(), batch, TabularOptionSet.empty(S, 4), episodes, 300)
-    unmasked = ln.run(ToyFamily(), batch, options, episodes, 300)
+    masked = ln.run(
+        LearnerContext(ToyFamily(), batch, _with_initiation(options, initiation), episodes, 300)
+    )
+    plain = ln.run(LearnerContext(ToyFamily(), batch, TabularOptionSet.empty(S, 4), episodes, 300))
+    unmasked = ln.run(LearnerContext(ToyFamily(), batch, options, episodes, 300))
     for a, b in zip(masked, plain, strict=True):
         np.testing.assert_array_equal(a.steps, b.steps)
         np.testing.assert_array_equal(a.returns, b.returns)

@@ -7,8 +7,9 @@ import pytest
 from tabular_toys import FOUR_ROOMS_11, ToyFamily, grid_model, toy_tasks
 
 from opt_suite.families.fourrooms import FourRooms, Params, Variation
-from opt_suite.learners.base import LearnerRun
-from opt_suite.learners.intra_option_q import IntraOptionQLearning, intra_option_update
+from opt_suite.learners.base import LearnerContext, LearnerRun
+from opt_suite.learners.intra_option_kernels import intra_option_update
+from opt_suite.learners.intra_option_q import IntraOptionQLearning
 from opt_suite.learners.smdp_q import SMDPQLearning
 from opt_suite.options import TabularOptionSet
 from opt_suite.testing import LearnerContract
@@ -78,8 +79,8 @@ def test_with_primitives_only_it_is_smdp_q_learning_exactly():
     runs = _runs(test, range(2))
     empty = TabularOptionSet.empty(int(family.observation_space.n), 4)
     params = SMDPQLearning.Params(alpha=0.3, q_init=1.0)
-    ours = IntraOptionQLearning(params).run(family, runs, empty, 20, 300)
-    smdp = SMDPQLearning(params).run(family, runs, empty, 20, 300)
+    ours = IntraOptionQLearning(params).run(LearnerContext(family, runs, empty, 20, 300))
+    smdp = SMDPQLearning(params).run(LearnerContext(family, runs, empty, 20, 300))
     for a, b in zip(ours, smdp, strict=True):
         np.testing.assert_array_equal(a.steps, b.steps)
         np.testing.assert_array_equal(a.returns, b.returns)
@@ -96,9 +97,11 @@ def test_an_option_that_may_start_only_at_the_goal_is_never_chosen():
     initiation[:, goal] = True
     learner = IntraOptionQLearning(IntraOptionQLearning.Params(epsilon=0.2))
     runs = _runs(toy_tasks(model), range(3))
-    masked = learner.run(ToyFamily(), runs, TabularOptionSet(mu, beta, (), initiation), 10, 300)
-    plain = learner.run(ToyFamily(), runs, TabularOptionSet.empty(S, 4), 10, 300)
-    free = learner.run(ToyFamily(), runs, TabularOptionSet(mu, beta), 10, 300)
+    masked = learner.run(
+        LearnerContext(ToyFamily(), runs, TabularOptionSet(mu, beta, (), initiation), 10, 300)
+    )
+    plain = learner.run(LearnerContext(ToyFamily(), runs, TabularOptionSet.empty(S, 4), 10, 300))
+    free = learner.run(LearnerContext(ToyFamily(), runs, TabularOptionSet(mu, beta), 10, 300))
     for a, b in zip(masked, plain, strict=True):
         np.testing.assert_array_equal(a.steps, b.steps)
     assert any(not np.array_equal(a.steps, b.steps) for a, b in zip(masked, free, strict=True))
@@ -109,7 +112,7 @@ def test_hallway_options_learn_on_the_sutton_map():
     family = FourRooms(Params(layout="sutton-13x13"))
     _, test = family.make_tasks(Variation(), (), 3, 1, 2, seed=0)
     logs = IntraOptionQLearning(IntraOptionQLearning.Params()).run(
-        family, _runs(test, range(2)), family.reference_options(None), 60, 1000
+        LearnerContext(family, _runs(test, range(2)), family.reference_options(None), 60, 1000)
     )
     for log in logs:
         assert log.steps[-20:].mean() < log.steps[:5].mean()

@@ -12,7 +12,7 @@ import pytest
 from opt_suite.agents.params import NetworkParams, PPOParams
 from opt_suite.families.chain import Chain
 from opt_suite.learners.agent_learner import TFAgentsLearner
-from opt_suite.learners.base import LearnerRun
+from opt_suite.learners.base import LearnerContext, LearnerRun
 from opt_suite.methods.base import TabularOptionSet
 from opt_suite.registry import LEARNERS, load
 from opt_suite.testing import LearnerContract, LearnerSetting
@@ -43,7 +43,9 @@ def _run(chain, seed, options=None, episodes=4):
     family, test, default = chain
     learner = TFAgentsLearner(TINY)
     runs = [LearnerRun(test[0], np.random.SeedSequence(seed))]
-    return learner.run(family, runs, default if options is None else options, episodes, 20)[0]
+    return learner.run(
+        LearnerContext(family, runs, default if options is None else options, episodes, 20)
+    )[0]
 
 
 def test_registered_as_tf_agents():
@@ -75,7 +77,7 @@ def test_runs_over_primitives_alone(chain):
 def test_bad_budgets_are_refused(chain):
     family, test, options = chain
     with pytest.raises(ValueError, match="episodes >= 1"):
-        TFAgentsLearner(TINY).run(family, [], options, 0, 10)
+        TFAgentsLearner(TINY).run(LearnerContext(family, [], options, 0, 10))
 
 
 def test_options_with_initiation_sets_are_refused_not_ignored(chain):
@@ -85,7 +87,7 @@ def test_options_with_initiation_sets_are_refused_not_ignored(chain):
     masked = TabularOptionSet(options.mu, options.beta, options.names, initiation)
     runs = [LearnerRun(test[0], np.random.SeedSequence(0))]
     with pytest.raises(ValueError, match="initiation sets.*use smdp_q_learning"):
-        TFAgentsLearner(TINY).run(family, runs, masked, 2, 10)
+        TFAgentsLearner(TINY).run(LearnerContext(family, runs, masked, 2, 10))
 
 
 def test_each_row_is_evaluated_by_its_own_option():

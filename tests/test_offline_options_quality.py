@@ -14,7 +14,7 @@ import numpy as np
 
 from opt_suite.demonstrations import collect_demonstrations
 from opt_suite.families.fourrooms import FourRooms
-from opt_suite.learners.base import LearnerRun
+from opt_suite.learners.base import LearnerContext, LearnerRun
 from opt_suite.learners.smdp_q import SMDPQLearning
 from opt_suite.methods.base import DiscoveryContext, TabularOptionSet
 from opt_suite.methods.offline_options import OfflineOptions, Params
@@ -27,7 +27,9 @@ def steps_over_first_episodes(family, tasks, options) -> float:
     runs = [
         LearnerRun(t, np.random.SeedSequence([seed, t.index])) for t in tasks for seed in (0, 1)
     ]
-    logs = SMDPQLearning(SMDPQLearning.Params()).run(family, runs, options, FIRST_K, 1000)
+    logs = SMDPQLearning(SMDPQLearning.Params()).run(
+        LearnerContext(family, runs, options, FIRST_K, 1000)
+    )
     return float(np.mean([log.steps.sum() for log in logs]))
 
 

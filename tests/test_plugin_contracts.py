@@ -11,9 +11,10 @@ from gymnasium import spaces
 
 from opt_suite import registry
 from opt_suite.cli import main
+from opt_suite.component import ProblemSize
 from opt_suite.demonstrations.base import DemonstrationSource
 from opt_suite.families.base import TaskFamily
-from opt_suite.learners.base import Learner
+from opt_suite.learners.base import Learner, LearnerContext
 from opt_suite.methods.base import Method
 from opt_suite.stages import Stage
 
@@ -140,7 +141,7 @@ def test_no_fitting_learner_says_why_for_each_learner(monkeypatch):
         Params = NoParams
         requires = frozenset({EXACT_MODEL})
 
-        def run(self, family, runs, options, episodes, max_steps, frames=None):
+        def run(self, context):
             return []
 
     class Picky(Tabular):
@@ -172,7 +173,7 @@ def test_base_class_hooks_have_documented_defaults():
             raise NotImplementedError
 
     assert Bare.option_count(NoParams()) is None
-    assert Bare.memory_hint(NoParams(), 10, 4) is None
+    assert Bare.memory_estimate(NoParams(), ProblemSize(4, (), 10)) is None
     assert Bare.requirements(NoParams()) == frozenset()
     assert Bare.check_family(NoParams(), None) == []
     assert not Bare.uses_demonstrations and not Bare.uses_interaction
@@ -181,19 +182,20 @@ def test_base_class_hooks_have_documented_defaults():
         name = "plain"
         Params = NoParams
 
-        def run(self, family, runs, options, episodes, max_steps, frames=None):
+        def run(self, context):
             return []
 
     assert not Plain.counts_usage and not Plain.frame_budgets
     assert Plain.requirements(NoParams()) == frozenset()
     with pytest.raises(NotImplementedError, match="learner 'plain' does not count option usage"):
-        Plain(NoParams()).run_with_usage(None, [], None, 1, 1)  # type: ignore[arg-type]
+        context = LearnerContext(None, [], None, 1, 1)  # type: ignore[arg-type]
+        Plain(NoParams()).run_with_usage(context)
 
     class Source(DemonstrationSource):
         name = "source"
         Params = NoParams
 
-        def collect(self, family, train_tasks, trajectories_per_task, max_steps, seed):
+        def collect(self, context):
             return []
 
     assert not Source.uses_checkpoints and Source.requirements(NoParams()) == frozenset()

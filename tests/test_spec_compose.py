@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from opt_suite.spec import SpecError, find_spec, load_spec, load_sweep, spec_hash
+from opt_suite.spec.schema import EvaluationSpec
 
 QUICK = load_spec(find_spec("fourrooms-quick"))
 
@@ -51,8 +54,9 @@ def test_a_missing_parent_is_reported_first_and_alone(tmp_path):
 def test_a_broken_grandparent_is_the_first_and_only_problem(tmp_path):
     write(tmp_path, "name: a\n  bad: 1\n", "a.yaml")
     write(tmp_path, "extends: a.yaml\nname: b\n", "b.yaml")
-    (line,) = problems(write(tmp_path, "extends: b.yaml\nname: c\n"))
-    assert line.startswith(f"{tmp_path}/a.yaml:2:6: (spec): invalid YAML")
+    child = write(tmp_path, "extends: b.yaml\nname: c\n")
+    (line,) = problems(child)
+    assert line.startswith(f"{child}: inherited from {tmp_path}/a.yaml:2:6: (spec): invalid YAML")
 
 
 def test_methods_are_removed_and_added_by_name(tmp_path):
@@ -131,3 +135,54 @@ def test_a_new_entry_with_a_bad_param_points_at_its_own_line(tmp_path):
 
 
 QUICK_TEXT = find_spec("fourrooms-quick").read_text()
+
+
+# chain-validation's episode budget, with a learner that can stop at a frame budget
+CHAIN_EPISODES = """\
+extends: chain-validation
+name: chain-budget
+evaluation: {learner: tf_agents, params: null, episodes: 10}
+"""
+
+
+def test_a_child_switches_an_inherited_episode_budget_to_frames_and_back(tmp_path):
+    """``frames`` replaces ``episodes``: the one a child writes drops the one it inherits."""
+    parent = load_spec(write(tmp_path, CHAIN_EPISODES, "episodes.yaml"))
+    assert (parent.evaluation.episodes, parent.evaluation.frames) == (10, None)
+    child = write(tmp_path, "extends: episodes.yaml\nevaluation: {frames: 400}\n", "child.yaml")
+    default_episodes = EvaluationSpec().episodes  # the inherited 10 is dropped, not kept
+    expected = dataclasses.replace(parent.evaluation, frames=400, episodes=default_episodes)
+    assert load_spec(child).evaluation == expected
+    back = load_spec(
+        write(tmp_path, "extends: child.yaml\nname: back\nevaluation: {episodes: 70}\n", "b.yaml")
+    )
+    assert (back.evaluation.frames, back.evaluation.episodes) == (None, 70)
+    # both written in one file are still refused, inherited or not
+    (line,) = problems(
+        write(
+            tmp_path, "extends: episodes.yaml\nevaluation: {episodes: 5, frames: 400}\n", "c.yaml"
+        )
+    )
+    assert "give the evaluation budget as episodes or as frames, not both" in line
+
+
+def test_an_error_found_in_a_parent_names_the_child_being_validated_first(tmp_path):
+    """Renaming the baseline's method in a child surfaces at the parent's report.baseline."""
+    child = write(
+        tmp_path,
+        "extends: fourrooms-quick\nname: mine\nmethods-: [primitives]\n"
+        "methods+:\n  - {name: prims, method: primitives}\n",
+    )
+    (line,) = problems(child)
+    parent = find_spec("fourrooms-quick")
+    assert line.startswith(f"{child}: inherited from {parent}:")
+    assert "report.baseline: no method entry is named 'primitives'" in line
+
+
+def test_an_unknown_top_level_key_lists_every_key_a_spec_takes(tmp_path):
+    lines = problems(write(tmp_path, "extend: fourrooms-quick\nname: mine\n"))
+    (line,) = [line for line in lines if ": extend: " in line]  # and the sections it lacks
+    assert "unknown key; did you mean 'extends'?" in line
+    expected = line.split("expected one of: ")[1]
+    for key in ("name", "family", "methods", "extends", "methods+", "methods-", "sweep"):
+        assert key in expected.rstrip(")").split(", ")

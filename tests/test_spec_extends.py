@@ -62,7 +62,8 @@ def test_cycle_is_reported_with_the_chain(tmp_path):
     a = write(tmp_path / "a.yaml", "extends: b.yaml\n" + VALID)
     write(tmp_path / "b.yaml", "extends: a.yaml\nname: b\n")
     assert problems(a) == [
-        f"{tmp_path}/b.yaml:1:10: extends: extends cycle: a.yaml -> b.yaml -> a.yaml"
+        f"{a}: inherited from {tmp_path}/b.yaml:1:10: extends: extends cycle: a.yaml -> b.yaml "
+        "-> a.yaml"
     ]
 
 
@@ -75,8 +76,8 @@ def test_problems_in_the_parent_point_at_the_parent(tmp_path):
     write(tmp_path / "base.yaml", edited(("slip: 0.2", "slip: 2.0")))
     child = write(tmp_path / "child.yaml", "extends: base.yaml\nname: child\ntasks:\n  count: x\n")
     assert problems(child) == [
-        f"{tmp_path}/base.yaml:9:11: family.params.slip: out of range (expected >= 0 and < 1, "
-        "got 2.0)",
+        f"{child}: inherited from {tmp_path}/base.yaml:9:11: family.params.slip: out of range "
+        "(expected >= 0 and < 1, got 2.0)",
         f"{tmp_path}/child.yaml:4:10: tasks.count: wrong type (expected int, got str 'x')",
     ]
 
@@ -85,7 +86,8 @@ def test_parent_syntax_error_points_into_the_parent(tmp_path):
     write(tmp_path / "base.yaml", "name: a\n  bad: 1\n")
     child = write(tmp_path / "child.yaml", "extends: base.yaml\n" + VALID)
     assert problems(child) == [
-        f"{tmp_path}/base.yaml:2:6: (spec): invalid YAML: mapping values are not allowed here"
+        f"{child}: inherited from {tmp_path}/base.yaml:2:6: (spec): invalid YAML: mapping values "
+        "are not allowed here"
     ]
 
 
@@ -109,5 +111,6 @@ def test_parent_must_be_a_mapping(tmp_path):
     write(tmp_path / "base.yaml", "- 1\n")
     child = write(tmp_path / "child.yaml", "extends: base.yaml\n" + VALID)
     assert problems(child) == [
-        f"{tmp_path}/base.yaml:1:1: (spec): expected a mapping of spec sections, got a list"
+        f"{child}: inherited from {tmp_path}/base.yaml:1:1: (spec): expected a mapping of spec "
+        "sections, got a list"
     ]

@@ -17,7 +17,7 @@ from gymnasium.utils.env_checker import check_env
 from baselines.primitives import Primitives
 from baselines.random_options import RandomOptions, RandomOptionsParams
 from opt_suite.agents.params import NetworkParams, PPOParams
-from opt_suite.demonstrations.base import DemonstrationError
+from opt_suite.demonstrations.base import DemonstrationError, SourceContext
 from opt_suite.demonstrations.tabular import OptimalExpert, QLearningExpert
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, IMAGE_OBSERVATIONS, offered
 from opt_suite.learners.agent_learner import TFAgentsLearner
@@ -97,7 +97,9 @@ def test_tasks_are_checked_and_the_expert_needs_its_family():
     assert [f for f, _ in family.check_task(GridTask((5, 0), (1, 1)))] == ["start"]
     grid = tiny_source_setting()
     with pytest.raises(DemonstrationError, match="PixelGrid only, not fourrooms"):
-        PixelGridExpert().collect(grid.family, grid.train_tasks, 1, 9, np.random.SeedSequence(0))
+        PixelGridExpert().collect(
+            SourceContext(grid.family, grid.train_tasks, 1, 9, np.random.SeedSequence(0))
+        )
 
 
 def test_the_learner_setting_acts_on_the_pictures():

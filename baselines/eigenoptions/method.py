@@ -35,6 +35,7 @@ from baselines.eigenoptions.graph import (
     normalized_laplacian,
     transition_adjacency,
 )
+from opt_suite.component import ProblemSize
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method
 from opt_suite.options import TabularOptionSet
@@ -92,9 +93,12 @@ class Eigenoptions(Method):
         return int(params.count)
 
     @classmethod
-    def memory_hint(cls, params: Any, num_states: int, num_actions: int) -> tuple[int, str]:
-        """The dense Laplacian and its eigenvectors: states x states float64, twice."""
-        return 2 * 8 * num_states * num_states, "the dense Laplacian: states x states, twice"
+    def memory_estimate(cls, params: Any, size: ProblemSize) -> tuple[int, str] | None:
+        """The dense Laplacian and its eigenvectors: states x states float64, twice (tabular)."""
+        if size.num_states is None:
+            return None
+        n = size.num_states
+        return 2 * 8 * n * n, "the dense Laplacian: states x states, twice"
 
     def discover(self, context: DiscoveryContext) -> Discovery:
         """Eigenoptions of the train tasks' state graph (deterministic: uses no random draw)."""

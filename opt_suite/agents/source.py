@@ -22,15 +22,11 @@ does.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
-import numpy as np
-
 from opt_suite.agents.params import ExpertParams, network_fit, ppo_memory
-from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource
-from opt_suite.families.base import Task, TaskFamily
+from opt_suite.component import ProblemSize
+from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource, SourceContext
 from opt_suite.families.capabilities import DISCRETE_ACTIONS
 from opt_suite.trajectory import Trajectory
 
@@ -55,28 +51,21 @@ class PPOExpert(DemonstrationSource):
         return network_fit(params.ppo, family, "ppo.")
 
     @classmethod
-    def network_memory(
-        cls, params: Any, observation_shape: tuple[int, ...], num_actions: int
-    ) -> tuple[int, str]:
+    def memory_estimate(cls, params: Any, size: ProblemSize) -> tuple[int, str]:
         """(bytes, what) of one expert's networks and batch, for the work estimate."""
-        size = ppo_memory(params.ppo, observation_shape, num_actions)
-        return size, "a PPO expert: networks with Adam's moments and one update's batch"
+        found = ppo_memory(params.ppo, size.observation_shape, size.num_actions)
+        return found, "a PPO expert: networks with Adam's moments and one update's batch"
 
-    def collect(
-        self,
-        family: TaskFamily,
-        train_tasks: Sequence[Task],
-        trajectories_per_task: int,
-        max_steps: int,
-        seed: np.random.SeedSequence,
-        checkpoint_dir: str | Path | None = None,
-    ) -> list[Trajectory]:
+    def collect(self, context: SourceContext) -> list[Trajectory]:
         """Train (or reload) each task's expert and sample its trajectories.
 
         Raises:
           DemonstrationError: a trajectory was cut before its end (a lost life on Atari, else the
             episode's end), naming its task.
         """
+        family, train_tasks = context.family, context.train_tasks
+        trajectories_per_task = context.trajectories_per_task
+        max_steps, seed, checkpoint_dir = context.max_steps, context.seed, context.checkpoint_dir
         from opt_suite.agents.expert import CutDemonstration, collect_agent_demonstrations
 
         try:

@@ -7,6 +7,10 @@ array, see :mod:`opt_suite.runner.estimate`), or its problems on stderr, one lin
 keys sorted — exactly what a run will use. SPEC may also name a bundled spec (``fourrooms-quick``).
 A spec with a ``sweep:`` block is checked variant by variant (``opt_suite.spec.sweep``); its
 variants are listed, and ``--resolved`` prints each one.
+
+``--deep`` also runs the contract checks of every component a valid spec names, with its params
+on its own family (:mod:`opt_suite.testing.spec_checks`): each failed check is one line on stderr
+naming the component, and the status is 2. It runs the components (a few cells' worth of work).
 """
 
 from __future__ import annotations
@@ -25,6 +29,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("specs", nargs="+", metavar="SPEC", help="spec file, or bundled spec name")
     parser.add_argument(
         "--resolved", action="store_true", help="print the canonical YAML of each valid spec"
+    )
+    parser.add_argument(
+        "--deep",
+        action="store_true",
+        help="also run the contract checks of the spec's family, methods, learner and source "
+        "(runs them briefly)",
     )
 
 
@@ -72,4 +82,24 @@ def run(args: argparse.Namespace) -> int:
             for member in sweep.variants:
                 digest = spec_hash(member.spec)[:HASH_CHARS]
                 print(f"  {member.name} (hash {digest}): {_work(member.spec)}")
+        if args.deep and not args.resolved:
+            for variant, one in sweep.specs:
+                status = max(status, _deep(one, path if variant is None else f"{path} [{variant}]"))
     return status
+
+
+def _deep(spec: Spec, where: object) -> int:
+    """Run the contract checks of ``spec``'s components; print the outcome; 0 or 2."""
+    from opt_suite.testing.spec_checks import check_spec_components
+
+    try:
+        report = check_spec_components(spec)
+    except Exception as exc:  # resolving or building the family: one line, never a traceback
+        print(f"{where}: deep check: could not start: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    for problem in report.problems:
+        print(f"{where}: deep check: {problem}", file=sys.stderr)
+    if report.problems:
+        return 2
+    print(f"deep: {len(report.checked)} components pass their contract checks")
+    return 0

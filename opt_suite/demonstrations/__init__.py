@@ -15,7 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource, child_seed
+from opt_suite.demonstrations.base import (
+    DemonstrationError,
+    DemonstrationSource,
+    SourceContext,
+    child_seed,
+)
 from opt_suite.demonstrations.files import load_demonstrations, save_demonstrations
 from opt_suite.demonstrations.tabular import (
     Expert,
@@ -35,6 +40,7 @@ __all__ = [
     "ExpertError",
     "OptimalExpert",
     "QLearningExpert",
+    "SourceContext",
     "child_seed",
     "collect_demonstrations",
     "load_demonstrations",
@@ -61,8 +67,8 @@ def collect_demonstrations(
         ``trajectories_per_task``, ``max_steps``).
       seed: the demonstrations cell's seed.
       source_cls: the registered class of ``spec.source`` (looked up when None).
-      checkpoint_dir: where a source that trains agents (``uses_checkpoints``) keeps them; other
-        sources never see it.
+      checkpoint_dir: where a source that trains agents (``uses_checkpoints``) keeps them
+        (``SourceContext.checkpoint_dir``).
 
     Raises:
       DemonstrationError: the source failed, or left a train task without its trajectories.
@@ -72,12 +78,15 @@ def collect_demonstrations(
 
         source_cls = registry.load(registry.DEMONSTRATION_SOURCES, spec.source)
     source = source_cls(spec.params)
-    extra = {"checkpoint_dir": checkpoint_dir} if source.uses_checkpoints else {}
-    demos = list(
-        source.collect(
-            family, train_tasks, spec.trajectories_per_task, spec.max_steps, seed, **extra
-        )
+    context = SourceContext(
+        family,
+        train_tasks,
+        spec.trajectories_per_task,
+        spec.max_steps,
+        seed,
+        None if checkpoint_dir is None else str(checkpoint_dir),
     )
+    demos = list(source.collect(context))
     counts = {task.task_id: 0 for task in train_tasks}
     for trajectory in demos:
         if trajectory.task_id not in counts:

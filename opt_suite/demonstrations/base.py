@@ -20,15 +20,17 @@ task, never a silently shorter dataset.
 from __future__ import annotations
 
 import abc
+import dataclasses
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
+from opt_suite.component import Component, adapt_entry, adapt_memory
 from opt_suite.families.base import Task, TaskFamily
 from opt_suite.trajectory import Trajectory
 
-__all__ = ["DemonstrationError", "DemonstrationSource", "child_seed"]
+__all__ = ["DemonstrationError", "DemonstrationSource", "SourceContext", "child_seed"]
 
 
 class DemonstrationError(RuntimeError):
@@ -40,66 +42,65 @@ def child_seed(seed: np.random.SeedSequence, *key: int) -> np.random.SeedSequenc
     return np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, *key))
 
 
-class DemonstrationSource(abc.ABC):
-    """A source of demonstrations. Subclass, set the class attributes, implement :meth:`collect`.
+@dataclasses.dataclass(frozen=True, eq=False)
+class SourceContext:
+    """Everything a demonstration source is given.
+
+    A new capability is a new field here (with a default), never a new argument of
+    :meth:`DemonstrationSource.collect`.
 
     Attributes:
-      name: the spec name (``demonstrations.source``).
-      description: one line for ``opt-suite list`` (default "": the docstring's first line).
-      Params: frozen dataclass of its parameters (``demonstrations.params``).
-      requires: what it needs from the family (e.g. an exact model).
-      uses_checkpoints: whether :meth:`collect` takes a ``checkpoint_dir`` keyword (a source that
-        trains agents stores them there, so a rerun that recomputes the demonstrations reuses them).
+      family: the task family.
+      train_tasks: the train tasks to demonstrate.
+      trajectories_per_task: trajectories wanted on each train task.
+      max_steps: primitive steps a trajectory may take before it is cut.
+      seed: the only source of randomness the source may use.
+      checkpoint_dir: where a source that trains agents keeps them (the run's ``experts/``), so a
+        rerun that recomputes the demonstrations reuses them; None keeps nothing.
     """
 
-    name: ClassVar[str]
-    description: ClassVar[str] = ""
-    Params: ClassVar[type]
-    requires: ClassVar[frozenset[str]] = frozenset()
+    family: TaskFamily
+    train_tasks: Sequence[Task]
+    trajectories_per_task: int
+    max_steps: int
+    seed: np.random.SeedSequence
+    checkpoint_dir: str | None = None
+
+
+def _call_old_collect(old: Any, source: Any, c: SourceContext) -> Any:
+    """A source written as ``collect(family, train_tasks, trajectories_per_task, max_steps, seed)``.
+
+    It was given ``checkpoint_dir=`` when it set ``uses_checkpoints``.
+    """
+    extra = {"checkpoint_dir": c.checkpoint_dir} if source.uses_checkpoints else {}
+    per_task = c.trajectories_per_task
+    return old(source, c.family, c.train_tasks, per_task, c.max_steps, c.seed, **extra)
+
+
+class DemonstrationSource(Component):
+    """A source of demonstrations. Subclass, set the class attributes, implement :meth:`collect`.
+
+    ``name``, ``description``, ``Params``, ``requires``, :meth:`requirements`,
+    :meth:`check_family` and :meth:`memory_estimate` are declared by
+    :class:`~opt_suite.component.Component`; a source adds:
+
+    Attributes:
+      uses_checkpoints: whether it keeps trained agents in ``context.checkpoint_dir`` (shown by
+        ``opt-suite describe``).
+    """
+
     uses_checkpoints: ClassVar[bool] = False
 
-    @classmethod
-    def requirements(cls, params: Any) -> frozenset[str]:
-        """What the source needs from the family with these params (default: ``requires``)."""
-        return cls.requires
-
-    @classmethod
-    def network_memory(
-        cls, params: Any, observation_shape: tuple[int, ...], num_actions: int
-    ) -> tuple[int, str] | None:
-        """(bytes, what) of the networks the source builds on these observations, or None.
-
-        Counted by the work estimate on every family (the PPO agents: weights with Adam's
-        moments and one update's batch). Default: None (no network).
-        """
-        return None
-
-    @classmethod
-    def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
-        """What in ``params`` cannot work with ``family``, as (key below the params, message).
-
-        ``opt-suite validate`` reports each at its spec key (e.g. ``methods[2].params.features``)
-        instead of the generic capability message; default: nothing.
-        """
-        return []
-
-    def __init__(self, params: Any = None) -> None:
-        self.params = self.Params() if params is None else params
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        adapt_entry(cls, "collect", _call_old_collect)
+        adapt_memory(cls, "network_memory")
 
     @abc.abstractmethod
-    def collect(
-        self,
-        family: TaskFamily,
-        train_tasks: Sequence[Task],
-        trajectories_per_task: int,
-        max_steps: int,
-        seed: np.random.SeedSequence,
-    ) -> list[Trajectory]:
-        """``trajectories_per_task`` trajectories on each train task, each ending at a goal.
+    def collect(self, context: SourceContext) -> list[Trajectory]:
+        """``context.trajectories_per_task`` trajectories on each train task, each ending at a goal.
 
-        Deterministic in ``seed``. Trajectories carry their task's ``task_id``. A source with
-        ``uses_checkpoints = True`` is also given a keyword ``checkpoint_dir: str | None`` (the
-        run's ``experts/``); other sources are called without it.
+        Deterministic in ``context.seed``. Trajectories carry their task's ``task_id``.
 
         Raises:
           DemonstrationError: naming the task (or dataset) that could not be demonstrated.

@@ -27,8 +27,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource
-from opt_suite.families.base import Task, TaskFamily
+from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource, SourceContext
+from opt_suite.families.base import TaskFamily
 from opt_suite.files_guard import InputError, file_kind, output_dir, read_bounded
 from opt_suite.params import param
 from opt_suite.trajectory import Trajectory
@@ -119,15 +119,10 @@ class MinariSource(DemonstrationSource):
     description: ClassVar[str] = "episodes of a Minari dataset (Farama's offline-RL format)"
     Params: ClassVar[type] = MinariParams
 
-    def collect(
-        self,
-        family: TaskFamily,
-        train_tasks: Sequence[Task],
-        trajectories_per_task: int,
-        max_steps: int,
-        seed: np.random.SeedSequence,
-    ) -> list[Trajectory]:
+    def collect(self, context: SourceContext) -> list[Trajectory]:
         """``trajectories_per_task`` episodes per train task (see the module docstring)."""
+        family, train_tasks = context.family, context.train_tasks
+        trajectories_per_task, max_steps = context.trajectories_per_task, context.max_steps
         dataset = _open(self.params.dataset)
         where = f"Minari dataset {self.params.dataset!r}"
         for kind in ("observation", "action"):

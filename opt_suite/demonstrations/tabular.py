@@ -31,13 +31,16 @@ from typing import ClassVar
 
 import numpy as np
 
-from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource, child_seed
-from opt_suite.demonstrations.qlearning import q_learning_episodes
+from opt_suite.demonstrations.base import (
+    DemonstrationError,
+    DemonstrationSource,
+    SourceContext,
+    child_seed,
+)
 from opt_suite.families.base import TabularModel, Task, TaskFamily, exact_model
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
+from opt_suite.limits import MAX_EPISODES
 from opt_suite.params import param
-from opt_suite.spec.schema import MAX_EPISODES
-from opt_suite.tabular import greedy_policy, policy_evaluation, value_iteration
 from opt_suite.trajectory import Trajectory
 
 __all__ = [
@@ -127,6 +130,11 @@ def train_expert(
     Raises:
       ExpertError: still not optimal after ``spec.max_episodes`` episodes.
     """
+    # numba and scipy are imported where they are used: `opt-suite validate` loads this module
+    # for its Params and must not pay for them.
+    from opt_suite.demonstrations.qlearning import q_learning_episodes
+    from opt_suite.tabular import greedy_policy, value_iteration
+
     v_star, _ = value_iteration(model, spec.gamma)
     if tolerance is None:
         scale = max(abs(float(v_star[model.start])), float(np.abs(model.reward).max(initial=0.0)))
@@ -150,6 +158,8 @@ def train_expert(
 
 def _value_gap(model: TabularModel, policy: np.ndarray, v_star: np.ndarray, gamma: float) -> float:
     """V*(s_0) - V^pi(s_0); infinite when pi cannot reach the goal and gamma = 1."""
+    from opt_suite.tabular import policy_evaluation
+
     try:
         v_pi = policy_evaluation(model, policy, gamma)
     except ValueError:
@@ -237,15 +247,13 @@ class OptimalExpert(DemonstrationSource):
     Params: ClassVar[type] = OptimalParams
     requires: ClassVar[frozenset[str]] = _TABULAR
 
-    def collect(
-        self,
-        family: TaskFamily,
-        train_tasks: Sequence[Task],
-        trajectories_per_task: int,
-        max_steps: int,
-        seed: np.random.SeedSequence,
-    ) -> list[Trajectory]:
+    def collect(self, context: SourceContext) -> list[Trajectory]:
         """Greedy (first best action) optimal policy; train task i samples with child (i, 1)."""
+        family, train_tasks = context.family, context.train_tasks
+        trajectories_per_task = context.trajectories_per_task
+        max_steps, seed = context.max_steps, context.seed
+
+        from opt_suite.tabular import greedy_policy, value_iteration
 
         def optimal(i: int, task: Task, model: TabularModel) -> np.ndarray:
             return greedy_policy(value_iteration(model, self.params.gamma)[1])
@@ -265,15 +273,11 @@ class QLearningExpert(DemonstrationSource):
     Params: ClassVar[type] = QLearningParams
     requires: ClassVar[frozenset[str]] = _TABULAR
 
-    def collect(
-        self,
-        family: TaskFamily,
-        train_tasks: Sequence[Task],
-        trajectories_per_task: int,
-        max_steps: int,
-        seed: np.random.SeedSequence,
-    ) -> list[Trajectory]:
+    def collect(self, context: SourceContext) -> list[Trajectory]:
         """Train task i trains with child (i, 0) of ``seed`` and samples with child (i, 1)."""
+        family, train_tasks = context.family, context.train_tasks
+        trajectories_per_task = context.trajectories_per_task
+        max_steps, seed = context.max_steps, context.seed
 
         def trained(i: int, task: Task, model: TabularModel) -> np.ndarray:
             rng = np.random.default_rng(child_seed(seed, i, 0))

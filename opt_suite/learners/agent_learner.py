@@ -29,16 +29,16 @@ all derive from it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from typing import Any
 
 import gymnasium
 import numpy as np
 
 from opt_suite.agents.params import PPOParams
+from opt_suite.component import ProblemSize
 from opt_suite.families.capabilities import DISCRETE_ACTIONS
 from opt_suite.families.env_batch import make_env_batch
-from opt_suite.learners.base import EpisodeLog, Learner, LearnerRun
+from opt_suite.learners.base import EpisodeLog, Learner, LearnerContext, LearnerRun
 from opt_suite.params import param
 
 __all__ = ["TFAgentsLearner"]
@@ -85,43 +85,31 @@ class TFAgentsLearner(Learner):
         return network_fit(params.ppo, family, "ppo.")
 
     @classmethod
-    def network_memory(
-        cls, params: Any, observation_shape: tuple[int, ...], num_actions: int
-    ) -> tuple[int, str]:
+    def memory_estimate(cls, params: Any, size: ProblemSize) -> tuple[int, str]:
         """(bytes, what) of the agent's networks and batch, for the work estimate.
 
         Counted with A outputs (the m options, unknown here, add one logit each: negligible).
         """
         from opt_suite.agents.params import ppo_memory
 
-        size = ppo_memory(params.ppo, observation_shape, num_actions)
-        return size, "the PPO agent: networks with Adam's moments and one update's batch"
+        found = ppo_memory(params.ppo, size.observation_shape, size.num_actions)
+        return found, "the PPO agent: networks with Adam's moments and one update's batch"
 
-    def run(
-        self,
-        family: Any,
-        runs: Sequence[LearnerRun],
-        options: Any,
-        episodes: int,
-        max_steps: int,
-        frames: int | None = None,
-    ) -> list[EpisodeLog]:
+    def run(self, context: LearnerContext) -> list[EpisodeLog]:
         """Learn on every run's task from scratch, one run after the other.
 
         Args:
-          family: the family of the runs' tasks (discrete actions).
-          runs: the (test task, seed) runs.
-          options: the option set the agent may call besides the primitives.
-          episodes: the budget in episodes (unless ``frames`` is given).
-          max_steps: primitive steps per episode before it is cut.
-          frames: a budget in emulator frames per run instead of ``episodes`` (see the module
-            docstring for the episodes running when it is spent).
+          context: the runs (their family needs discrete actions) and their budget;
+            ``context.frames`` is a budget in emulator frames per run instead of ``episodes``
+            (see the module docstring for the episodes running when it is spent).
 
         Raises:
           ValueError: episodes / max_steps / frames below 1, a family without discrete
             actions, or options with initiation sets (the agent cannot be kept from choosing an
             option outside its set: see :mod:`.option_env`).
         """
+        family, runs, options = context.family, context.runs, context.options
+        episodes, max_steps, frames = context.episodes, context.max_steps, context.frames
         if episodes < 1 or max_steps < 1 or (frames is not None and frames < 1):
             raise ValueError(
                 f"{self.name}: expected episodes >= 1, max_steps >= 1 and frames >= 1, got "

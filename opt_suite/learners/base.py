@@ -19,13 +19,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from opt_suite.component import Component, adapt_entry, adapt_memory
 from opt_suite.families.base import Task, TaskFamily
 from opt_suite.files_guard import InputError, regular_file
 from opt_suite.options import OptionSet
 
 MAX_USAGE_BYTES = 1 << 30  # counts per episode and option: kilobytes per cell
 
-__all__ = ["EpisodeLog", "Learner", "LearnerRun", "OptionUsage"]
+__all__ = ["EpisodeLog", "Learner", "LearnerContext", "LearnerRun", "OptionUsage"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -50,7 +51,7 @@ class EpisodeLog:
 class OptionUsage:
     """How one run used its options: per episode, the choices of each option and its steps.
 
-    A learner that can count them offers ``run_with_usage`` (same arguments as ``run``, returns
+    A learner that can count them offers ``run_with_usage`` (the same context as ``run``, returns
     ``(EpisodeLog, OptionUsage)`` per run, with the same numbers as ``run``).
 
     Attributes:
@@ -115,83 +116,78 @@ class LearnerRun:
     seed: np.random.SeedSequence
 
 
-class Learner(abc.ABC):
-    """A test-time learner. Subclass, set the class attributes, implement :meth:`run`.
+@dataclasses.dataclass(frozen=True, eq=False)
+class LearnerContext:
+    """Everything a learner is given: a batch of runs that share one option set, and the budget.
+
+    A new capability is a new field here (with a default), never a new argument of
+    :meth:`Learner.run`.
 
     Attributes:
-      name: the spec name (``evaluation.learner``).
-      description: one line for ``opt-suite list`` (default "": the docstring's first line).
-      Params: frozen dataclass of its parameters (``evaluation.params``).
-      requires: what it needs from the family (see :mod:`opt_suite.families.capabilities`);
-        checked by ``opt-suite validate``.
-      frame_budgets: whether :meth:`run` honours ``frames=`` (a budget in emulator frames instead
-        of episodes); ``opt-suite validate`` rejects ``evaluation.frames`` for a learner without.
+      family: the family of the runs' tasks.
+      runs: the (test task, seed) runs, all learning with ``options``.
+      options: the option set the learner may call besides the primitives.
+      episodes: the budget in episodes (unless ``frames`` is given).
+      max_steps: primitive steps per episode before it is cut.
+      frames: a budget in emulator frames per run instead of ``episodes``; set only for a
+        learner with ``frame_budgets = True`` (when the spec gives ``evaluation.frames``).
+    """
+
+    family: TaskFamily
+    runs: Sequence[LearnerRun]
+    options: OptionSet
+    episodes: int
+    max_steps: int
+    frames: int | None = None
+
+
+def _call_old_run(old: Any, learner: Any, c: LearnerContext) -> Any:
+    """A learner written as ``run(family, runs, options, episodes, max_steps, frames=None)``."""
+    frames = {} if c.frames is None else {"frames": c.frames}  # old learners may omit frames
+    return old(learner, c.family, c.runs, c.options, c.episodes, c.max_steps, **frames)
+
+
+def _call_old_usage(old: Any, learner: Any, c: LearnerContext) -> Any:
+    """A learner written as ``run_with_usage(family, runs, options, episodes, max_steps)``."""
+    return old(learner, c.family, c.runs, c.options, c.episodes, c.max_steps)
+
+
+class Learner(Component):
+    """A test-time learner. Subclass, set the class attributes, implement :meth:`run`.
+
+    ``name``, ``description``, ``Params``, ``requires``, :meth:`requirements`,
+    :meth:`check_family` and :meth:`memory_estimate` are declared by
+    :class:`~opt_suite.component.Component`; a learner adds:
+
+    Attributes:
+      frame_budgets: whether :meth:`run` honours ``context.frames`` (a budget in emulator frames
+        instead of episodes); ``opt-suite validate`` rejects ``evaluation.frames`` for a learner
+        without.
       counts_usage: whether it implements :meth:`run_with_usage`; the runner then records every
         evaluation's option usage and ``opt-suite option-usage`` can replay it.
     """
 
-    name: ClassVar[str]
-    description: ClassVar[str] = ""
-    Params: ClassVar[type]
-    requires: ClassVar[frozenset[str]] = frozenset()
     frame_budgets: ClassVar[bool] = False
     counts_usage: ClassVar[bool] = False
 
-    @classmethod
-    def requirements(cls, params: Any) -> frozenset[str]:
-        """What the learner needs from the family with these params (default: ``requires``)."""
-        return cls.requires
-
-    @classmethod
-    def network_memory(
-        cls, params: Any, observation_shape: tuple[int, ...], num_actions: int
-    ) -> tuple[int, str] | None:
-        """(bytes, what) of the networks the learner builds on these observations, or None.
-
-        Counted by the work estimate on every family (the PPO agents: weights with Adam's
-        moments and one update's batch). Default: None (no network).
-        """
-        return None
-
-    @classmethod
-    def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
-        """What in ``params`` cannot work with ``family``, as (key below the params, message).
-
-        ``opt-suite validate`` reports each at its spec key (e.g. ``methods[2].params.features``)
-        instead of the generic capability message; default: nothing.
-        """
-        return []
-
-    def __init__(self, params: Any) -> None:
-        self.params = params
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        adapt_entry(cls, "run", _call_old_run)
+        adapt_entry(cls, "run_with_usage", _call_old_usage)
+        adapt_memory(cls, "network_memory")
 
     @abc.abstractmethod
-    def run(
-        self,
-        family: TaskFamily,
-        runs: Sequence[LearnerRun],
-        options: OptionSet,
-        episodes: int,
-        max_steps: int,
-        frames: int | None = None,
-    ) -> list[EpisodeLog]:
+    def run(self, context: LearnerContext) -> list[EpisodeLog]:
         """Learn on every run's task from scratch; one EpisodeLog per run, in order.
 
         Each run's randomness comes from its own seed only, so results do not depend on how runs
-        are batched. ``frames`` is passed only to a learner with ``frame_budgets = True`` (and
-        only when the spec gives ``evaluation.frames``): each run then stops once it has used
+        are batched. ``context.frames`` is set only for a learner with ``frame_budgets = True``
+        (and only when the spec gives ``evaluation.frames``): each run then stops once it has used
         that many emulator frames (``episodes`` is then not the budget) and logs the episodes
-        that ended within them. A learner without frame budgets may leave the keyword out.
+        that ended within them.
         """
 
-    def run_with_usage(
-        self,
-        family: TaskFamily,
-        runs: Sequence[LearnerRun],
-        options: OptionSet,
-        episodes: int,
-        max_steps: int,
-    ) -> list[tuple[EpisodeLog, OptionUsage]]:
+    def run_with_usage(self, context: LearnerContext) -> list[tuple[EpisodeLog, OptionUsage]]:
         """:meth:`run`, also counting how each run used its options (``counts_usage = True``).
 
         The EpisodeLogs must equal :meth:`run`'s bit for bit: the runner calls this instead of

@@ -31,7 +31,7 @@ import numpy as np
 
 from opt_suite.families.base import TabularModel, TaskFamily, exact_model
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
-from opt_suite.learners.base import EpisodeLog, Learner, LearnerRun, OptionUsage
+from opt_suite.learners.base import EpisodeLog, Learner, LearnerContext, LearnerRun, OptionUsage
 from opt_suite.learners.smdp_batch import run_batch
 from opt_suite.learners.smdp_scalar import ScalarOptions, ScalarRun, ScalarTables
 from opt_suite.learners.smdp_tables import Hyper, OptionTables, TaskTables
@@ -82,15 +82,7 @@ class SMDPQLearning(Learner):
         )
         q_init: float = param(0.0, doc="initial value of every Q(s, o)")
 
-    def run(
-        self,
-        family: TaskFamily,
-        runs: Sequence[LearnerRun],
-        options: OptionSet,
-        episodes: int,
-        max_steps: int,
-        frames: int | None = None,
-    ) -> list[EpisodeLog]:
+    def run(self, context: LearnerContext) -> list[EpisodeLog]:
         """Learn on every run's task from scratch, all runs advanced together.
 
         Returns:
@@ -101,6 +93,8 @@ class SMDPQLearning(Learner):
             not match its states and actions, episodes / max_steps is below 1, or a frame budget
             is given (this learner has none: ``frame_budgets`` is False).
         """
+        family, runs, options = context.family, context.runs, context.options
+        episodes, max_steps, frames = context.episodes, context.max_steps, context.frames
         if frames is not None:
             raise ValueError(f"{self.name}: runs a number of episodes; it has no frame budget")
         self._check_budget(episodes, max_steps)
@@ -117,20 +111,15 @@ class SMDPQLearning(Learner):
         )
         return [EpisodeLog(returns[i], steps[i]) for i in range(len(runs))]
 
-    def run_with_usage(
-        self,
-        family: TaskFamily,
-        runs: Sequence[LearnerRun],
-        options: OptionSet,
-        episodes: int,
-        max_steps: int,
-    ) -> list[tuple[EpisodeLog, OptionUsage]]:
+    def run_with_usage(self, context: LearnerContext) -> list[tuple[EpisodeLog, OptionUsage]]:
         """:meth:`run`, also counting per episode how often each option is chosen and its steps.
 
         Every run goes through the scalar engine from its first step (counting needs whole
         episodes), which gives the batch engine's numbers exactly (see :mod:`.smdp_tables`); so
         the EpisodeLogs equal :meth:`run`'s bit for bit.
         """
+        family, runs, options = context.family, context.runs, context.options
+        episodes, max_steps = context.episodes, context.max_steps
         self._check_budget(episodes, max_steps)
         if not runs:
             return []

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from opt_suite.component import Component, adapt_memory
 from opt_suite.families.base import TabularModel, Task, TaskFamily, exact_model
 from opt_suite.methods.budget import Budget, CountingEnv
 from opt_suite.options import OptionSet, TabularOptionSet  # re-exported: its old home
@@ -152,43 +153,24 @@ class Discovery:
     files: Mapping[str, bytes] = dataclasses.field(default_factory=dict)
 
 
-class Method(abc.ABC):
+class Method(Component):
     """An option-discovery method. Subclass, set the class attributes, implement :meth:`discover`.
 
+    ``name``, ``description``, ``Params``, ``requires``, :meth:`requirements`,
+    :meth:`check_family` and :meth:`memory_estimate` are declared by
+    :class:`~opt_suite.component.Component`; a method adds:
+
     Attributes:
-      name: the spec name (``methods[].method``).
-      description: one line for ``opt-suite list`` (default "": the docstring's first line).
-      Params: frozen dataclass of its parameters (``methods[].params``), see ``opt_suite.params``.
       uses_demonstrations: whether it learns from the demonstrations.
       uses_interaction: whether it learns by interacting with the train tasks (within the budget).
-      requires: what it needs from the family (:mod:`opt_suite.families.capabilities`: an exact
-        model, discrete actions, index or image observations); ``opt-suite validate`` rejects a
-        spec that pairs it with a family lacking one.
     """
 
-    name: ClassVar[str]
-    description: ClassVar[str] = ""
-    Params: ClassVar[type]
     uses_demonstrations: ClassVar[bool] = False
     uses_interaction: ClassVar[bool] = False
-    requires: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(self, params: Any) -> None:
-        self.params = params
-
-    @classmethod
-    def requirements(cls, params: Any) -> frozenset[str]:
-        """What the method needs from the family with these params (default: ``requires``)."""
-        return cls.requires
-
-    @classmethod
-    def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
-        """What in ``params`` cannot work with ``family``, as (key below the params, message).
-
-        ``opt-suite validate`` reports each at its spec key (e.g. ``methods[2].params.features``)
-        instead of the generic capability message; default: nothing.
-        """
-        return []
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        adapt_memory(cls, "memory_hint")
 
     @classmethod
     def option_count(cls, params: Any) -> int | None:
@@ -196,17 +178,6 @@ class Method(abc.ABC):
 
         The work estimate (:mod:`opt_suite.runner.estimate`) sizes the learner's Q table and the
         option set with it; None (the default) counts as 0.
-        """
-        return None
-
-    @classmethod
-    def memory_hint(cls, params: Any, num_states: int, num_actions: int) -> tuple[int, str] | None:
-        """(bytes, what) of the largest array :meth:`discover` builds on a tabular family, or None.
-
-        Only arrays beyond the option set itself (which the estimate counts from
-        :meth:`option_count`): eigenoptions' dense states x states Laplacian. The work estimate
-        refuses, before running anything, a spec whose largest array cannot fit in memory.
-        Default: None.
         """
         return None
 

@@ -191,12 +191,15 @@ class EvaluationJob(CellJob):
     record_usage: bool = False
 
     def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
-        from opt_suite.learners.base import LearnerRun
+        from opt_suite.learners.base import LearnerContext, LearnerRun
         from opt_suite.options import from_bytes
 
         learner = self.learner_cls(self.learner_params)
         runs = [LearnerRun(self.task, self.seed)]
         options = from_bytes(self.options)
+        context = LearnerContext(
+            self.family(), runs, options, self.episodes, self.max_steps, self.frames
+        )
         result: dict[str, Any] = {}
         if self.record_usage:
             if not learner.counts_usage or self.frames is not None:
@@ -204,17 +207,11 @@ class EvaluationJob(CellJob):
                     f"learner {learner.name!r} does not count option usage"
                     + ("" if self.frames is None else " within a frame budget")
                 )
-            pairs = learner.run_with_usage(
-                self.family(), runs, options, self.episodes, self.max_steps
-            )
+            pairs = learner.run_with_usage(context)
             logs = [log for log, _ in pairs]
             result["usage"] = [usage for _, usage in pairs]
-        elif self.frames is None:  # not passed: a learner without frame budgets may omit it
-            logs = learner.run(self.family(), runs, options, self.episodes, self.max_steps)
         else:
-            logs = learner.run(
-                self.family(), runs, options, self.episodes, self.max_steps, frames=self.frames
-            )
+            logs = learner.run(context)
         if len(logs) != len(runs):
             raise ValueError(f"the learner returned {len(logs)} logs for {len(runs)} runs")
         episodes = [_checked_log(self.task, log, self.episodes, self.frames) for log in logs]

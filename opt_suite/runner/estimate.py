@@ -10,11 +10,10 @@ The largest arrays of the tabular protocol are, per cell:
   Q-learning runs all test tasks of a cell at once);
 * an option set: options x states x actions float64 (mu; beta is smaller);
 * the task model: states x actions x outcomes (int32 + 2 float64);
-* whatever a method declares through :meth:`Method.memory_hint` (``(bytes, what)`` or None;
-  eigenoptions: the dense states x states Laplacian);
-* on any family, the networks of the test-time learner and the demonstration source, through
-  their ``network_memory(params, observation_shape, actions)`` (``(bytes, what)`` or None; the
-  PPO agents: weights with Adam's moments, one update's batch).
+* whatever a method, the test-time learner or the demonstration source declares through
+  :meth:`~opt_suite.component.Component.memory_estimate` (``(bytes, what)`` or None; on a
+  tabular family eigenoptions' dense states x states Laplacian, on any family the PPO agents'
+  weights with Adam's moments and one update's batch).
 
 Options are counted by each method's :meth:`Method.option_count` (None: 0).
 
@@ -28,6 +27,8 @@ import dataclasses
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+from opt_suite.component import ProblemSize
 
 if TYPE_CHECKING:
     from opt_suite.demonstrations.base import DemonstrationSource
@@ -90,7 +91,7 @@ def estimate_work(
       num_actions: its primitive actions (None: not tabular).
       outcomes: its outcomes per (state, action).
       networks: (spec key, class, params) of the learner and the source, whose
-        ``network_memory`` is counted on ``observation``.
+        ``memory_estimate`` is counted on ``observation`` (methods' on the tabular model).
       observation: (one observation's shape, primitive actions) of the family.
     """
     ev, tasks = spec.evaluation, spec.tasks
@@ -124,18 +125,18 @@ def estimate_work(
             (options * S * A * FLOAT, "an option set: options x states x actions"),
             (S * A * max(1, outcomes) * (4 + 2 * FLOAT), model),
         ]
+        tabular = ProblemSize(A, () if observation is None else tuple(observation[0]), S)
         for cls, entry in zip(method_classes, spec.methods, strict=True):
-            hint = cls.memory_hint(entry.params, S, A)
+            hint = cls.memory_estimate(entry.params, tabular)
             if hint is not None:
-                size, what = hint
-                candidates.append((int(size), f"{entry.name}: {what}"))
+                candidates.append((int(hint[0]), f"{entry.name}: {hint[1]}"))
     if observation is not None:
         shape, actions = observation
+        problem = ProblemSize(int(actions), tuple(shape), num_states)
         for key, component, params in networks:
-            found = component.network_memory(params, tuple(shape), int(actions))
+            found = component.memory_estimate(params, problem)
             if found is not None:
-                size, what = found
-                candidates.append((int(size), f"{key}: {what}"))
+                candidates.append((int(found[0]), f"{key}: {found[1]}"))
     size, what = max(candidates, key=lambda c: c[0])
     return WorkEstimate(cells, int(steps), int(size), what)
 

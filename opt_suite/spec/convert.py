@@ -25,9 +25,19 @@ from typing import Any, Literal
 from opt_suite import registry
 from opt_suite.params import BOUNDS, FrozenDict, constraints
 from opt_suite.spec.errors import KeyPath, Mark, Problems
+from opt_suite.spec.extends import ADD, EDITABLE_LISTS, EXTENDS_KEY, REMOVE
+from opt_suite.spec.sweep import SWEEP_KEY
 from opt_suite.spec.tree import Broken, Mapping, Node, Scalar, Sequence, describe
 
 __all__ = ["INVALID", "AnyResolver", "Converter", "label", "field_types", "within", "range_text"]
+
+# Top-level keys read before conversion (merged or expanded away before the Spec is built): an
+# unknown top-level key lists them with the Spec's fields, so the list is every key a spec takes.
+TOP_LEVEL_KEYS = (
+    EXTENDS_KEY,
+    *(f"{key}{edit}" for key in EDITABLE_LISTS for edit in (ADD, REMOVE)),
+    SWEEP_KEY,
+)
 
 
 class _Invalid:
@@ -265,13 +275,14 @@ class Converter:
             return INVALID
         fields = [f for f in dataclasses.fields(cls) if f.init]
         names = [f.name for f in fields]
+        shown = names + list(TOP_LEVEL_KEYS) if path == () else names
         for key, entry in node.entries.items():
             if key not in names:
-                known = f"expected one of: {', '.join(names)}" if names else "it takes no keys"
+                known = f"expected one of: {', '.join(shown)}" if shown else "it takes no keys"
                 self.problems.add(
                     entry.key_mark,
                     path + (key,),
-                    f"unknown key{registry.suggest(key, names)} ({known})",
+                    f"unknown key{registry.suggest(key, shown)} ({known})",
                 )
         values: dict[str, Any] = {}
         self._scopes.append(values)

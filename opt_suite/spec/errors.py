@@ -61,10 +61,18 @@ class Problem:
 
 
 class Problems:
-    """Collects problems while a spec is read; shown in file order, each line once."""
+    """Collects problems while a spec is read; shown in file order, each line once.
 
-    def __init__(self) -> None:
+    Args:
+      root: the file being validated. A problem located in another file (a parent it
+        ``extends``) names the root first — ``child.yaml: inherited from base.yaml:61:13: ...`` —
+        since a child's change (e.g. renaming a method a parent's ``report.baseline`` names) can
+        surface at the parent's line, and the user must see which file they validated.
+    """
+
+    def __init__(self, root: str | None = None) -> None:
         self._items: list[Problem] = []
+        self.root = root
 
     def add(self, mark: Mark, path: KeyPath, message: str) -> None:
         """Record that ``path`` (written at ``mark``) has the problem ``message``."""
@@ -83,6 +91,8 @@ class Problems:
         out = []
         for problem in sorted(self._items):
             line = str(problem)
+            if self.root is not None and problem.mark.file != self.root:
+                line = f"{self.root}: inherited from {line}"
             if line not in seen:
                 seen.add(line)
                 out.append(line)

@@ -4,10 +4,12 @@ The parent path is resolved against the folder of the file that names it; a bare
 file there (``extends: fourrooms-quick``) names a bundled spec. Parents may extend further files,
 and a cycle is reported with the whole chain. Merging is deep for mappings (a child can change one
 parameter of ``family.params``) and whole for lists and scalars (a child's ``methods`` list
-replaces the parent's). Instead of replacing the inherited methods, a child can edit them by their
-entry ``name``: ``methods-: [name, ...]`` drops entries, then ``methods+: [entry, ...]`` appends
-entries (written like ``methods`` items). Every value keeps the mark of the file it was written in,
-so a problem in a parent file points at the parent file's line.
+replaces the parent's); of two alternative keys (``evaluation.frames`` replaces
+``evaluation.episodes``) the one a child writes drops the one it inherits. Instead of replacing
+the inherited methods, a child can edit them by their entry ``name``: ``methods-: [name, ...]``
+drops entries, then ``methods+: [entry, ...]`` appends entries (written like ``methods`` items).
+Every value keeps the mark of the file it was written in, so a problem in a parent file points at
+the parent file's line (after the name of the file being validated, see ``Problems.root``).
 
 When the parent cannot be read, the child is not checked further: its missing sections would only
 be consequences, so the one problem reported is the cause.
@@ -15,7 +17,10 @@ be consequences, so the one problem reported is the cause.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
+import typing
 from pathlib import Path
 
 from opt_suite.registry import suggest
@@ -77,7 +82,7 @@ def _with_parents(
     parent = _with_parents(parent_root, parent_path, problems, here)
     if parent is None:  # the cause is reported; the child's missing sections would only follow
         return None
-    return _edit_lists(deep_merge(parent, own), own, problems)
+    return _edit_lists(_replace_alternatives(deep_merge(parent, own), own), own, problems)
 
 
 def _parent_path(path: Path, node: Node, problems: Problems) -> Path | None:
@@ -211,6 +216,64 @@ def _added(entry: Entry | None, list_key: str, problems: Problems) -> tuple[Node
         )
         return ()
     return entry.node.items
+
+
+@functools.cache
+def _alternatives() -> dict[str, tuple[tuple[str, str], ...]]:
+    """Per spec section, its alternative keys: ``{"evaluation": (("frames", "episodes"),)}``.
+
+    Read from the schema's ``param(replaces=...)`` declarations, so a new alternative is inherited
+    the same way without a change here.
+    """
+    from opt_suite.spec.schema import Spec
+
+    hints = typing.get_type_hints(Spec)
+    out = {}
+    for field in dataclasses.fields(Spec):
+        section = hints[field.name]
+        if dataclasses.is_dataclass(section):
+            pairs = tuple(
+                (f.name, f.metadata["replaces"])
+                for f in dataclasses.fields(section)
+                if f.metadata.get("replaces")
+            )
+            if pairs:
+                out[field.name] = pairs
+    return out
+
+
+def _replace_alternatives(merged: Mapping, own: Mapping) -> Mapping:
+    """A child that writes one of two alternative keys drops the other one it inherits.
+
+    ``evaluation.frames`` stands in for ``evaluation.episodes``: a child of a spec with an episode
+    budget that writes ``frames`` switches the budget to frames (and back), instead of inheriting
+    both — which the rules refuse. A child that writes both keeps both (and is refused).
+    """
+    entries = dict(merged.entries)
+    for section, pairs in _alternatives().items():
+        mine, merged_section = own.entries.get(section), entries.get(section)
+        if not (
+            mine is not None
+            and merged_section is not None
+            and isinstance(mine.node, Mapping)
+            and isinstance(merged_section.node, Mapping)
+        ):
+            continue
+        written = mine.node.entries
+        drop = set()
+        for one, other in pairs:
+            for key, inherited in ((one, other), (other, one)):
+                if key in written and not _is_null(written[key].node) and inherited not in written:
+                    drop.add(inherited)
+        if drop:
+            node = merged_section.node
+            kept = {k: e for k, e in node.entries.items() if k not in drop}
+            entries[section] = Entry(merged_section.key_mark, Mapping(node.mark, kept))
+    return Mapping(merged.mark, entries)
+
+
+def _is_null(node: Node) -> bool:
+    return isinstance(node, Scalar) and node.kind == "null"
 
 
 def _real(path: Path) -> Path:

@@ -60,7 +60,7 @@ def load_spec(path: str | os.PathLike[str]) -> Spec:
     Raises:
       SpecError: listing every problem, one line each: ``file:LINE:COL: key.path: message``.
     """
-    problems = Problems()
+    problems = Problems(root=str(Path(path)))
     return _build(read_spec_tree(Path(path), problems), problems)
 
 
@@ -70,13 +70,13 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
     Raises:
       SpecError: as :func:`load_spec`, for the base spec, the sweep block and every variant.
     """
-    problems = Problems()
+    problems = Problems(root=str(Path(path)))
     return _build_sweep(read_spec_tree(Path(path), problems), problems)
 
 
 def parse_sweep(text: str, source: str = "<string>") -> Sweep:
     """:func:`load_sweep` for YAML ``text``."""
-    problems = Problems()
+    problems = Problems(root=source)
     return _build_sweep(parse_spec_tree(text, source, problems), problems)
 
 
@@ -86,7 +86,7 @@ def parse_spec(text: str, source: str = "<string>") -> Spec:
     Raises:
       SpecError: as :func:`load_spec`.
     """
-    problems = Problems()
+    problems = Problems(root=source)
     return _build(parse_spec_tree(text, source, problems), problems)
 
 

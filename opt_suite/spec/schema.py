@@ -43,6 +43,15 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from opt_suite.limits import (  # re-exported: their old home (the bounds of opt_suite.limits)
+    MAX_BOOTSTRAP,
+    MAX_BUDGET,
+    MAX_EPISODES,
+    MAX_SEED,
+    MAX_SEEDS,
+    MAX_STEPS,
+    MAX_TASKS,
+)
 from opt_suite.params import param
 
 __all__ = [
@@ -61,17 +70,6 @@ __all__ = [
     "ReportSpec",
     "Spec",
 ]
-
-
-# Upper bounds: far above any sensible benchmark, far below what would exhaust a machine before the
-# first cell ends; a value above one is a typo (an extra zero), reported with its file and line.
-MAX_TASKS = 10_000
-MAX_SEEDS = 1_000
-MAX_SEED = 2**32 - 1  # numpy SeedSequence entropy words are 32-bit
-MAX_EPISODES = 100_000
-MAX_STEPS = 1_000_000
-MAX_BUDGET = 10**10
-MAX_BOOTSTRAP = 1_000_000
 
 
 @dataclasses.dataclass(frozen=True)

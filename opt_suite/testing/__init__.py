@@ -1,7 +1,10 @@
 """Contract tests shipped with the package: every family, method and learner inherits them.
 
-Built-ins and plugins use them the same way (``from opt_suite.testing import ...``); they need
-pytest (the ``test`` extra) and nothing from this repository's ``tests/``:
+Built-ins and plugins use them the same way (``from opt_suite.testing import ...``), nothing from
+this repository's ``tests/``. Every contract is also callable without pytest — ``check_family``,
+``check_method``, ``check_learner``, ``check_source`` return a list of problems (Gymnasium's
+``check_env`` is the model; ``opt-suite validate --deep`` runs them) — and the pytest classes,
+which need pytest (the ``test`` extra), are thin wrappers running one check per test:
 
 - :class:`EnvContract`: any family (gymnasium's ``check_env``, seeded determinism, an episode end,
   spaces, tasks, spec round trip);
@@ -20,10 +23,16 @@ model) with its own demonstration source, and settings for the method and learne
 (``image_method_setting``, ``image_learner_setting``), to test image methods and learners cheaply.
 """
 
+from typing import Any
+
+from opt_suite.testing.checks import Checks
 from opt_suite.testing.family import (
+    EnvChecks,
     EnvContract,
     FamilyContract,
+    TabularFamilyChecks,
     TabularFamilyContract,
+    check_family,
     greedy_policy,
     spec_round_trip,
 )
@@ -33,15 +42,53 @@ from opt_suite.testing.image_family import (
     image_learner_setting,
     image_method_setting,
 )
-from opt_suite.testing.learner import LearnerContract, LearnerSetting, tiny_learner_setting
-from opt_suite.testing.method import MethodContract, Setting, context_for, tiny_setting
-from opt_suite.testing.source import (
-    DemonstrationSourceContract,
+from opt_suite.testing.learner_checks import (
+    LearnerChecks,
+    LearnerSetting,
+    check_learner,
+    tiny_learner_setting,
+)
+from opt_suite.testing.method_checks import (
+    MethodChecks,
+    Setting,
+    check_method,
+    context_for,
+    tiny_setting,
+)
+from opt_suite.testing.source_checks import (
+    SourceChecks,
     SourceSetting,
+    check_source,
     tiny_source_setting,
 )
 
+# The pytest classes import pytest: loaded when asked for, so the checks run without it.
+_PYTEST_CLASSES = {
+    "MethodContract": "opt_suite.testing.method",
+    "LearnerContract": "opt_suite.testing.learner",
+    "DemonstrationSourceContract": "opt_suite.testing.source",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _PYTEST_CLASSES:
+        import importlib
+
+        return getattr(importlib.import_module(_PYTEST_CLASSES[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
+    "check_family",
+    "check_method",
+    "check_learner",
+    "check_source",
+    "Checks",
+    "EnvChecks",
+    "TabularFamilyChecks",
+    "MethodChecks",
+    "LearnerChecks",
+    "SourceChecks",
     "EnvContract",
     "TabularFamilyContract",
     "FamilyContract",

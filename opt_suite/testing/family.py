@@ -23,7 +23,8 @@ outcome frequencies, and the model's own arrays when the env exposes ``unwrapped
 greedy policy of value iteration on the model reaches a terminal state; the model is well-formed
 and read-only; seeds matter exactly when the family is stochastic.
 
-Needs pytest (the ``test`` extra); nothing else from the test suite.
+The checks need no pytest: :func:`check_family` runs them from a script and returns the problems
+it finds (the ``*Contract`` classes add one pytest test per check).
 """
 
 from __future__ import annotations
@@ -43,13 +44,17 @@ from gymnasium.utils.env_checker import check_env
 from scipy import stats
 
 from opt_suite import registry
-from opt_suite.families.base import TabularModel, Task, TaskFamily
+from opt_suite.families.base import TabularModel, TabularModelMixin, Task, TaskFamily
 from opt_suite.spec import Spec, canonical_yaml, parse_spec, to_plain
+from opt_suite.testing.checks import Checks
 
 __all__ = [
+    "EnvChecks",
     "EnvContract",
+    "TabularFamilyChecks",
     "TabularFamilyContract",
     "FamilyContract",
+    "check_family",
     "greedy_policy",
     "spec_round_trip",
 ]
@@ -128,8 +133,11 @@ def _key(value: Any) -> Any:
     return value
 
 
-class EnvContract:
-    """Inherit and implement :meth:`family` (and :meth:`variation` if needed): any family."""
+class EnvChecks(Checks):
+    """The checks of any family: implement :meth:`family` (and :meth:`variation` if needed).
+
+    :class:`EnvContract` runs each as a pytest test; :func:`check_family` returns the problems.
+    """
 
     #: Random-action steps within which an episode must end (terminated or truncated).
     episode_step_limit: ClassVar[int] = 10_000
@@ -149,7 +157,7 @@ class EnvContract:
 
     # Registration ---------------------------------------------------------------------------
 
-    def test_contract_registered_under_its_name(self):
+    def check_registered_under_its_name(self):
         family = self.family()
         cls = type(family)
         assert registry.load(registry.FAMILIES, cls.name) is cls
@@ -160,7 +168,7 @@ class EnvContract:
             assert dataclasses.is_dataclass(params_cls)
             assert params_cls.__dataclass_params__.frozen, params_cls
 
-    def test_contract_module_does_not_import_tensorflow(self):
+    def check_module_does_not_import_tensorflow(self):
         module = type(self.family()).__module__
         code = f"import sys, {module}, opt_suite.families; print('tensorflow' in sys.modules)"
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -169,7 +177,7 @@ class EnvContract:
 
     # Gymnasium env --------------------------------------------------------------------------
 
-    def test_contract_check_env_in_every_declared_render_mode(self):
+    def check_check_env_in_every_declared_render_mode(self):
         family = self.family()
         declared = family.make_env(self.tasks()[0]).metadata.get("render_modes", [])
         for render_mode in [None, *declared]:
@@ -185,7 +193,7 @@ class EnvContract:
                 assert isinstance(picture, str) and picture
             env.close()
 
-    def test_contract_env_spaces_are_the_family_spaces(self):
+    def check_env_spaces_are_the_family_spaces(self):
         family = self.family()
         for task in self.tasks()[:2]:
             env = family.make_env(task)
@@ -209,11 +217,11 @@ class EnvContract:
         env.close()
         return trajectory
 
-    def test_contract_seeded_determinism(self):
+    def check_seeded_determinism(self):
         task = self.tasks()[0]
         assert self._rollout(task, seed=7) == self._rollout(task, seed=7)
 
-    def test_contract_an_episode_ends(self):
+    def check_an_episode_ends(self):
         env = self.family().make_env(self.tasks()[0])
         env.reset(seed=0)
         actions = np.random.default_rng(0)
@@ -226,7 +234,7 @@ class EnvContract:
         env.close()
 
     # Tasks ----------------------------------------------------------------------------------
-    def test_contract_make_tasks_is_deterministic_with_readable_ids(self):
+    def check_make_tasks_is_deterministic_with_readable_ids(self):
         family = self.family()
         train, test = family.make_tasks(self.variation(), (), 6, 4, 2, seed=3)
         again_train, again_test = family.make_tasks(self.variation(), (), 6, 4, 2, seed=3)
@@ -236,18 +244,18 @@ class EnvContract:
         other_train, other_test = family.make_tasks(self.variation(), (), 6, 4, 2, seed=4)
         assert [t.params for t in train + test] != [t.params for t in other_train + other_test]
 
-    def test_contract_listed_tasks_come_first(self):
+    def check_listed_tasks_come_first(self):
         family = self.family()
         listed = self.tasks(seed=9)[-1].params
         train, _ = family.make_tasks(self.variation(), (listed,), 3, 2, 1, seed=0)
         assert train[0].params == listed
 
-    def test_contract_sampled_tasks_pass_check_task(self):
+    def check_sampled_tasks_pass_check_task(self):
         family = self.family()
         for task in self.tasks():
             assert family.check_task(task.params) == []
 
-    def test_contract_spec_yaml_round_trip(self):
+    def check_spec_yaml_round_trip(self):
         family, variation = self.family(), self.variation()
         listed = [task.params for task in self.tasks()[:3]]
         spec, text = spec_round_trip(family, variation, listed)
@@ -259,13 +267,13 @@ class EnvContract:
         assert to_plain(again.tasks) == to_plain(spec.tasks)
 
 
-class TabularFamilyContract(EnvContract):
+class TabularFamilyChecks(EnvChecks):
     """The :class:`EnvContract` plus the exact model's tests, for tabular families."""
 
     stochastic: ClassVar[bool] = True  # some transition has two outcomes of positive probability
     frequency_samples: ClassVar[int] = 3000  # env steps per (s, a) in the frequency test
 
-    def test_contract_env_is_the_model(self):
+    def check_env_is_the_model(self):
         family = self.family()
         for task in self.tasks()[:2]:
             env = family.make_env(task)
@@ -282,12 +290,12 @@ class TabularFamilyContract(EnvContract):
             np.testing.assert_array_equal(remade.unwrapped.model.prob, model.prob)
             assert remade.unwrapped.model.start == model.start
 
-    def test_contract_seeds_matter_exactly_when_stochastic(self):
+    def check_seeds_matter_exactly_when_stochastic(self):
         task = self.tasks()[0]
         differ = self._rollout(task, seed=1) != self._rollout(task, seed=2)
         assert differ == self.stochastic
 
-    def test_contract_episode_end_is_reachable(self):
+    def check_episode_end_is_reachable(self):
         family = self.family()
         for task in self.tasks()[:3]:
             policy = greedy_policy(family.tabular_model(task))
@@ -298,7 +306,7 @@ class TabularFamilyContract(EnvContract):
                 obs, _, terminated, truncated, _ = env.step(int(policy[obs]))
             assert terminated, f"{task.task_id}: the optimal policy did not reach a terminal state"
 
-    def test_contract_env_frequencies_match_the_model(self):
+    def check_env_frequencies_match_the_model(self):
         family = self.family()
         for task in self.tasks()[:2]:
             model = family.tabular_model(task)
@@ -327,7 +335,7 @@ class TabularFamilyContract(EnvContract):
 
     # The exact model ------------------------------------------------------------------------
 
-    def test_contract_model_is_well_formed(self):
+    def check_model_is_well_formed(self):
         family = self.family()
         for task in self.tasks():
             model = family.tabular_model(task)
@@ -349,4 +357,92 @@ class TabularFamilyContract(EnvContract):
 
 
 #: The name this contract had before :class:`EnvContract` existed.
+
+
+class EnvContract(EnvChecks):
+    """Inherit and implement :meth:`family` (and :meth:`variation` if needed): any family.
+
+    Each ``test_contract_*`` is one check of :class:`EnvChecks`.
+    """
+
+    def test_contract_registered_under_its_name(self) -> None:
+        self.check_registered_under_its_name()
+
+    def test_contract_module_does_not_import_tensorflow(self) -> None:
+        self.check_module_does_not_import_tensorflow()
+
+    def test_contract_check_env_in_every_declared_render_mode(self) -> None:
+        self.check_check_env_in_every_declared_render_mode()
+
+    def test_contract_env_spaces_are_the_family_spaces(self) -> None:
+        self.check_env_spaces_are_the_family_spaces()
+
+    def test_contract_seeded_determinism(self) -> None:
+        self.check_seeded_determinism()
+
+    def test_contract_an_episode_ends(self) -> None:
+        self.check_an_episode_ends()
+
+    def test_contract_make_tasks_is_deterministic_with_readable_ids(self) -> None:
+        self.check_make_tasks_is_deterministic_with_readable_ids()
+
+    def test_contract_listed_tasks_come_first(self) -> None:
+        self.check_listed_tasks_come_first()
+
+    def test_contract_sampled_tasks_pass_check_task(self) -> None:
+        self.check_sampled_tasks_pass_check_task()
+
+    def test_contract_spec_yaml_round_trip(self) -> None:
+        self.check_spec_yaml_round_trip()
+
+
+class TabularFamilyContract(TabularFamilyChecks, EnvContract):
+    """:class:`EnvContract` and the exact-model checks of :class:`TabularFamilyChecks`."""
+
+    def test_contract_env_is_the_model(self) -> None:
+        self.check_env_is_the_model()
+
+    def test_contract_seeds_matter_exactly_when_stochastic(self) -> None:
+        self.check_seeds_matter_exactly_when_stochastic()
+
+    def test_contract_episode_end_is_reachable(self) -> None:
+        self.check_episode_end_is_reachable()
+
+    def test_contract_env_frequencies_match_the_model(self) -> None:
+        self.check_env_frequencies_match_the_model()
+
+    def test_contract_model_is_well_formed(self) -> None:
+        self.check_model_is_well_formed()
+
+
 FamilyContract = TabularFamilyContract
+
+
+def check_family(
+    family: TaskFamily, variation: Any = None, stochastic: bool | None = None
+) -> list[str]:
+    """Every problem the family contract finds in ``family`` (empty: it passes).
+
+    The exact-model checks run too when the family has a tabular model. ``variation`` (how tasks
+    are sampled) defaults to the family's ``Variation()``; ``stochastic`` (whether seeds must
+    change a rollout) to whether the first task's model has a transition with two outcomes.
+    """
+    base = TabularFamilyChecks if isinstance(family, TabularModelMixin) else EnvChecks
+
+    class Given(base):  # type: ignore[valid-type, misc]
+        def family(self) -> TaskFamily:
+            return family
+
+        def variation(self) -> Any:
+            return type(family).Variation() if variation is None else variation
+
+    checks = Given()
+    if isinstance(checks, TabularFamilyChecks):
+        if stochastic is None:
+            try:
+                model = family.tabular_model(checks.tasks()[0])  # type: ignore[attr-defined]
+                stochastic = bool(((model.prob > 0).sum(axis=-1) > 1).any())
+            except Exception:  # noqa: BLE001 - the model checks report what is wrong
+                stochastic = True
+        checks.stochastic = stochastic  # type: ignore[misc]
+    return checks.problems()

@@ -28,13 +28,17 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
 
-from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource, child_seed
+from opt_suite.demonstrations.base import (
+    DemonstrationError,
+    DemonstrationSource,
+    SourceContext,
+    child_seed,
+)
 from opt_suite.families.base import Task, TaskFamily
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, IMAGE_OBSERVATIONS
 from opt_suite.params import param
@@ -173,14 +177,10 @@ class PixelGridExpert(DemonstrationSource):
     Params: ClassVar[type] = ExpertParams
     requires: ClassVar[frozenset[str]] = frozenset({DISCRETE_ACTIONS, IMAGE_OBSERVATIONS})
 
-    def collect(
-        self,
-        family: TaskFamily,
-        train_tasks: Sequence[Task],
-        trajectories_per_task: int,
-        max_steps: int,
-        seed: np.random.SeedSequence,
-    ) -> list[Trajectory]:
+    def collect(self, context: SourceContext) -> list[Trajectory]:
+        family, train_tasks = context.family, context.train_tasks
+        trajectories_per_task = context.trajectories_per_task
+        max_steps, seed = context.max_steps, context.seed
         if not isinstance(family, PixelGrid):
             raise DemonstrationError(f"{self.name} demonstrates PixelGrid only, not {family.name}")
         out = []
@@ -238,10 +238,12 @@ def _tasks(train: int, test: int) -> tuple[PixelGrid, list[Task], list[Task]]:
 
 def image_method_setting() -> Any:
     """A :class:`~opt_suite.testing.Setting` on PixelGrid: 2 train tasks, 2 demonstrations each."""
-    from opt_suite.testing.method import Setting
+    from opt_suite.testing.method_checks import Setting
 
     family, train, _ = _tasks(2, 1)
-    demos = PixelGridExpert().collect(family, train, 2, 100, np.random.SeedSequence(0))
+    demos = PixelGridExpert().collect(
+        SourceContext(family, train, 2, 100, np.random.SeedSequence(0))
+    )
     return Setting(family, tuple(train), tuple(demos))
 
 
@@ -249,7 +251,7 @@ def image_learner_setting() -> Any:
     """A :class:`~opt_suite.testing.LearnerSetting` on PixelGrid: 2 test tasks, 2 conv options."""
     from opt_suite.option_networks.initial import initial_frame_options
     from opt_suite.options.network import NetworkOptionSet
-    from opt_suite.testing.learner import LearnerSetting
+    from opt_suite.testing.learner_checks import LearnerSetting
 
     family, _, test = _tasks(1, 2)
     options = initial_frame_options(family, test[0], 2, np.random.SeedSequence(0))

@@ -416,6 +416,7 @@ class TestMinari:
         from opt_suite.demonstrations.minari_io import (
             MinariParams,
             MinariSource,
+            SourceContext,
             export_demonstrations,
         )
         from opt_suite.spec import load_spec
@@ -444,7 +445,9 @@ class TestMinari:
             def __init__(self, task_id):
                 self.task_id = task_id
 
-        again = source.collect(family, [Task(t.task_id) for t in demos], 1, 1000, None)
+        again = source.collect(
+            SourceContext(family, [Task(t.task_id) for t in demos], 1, 1000, None)
+        )
         for before, after in zip(demos, again, strict=True):
             assert after.observations.dtype == np.uint8
             np.testing.assert_array_equal(before.observations, after.observations)
