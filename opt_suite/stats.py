@@ -16,6 +16,12 @@ Conventions:
 * The bootstrap is *stratified*: runs are resampled with replacement independently within each
   task, tasks are never mixed (rliable's ``StratifiedBootstrap`` with ``task_bootstrap=False``). It
   captures the uncertainty of re-running the same tasks with new seeds.
+* The *task* bootstrap (:func:`task_bootstrap`) is rliable's ``task_bootstrap=True``: the tasks are
+  resampled with replacement, then the runs within each drawn task as above. It adds the
+  uncertainty of having drawn these test tasks rather than others from the task family.
+* :func:`paired_probability_of_improvement` is the variant for runs that share common random
+  numbers (the same seed and test task give both methods the same task and evaluation seeds): it
+  compares each (seed, task) run of X with *the* run of Y of that seed and task only.
 """
 
 from __future__ import annotations
@@ -29,16 +35,21 @@ __all__ = [
     "holm",
     "iqm",
     "mean",
+    "paired_probability_of_improvement",
+    "paired_probability_of_improvement_ci",
     "paired_sign_flip_test",
     "paired_sign_flip_smallest_p",
     "percentile_interval",
     "permutation_test",
     "probability_of_improvement",
     "probability_of_improvement_ci",
+    "probability_of_improvement_task_ci",
     "standard_error",
     "stratified_bootstrap",
     "stratified_bootstrap_ci",
     "stratified_bootstrap_difference_ci",
+    "task_bootstrap",
+    "task_bootstrap_ci",
 ]
 
 Statistic = Callable[[np.ndarray], np.ndarray]
@@ -163,6 +174,49 @@ def stratified_bootstrap_ci(
     return percentile_interval(stratified_bootstrap(scores, statistic, reps, rng), alpha)
 
 
+def _task_resample(scores: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``count`` task-bootstrap resamples, shape ``[count, runs, tasks]``.
+
+    rliable's ``StratifiedBootstrap(task_bootstrap=True)``: column ``m`` of resample ``b`` is task
+    ``task_idx[b, m]`` (tasks drawn uniformly with replacement), and within it the runs are drawn
+    with replacement as in :func:`_stratified_resample`.
+    """
+    runs, tasks = scores.shape
+    task_idx = rng.integers(0, tasks, size=(count, 1, tasks))
+    run_idx = rng.integers(0, runs, size=(count, runs, tasks))
+    return scores[run_idx, task_idx]
+
+
+def task_bootstrap(
+    scores: np.ndarray, statistic: Statistic, reps: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Bootstrap distribution ``[reps]`` of ``statistic`` resampling tasks, then runs within them.
+
+    With a single task it equals :func:`stratified_bootstrap` in distribution (the one task is
+    always drawn); with a single run per task it resamples tasks only.
+    """
+    scores = _check_scores(scores)
+    out = [
+        np.asarray(statistic(_task_resample(scores, count, rng)), dtype=np.float64)
+        for count in _batches(reps, scores.size)
+    ]
+    return np.concatenate(out)
+
+
+def task_bootstrap_ci(
+    scores: np.ndarray,
+    statistic: Statistic,
+    reps: int,
+    rng: np.random.Generator,
+    alpha: float = 0.05,
+) -> tuple[float, float]:
+    """Percentile ``1 - alpha`` CI of ``statistic(scores)`` under :func:`task_bootstrap`.
+
+    rliable's ``get_interval_estimates(..., method='percentile', task_bootstrap=True)``.
+    """
+    return percentile_interval(task_bootstrap(scores, statistic, reps, rng), alpha)
+
+
 def probability_of_improvement(scores_x: np.ndarray, scores_y: np.ndarray) -> np.ndarray:
     """Average probability that a run of X beats a run of Y on the same task.
 
@@ -203,6 +257,74 @@ def probability_of_improvement_ci(
         )
         for count in _batches(reps, per_rep)
     ]
+    return percentile_interval(np.concatenate(dist), alpha)
+
+
+def probability_of_improvement_task_ci(
+    scores_x: np.ndarray,
+    scores_y: np.ndarray,
+    reps: int,
+    rng: np.random.Generator,
+    alpha: float = 0.05,
+) -> tuple[float, float]:
+    """Percentile CI of :func:`probability_of_improvement` resampling the tasks too.
+
+    Each resample draws one multiset of tasks (the same for X and Y, since P compares them task by
+    task), then X's and Y's runs independently within each drawn task.
+    """
+    x, y = _check_pair(scores_x, scores_y, same_tasks=True)
+    tasks = x.shape[1]
+    per_rep = x.shape[0] * y.shape[0] * tasks
+    dist = []
+    for count in _batches(reps, per_rep):
+        task_idx = rng.integers(0, tasks, size=(count, 1, tasks))
+        xr = x[rng.integers(0, x.shape[0], size=(count, x.shape[0], tasks)), task_idx]
+        yr = y[rng.integers(0, y.shape[0], size=(count, y.shape[0], tasks)), task_idx]
+        dist.append(probability_of_improvement(xr, yr))
+    return percentile_interval(np.concatenate(dist), alpha)
+
+
+def paired_probability_of_improvement(scores_x: np.ndarray, scores_y: np.ndarray) -> np.ndarray:
+    """Fraction of (seed, task) pairs where X's run beats Y's run of the same seed and task.
+
+    ``mean over (n, m) of [x[n, m] > y[n, m]] + 0.5 [x[n, m] == y[n, m]]``. Meaningful only when
+    run ``n`` of X and run ``n`` of Y share their random numbers (same seed index, same task, same
+    evaluation seeds), so that the pair differs by the method alone.
+
+    Args:
+        scores_x: ``[..., runs, tasks]``.
+        scores_y: same shape (leading axes broadcast).
+    """
+    x = np.asarray(scores_x, dtype=np.float64)
+    y = np.asarray(scores_y, dtype=np.float64)
+    if x.shape[-2:] != y.shape[-2:]:
+        raise ValueError(
+            f"paired runs need the same (runs, tasks), got {x.shape[-2:]} and {y.shape[-2:]}"
+        )
+    wins = (x > y) + 0.5 * (x == y)
+    return np.mean(wins.reshape(*wins.shape[:-2], -1), axis=-1)
+
+
+def paired_probability_of_improvement_ci(
+    scores_x: np.ndarray,
+    scores_y: np.ndarray,
+    reps: int,
+    rng: np.random.Generator,
+    alpha: float = 0.05,
+    over_tasks: bool = False,
+) -> tuple[float, float]:
+    """Percentile CI of :func:`paired_probability_of_improvement`.
+
+    The (seed, task) pairs are resampled as units, so a pair's X and Y stay together: seeds with
+    replacement within each task (``over_tasks=False``, the stratified bootstrap) or, with
+    ``over_tasks=True``, tasks first and then seeds within them (the task bootstrap).
+    """
+    x, y = _check_pair(scores_x, scores_y, same_tasks=True)
+    if x.shape != y.shape:
+        raise ValueError(f"paired runs need the same (runs, tasks), got {x.shape} and {y.shape}")
+    wins = (x > y) + 0.5 * (x == y)
+    resample = _task_resample if over_tasks else _stratified_resample
+    dist = [mean(resample(wins, count, rng)) for count in _batches(reps, wins.size)]
     return percentile_interval(np.concatenate(dist), alpha)
 
 
