@@ -48,6 +48,7 @@ REPORT_FILES = (
     "leaderboard.json",
     "curves.png",
     "index.html",
+    "runs.json",
 )
 
 
@@ -200,8 +201,20 @@ def _threshold_caveat(analysis: Analysis) -> str | None:
     )
 
 
+def baseline_document(inputs: ReportInputs, analysis: Analysis) -> dict[str, Any]:
+    """The per-run data (:func:`opt_suite.report.baseline.baseline_document`)."""
+    # Imported here: the baseline module builds on this one (ReportInputs, Analysis).
+    from opt_suite.report.baseline import baseline_document as document
+
+    return document(inputs, analysis)
+
+
 def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
     """Write :data:`REPORT_FILES` into ``out_dir`` and return their paths, in that order.
+
+    ``runs.json`` is the run's per-run data (every (method, seed, task) run's metrics): the same
+    document ``report --export-baseline`` writes, so ``compare --baseline runs.json`` gates
+    another run against it (see :mod:`opt_suite.report.baseline`).
 
     ``fig1a.png`` (Algorithm 1's training curves) follows when ``inputs.training`` has any, and
     ``discovery.png`` (option discovery by interaction) when ``inputs.interaction`` has any.
@@ -232,6 +245,7 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
         write_index_html(
             board, out / "index.html", inputs.pictures, fig1a=fig1a, discovery=discovery
         ),
+        write_json(baseline_document(inputs, analysis), out / "runs.json"),
     ]
     if fig1a is not None:
         written.append(write_fig1a_png(inputs.training, out / fig1a, inputs.spec_name))

@@ -166,7 +166,9 @@ def _run_values(inputs: ReportInputs, baseline: Baseline, warnings: list[str]) -
             f"tasks {fresh} have no stored threshold: episodes_to_threshold uses this run's"
             " own thresholds there"
         )
-    return run_metrics(curves, baseline.final_fraction, thresholds, baseline.window)
+    return run_metrics(
+        curves, baseline.final_fraction, thresholds, baseline.window, inputs.frame_budget
+    )
 
 
 def _positions(new_keys: tuple, old_keys: tuple) -> list[int] | None:
@@ -296,6 +298,13 @@ def compare_runs(
         raise CompareError(
             f"method entries {missing} of baseline {baseline.path} are not in the run (leave"
             " them out explicitly with --only-methods)"
+        )
+    unit = "episodes" if inputs.frame_budget is None else "frames"
+    if metric == "episodes_to_threshold" and baseline.threshold_unit != unit:
+        raise CompareError(
+            f"baseline {baseline.path} counts episodes_to_threshold in"
+            f" {baseline.threshold_unit}, the run in {unit}: re-export the baseline from a run"
+            " of this spec"
         )
     lacking = [m for m, b in baseline.methods.items() if metric not in b.metrics]
     if lacking:
