@@ -147,3 +147,29 @@ def test_frames_to_threshold_is_in_frames():
     assert values["m"].values["episodes_to_threshold"][0, 0] == pytest.approx(700.0)
     episodes = run_metrics(curves, 0.1, {0: -10.0 + 5.0}, window=2)
     assert episodes["m"].values["episodes_to_threshold"][0, 0] == 7
+
+
+def test_binned_curves_average_consecutive_episodes():
+    from opt_suite.report.curves import binned
+
+    # 5 points in bins of 2: (1, 2), (3, 4), (5): centres 1.5, 3.5, 5.
+    x = np.arange(1.0, 6.0)
+    centres, means, width = binned(x, np.array([[0.0, 2.0, 4.0, 6.0, 9.0]]), bins=3)
+    assert width == 2
+    np.testing.assert_allclose(centres, [1.5, 3.5, 5.0])
+    np.testing.assert_allclose(means, [[1.0, 5.0, 9.0]])
+
+
+def test_curves_have_a_normalised_panel(tmp_path):
+    from opt_suite.report.curves import _normalised_runs, _run_curves, write_curves_png
+
+    curves = learning_curves(linear_table({"a": 0.0}, seeds=1, tasks=2, episodes=4))
+    refs = references([[-10.0, 0.0]], [[-6.0, 0.0]])  # task 1 has no scale
+    x, values = _run_curves(curves["a"], by_frames=False)
+    # task 0's returns -10, -9, -8, -7 on [-10, -6]: 0, 0.25, 0.5, 0.75; task 1 left out.
+    np.testing.assert_allclose(_normalised_runs(curves["a"], values, refs), [[0, 0.25, 0.5, 0.75]])
+    raw = write_curves_png(curves, tmp_path / "raw.png", "t")
+    both = write_curves_png(curves, tmp_path / "both.png", "t", refs)
+    import matplotlib.image
+
+    assert matplotlib.image.imread(both).shape[1] > 1.5 * matplotlib.image.imread(raw).shape[1]

@@ -75,6 +75,8 @@ class ReportInputs:
             no warning; see :mod:`opt_suite.report.demonstrations`).
         references: the uniform-random policy's and the expert's returns on every (seed, test
             task) (None: no normalised scores; see :mod:`opt_suite.report.normalise`).
+        frame_unit: what the ``frames`` column counts: "emulator frames" on Atari, where an
+            action repeats for several frames, else "env steps" (all sub-envs together).
     """
 
     episodes: EpisodeTable
@@ -89,6 +91,7 @@ class ReportInputs:
     frame_budget: int | None = None
     demonstrations: tuple[TaskDemonstrations, ...] = ()
     references: References | None = None
+    frame_unit: str = "env steps"
 
 
 #: Without a spec threshold, a run with reference returns is timed to this fraction of the way
@@ -187,6 +190,7 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
         frame_budget=inputs.frame_budget,
         references=inputs.references,
         threshold_rule=analysis.threshold_rule,
+        frame_unit=inputs.frame_unit,
     )
 
 
@@ -241,7 +245,13 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
         ),
         write_leaderboard_csv(board, out / "leaderboard.csv"),
         write_json(leaderboard_json(board), out / "leaderboard.json"),
-        write_curves_png(analysis.curves, out / "curves.png", inputs.spec_name),
+        write_curves_png(
+            analysis.curves,
+            out / "curves.png",
+            inputs.spec_name,
+            inputs.references,
+            inputs.frame_unit,
+        ),
         write_index_html(
             board, out / "index.html", inputs.pictures, fig1a=fig1a, discovery=discovery
         ),

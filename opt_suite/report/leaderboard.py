@@ -109,6 +109,8 @@ class Leaderboard:
     normalised_tasks: tuple[str, ...] = ()
     #: how the thresholds of episodes_to_threshold were chosen, for the tables.
     threshold_rule: str = ""
+    #: what a frame budget counts: "env steps", or "emulator frames" on Atari.
+    frame_unit: str = "env steps"
 
 
 def rng_for(*names: str) -> np.random.Generator:
@@ -192,6 +194,7 @@ def build_leaderboard(
     frame_budget: int | None = None,
     references: References | None = None,
     threshold_rule: str = "",
+    frame_unit: str = "env steps",
 ) -> Leaderboard:
     """Aggregate per-run metrics (method -> :class:`MethodMetrics`) into a :class:`Leaderboard`.
 
@@ -243,4 +246,5 @@ def build_leaderboard(
         normalisation=None if references is None or not covered else references.description,
         normalised_tasks=covered,
         threshold_rule=threshold_rule,
+        frame_unit=frame_unit,
     )

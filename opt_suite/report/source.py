@@ -89,6 +89,21 @@ def evaluation_frames(spec_yaml: str) -> int | None:
     return frames
 
 
+def frame_unit(spec_yaml: str) -> str:
+    """What the stored run's ``frames`` count: "emulator frames" on Atari, else "env steps".
+
+    Atari repeats each action for several emulator frames and reports them; every other family
+    counts one frame per env step (all sub-envs together), so its axis is env steps.
+    """
+    try:
+        document = yaml.safe_load(spec_yaml) or {}
+    except yaml.YAMLError:
+        return "env steps"
+    family = document.get("family") if isinstance(document, dict) else None
+    name = family.get("name") if isinstance(family, dict) else None
+    return "emulator frames" if name == "atari" else "env steps"
+
+
 def _integer(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -178,5 +193,6 @@ def _load_inputs(directory: Path, spec_hash: str | None) -> tuple[ReportInputs, 
         interaction={m: interaction[m] for m in methods if m in interaction},
         frame_budget=frame_budget,
         demonstrations=demonstrations,
+        frame_unit=frame_unit(spec_yaml),
     )
     return inputs, warnings

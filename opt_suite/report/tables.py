@@ -212,9 +212,9 @@ def fmt(x: float, digits: int = 2) -> str:
 
 
 def metric_label(board: Leaderboard, metric: str) -> str:
-    """A metric's name in the tables: ``frames_to_threshold`` when it counts frames."""
+    """A metric's name in the tables (``steps_to_threshold`` on a budget of env steps)."""
     if metric == "episodes_to_threshold" and board.frame_budget is not None:
-        return "frames_to_threshold"
+        return "frames_to_threshold" if "frames" in board.frame_unit else "steps_to_threshold"
     return metric
 
 
@@ -319,10 +319,10 @@ def intervals_text(board: Leaderboard) -> str:
 
 
 def budget_text(board: Leaderboard) -> str:
-    """``100 episodes`` or ``1,000,000 emulator frames`` (what each run was given)."""
+    """``100 episodes`` or ``1,000,000 env steps`` (what each run was given, in its unit)."""
     if board.frame_budget is None:
         return f"{board.episodes} episodes"
-    return f"{board.frame_budget:,} emulator frames"
+    return f"{board.frame_budget:,} {board.frame_unit}"
 
 
 def leaderboard_markdown(board: Leaderboard) -> str:
@@ -353,16 +353,18 @@ def leaderboard_markdown(board: Leaderboard) -> str:
         )
     else:
         step = board.frame_budget / board.episodes
+        unit = board.frame_unit
         definitions = (
-            f"Budget in frames: each run is read at {board.episodes} evenly spaced points of its"
-            f" {board.frame_budget:,} frames (every {step:,.0f} frames), each point holding the"
+            f"Budget in {unit}: each run is read at {board.episodes} evenly spaced points of its"
+            f" {board.frame_budget:,} {unit} (every {step:,.0f}), each point holding the"
             " return of the run's latest finished episode (before its first episode ended: that"
             " episode's). Metrics per (seed, task) run: **auc** = mean over the points (area under"
-            " the return-vs-frames curve divided by the budget); **final_return** = mean over the"
-            f" last {100 * board.final_fraction:g}% of the frames;"
-            f" **frames_to_threshold** = the frame at which the {SMOOTHING_WINDOW}-point trailing"
-            f" mean first reaches the task's threshold ({shown}{more}; {board.threshold_rule}),"
-            f" {board.frame_budget + step:,.0f} when never reached."
+            f" the return-vs-{unit} curve divided by the budget); **final_return** = mean over the"
+            f" last {100 * board.final_fraction:g}% of the {unit};"
+            f" **{metric_label(board, 'episodes_to_threshold')}** = the count of {unit} at which"
+            f" the {SMOOTHING_WINDOW}-point trailing mean first reaches the task's threshold"
+            f" ({shown}{more}; {board.threshold_rule}), {board.frame_budget + step:,.0f} when never"
+            " reached."
         )
     p_text = (
         ""
