@@ -154,9 +154,10 @@ def write_curves_png(
                 x, values = _run_curves(c, by_frames)
                 if kind == "normalised":
                     assert references is not None
-                    values = _normalised_runs(c, values, references)
-                    if values is None:
+                    normalised = _normalised_runs(c, values, references)
+                    if normalised is None:
                         continue
+                    values = normalised
                 centres, means, width = binned(x, values)
                 mean, half = _band(means)
                 (line,) = ax.plot(centres, mean, label=name, linewidth=1.5)
