@@ -410,3 +410,17 @@ class TestPublishedRunData:
         frames = dataclasses.replace(inputs_of(noisy()), frame_budget=20 * 150)
         with pytest.raises(CompareError, match="counts episodes_to_threshold in episodes"):
             compare_runs(frames, baseline, metric="episodes_to_threshold")
+
+    def test_the_table_describes_the_difference_over_seeds_and_tasks(self, baseline):
+        same = compare_runs(inputs_of(noisy()), baseline)
+        for row in same.rows:  # a rerun ties every pair
+            assert row.paired_improvement == 0.5
+            assert (row.task_ci_low, row.task_ci_high) == (0.0, 0.0)
+        worse = compare_runs(inputs_of(shifted("ours", -1.0)), baseline)
+        ours = next(r for r in worse.rows if r.method == "ours")
+        # Every (seed, task) auc drops by exactly 1: the run loses every pair, and both intervals
+        # are the shift itself.
+        assert ours.paired_improvement == 0.0
+        assert ours.task_ci_low == pytest.approx(-1.0) and ours.task_ci_high == pytest.approx(-1.0)
+        text = format_comparison(worse)
+        assert "CI tasks" in text and "P(run>base)" in text
