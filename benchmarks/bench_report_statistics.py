@@ -28,9 +28,9 @@ from opt_suite import stats  # noqa: E402
 from opt_suite.report import ReportInputs, analyse  # noqa: E402
 from opt_suite.report.build import leaderboard  # noqa: E402
 from opt_suite.report.leaderboard import (  # noqa: E402
+    improvement,
     normalised_estimates,
     oriented,
-    paired_improvement,
     rng_for,
 )
 from opt_suite.report.metrics import METRICS  # noqa: E402
@@ -64,8 +64,10 @@ def new_statistics() -> int:
         if name != "primitives":
             for k in METRICS:
                 x, y = oriented(k, m.values[k]), oriented(k, base.values[k])
-                stats.probability_of_improvement_task_ci(x, y, REPS, rng_for(name, k, "poi"))
-                paired_improvement(k, m.values[k], base.values[k], REPS, rng_for(name, k, "p"))
+                stats.probability_of_improvement_ci(
+                    x, y, REPS, rng_for(name, k, "poi"), over_tasks=True
+                )
+                improvement(k, m.values[k], base.values[k], REPS, rng_for(name, k, "p"), True)
                 intervals += 3
         estimates, _ = normalised_estimates(name, m, REFERENCES, REPS)
         intervals += 2 * len(estimates)

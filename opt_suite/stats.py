@@ -43,7 +43,6 @@ __all__ = [
     "permutation_test",
     "probability_of_improvement",
     "probability_of_improvement_ci",
-    "probability_of_improvement_task_ci",
     "standard_error",
     "stratified_bootstrap",
     "stratified_bootstrap_ci",
@@ -149,39 +148,6 @@ def _stratified_resample(scores: np.ndarray, count: int, rng: np.random.Generato
     return scores[idx, np.arange(tasks)]
 
 
-def stratified_bootstrap(
-    scores: np.ndarray, statistic: Statistic, reps: int, rng: np.random.Generator
-) -> np.ndarray:
-    """Bootstrap distribution ``[reps]`` of ``statistic`` under stratified resampling of runs.
-
-    Args:
-        scores: ``[runs, tasks]`` matrix.
-        statistic: reduces the last two axes of a ``[..., runs, tasks]`` array (e.g. :func:`iqm`).
-        reps: number of bootstrap resamples.
-        rng: the only source of randomness.
-    """
-    scores = _check_scores(scores)
-    out = [
-        np.asarray(statistic(_stratified_resample(scores, count, rng)), dtype=np.float64)
-        for count in _batches(reps, scores.size)
-    ]
-    return np.concatenate(out)
-
-
-def stratified_bootstrap_ci(
-    scores: np.ndarray,
-    statistic: Statistic,
-    reps: int,
-    rng: np.random.Generator,
-    alpha: float = 0.05,
-) -> tuple[float, float]:
-    """Percentile ``1 - alpha`` confidence interval of ``statistic(scores)``.
-
-    rliable's ``get_interval_estimates(..., method='percentile', task_bootstrap=False)``.
-    """
-    return percentile_interval(stratified_bootstrap(scores, statistic, reps, rng), alpha)
-
-
 def _task_resample(scores: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
     """``count`` task-bootstrap resamples, shape ``[count, runs, tasks]``.
 
@@ -195,20 +161,57 @@ def _task_resample(scores: np.ndarray, count: int, rng: np.random.Generator) -> 
     return scores[run_idx, task_idx]
 
 
-def task_bootstrap(
-    scores: np.ndarray, statistic: Statistic, reps: int, rng: np.random.Generator
+def stratified_bootstrap(
+    scores: np.ndarray,
+    statistic: Statistic,
+    reps: int,
+    rng: np.random.Generator,
+    over_tasks: bool = False,
 ) -> np.ndarray:
-    """Bootstrap distribution ``[reps]`` of ``statistic`` resampling tasks, then runs within them.
+    """Bootstrap distribution ``[reps]`` of ``statistic`` under stratified resampling of runs.
 
-    With a single task it equals :func:`stratified_bootstrap` in distribution (the one task is
-    always drawn); with a single run per task it resamples tasks only.
+    Args:
+        scores: ``[runs, tasks]`` matrix.
+        statistic: reduces the last two axes of a ``[..., runs, tasks]`` array (e.g. :func:`iqm`).
+        reps: number of bootstrap resamples.
+        rng: the only source of randomness.
+        over_tasks: resample the tasks too, then the runs within each drawn task (the task
+            bootstrap, :func:`task_bootstrap`).
     """
     scores = _check_scores(scores)
+    resample = _task_resample if over_tasks else _stratified_resample
     out = [
-        np.asarray(statistic(_task_resample(scores, count, rng)), dtype=np.float64)
+        np.asarray(statistic(resample(scores, count, rng)), dtype=np.float64)
         for count in _batches(reps, scores.size)
     ]
     return np.concatenate(out)
+
+
+def stratified_bootstrap_ci(
+    scores: np.ndarray,
+    statistic: Statistic,
+    reps: int,
+    rng: np.random.Generator,
+    alpha: float = 0.05,
+    over_tasks: bool = False,
+) -> tuple[float, float]:
+    """Percentile ``1 - alpha`` confidence interval of ``statistic(scores)``.
+
+    rliable's ``get_interval_estimates(..., method='percentile', task_bootstrap=over_tasks)``.
+    """
+    dist = stratified_bootstrap(scores, statistic, reps, rng, over_tasks)
+    return percentile_interval(dist, alpha)
+
+
+def task_bootstrap(
+    scores: np.ndarray, statistic: Statistic, reps: int, rng: np.random.Generator
+) -> np.ndarray:
+    """:func:`stratified_bootstrap` resampling tasks, then runs within them (``over_tasks``).
+
+    With a single task it equals the stratified bootstrap in distribution (the one task is always
+    drawn); with a single run per task it resamples tasks only.
+    """
+    return stratified_bootstrap(scores, statistic, reps, rng, over_tasks=True)
 
 
 def task_bootstrap_ci(
@@ -218,11 +221,8 @@ def task_bootstrap_ci(
     rng: np.random.Generator,
     alpha: float = 0.05,
 ) -> tuple[float, float]:
-    """Percentile ``1 - alpha`` CI of ``statistic(scores)`` under :func:`task_bootstrap`.
-
-    rliable's ``get_interval_estimates(..., method='percentile', task_bootstrap=True)``.
-    """
-    return percentile_interval(task_bootstrap(scores, statistic, reps, rng), alpha)
+    """:func:`stratified_bootstrap_ci` with ``over_tasks=True`` (rliable's task_bootstrap=True)."""
+    return stratified_bootstrap_ci(scores, statistic, reps, rng, alpha, over_tasks=True)
 
 
 def probability_of_improvement(scores_x: np.ndarray, scores_y: np.ndarray) -> np.ndarray:
@@ -251,43 +251,22 @@ def probability_of_improvement_ci(
     reps: int,
     rng: np.random.Generator,
     alpha: float = 0.05,
+    over_tasks: bool = False,
 ) -> tuple[float, float]:
     """Percentile CI of :func:`probability_of_improvement`.
 
     X's and Y's runs are resampled independently, each stratified by task (rliable's
-    ``StratifiedIndependentBootstrap``).
-    """
-    x, y = _check_pair(scores_x, scores_y, same_tasks=True)
-    per_rep = x.shape[0] * y.shape[0] * x.shape[1]
-    dist = [
-        probability_of_improvement(
-            _stratified_resample(x, count, rng), _stratified_resample(y, count, rng)
-        )
-        for count in _batches(reps, per_rep)
-    ]
-    return percentile_interval(np.concatenate(dist), alpha)
-
-
-def probability_of_improvement_task_ci(
-    scores_x: np.ndarray,
-    scores_y: np.ndarray,
-    reps: int,
-    rng: np.random.Generator,
-    alpha: float = 0.05,
-) -> tuple[float, float]:
-    """Percentile CI of :func:`probability_of_improvement` resampling the tasks too.
-
-    Each resample draws one multiset of tasks (the same for X and Y, since P compares them task by
-    task), then X's and Y's runs independently within each drawn task.
+    ``StratifiedIndependentBootstrap``). With ``over_tasks`` each resample first draws one
+    multiset of tasks (the same for X and Y, since P compares them task by task), then X's and
+    Y's runs independently within each drawn task.
     """
     x, y = _check_pair(scores_x, scores_y, same_tasks=True)
     tasks = x.shape[1]
-    per_rep = x.shape[0] * y.shape[0] * tasks
     dist = []
-    for count in _batches(reps, per_rep):
-        task_idx = rng.integers(0, tasks, size=(count, 1, tasks))
-        xr = x[rng.integers(0, x.shape[0], size=(count, x.shape[0], tasks)), task_idx]
-        yr = y[rng.integers(0, y.shape[0], size=(count, y.shape[0], tasks)), task_idx]
+    for count in _batches(reps, x.shape[0] * y.shape[0] * tasks):
+        drawn = rng.integers(0, tasks, size=(count, 1, tasks)) if over_tasks else np.arange(tasks)
+        xr = x[rng.integers(0, x.shape[0], size=(count, x.shape[0], tasks)), drawn]
+        yr = y[rng.integers(0, y.shape[0], size=(count, y.shape[0], tasks)), drawn]
         dist.append(probability_of_improvement(xr, yr))
     return percentile_interval(np.concatenate(dist), alpha)
 
@@ -330,10 +309,8 @@ def paired_probability_of_improvement_ci(
     x, y = _check_pair(scores_x, scores_y, same_tasks=True)
     if x.shape != y.shape:
         raise ValueError(f"paired runs need the same (runs, tasks), got {x.shape} and {y.shape}")
-    wins = (x > y) + 0.5 * (x == y)
-    resample = _task_resample if over_tasks else _stratified_resample
-    dist = [mean(resample(wins, count, rng)) for count in _batches(reps, wins.size)]
-    return percentile_interval(np.concatenate(dist), alpha)
+    wins = (x > y) + 0.5 * (x == y)  # one entry per pair: resampling it keeps X and Y together
+    return stratified_bootstrap_ci(wins, mean, reps, rng, alpha, over_tasks)
 
 
 def stratified_bootstrap_difference_ci(

@@ -204,7 +204,7 @@ class TestTaskBootstrap:
         y = rng(2).normal(size=(4, 8))
         assert stats.probability_of_improvement(x, y) == 0.75
         seeds = stats.probability_of_improvement_ci(x, y, 2000, rng())
-        tasks = stats.probability_of_improvement_task_ci(x, y, 2000, rng())
+        tasks = stats.probability_of_improvement_ci(x, y, 2000, rng(), over_tasks=True)
         assert seeds == (0.75, 0.75)
         assert tasks[0] < 0.6 and tasks[1] > 0.9
 

@@ -140,31 +140,27 @@ def estimate(scores: np.ndarray, reps: int, rng: np.random.Generator) -> Estimat
 
 
 def improvement(
-    metric: str, x: np.ndarray, y: np.ndarray, reps: int, rng: np.random.Generator
+    metric: str,
+    x: np.ndarray,
+    y: np.ndarray,
+    reps: int,
+    rng: np.random.Generator,
+    paired: bool = False,
 ) -> Improvement:
-    """P(improvement) of runs ``x`` over ``y`` (both ``[seeds, tasks]``) on ``metric``."""
+    """P(improvement) of runs ``x`` over ``y`` (both ``[seeds, tasks]``) on ``metric``.
+
+    ``paired``: the paired P (``x[s, t]`` against ``y[s, t]`` only) instead of rliable's.
+    """
     x, y = oriented(metric, x), oriented(metric, y)
     alpha = 1 - CONFIDENCE
-    low, high = stats.probability_of_improvement_ci(x, y, reps, rng, alpha)
-    task_low, task_high = stats.probability_of_improvement_task_ci(x, y, reps, rng, alpha)
-    return Improvement(
-        float(stats.probability_of_improvement(x, y)), low, high, task_low, task_high
+    point, interval = (
+        (stats.paired_probability_of_improvement, stats.paired_probability_of_improvement_ci)
+        if paired
+        else (stats.probability_of_improvement, stats.probability_of_improvement_ci)
     )
-
-
-def paired_improvement(
-    metric: str, x: np.ndarray, y: np.ndarray, reps: int, rng: np.random.Generator
-) -> Improvement:
-    """The paired P of runs ``x`` over ``y``: ``x[s, t]`` against ``y[s, t]`` only."""
-    x, y = oriented(metric, x), oriented(metric, y)
-    alpha = 1 - CONFIDENCE
-    low, high = stats.paired_probability_of_improvement_ci(x, y, reps, rng, alpha)
-    task_low, task_high = stats.paired_probability_of_improvement_ci(
-        x, y, reps, rng, alpha, over_tasks=True
-    )
-    return Improvement(
-        float(stats.paired_probability_of_improvement(x, y)), low, high, task_low, task_high
-    )
+    low, high = interval(x, y, reps, rng, alpha)
+    task_low, task_high = interval(x, y, reps, rng, alpha, over_tasks=True)
+    return Improvement(float(point(x, y)), low, high, task_low, task_high)
 
 
 def normalised_estimates(
@@ -214,8 +210,8 @@ def build_leaderboard(
             }
             if m.seeds == base.seeds and m.tasks == base.tasks:  # every run has its pair
                 paired = {
-                    k: paired_improvement(
-                        k, m.values[k], base.values[k], bootstrap, rng_for(name, k, "paired")
+                    k: improvement(
+                        k, m.values[k], base.values[k], bootstrap, rng_for(name, k, "paired"), True
                     )
                     for k in METRICS
                 }
