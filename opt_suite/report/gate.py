@@ -345,7 +345,7 @@ def compare_runs(
         raise CompareError(problem)
     sign = 1.0 if HIGHER_IS_BETTER[metric] else -1.0
     rows, p_values = [], []
-    extra: list[tuple[float, float, float]] = []
+    described: list[tuple[float, float, float]] = []
     for name, old in baseline.methods.items():
         x, y = values[name].values[metric], old.metrics[metric]
         si, ti = alignment[name]
@@ -362,7 +362,7 @@ def compare_runs(
             (name, "paired", f"{diff.size} pairs", base_mean, run_mean, run_mean - base_mean)
             + (low, high, p)
         )
-        extra.append((task_low, task_high, won))
+        described.append((task_low, task_high, won))
     adjusted = stats.holm(np.array(p_values)) if correction == "holm" else np.array(p_values)
     result = tuple(
         MethodComparison(
@@ -373,7 +373,7 @@ def compare_runs(
             task_ci_high=more[1],
             paired_improvement=more[2],
         )
-        for row, q, more in zip(rows, adjusted, extra, strict=True)
+        for row, q, more in zip(rows, adjusted, described, strict=True)
     )
     return Comparison(metric, alpha, correction, result, tuple(warnings))
 
