@@ -33,7 +33,7 @@ INPUTS = ReportInputs(TABLE, "paper-size", "h")
 
 def test_bench_write_report_files(benchmark, tmp_path):
     paths = benchmark.pedantic(write_report_files, args=(INPUTS, tmp_path), rounds=3, iterations=1)
-    assert len(paths) == 6
+    assert len(paths) == 7  # REPORT_FILES, runs.json included
 
 
 def test_bench_iqm_ci_2000(benchmark):

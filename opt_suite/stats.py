@@ -16,6 +16,12 @@ Conventions:
 * The bootstrap is *stratified*: runs are resampled with replacement independently within each
   task, tasks are never mixed (rliable's ``StratifiedBootstrap`` with ``task_bootstrap=False``). It
   captures the uncertainty of re-running the same tasks with new seeds.
+* The *task* bootstrap (:func:`task_bootstrap`) is rliable's ``task_bootstrap=True``: the tasks are
+  resampled with replacement, then the runs within each drawn task as above. It adds the
+  uncertainty of having drawn these test tasks rather than others from the task family.
+* :func:`paired_probability_of_improvement` is the variant for runs that share common random
+  numbers (the same seed and test task give both methods the same task and evaluation seeds): it
+  compares each (seed, task) run of X with *the* run of Y of that seed and task only.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ __all__ = [
     "holm",
     "iqm",
     "mean",
+    "paired_probability_of_improvement",
+    "paired_probability_of_improvement_ci",
     "paired_sign_flip_test",
     "paired_sign_flip_smallest_p",
     "percentile_interval",
@@ -39,6 +47,8 @@ __all__ = [
     "stratified_bootstrap",
     "stratified_bootstrap_ci",
     "stratified_bootstrap_difference_ci",
+    "task_bootstrap",
+    "task_bootstrap_ci",
 ]
 
 Statistic = Callable[[np.ndarray], np.ndarray]
@@ -97,9 +107,17 @@ def iqm(scores: np.ndarray) -> np.ndarray:
     """Interquartile mean: the 25% trimmed mean over the flattened runs x tasks.
 
     Exactly rliable's ``aggregate_iqm`` (``scipy.stats.trim_mean(scores, 0.25, axis=None)``): sort
-    the ``n`` entries, drop ``floor(n / 4)`` from each end, average the rest.
+    the ``n`` entries, drop ``floor(n / 4)`` from each end, average the rest. Computed as
+    ``trim_mean`` computes it (the same ``np.partition`` and mean, so the same bits) without its
+    argument-checking wrapper, which cost the bootstrap most of its time.
     """
-    return np.asarray(scipy.stats.trim_mean(_flatten_runs_tasks(scores), 0.25, axis=-1))[()]
+    flat = _flatten_runs_tasks(scores)
+    n = flat.shape[-1]
+    if n == 0:
+        return np.asarray(scipy.stats.trim_mean(flat, 0.25, axis=-1))[()]
+    low = int(0.25 * n)
+    middle = np.partition(flat, (low, n - low - 1), axis=-1)[..., low : n - low]
+    return np.asarray(np.mean(middle, axis=-1))[()]
 
 
 def percentile_interval(distribution: np.ndarray, alpha: float) -> tuple[float, float]:
@@ -130,8 +148,25 @@ def _stratified_resample(scores: np.ndarray, count: int, rng: np.random.Generato
     return scores[idx, np.arange(tasks)]
 
 
+def _task_resample(scores: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``count`` task-bootstrap resamples, shape ``[count, runs, tasks]``.
+
+    rliable's ``StratifiedBootstrap(task_bootstrap=True)``: column ``m`` of resample ``b`` is task
+    ``task_idx[b, m]`` (tasks drawn uniformly with replacement), and within it the runs are drawn
+    with replacement as in :func:`_stratified_resample`.
+    """
+    runs, tasks = scores.shape
+    task_idx = rng.integers(0, tasks, size=(count, 1, tasks))
+    run_idx = rng.integers(0, runs, size=(count, runs, tasks))
+    return scores[run_idx, task_idx]
+
+
 def stratified_bootstrap(
-    scores: np.ndarray, statistic: Statistic, reps: int, rng: np.random.Generator
+    scores: np.ndarray,
+    statistic: Statistic,
+    reps: int,
+    rng: np.random.Generator,
+    over_tasks: bool = False,
 ) -> np.ndarray:
     """Bootstrap distribution ``[reps]`` of ``statistic`` under stratified resampling of runs.
 
@@ -140,10 +175,13 @@ def stratified_bootstrap(
         statistic: reduces the last two axes of a ``[..., runs, tasks]`` array (e.g. :func:`iqm`).
         reps: number of bootstrap resamples.
         rng: the only source of randomness.
+        over_tasks: resample the tasks too, then the runs within each drawn task (the task
+            bootstrap, :func:`task_bootstrap`).
     """
     scores = _check_scores(scores)
+    resample = _task_resample if over_tasks else _stratified_resample
     out = [
-        np.asarray(statistic(_stratified_resample(scores, count, rng)), dtype=np.float64)
+        np.asarray(statistic(resample(scores, count, rng)), dtype=np.float64)
         for count in _batches(reps, scores.size)
     ]
     return np.concatenate(out)
@@ -155,12 +193,36 @@ def stratified_bootstrap_ci(
     reps: int,
     rng: np.random.Generator,
     alpha: float = 0.05,
+    over_tasks: bool = False,
 ) -> tuple[float, float]:
     """Percentile ``1 - alpha`` confidence interval of ``statistic(scores)``.
 
-    rliable's ``get_interval_estimates(..., method='percentile', task_bootstrap=False)``.
+    rliable's ``get_interval_estimates(..., method='percentile', task_bootstrap=over_tasks)``.
     """
-    return percentile_interval(stratified_bootstrap(scores, statistic, reps, rng), alpha)
+    dist = stratified_bootstrap(scores, statistic, reps, rng, over_tasks)
+    return percentile_interval(dist, alpha)
+
+
+def task_bootstrap(
+    scores: np.ndarray, statistic: Statistic, reps: int, rng: np.random.Generator
+) -> np.ndarray:
+    """:func:`stratified_bootstrap` resampling tasks, then runs within them (``over_tasks``).
+
+    With a single task it equals the stratified bootstrap in distribution (the one task is always
+    drawn); with a single run per task it resamples tasks only.
+    """
+    return stratified_bootstrap(scores, statistic, reps, rng, over_tasks=True)
+
+
+def task_bootstrap_ci(
+    scores: np.ndarray,
+    statistic: Statistic,
+    reps: int,
+    rng: np.random.Generator,
+    alpha: float = 0.05,
+) -> tuple[float, float]:
+    """:func:`stratified_bootstrap_ci` with ``over_tasks=True`` (rliable's task_bootstrap=True)."""
+    return stratified_bootstrap_ci(scores, statistic, reps, rng, alpha, over_tasks=True)
 
 
 def probability_of_improvement(scores_x: np.ndarray, scores_y: np.ndarray) -> np.ndarray:
@@ -189,21 +251,66 @@ def probability_of_improvement_ci(
     reps: int,
     rng: np.random.Generator,
     alpha: float = 0.05,
+    over_tasks: bool = False,
 ) -> tuple[float, float]:
     """Percentile CI of :func:`probability_of_improvement`.
 
     X's and Y's runs are resampled independently, each stratified by task (rliable's
-    ``StratifiedIndependentBootstrap``).
+    ``StratifiedIndependentBootstrap``). With ``over_tasks`` each resample first draws one
+    multiset of tasks (the same for X and Y, since P compares them task by task), then X's and
+    Y's runs independently within each drawn task.
     """
     x, y = _check_pair(scores_x, scores_y, same_tasks=True)
-    per_rep = x.shape[0] * y.shape[0] * x.shape[1]
-    dist = [
-        probability_of_improvement(
-            _stratified_resample(x, count, rng), _stratified_resample(y, count, rng)
-        )
-        for count in _batches(reps, per_rep)
-    ]
+    tasks = x.shape[1]
+    dist = []
+    for count in _batches(reps, x.shape[0] * y.shape[0] * tasks):
+        drawn = rng.integers(0, tasks, size=(count, 1, tasks)) if over_tasks else np.arange(tasks)
+        xr = x[rng.integers(0, x.shape[0], size=(count, x.shape[0], tasks)), drawn]
+        yr = y[rng.integers(0, y.shape[0], size=(count, y.shape[0], tasks)), drawn]
+        dist.append(probability_of_improvement(xr, yr))
     return percentile_interval(np.concatenate(dist), alpha)
+
+
+def paired_probability_of_improvement(scores_x: np.ndarray, scores_y: np.ndarray) -> np.ndarray:
+    """Fraction of (seed, task) pairs where X's run beats Y's run of the same seed and task.
+
+    ``mean over (n, m) of [x[n, m] > y[n, m]] + 0.5 [x[n, m] == y[n, m]]``. Meaningful only when
+    run ``n`` of X and run ``n`` of Y share their random numbers (same seed index, same task, same
+    evaluation seeds), so that the pair differs by the method alone.
+
+    Args:
+        scores_x: ``[..., runs, tasks]``.
+        scores_y: same shape (leading axes broadcast).
+    """
+    x = np.asarray(scores_x, dtype=np.float64)
+    y = np.asarray(scores_y, dtype=np.float64)
+    if x.shape[-2:] != y.shape[-2:]:
+        raise ValueError(
+            f"paired runs need the same (runs, tasks), got {x.shape[-2:]} and {y.shape[-2:]}"
+        )
+    wins = (x > y) + 0.5 * (x == y)
+    return np.mean(wins.reshape(*wins.shape[:-2], -1), axis=-1)
+
+
+def paired_probability_of_improvement_ci(
+    scores_x: np.ndarray,
+    scores_y: np.ndarray,
+    reps: int,
+    rng: np.random.Generator,
+    alpha: float = 0.05,
+    over_tasks: bool = False,
+) -> tuple[float, float]:
+    """Percentile CI of :func:`paired_probability_of_improvement`.
+
+    The (seed, task) pairs are resampled as units, so a pair's X and Y stay together: seeds with
+    replacement within each task (``over_tasks=False``, the stratified bootstrap) or, with
+    ``over_tasks=True``, tasks first and then seeds within them (the task bootstrap).
+    """
+    x, y = _check_pair(scores_x, scores_y, same_tasks=True)
+    if x.shape != y.shape:
+        raise ValueError(f"paired runs need the same (runs, tasks), got {x.shape} and {y.shape}")
+    wins = (x > y) + 0.5 * (x == y)  # one entry per pair: resampling it keeps X and Y together
+    return stratified_bootstrap_ci(wins, mean, reps, rng, alpha, over_tasks)
 
 
 def stratified_bootstrap_difference_ci(

@@ -381,3 +381,46 @@ class TestGatePower:
         assert code == 2 and "the run is incomplete" in err, err
         expected = "has status 'interrupted'" if how == "interrupted" else "'ours' seed 0 is"
         assert expected in err
+
+
+class TestPublishedRunData:
+    """Every report's ``runs.json`` is a baseline: a user gates their own run against it."""
+
+    def test_runs_json_gates_a_later_run(self, tmp_path):
+        from opt_suite.report import write_report_files
+
+        write_report_files(inputs_of(noisy()), tmp_path)
+        published = load_baseline(tmp_path / "runs.json")
+        assert published.threshold_unit == "episodes"
+        doc = json.loads((tmp_path / "runs.json").read_text())
+        ours = doc["methods"]["ours"]
+        assert set(ours["metrics"]) == {
+            "auc",
+            "final_return",
+            "episodes_to_threshold",
+            "jump_start",
+            "improvement",
+        }
+        assert np.array(ours["metrics"]["auc"]).shape == (5, 4)  # per run, not aggregates
+        assert compare_runs(inputs_of(noisy()), published).regressions == []
+        worse = compare_runs(inputs_of(shifted("ours", -1.0)), published, metric="jump_start")
+        assert worse.regressions == ["ours"]
+
+    def test_threshold_units_must_agree(self, baseline):
+        frames = dataclasses.replace(inputs_of(noisy()), frame_budget=20 * 150)
+        with pytest.raises(CompareError, match="counts episodes_to_threshold in episodes"):
+            compare_runs(frames, baseline, metric="episodes_to_threshold")
+
+    def test_the_table_describes_the_difference_over_seeds_and_tasks(self, baseline):
+        same = compare_runs(inputs_of(noisy()), baseline)
+        for row in same.rows:  # a rerun ties every pair
+            assert row.paired_improvement == 0.5
+            assert (row.task_ci_low, row.task_ci_high) == (0.0, 0.0)
+        worse = compare_runs(inputs_of(shifted("ours", -1.0)), baseline)
+        ours = next(r for r in worse.rows if r.method == "ours")
+        # Every (seed, task) auc drops by exactly 1: the run loses every pair, and both intervals
+        # are the shift itself.
+        assert ours.paired_improvement == 0.0
+        assert ours.task_ci_low == pytest.approx(-1.0) and ours.task_ci_high == pytest.approx(-1.0)
+        text = format_comparison(worse)
+        assert "CI tasks" in text and "P(run>base)" in text

@@ -55,15 +55,36 @@ def test_returns_csv_is_every_episode_in_spec_order(report):
 def test_leaderboard_json_shape_and_numbers(report):
     out, _ = report
     doc = json.loads((out / "leaderboard.json").read_text())
-    assert set(doc) == {"spec", "warnings", "methods", "probability_of_improvement", "protocol"}
+    assert set(doc) == {
+        "spec",
+        "warnings",
+        "methods",
+        "probability_of_improvement",
+        "paired_probability_of_improvement",
+        "protocol",
+    }
     # 2 seeds: the intervals are flagged; the returns rise by 1 per episode: learning is seen.
     assert len(doc["warnings"]) == 1 and "too few runs" in doc["warnings"][0]
     assert doc["spec"] == {"name": "toy-spec", "hash": "feedc0de"}
     assert list(doc["methods"]) == ["ours", "primitives"]  # best auc IQM first
     for per_metric in doc["methods"].values():
-        assert set(per_metric) == {"auc", "final_return", "episodes_to_threshold"}
+        assert set(per_metric) == {
+            "auc",
+            "final_return",
+            "episodes_to_threshold",
+            "jump_start",
+            "improvement",
+        }
         for fields in per_metric.values():
-            assert set(fields) == {"mean", "se", "iqm", "ci_low", "ci_high"}
+            assert set(fields) == {
+                "mean",
+                "se",
+                "iqm",
+                "ci_low",
+                "ci_high",
+                "task_ci_low",
+                "task_ci_high",
+            }
     # primitives' auc runs: -0.5 + s + 2t = -0.5, 1.5, 0.5, 2.5 -> mean 1, se sqrt(5/3)/2, IQM
     # (drop one at each end) mean(0.5, 1.5) = 1.
     auc = doc["methods"]["primitives"]["auc"]
@@ -71,18 +92,35 @@ def test_leaderboard_json_shape_and_numbers(report):
     assert auc["se"] == pytest.approx(np.sqrt(5 / 3) / 2)
     assert auc["iqm"] == pytest.approx(1.0)
     assert auc["ci_low"] <= 1.0 <= auc["ci_high"]
+    assert auc["task_ci_low"] <= 1.0 <= auc["task_ci_high"]
+    # The first 10% of 20 episodes is episodes 0 and 1: jump start -9.5 + s + 2t (mean -8); the
+    # rest (episodes 2..19, mean e = 10.5) sits 10 above it on every run.
+    assert doc["methods"]["primitives"]["jump_start"]["mean"] == pytest.approx(-8.0)
+    assert doc["methods"]["primitives"]["improvement"]["iqm"] == pytest.approx(10.0)
     # ours' episodes_to_threshold runs: 11, 10, 10, 10 -> mean 10.25.
     assert doc["methods"]["ours"]["episodes_to_threshold"]["mean"] == pytest.approx(10.25)
     poi = doc["probability_of_improvement"]
     assert poi["baseline"] == "primitives"
     assert list(poi["methods"]) == ["ours"]
     # Every ours run beats every primitives run on the same task, on every metric.
-    for metric in ("auc", "final_return", "episodes_to_threshold"):
-        assert poi["methods"]["ours"][metric] == {"probability": 1.0, "ci_low": 1.0, "ci_high": 1.0}
+    certain = dict.fromkeys(
+        ("probability", "ci_low", "ci_high", "task_ci_low", "task_ci_high"), 1.0
+    )
+    for metric in ("auc", "final_return", "episodes_to_threshold", "jump_start"):
+        assert poi["methods"]["ours"][metric] == certain
+        # ...and so does every run of the same seed and task.
+        assert doc["paired_probability_of_improvement"]["methods"]["ours"][metric] == certain
+    # improvement is 10 for both: every pair ties.
+    assert doc["paired_probability_of_improvement"]["methods"]["ours"]["improvement"][
+        "probability"
+    ] == pytest.approx(0.5)
     protocol = doc["protocol"]
     assert (protocol["seeds"], protocol["tasks"], protocol["episodes"]) == (2, 2, 20)
     assert protocol["lower_is_better"] == ["episodes_to_threshold"]
     assert protocol["thresholds"] == {"0": 0.0, "1": 0.0}
+    assert protocol["threshold_unit"] == "episodes"
+    assert protocol["threshold_rule"] == "report.threshold = 0 on every task"
+    assert "normalised" not in doc  # no reference returns
 
 
 def test_leaderboard_csv(report):
@@ -101,18 +139,29 @@ def test_leaderboard_csv(report):
         "p_improvement",
         "p_improvement_ci_low",
         "p_improvement_ci_high",
+        "task_ci_low",
+        "task_ci_high",
+        "p_improvement_task_ci_low",
+        "p_improvement_task_ci_high",
+        "paired_p_improvement",
+        "paired_p_ci_low",
+        "paired_p_ci_high",
+        "paired_p_task_ci_low",
+        "paired_p_task_ci_high",
     ]
     assert [(r["method"], r["metric"]) for r in rows] == [
         (m, k)
         for m in ("ours", "primitives")
-        for k in ("auc", "final_return", "episodes_to_threshold")
+        for k in ("auc", "final_return", "episodes_to_threshold", "jump_start", "improvement")
     ]
     ours_final = rows[1]
     # ours' final returns 8.5 + s + 2t + 5: 13.5, 15.5, 14.5, 16.5 -> mean 15.
     assert float(ours_final["mean"]) == pytest.approx(15.0)
     assert ours_final["runs"] == "4"
     assert float(ours_final["p_improvement"]) == 1.0
-    assert rows[3]["p_improvement"] == ""  # the baseline is not compared with itself
+    assert float(ours_final["paired_p_improvement"]) == 1.0
+    assert rows[5]["method"] == "primitives"
+    assert rows[5]["p_improvement"] == rows[5]["paired_p_improvement"] == ""  # not against itself
 
 
 def test_leaderboard_markdown(report):
@@ -122,13 +171,20 @@ def test_leaderboard_markdown(report):
     assert "hash `feedc0de`" in text
     assert "2 seeds × 2 test tasks × 20 episodes" in text
     table = [line for line in text.splitlines() if line.startswith("|")]
-    assert table[0].startswith("| method | auc ↑: mean ± s.e. | auc: IQM [95% CI] |")
-    assert table[0].endswith("| P(auc > primitives) [95% CI] |")
+    assert table[0].startswith("| method | auc ↑: mean ± s.e. | auc: IQM [95% CI seeds] [tasks] |")
+    assert table[0].endswith(
+        "| P(auc > primitives) [seeds] [tasks] | paired P(auc > primitives) [seeds] [tasks] |"
+    )
     assert table[2].startswith("| ours | 6.00 ± 0.65 |")
-    assert table[2].endswith("| 1.00 [1.00, 1.00] |")
+    assert table[2].endswith("| 1.00 [1.00, 1.00] [1.00, 1.00] | 1.00 [1.00, 1.00] [1.00, 1.00] |")
     assert table[3].startswith("| primitives | 1.00 ± 0.65 | 1.00 [")
-    assert table[3].endswith("| — |")
+    assert table[3].endswith("| — | — |")
     assert "episodes_to_threshold ↓" in table[0]
+    # The second table splits the auc: jump start -8 (ours +5), improvement 10 for both.
+    split = text.index("**The auc split: jump start and improvement**")
+    assert "| ours | -3.00 [" in text[split:] and "| 10.00 [10.00, 10.00]" in text[split:]
+    assert "[seeds] resamples seeds with replacement within each task" in text
+    assert "paired P = the fraction of (seed, task) pairs" in text
 
 
 def test_curves_png_and_its_numbers(report):

@@ -163,3 +163,76 @@ class TestGateTests:
         # sorted 0.01, 0.03, 0.04 times 3, 2, 1 = 0.03, 0.06, 0.04; running max 0.03, 0.06, 0.06
         np.testing.assert_allclose(stats.holm(np.array([0.01, 0.04, 0.03])), [0.03, 0.06, 0.06])
         np.testing.assert_allclose(stats.holm(np.array([0.5, 0.9])), [1.0, 1.0])
+
+
+class TestTaskBootstrap:
+    def test_whole_tasks_are_drawn_and_runs_within_them(self):
+        # Task m's runs are 10 m + {0, 0.1, 0.2}: each resampled column must be one task's runs
+        # (whichever task was drawn), and some resamples draw a task twice.
+        scores = np.array([[10.0 * m + 0.1 * n for m in range(4)] for n in range(3)])
+        repeated = []
+
+        def check(batch: np.ndarray) -> np.ndarray:
+            drawn = np.floor(batch / 10.0 + 1e-9)
+            assert np.all(drawn == drawn[:, :1, :])  # a column never mixes tasks
+            repeated.extend(len(set(d[0])) < 4 for d in drawn)
+            return stats.mean(batch)
+
+        assert stats.task_bootstrap(scores, check, 300, rng()).shape == (300,)
+        assert any(repeated)
+
+    def test_task_interval_is_wider_when_tasks_differ(self):
+        # Runs agree within a task but tasks differ: re-running seeds barely moves the IQM, while
+        # drawing other tasks does.
+        scores = 10.0 * np.arange(8) + rng(3).normal(scale=0.1, size=(5, 8))
+        seeds = stats.stratified_bootstrap_ci(scores, stats.iqm, 2000, rng())
+        tasks = stats.task_bootstrap_ci(scores, stats.iqm, 2000, rng())
+        assert seeds[1] - seeds[0] < 1.0 < tasks[1] - tasks[0]
+        assert tasks[0] <= stats.iqm(scores) <= tasks[1]
+
+    def test_one_task_distribution_of_two_runs(self):
+        # With one task the task bootstrap is the stratified one: 0, 0.5, 1 w.p. 1/4, 1/2, 1/4.
+        dist = stats.task_bootstrap(np.array([[0.0], [1.0]]), stats.mean, 40_000, rng())
+        values, counts = np.unique(dist, return_counts=True)
+        np.testing.assert_allclose(values, [0.0, 0.5, 1.0])
+        np.testing.assert_allclose(counts / dist.size, [0.25, 0.5, 0.25], atol=0.01)
+
+    def test_probability_of_improvement_task_interval(self):
+        # X wins on 6 of 8 tasks by a wide margin and loses on 2: P = 0.75; the seed interval is
+        # a point (no run ever changes a task's verdict), the task interval is not.
+        x = np.tile(np.array([5.0] * 6 + [-5.0] * 2), (4, 1)) + rng(1).normal(size=(4, 8))
+        y = rng(2).normal(size=(4, 8))
+        assert stats.probability_of_improvement(x, y) == 0.75
+        seeds = stats.probability_of_improvement_ci(x, y, 2000, rng())
+        tasks = stats.probability_of_improvement_ci(x, y, 2000, rng(), over_tasks=True)
+        assert seeds == (0.75, 0.75)
+        assert tasks[0] < 0.6 and tasks[1] > 0.9
+
+
+class TestPairedProbabilityOfImprovement:
+    def test_hand_worked(self):
+        # Pairs (seed, task): (1 > 0), (2 = 2), (0 < 3), (5 > 4): (1 + 0.5 + 0 + 1) / 4.
+        x = np.array([[1.0, 2.0], [0.0, 5.0]])
+        y = np.array([[0.0, 2.0], [3.0, 4.0]])
+        assert stats.paired_probability_of_improvement(x, y) == 0.625
+        # The unpaired P compares all seed pairs per task: task 0 {1, 0} vs {0, 3}: (1 + 0 + 0.5
+        # + 0) / 4 = 0.375; task 1 {2, 5} vs {2, 4}: (0.5 + 0 + 1 + 1) / 4 = 0.625; mean 0.5.
+        assert stats.probability_of_improvement(x, y) == 0.5
+
+    def test_pairs_are_resampled_together(self):
+        # X beats Y in every pair by 1 while seeds vary by 10: paired P is 1 in every resample.
+        base = 10.0 * rng(4).normal(size=(5, 3))
+        assert stats.paired_probability_of_improvement_ci(base + 1, base, 500, rng()) == (1.0, 1.0)
+        assert stats.paired_probability_of_improvement_ci(
+            base + 1, base, 500, rng(), over_tasks=True
+        ) == (1.0, 1.0)
+        # ...while the unpaired P sees mostly seed noise.
+        assert stats.probability_of_improvement(base + 1, base) < 0.7
+
+    def test_needs_the_same_runs_and_tasks(self):
+        with pytest.raises(ValueError, match="same"):
+            stats.paired_probability_of_improvement(np.zeros((2, 3)), np.zeros((3, 3)))
+        with pytest.raises(ValueError, match="same"):
+            stats.paired_probability_of_improvement_ci(
+                np.zeros((2, 3)), np.zeros((3, 3)), 10, rng()
+            )

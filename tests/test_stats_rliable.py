@@ -130,3 +130,32 @@ def test_an_unstratified_bootstrap_would_fail_the_check():
 
     wrong = np.array([iid_ci(s) for s in range(SEEDS)])
     assert np.all(z_scores(theirs, wrong) > 10 * Z_MAX)
+
+
+def test_task_bootstrap_interval_matches_rliable():
+    scores = scores_with_different_task_scales(0, runs=4, tasks=8)
+    reps = 4000
+    with global_numpy_seed(0):
+        _, ci = rliable_library.get_interval_estimates(
+            {"m": scores},
+            lambda s: np.array([rliable_metrics.aggregate_iqm(s)]),
+            reps=reps,
+            task_bootstrap=True,
+        )
+    theirs = ci["m"][:, 0]
+    ours = np.array(
+        [
+            stats.task_bootstrap_ci(scores, stats.iqm, reps, np.random.default_rng(s))
+            for s in range(SEEDS)
+        ]
+    )
+    assert np.all(z_scores(theirs, ours) < Z_MAX), (theirs, ours.mean(axis=0))
+    # The seed-only bootstrap is far narrower here (tasks differ by 10, runs by 1): the check
+    # would catch a task bootstrap that forgot to resample tasks.
+    seeds_only = np.array(
+        [
+            stats.stratified_bootstrap_ci(scores, stats.iqm, reps, np.random.default_rng(s))
+            for s in range(SEEDS)
+        ]
+    )
+    assert np.all(z_scores(theirs, seeds_only) > Z_MAX)

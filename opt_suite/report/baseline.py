@@ -1,18 +1,29 @@
-"""The CI baseline file: every run's metric values, so a later run can be tested against them.
+"""The per-run data and CI baseline file: every run's metric values, to test a later run against.
 
-``opt-suite report DIR --export-baseline FILE`` writes it; ``opt-suite compare`` reads it. It keeps
-the per-run values (one per seed x test task), not just the means, because a regression test needs
-the spread and the pairing, and the per-task ``episodes_to_threshold`` thresholds, so that a new run
-is measured against the same thresholds rather than ones re-derived from its own results:
+Every report writes it as ``runs.json`` (the results pages publish it), and ``opt-suite report DIR
+--export-baseline FILE`` writes the same document elsewhere; ``opt-suite compare --baseline`` reads
+it. It keeps the per-run values (one per seed x test task), not just the means, because a
+regression test needs the spread and the pairing, and the per-task ``episodes_to_threshold``
+thresholds, so that a new run is measured against the same thresholds rather than ones re-derived
+from its own results:
 
 .. code-block:: json
 
     {"format": "opt-suite-baseline", "version": 1,
      "spec": {"name": "ci-gate", "hash": "…"},
-     "settings": {"final_fraction": 0.1, "window": 10},
+     "settings": {"final_fraction": 0.1, "window": 10, "threshold_unit": "episodes"},
      "thresholds": {"0": -35.2, "1": -20.0},
      "methods": {"primitives": {"seeds": [0, 1], "tasks": [0, 1],
-                                "metrics": {"auc": [[…per task…], …per seed…], …}}}}
+                                "metrics": {"auc": [[…per task…], …per seed…], …}}},
+     "references": {"expert": "optimal expert", "seeds": [0, 1], "tasks": [0, 1],
+                    "random": [[…]], "expert_returns": [[…]]}}
+
+``metrics`` holds every metric of :data:`opt_suite.report.metrics.METRICS` (``auc``,
+``final_return``, ``episodes_to_threshold`` -- in frames when ``threshold_unit`` is ``frames`` --,
+``jump_start``, ``improvement``), each a seeds x tasks matrix. ``references`` (the uniform-random
+policy's and the expert's returns per seed and test task) is there when the run measured them.
+Files written before ``threshold_unit``, ``jump_start``, ``improvement`` and ``references``
+existed lack them and still load.
 """
 
 from __future__ import annotations
@@ -70,6 +81,8 @@ class Baseline:
     window: int
     thresholds: Mapping[str, float]  # keyed by str(task)
     methods: Mapping[str, BaselineRuns]
+    #: what episodes_to_threshold counts: "episodes", or "frames" for a frame budget
+    threshold_unit: str = "episodes"
 
 
 def baseline_document(inputs: ReportInputs, analysis: Analysis) -> dict[str, Any]:
@@ -78,7 +91,11 @@ def baseline_document(inputs: ReportInputs, analysis: Analysis) -> dict[str, Any
         "format": FORMAT,
         "version": VERSION,
         "spec": {"name": inputs.spec_name, "hash": inputs.spec_hash},
-        "settings": {"final_fraction": inputs.settings.final_fraction, "window": SMOOTHING_WINDOW},
+        "settings": {
+            "final_fraction": inputs.settings.final_fraction,
+            "window": SMOOTHING_WINDOW,
+            "threshold_unit": "episodes" if inputs.frame_budget is None else "frames",
+        },
         "thresholds": {str(t): float(v) for t, v in analysis.thresholds.items()},
         "methods": {
             name: {
@@ -88,6 +105,22 @@ def baseline_document(inputs: ReportInputs, analysis: Analysis) -> dict[str, Any
             }
             for name, m in analysis.metrics.items()
         },
+        **_references(inputs),
+    }
+
+
+def _references(inputs: ReportInputs) -> dict[str, Any]:
+    refs = inputs.references
+    if refs is None:
+        return {}
+    return {
+        "references": {
+            "expert": refs.expert_label,
+            "seeds": list(refs.seeds),
+            "tasks": list(refs.tasks),
+            "random": refs.random.tolist(),
+            "expert_returns": refs.expert.tolist(),
+        }
     }
 
 
@@ -152,6 +185,12 @@ def load_baseline(path: str | Path) -> Baseline:
         path,
         f"settings.window must be an integer in 1..{MAX_WINDOW}, got {window!r}",
     )
+    unit = settings.get("threshold_unit", "episodes")
+    _require(
+        unit in ("episodes", "frames"),
+        path,
+        f"settings.threshold_unit must be 'episodes' or 'frames', got {unit!r}",
+    )
     thresholds = doc.get("thresholds")
     _require(
         isinstance(thresholds, dict) and all(_is_number(v) for v in thresholds.values()),
@@ -168,6 +207,7 @@ def load_baseline(path: str | Path) -> Baseline:
         window=int(window),
         thresholds={str(k): float(v) for k, v in thresholds.items()},
         methods={name: _runs(path, name, entry) for name, entry in methods.items()},
+        threshold_unit=unit,
     )
 
 

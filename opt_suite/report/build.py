@@ -23,7 +23,13 @@ from opt_suite.report.fig1a import TrainingCurves, write_fig1a_png
 from opt_suite.report.html import write_index_html
 from opt_suite.report.interaction_curves import InteractionCurves, write_discovery_png
 from opt_suite.report.leaderboard import Leaderboard, build_leaderboard
-from opt_suite.report.metrics import MethodMetrics, resolve_thresholds, run_metrics
+from opt_suite.report.metrics import (
+    DEFAULT_THRESHOLD_FRACTION,
+    MethodMetrics,
+    resolve_thresholds,
+    run_metrics,
+)
+from opt_suite.report.normalise import References, normalisation_caveat, reference_thresholds
 from opt_suite.report.tables import (
     leaderboard_json,
     leaderboard_markdown,
@@ -42,6 +48,7 @@ REPORT_FILES = (
     "leaderboard.json",
     "curves.png",
     "index.html",
+    "runs.json",
 )
 
 
@@ -66,6 +73,10 @@ class ReportInputs:
             axis (see :func:`opt_suite.report.episodes.learning_curves`).
         demonstrations: each train task's demonstration returns per seed (empty: no section and
             no warning; see :mod:`opt_suite.report.demonstrations`).
+        references: the uniform-random policy's and the expert's returns on every (seed, test
+            task) (None: no normalised scores; see :mod:`opt_suite.report.normalise`).
+        frame_unit: what the ``frames`` column counts: "emulator frames" on Atari, where an
+            action repeats for several frames, else "env steps" (all sub-envs together).
     """
 
     episodes: EpisodeTable
@@ -79,6 +90,13 @@ class ReportInputs:
     interaction: InteractionCurves = dataclasses.field(default_factory=dict)
     frame_budget: int | None = None
     demonstrations: tuple[TaskDemonstrations, ...] = ()
+    references: References | None = None
+    frame_unit: str = "env steps"
+
+
+#: Without a spec threshold, a run with reference returns is timed to this fraction of the way
+#: from the random policy's return to the expert's (a normalised score of 0.5).
+REFERENCE_THRESHOLD_FRACTION = 0.5
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -88,6 +106,7 @@ class Analysis:
     curves: Mapping[str, LearningCurves]
     thresholds: Mapping[Any, float]
     metrics: Mapping[str, MethodMetrics]
+    threshold_rule: str = ""
 
     @property
     def episodes(self) -> int:
@@ -105,9 +124,39 @@ def analyse(inputs: ReportInputs, thresholds: Mapping[Any, float] | None = None)
     """
     curves = learning_curves(inputs.episodes, inputs.methods, inputs.frame_budget)
     s = inputs.settings
+    rule = "given"
     if thresholds is None:
-        thresholds = resolve_thresholds(curves, s.threshold, s.final_fraction)
-    return Analysis(curves, dict(thresholds), run_metrics(curves, s.final_fraction, thresholds))
+        thresholds, rule = choose_thresholds(inputs, curves)
+    metrics = run_metrics(curves, s.final_fraction, thresholds, frame_budget=inputs.frame_budget)
+    return Analysis(curves, dict(thresholds), metrics, rule)
+
+
+def choose_thresholds(
+    inputs: ReportInputs, curves: Mapping[str, LearningCurves]
+) -> tuple[dict[Any, float], str]:
+    """Per-task thresholds of episodes_to_threshold and the rule that chose them, in words.
+
+    The spec's ``report.threshold``; else, with reference returns, a fixed fraction of the
+    normalised score (no compared method sets it); else the old rule, which depends on the
+    methods compared (a leaderboard caveat says so).
+    """
+    s = inputs.settings
+    tasks = next(iter(curves.values())).tasks
+    if s.threshold is not None:
+        return resolve_thresholds(curves, s.threshold, s.final_fraction), (
+            f"report.threshold = {s.threshold:g} on every task"
+        )
+    refs = inputs.references
+    if refs is not None and normalisation_caveat(refs) is None:
+        resolve_thresholds(curves, 0.0, s.final_fraction)  # the methods' tasks must agree
+        return reference_thresholds(refs, tasks, REFERENCE_THRESHOLD_FRACTION), (
+            f"a normalised score of {REFERENCE_THRESHOLD_FRACTION:g}: random +"
+            f" {REFERENCE_THRESHOLD_FRACTION:g} x ({refs.expert_label} - random), mean over seeds"
+        )
+    return resolve_thresholds(curves, None, s.final_fraction), (
+        f"{100 * DEFAULT_THRESHOLD_FRACTION:g}% of the way from the worst to the best method"
+        " entry's mean final return on the task"
+    )
 
 
 def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
@@ -132,13 +181,44 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
             ),
             # Options learned from demonstrations that score nothing test nothing: say so.
             *filter(None, [demonstrations_warning(inputs.demonstrations)]),
+            *filter(None, [_threshold_caveat(analysis)]),
+            *filter(
+                None,
+                [None if inputs.references is None else normalisation_caveat(inputs.references)],
+            ),
         ),
         frame_budget=inputs.frame_budget,
+        references=inputs.references,
+        threshold_rule=analysis.threshold_rule,
+        frame_unit=inputs.frame_unit,
     )
+
+
+def _threshold_caveat(analysis: Analysis) -> str | None:
+    """A warning when the thresholds come from the methods being ranked (the fallback rule)."""
+    if not analysis.threshold_rule.endswith("mean final return on the task"):
+        return None
+    return (
+        "episodes_to_threshold's thresholds come from the compared method entries' own final"
+        " returns (no report.threshold and no reference returns), so they move when an entry is"
+        " added or removed; set report.threshold to time every entry against a fixed level"
+    )
+
+
+def baseline_document(inputs: ReportInputs, analysis: Analysis) -> dict[str, Any]:
+    """The per-run data (:func:`opt_suite.report.baseline.baseline_document`)."""
+    # Imported here: the baseline module builds on this one (ReportInputs, Analysis).
+    from opt_suite.report.baseline import baseline_document as document
+
+    return document(inputs, analysis)
 
 
 def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
     """Write :data:`REPORT_FILES` into ``out_dir`` and return their paths, in that order.
+
+    ``runs.json`` is the run's per-run data (every (method, seed, task) run's metrics): the same
+    document ``report --export-baseline`` writes, so ``compare --baseline runs.json`` gates
+    another run against it (see :mod:`opt_suite.report.baseline`).
 
     ``fig1a.png`` (Algorithm 1's training curves) follows when ``inputs.training`` has any, and
     ``discovery.png`` (option discovery by interaction) when ``inputs.interaction`` has any.
@@ -165,10 +245,17 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
         ),
         write_leaderboard_csv(board, out / "leaderboard.csv"),
         write_json(leaderboard_json(board), out / "leaderboard.json"),
-        write_curves_png(analysis.curves, out / "curves.png", inputs.spec_name),
+        write_curves_png(
+            analysis.curves,
+            out / "curves.png",
+            inputs.spec_name,
+            inputs.references,
+            inputs.frame_unit,
+        ),
         write_index_html(
             board, out / "index.html", inputs.pictures, fig1a=fig1a, discovery=discovery
         ),
+        write_json(baseline_document(inputs, analysis), out / "runs.json"),
     ]
     if fig1a is not None:
         written.append(write_fig1a_png(inputs.training, out / fig1a, inputs.spec_name))

@@ -1,12 +1,18 @@
-"""``curves.png``: mean return on the test tasks vs episode (or frames), with standard-error bands.
+"""``curves.png``: return on the test tasks vs episode (or env steps / frames), binned, with bands.
 
-The paper's Figure 1b: one line per method entry, the mean over all seeds x test tasks of the return
-of each episode, shaded +- one standard error (of that mean, over the seeds x tasks runs).
+The paper's Figure 1b: one line per method entry. A curve of per-episode means is a saw-tooth a
+reader cannot read, so each run's curve is first averaged over bins of consecutive points
+(:func:`binned`: :data:`BINS` bins, the bin width stated on the figure), then averaged over the
+seeds x test tasks runs; the band is a 95% interval of that mean (mean +- 1.96 standard errors over
+the runs, a normal approximation). With reference returns a second panel shows the same curves on
+the per-task normalised scale (0 = uniform-random policy, 1 = expert, see
+:mod:`opt_suite.report.normalise`; tasks without a scale left out).
 
-Families that skip frames (Atari) are plotted against emulator frames instead, as the paper's
-Figures 2–3 plot returns against training time: runs then end their episodes at different frames,
-so each run's curve is read at common frame counts as the return of its latest finished episode
-(a step function), from the first frame count at which every run has finished one episode.
+Runs whose episodes end at different points of their budget (frame budgets, parallel sub-envs,
+frame skips) are plotted against that budget's axis instead, as the paper's Figures 2–3 plot
+returns against training time: each run's curve is read at common counts as the return of its
+latest finished episode (a step function), from the first count at which every run has finished
+one episode. The axis says what it counts: emulator frames on Atari, env steps elsewhere.
 """
 
 from __future__ import annotations
@@ -17,11 +23,16 @@ from pathlib import Path
 import numpy as np
 
 from opt_suite.report.episodes import LearningCurves
+from opt_suite.report.normalise import References
 
-__all__ = ["curve_bands", "frame_bands", "uses_frames", "write_curves_png"]
+__all__ = ["BINS", "binned", "curve_bands", "frame_bands", "uses_frames", "write_curves_png"]
 
 #: Points of the common frame axis of a frames plot.
 FRAME_POINTS = 200
+#: Bins of the plotted curves (fewer when a run has fewer points).
+BINS = 20
+#: Half-width of the band in standard errors (a 95% normal interval of the mean).
+Z_95 = 1.96
 
 
 def curve_bands(curves: LearningCurves) -> tuple[np.ndarray, np.ndarray]:
@@ -59,8 +70,68 @@ def frame_bands(
     return axis, mean, values.std(axis=0, ddof=1) / np.sqrt(values.shape[0])
 
 
-def write_curves_png(curves: Mapping[str, LearningCurves], path: Path, title: str) -> Path:
-    """Draw every method entry's learning curve into ``path`` (PNG, matplotlib's Agg backend)."""
+def binned(
+    x: np.ndarray, values: np.ndarray, bins: int = BINS
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """(bin centres [B], per-run bin means [runs, B], width): consecutive points averaged.
+
+    ``values`` is ``[runs, points]``; bins hold ``width = ceil(points / bins)`` points each (the
+    last one what is left), so a bin is an average of at most ``width`` episodes (or axis points).
+    """
+    points = values.shape[-1]
+    width = max(1, -(-points // max(1, bins)))
+    starts = np.arange(0, points, width)
+    sums = np.add.reduceat(values, starts, axis=-1)
+    counts = np.diff(np.append(starts, points))
+    centres = np.add.reduceat(np.asarray(x, dtype=np.float64), starts) / counts
+    return centres, sums / counts, width
+
+
+def _run_curves(c: LearningCurves, by_frames: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(x [K], values [seeds * tasks, K]): every run's curve on the plotted axis."""
+    if by_frames:
+        frames = c.frames.reshape(-1, c.frames.shape[-1])
+        returns = c.returns.reshape(-1, c.returns.shape[-1])
+        start, stop = frames[:, 0].max(), frames[:, -1].min()
+        axis = np.unique(np.linspace(start, max(start, stop), FRAME_POINTS).round())
+        latest = np.stack([np.searchsorted(f, axis, side="right") - 1 for f in frames])
+        return axis, np.take_along_axis(returns, np.maximum(latest, 0), axis=1)
+    return np.arange(1, c.returns.shape[-1] + 1, dtype=np.float64), c.returns.reshape(
+        -1, c.returns.shape[-1]
+    )
+
+
+def _normalised_runs(
+    c: LearningCurves, values: np.ndarray, references: References
+) -> np.ndarray | None:
+    """The runs' curves on the normalised scale, tasks without a scale left out (None: none)."""
+    random, expert = references.aligned(c.seeds, c.tasks)
+    span = expert - random
+    keep = (np.abs(span) > 1e-9 * np.maximum(1.0, np.abs(expert))).ravel()
+    if not np.any(keep):
+        return None
+    return ((values - random.reshape(-1, 1)) / np.where(span == 0, 1.0, span).reshape(-1, 1))[keep]
+
+
+def _band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    mean = values.mean(axis=0)
+    if values.shape[0] < 2:
+        return mean, np.zeros_like(mean)
+    return mean, Z_95 * values.std(axis=0, ddof=1) / np.sqrt(values.shape[0])
+
+
+def write_curves_png(
+    curves: Mapping[str, LearningCurves],
+    path: Path,
+    title: str,
+    references: References | None = None,
+    frame_unit: str = "env steps",
+) -> Path:
+    """Draw every method entry's binned learning curve into ``path`` (PNG, matplotlib's Agg).
+
+    ``references``: also a panel on the normalised scale. ``frame_unit``: what the frame axis
+    counts, for its label ("env steps", or "emulator frames" on Atari).
+    """
     # Imported here: the report is written at the end of a run and by `opt-suite report`, while
     # `opt-suite compare` only needs numbers and must stay quick.
     import matplotlib
@@ -69,24 +140,45 @@ def write_curves_png(curves: Mapping[str, LearningCurves], path: Path, title: st
     import matplotlib.pyplot as plt
 
     by_frames = uses_frames(curves)
-    fig, ax = plt.subplots(figsize=(7.0, 4.5), dpi=120)
+    panels = [("raw", "return")]
+    if references is not None:
+        panels.append(("normalised", "normalised score"))
+    fig, axes = plt.subplots(
+        1, len(panels), figsize=(7.0 * len(panels), 4.8), dpi=120, squeeze=False
+    )
+    first = next(iter(curves.values()))
     try:
-        for name, c in curves.items():
-            if by_frames:
-                x, mean, se = frame_bands(c)
-            else:
-                mean, se = curve_bands(c)
-                x = np.arange(1, mean.size + 1)
-            (line,) = ax.plot(x, mean, label=name, linewidth=1.5)
-            ax.fill_between(x, mean - se, mean + se, color=line.get_color(), alpha=0.2, linewidth=0)
-        first = next(iter(curves.values()))
-        ax.set_xlabel("emulator frames" if by_frames else "episode")
-        ax.set_ylabel("average return (± s.e.)")
-        ax.set_title(
-            f"{title}: {len(first.seeds)} seeds × {len(first.tasks)} test tasks", fontsize="medium"
+        width = 1
+        for (kind, ylabel), ax in zip(panels, axes[0], strict=True):
+            for name, c in curves.items():
+                x, values = _run_curves(c, by_frames)
+                if kind == "normalised":
+                    assert references is not None
+                    normalised = _normalised_runs(c, values, references)
+                    if normalised is None:
+                        continue
+                    values = normalised
+                centres, means, width = binned(x, values)
+                mean, half = _band(means)
+                (line,) = ax.plot(centres, mean, label=name, linewidth=1.5)
+                ax.fill_between(
+                    centres, mean - half, mean + half, color=line.get_color(), alpha=0.2, lw=0
+                )
+            ax.set_xlabel(frame_unit if by_frames else "episode")
+            ax.set_ylabel(ylabel)
+            if kind == "normalised" and references is not None:
+                ax.set_title(
+                    f"0 = uniform-random policy, 1 = {references.expert_label}", fontsize="small"
+                )
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize="small")
+        unit = "points of the axis" if by_frames else "episodes"
+        fig.suptitle(
+            f"{title}: {len(first.seeds)} seeds × {len(first.tasks)} test tasks; each point is a"
+            f" run's mean over a bin of {width} {unit}, averaged over the runs; band: mean ± 1.96"
+            " s.e. over the runs",
+            fontsize="small",
         )
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize="small")
         fig.tight_layout()
         fig.savefig(path, format="png")
     finally:

@@ -29,7 +29,11 @@ where a regression may be. Whoever wants the smaller test says so by narrowing t
 power check then applies to what is left. There is no unpaired fallback: without pairs, the spread
 of task difficulty hides real regressions (a drop of 1.5 auc that pairing finds at once).
 
-The printed interval is a ``1 - alpha`` stratified-bootstrap percentile CI of the mean difference.
+The printed intervals are ``1 - alpha`` percentile CIs of the mean difference: the stratified
+bootstrap (seeds resampled within each test task) and the task bootstrap (test tasks resampled,
+then seeds within them), and the table adds the paired probability of improvement -- the fraction
+of (seed, task) pairs where the run's value beats the baseline's (ties 1/2; 0.5 for a rerun that
+reproduces the baseline). They describe the difference; the verdict is the sign-flip test's alone.
 Each method's runs share its discovered options, so the runs are not independent draws of option
 discovery: the test asks "are these options worse on these tasks and seeds", not "is the method
 worse".
@@ -78,11 +82,15 @@ class MethodComparison:
     baseline_mean: float
     run_mean: float
     difference: float  # run mean - baseline mean, in the metric's units
-    ci_low: float
+    ci_low: float  # stratified bootstrap (seeds within tasks)
     ci_high: float
     p_value: float  # one-sided, H1: run worse
     p_adjusted: float
     regression: bool
+    task_ci_low: float = float("nan")  # task bootstrap (tasks, then seeds within them)
+    task_ci_high: float = float("nan")
+    #: paired P(run > baseline) over the (seed, task) pairs, oriented so that higher is better
+    paired_improvement: float = float("nan")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,7 +174,9 @@ def _run_values(inputs: ReportInputs, baseline: Baseline, warnings: list[str]) -
             f"tasks {fresh} have no stored threshold: episodes_to_threshold uses this run's"
             " own thresholds there"
         )
-    return run_metrics(curves, baseline.final_fraction, thresholds, baseline.window)
+    return run_metrics(
+        curves, baseline.final_fraction, thresholds, baseline.window, inputs.frame_budget
+    )
 
 
 def _positions(new_keys: tuple, old_keys: tuple) -> list[int] | None:
@@ -297,6 +307,13 @@ def compare_runs(
             f"method entries {missing} of baseline {baseline.path} are not in the run (leave"
             " them out explicitly with --only-methods)"
         )
+    unit = "episodes" if inputs.frame_budget is None else "frames"
+    if metric == "episodes_to_threshold" and baseline.threshold_unit != unit:
+        raise CompareError(
+            f"baseline {baseline.path} counts episodes_to_threshold in"
+            f" {baseline.threshold_unit}, the run in {unit}: re-export the baseline from a run"
+            " of this spec"
+        )
     lacking = [m for m, b in baseline.methods.items() if metric not in b.metrics]
     if lacking:
         raise CompareError(f"baseline {baseline.path} has no {metric!r} values for {lacking}")
@@ -328,6 +345,7 @@ def compare_runs(
         raise CompareError(problem)
     sign = 1.0 if HIGHER_IS_BETTER[metric] else -1.0
     rows, p_values = [], []
+    described: list[tuple[float, float, float]] = []
     for name, old in baseline.methods.items():
         x, y = values[name].values[metric], old.metrics[metric]
         si, ti = alignment[name]
@@ -336,16 +354,26 @@ def compare_runs(
         diff = ours - y
         p = stats.paired_sign_flip_test(sign * diff, permutations, rng)
         low, high = stats.stratified_bootstrap_ci(diff, stats.mean, permutations, rng, alpha)
+        task_low, task_high = stats.task_bootstrap_ci(diff, stats.mean, permutations, rng, alpha)
+        won = float(stats.paired_probability_of_improvement(sign * ours, sign * y))
         base_mean, run_mean = float(np.mean(y)), float(np.mean(ours))
         p_values.append(p)
         rows.append(
             (name, "paired", f"{diff.size} pairs", base_mean, run_mean, run_mean - base_mean)
             + (low, high, p)
         )
+        described.append((task_low, task_high, won))
     adjusted = stats.holm(np.array(p_values)) if correction == "holm" else np.array(p_values)
     result = tuple(
-        MethodComparison(*row, p_adjusted=float(q), regression=bool(q <= alpha))
-        for row, q in zip(rows, adjusted, strict=True)
+        MethodComparison(
+            *row,
+            p_adjusted=float(q),
+            regression=bool(q <= alpha),
+            task_ci_low=more[0],
+            task_ci_high=more[1],
+            paired_improvement=more[2],
+        )
+        for row, q, more in zip(rows, adjusted, described, strict=True)
     )
     return Comparison(metric, alpha, correction, result, tuple(warnings))
 
@@ -368,7 +396,20 @@ def describe_test(c: Comparison) -> str:
 def format_comparison(c: Comparison) -> str:
     """The table of differences with CIs, p-values and verdicts."""
     pct = f"{100 * (1 - c.alpha):g}%"
-    header = ("method", "test", "runs", "baseline", "run", "diff", f"{pct} CI", "p", "p adj", "")
+    header = (
+        "method",
+        "test",
+        "runs",
+        "baseline",
+        "run",
+        "diff",
+        f"{pct} CI seeds",
+        "CI tasks",
+        "P(run>base)",
+        "p",
+        "p adj",
+        "",
+    )
     table = [header]
     for r in c.rows:
         table.append(
@@ -380,13 +421,21 @@ def format_comparison(c: Comparison) -> str:
                 f"{r.run_mean:.3f}",
                 f"{r.difference:+.3f}",
                 f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}]",
+                f"[{r.task_ci_low:+.3f}, {r.task_ci_high:+.3f}]",
+                f"{r.paired_improvement:.2f}",
                 f"{r.p_value:.4f}",
                 f"{r.p_adjusted:.4f}",
                 "REGRESSION" if r.regression else "ok",
             )
         )
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    lines = [describe_test(c), ""]
+    lines = [
+        describe_test(c),
+        "intervals of the mean difference: [seeds] resamples seeds within each test task, [tasks]"
+        " resamples test tasks and then seeds; P(run>base) = the fraction of (seed, task) pairs"
+        " where the run beats the baseline (ties 1/2)",
+        "",
+    ]
     lines += [
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in table

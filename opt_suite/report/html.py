@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from opt_suite.report.leaderboard import Leaderboard
-from opt_suite.report.tables import budget_text, table_cells
+from opt_suite.report.tables import budget_text, extra_tables, intervals_text, table_cells
 
 __all__ = ["index_html", "write_index_html"]
 
@@ -28,8 +28,7 @@ figcaption { font-size: 0.8em; color: #555; }
 """
 
 
-def _table(board: Leaderboard) -> str:
-    header, rows = table_cells(board)
+def _table(header: list[str], rows: list[list[str]]) -> str:
     head = "<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr>"
     body = [
         f"<tr><td>{html.escape(cells[0])}</td>"
@@ -55,15 +54,18 @@ def index_html(
         f"<title>opt-suite: {name}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{name}</h1>",
         f"<p>Spec hash <code>{html.escape(board.spec_hash)}</code> · {board.seeds} seeds ×"
-        f" {board.tasks} test tasks × {budget_text(board)} per method entry · CIs are"
-        f" {round(100 * board.confidence)}% stratified-bootstrap intervals ({board.bootstrap}"
-        " resamples).</p>",
+        f" {board.tasks} test tasks × {budget_text(board)} per method entry ·"
+        f" {html.escape(intervals_text(board))}</p>",
         "<h2>Leaderboard</h2>",
         *(
             f'<p class="warning"><strong>Warning:</strong> {html.escape(w)}</p>'
             for w in board.warnings
         ),
-        _table(board),
+        _table(*table_cells(board)),
+        *(
+            f"<h3>{html.escape(title)}</h3>\n{_table(header, rows)}"
+            for title, header, rows in extra_tables(board)
+        ),
         '<p>Also as <a href="leaderboard.md">Markdown</a>, <a href="leaderboard.csv">CSV</a>,'
         ' <a href="leaderboard.json">JSON</a>; every episode in'
         ' <a href="returns.csv">returns.csv</a>.</p>',

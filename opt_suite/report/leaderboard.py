@@ -1,9 +1,22 @@
 """Aggregate every method entry's per-run metrics into the leaderboard (rliable's protocol).
 
 For each method entry and metric, over its ``seeds x tasks`` runs: the mean and its standard
-error, the interquartile mean (IQM) with a 95% stratified-bootstrap confidence interval, and the
+error, the interquartile mean (IQM) with two 95% bootstrap confidence intervals -- the stratified
+bootstrap over seeds (runs resampled within each task: "rerun these tasks with new seeds") and the
+task bootstrap (tasks resampled, then runs within them: "and draw other test tasks") -- and the
 probability of improvement over the spec's baseline entry (``report.baseline``, ``primitives`` by
-default) with its own bootstrap interval. See :mod:`opt_suite.stats` for the definitions.
+default) with both intervals. Two P's, exactly as computed:
+
+* ``P(X > Y)`` (rliable's): per test task, the fraction of all (run of X, run of Y) pairs in which
+  X's run scores higher (ties count one half), averaged over the tasks;
+* paired ``P``: the fraction of (seed, task) pairs in which X's run scores higher than Y's run of
+  the *same* seed and task (ties one half). Runs of one spec share their random numbers (the
+  learner's seed on a (seed, task) is the same for every method entry, runner/seeding.py), so the
+  pair differs by the method alone. Its intervals resample the pairs as units.
+
+With reference returns (:mod:`opt_suite.report.normalise`) the return metrics are aggregated a
+second time on the per-task normalised scale (IQM and both intervals, P is scale-free). See
+:mod:`opt_suite.stats` for the definitions.
 
 Bootstrap draws are seeded from the method entry's and metric's names, so an entry's intervals do
 not change when another entry is added to the spec.
@@ -18,7 +31,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from opt_suite import stats
-from opt_suite.report.metrics import HIGHER_IS_BETTER, METRICS, MethodMetrics
+from opt_suite.report.metrics import HIGHER_IS_BETTER, METRICS, RETURN_METRICS, MethodMetrics
+from opt_suite.report.normalise import References, normalised_scores
 
 __all__ = ["Estimate", "Improvement", "Leaderboard", "LeaderboardRow", "build_leaderboard"]
 
@@ -33,17 +47,26 @@ class Estimate:
     mean: float
     se: float
     iqm: float
-    ci_low: float
+    ci_low: float  # stratified bootstrap over seeds (within tasks)
     ci_high: float
+    task_ci_low: float  # task bootstrap (tasks, then seeds within them)
+    task_ci_high: float
 
 
 @dataclasses.dataclass(frozen=True)
 class Improvement:
-    """P(a run of this entry beats a run of the baseline on the same task), with its CI."""
+    """P(a run of this entry beats a run of the baseline), with its seed and task intervals.
+
+    What "a run beats a run" pairs up depends on the variant (see the module docstring): every
+    pair of runs on the same task (``LeaderboardRow.improvement``), or the runs of the same seed
+    and task (``LeaderboardRow.paired``).
+    """
 
     probability: float
     ci_low: float
     ci_high: float
+    task_ci_low: float
+    task_ci_high: float
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,6 +77,10 @@ class LeaderboardRow:
     runs: int
     estimates: Mapping[str, Estimate]
     improvement: Mapping[str, Improvement]  # empty for the baseline itself or without a baseline
+    #: the paired P over (seed, task); empty where ``improvement`` is, or seeds differ.
+    paired: Mapping[str, Improvement] = dataclasses.field(default_factory=dict)
+    #: estimates of the return metrics on the normalised scale; empty without references.
+    normalised: Mapping[str, Estimate] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,6 +103,14 @@ class Leaderboard:
     warnings: tuple[str, ...] = ()  # see opt_suite.report.caveats
     #: evaluation.frames when the budget was frames: ``episodes`` then counts frame-axis points.
     frame_budget: int | None = None
+    #: what 0 and 1 of the normalised scores are (None: no normalised scores).
+    normalisation: str | None = None
+    #: the test tasks the normalised scores cover (those where random and expert differ).
+    normalised_tasks: tuple[str, ...] = ()
+    #: how the thresholds of episodes_to_threshold were chosen, for the tables.
+    threshold_rule: str = ""
+    #: what a frame budget counts: "env steps", or "emulator frames" on Atari.
+    frame_unit: str = "env steps"
 
 
 def rng_for(*names: str) -> np.random.Generator:
@@ -89,24 +124,56 @@ def oriented(metric: str, scores: np.ndarray) -> np.ndarray:
 
 
 def estimate(scores: np.ndarray, reps: int, rng: np.random.Generator) -> Estimate:
-    """Mean, s.e., IQM and the IQM's stratified-bootstrap CI of a ``[seeds, tasks]`` matrix."""
-    low, high = stats.stratified_bootstrap_ci(scores, stats.iqm, reps, rng, 1 - CONFIDENCE)
+    """Mean, s.e., IQM and the IQM's seed and task bootstrap CIs of a ``[seeds, tasks]`` matrix."""
+    alpha = 1 - CONFIDENCE
+    low, high = stats.stratified_bootstrap_ci(scores, stats.iqm, reps, rng, alpha)
+    task_low, task_high = stats.task_bootstrap_ci(scores, stats.iqm, reps, rng, alpha)
     return Estimate(
         mean=float(stats.mean(scores)),
         se=float(stats.standard_error(scores)),
         iqm=float(stats.iqm(scores)),
         ci_low=low,
         ci_high=high,
+        task_ci_low=task_low,
+        task_ci_high=task_high,
     )
 
 
 def improvement(
-    metric: str, x: np.ndarray, y: np.ndarray, reps: int, rng: np.random.Generator
+    metric: str,
+    x: np.ndarray,
+    y: np.ndarray,
+    reps: int,
+    rng: np.random.Generator,
+    paired: bool = False,
 ) -> Improvement:
-    """P(improvement) of runs ``x`` over ``y`` (both ``[seeds, tasks]``) on ``metric``."""
+    """P(improvement) of runs ``x`` over ``y`` (both ``[seeds, tasks]``) on ``metric``.
+
+    ``paired``: the paired P (``x[s, t]`` against ``y[s, t]`` only) instead of rliable's.
+    """
     x, y = oriented(metric, x), oriented(metric, y)
-    low, high = stats.probability_of_improvement_ci(x, y, reps, rng, 1 - CONFIDENCE)
-    return Improvement(float(stats.probability_of_improvement(x, y)), low, high)
+    alpha = 1 - CONFIDENCE
+    point, interval = (
+        (stats.paired_probability_of_improvement, stats.paired_probability_of_improvement_ci)
+        if paired
+        else (stats.probability_of_improvement, stats.probability_of_improvement_ci)
+    )
+    low, high = interval(x, y, reps, rng, alpha)
+    task_low, task_high = interval(x, y, reps, rng, alpha, over_tasks=True)
+    return Improvement(float(point(x, y)), low, high, task_low, task_high)
+
+
+def normalised_estimates(
+    name: str, m: MethodMetrics, references: References, reps: int
+) -> tuple[dict[str, Estimate], tuple[str, ...]]:
+    """Estimates of ``m``'s return metrics on the normalised scale, and the tasks they cover."""
+    scores = normalised_scores(m.seeds, m.tasks, m.values, references, RETURN_METRICS)
+    if scores is None:
+        return {}, ()
+    out = {
+        k: estimate(scores.values[k], reps, rng_for(name, k, "normalised")) for k in RETURN_METRICS
+    }
+    return out, tuple(str(t) for t in scores.tasks)
 
 
 def build_leaderboard(
@@ -121,22 +188,39 @@ def build_leaderboard(
     final_fraction: float = 0.1,
     warnings: tuple[str, ...] = (),
     frame_budget: int | None = None,
+    references: References | None = None,
+    threshold_rule: str = "",
+    frame_unit: str = "env steps",
 ) -> Leaderboard:
     """Aggregate per-run metrics (method -> :class:`MethodMetrics`) into a :class:`Leaderboard`.
 
-    A ``baseline`` that is None or not among the entries gives no probabilities of improvement.
+    A ``baseline`` that is None or not among the entries gives no probabilities of improvement;
+    ``references`` (None: none) add the normalised estimates.
     """
     base = metrics.get(baseline) if baseline is not None else None
     rows = []
+    covered: tuple[str, ...] = ()
     for name, m in metrics.items():
         estimates = {k: estimate(m.values[k], bootstrap, rng_for(name, k)) for k in METRICS}
-        improvements = {}
+        improvements, paired = {}, {}
         if base is not None and name != baseline:
             improvements = {
                 k: improvement(k, m.values[k], base.values[k], bootstrap, rng_for(name, k, "poi"))
                 for k in METRICS
             }
-        rows.append(LeaderboardRow(name, m.values["auc"].size, estimates, improvements))
+            if m.seeds == base.seeds and m.tasks == base.tasks:  # every run has its pair
+                paired = {
+                    k: improvement(
+                        k, m.values[k], base.values[k], bootstrap, rng_for(name, k, "paired"), True
+                    )
+                    for k in METRICS
+                }
+        normalised: dict[str, Estimate] = {}
+        if references is not None:
+            normalised, covered = normalised_estimates(name, m, references, bootstrap)
+        rows.append(
+            LeaderboardRow(name, m.values["auc"].size, estimates, improvements, paired, normalised)
+        )
     first = next(iter(metrics.values()))
     primary = "auc"
     sign = 1.0 if HIGHER_IS_BETTER[primary] else -1.0
@@ -155,4 +239,8 @@ def build_leaderboard(
         final_fraction=final_fraction,
         warnings=tuple(warnings),
         frame_budget=frame_budget,
+        normalisation=None if references is None or not covered else references.description,
+        normalised_tasks=covered,
+        threshold_rule=threshold_rule,
+        frame_unit=frame_unit,
     )

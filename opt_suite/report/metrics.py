@@ -7,12 +7,23 @@
 * ``episodes_to_threshold`` -- the first episode (1-based) ``e >= w`` at which the mean return of
   episodes ``e - w + 1 .. e`` (a trailing window of ``w = 10`` episodes, or all of them when a run
   has fewer) reaches the threshold. A run that never reaches it is *censored*: it gets the number of
-  episodes + 1. Lower is better.
+  episodes + 1. Lower is better. With a budget in frames the curve's points are evenly spaced
+  frames, and the value is in *frames*: the frame at which the window first reaches the threshold
+  (``budget + step`` when never reached, ``step`` being the frames between two points).
+* ``jump_start`` -- the mean return over the first :data:`JUMP_START_FRACTION` (10%) of the
+  budget's episodes (or frame-axis points): where the options put the learner before it has learned.
+* ``improvement`` -- the mean return over the rest of the budget minus ``jump_start``: what the
+  learner gained after the jump start. Together they split ``auc`` exactly:
+  ``auc = f * jump_start + (1 - f) * (jump_start + improvement)``, ``f`` the fraction of points in
+  the jump start.
 
-The threshold is ``report.threshold`` from the spec, the same for every task. When it is null, each
-test task gets its own: 90% of the way from the worst to the best method's mean ``final_return``
-on that task (means over seeds), so "reaching the threshold" means "learning nearly as well as the
-best method did on this task"; it depends on the method entries compared, and is stored in the CI
+The threshold is ``report.threshold`` from the spec, the same for every task. When it is null and
+the run has reference returns (:mod:`opt_suite.report.normalise`), each test task gets
+``random + fraction * (expert - random)`` (mean over seeds; a fixed fraction of the normalised
+score, which no method entry sets). Otherwise each test task gets its own: 90% of the way from
+the worst to the best method's mean ``final_return`` on that task (means over seeds), so
+"reaching the threshold" means "learning nearly as well as the best method did on this task"; it
+depends on the method entries compared (the leaderboard says so), and is stored in the CI
 baseline so that a later run is measured against the same thresholds.
 """
 
@@ -30,6 +41,7 @@ from opt_suite.report.episodes import LearningCurves, ReportDataError
 __all__ = [
     "DEFAULT_THRESHOLD_FRACTION",
     "HIGHER_IS_BETTER",
+    "JUMP_START_FRACTION",
     "METRICS",
     "SMOOTHING_WINDOW",
     "MethodMetrics",
@@ -37,13 +49,25 @@ __all__ = [
     "default_thresholds",
     "episodes_to_threshold",
     "final_return",
+    "improvement",
+    "jump_start",
     "run_metrics",
 ]
 
-METRICS = ("auc", "final_return", "episodes_to_threshold")
-HIGHER_IS_BETTER = {"auc": True, "final_return": True, "episodes_to_threshold": False}
+METRICS = ("auc", "final_return", "episodes_to_threshold", "jump_start", "improvement")
+HIGHER_IS_BETTER = {
+    "auc": True,
+    "final_return": True,
+    "episodes_to_threshold": False,
+    "jump_start": True,
+    "improvement": True,
+}
+#: Metrics measured in return units (the ones a normalisation applies to).
+RETURN_METRICS = ("auc", "final_return", "jump_start", "improvement")
 SMOOTHING_WINDOW = 10
 DEFAULT_THRESHOLD_FRACTION = 0.9
+#: The share of the budget the jump start averages (the issue's "first 10% of the budget").
+JUMP_START_FRACTION = 0.1
 
 
 def auc(returns: np.ndarray) -> np.ndarray:
@@ -61,6 +85,27 @@ def final_return(returns: np.ndarray, fraction: float) -> np.ndarray:
     """Mean return of the last ``fraction`` of the episodes (last axis)."""
     count = final_episode_count(returns.shape[-1], fraction)
     return np.mean(returns[..., -count:], axis=-1)
+
+
+def jump_start_count(points: int) -> int:
+    """How many first points :func:`jump_start` averages: ``ceil(0.1 * points)``, >= 1.
+
+    With a single point the jump start is that point and there is nothing after it.
+    """
+    return final_episode_count(points, JUMP_START_FRACTION)
+
+
+def jump_start(returns: np.ndarray) -> np.ndarray:
+    """Mean return of the first :data:`JUMP_START_FRACTION` of the points (last axis)."""
+    return np.mean(returns[..., : jump_start_count(returns.shape[-1])], axis=-1)
+
+
+def improvement(returns: np.ndarray) -> np.ndarray:
+    """Mean return after the jump start minus :func:`jump_start` (0 with a single point)."""
+    k = jump_start_count(returns.shape[-1])
+    if k >= returns.shape[-1]:
+        return np.zeros(returns.shape[:-1])
+    return np.mean(returns[..., k:], axis=-1) - jump_start(returns)
 
 
 def episodes_to_threshold(
@@ -132,20 +177,29 @@ def run_metrics(
     final_fraction: float,
     thresholds: Mapping[Any, float],
     window: int = SMOOTHING_WINDOW,
+    frame_budget: int | None = None,
 ) -> dict[str, MethodMetrics]:
-    """Every metric of every run; ``thresholds`` maps each task to its threshold."""
+    """Every metric of every run; ``thresholds`` maps each task to its threshold.
+
+    ``frame_budget``: the curves are points of the frame axis (see
+    :func:`opt_suite.report.episodes.learning_curves`), and ``episodes_to_threshold`` is given in
+    frames (point ``k``, 1-based, ends at frame ``k * budget / points``).
+    """
     out = {}
     for name, c in curves.items():
         missing = [t for t in c.tasks if t not in thresholds]
         if missing:
             raise ReportDataError(f"no episodes_to_threshold threshold for tasks {missing}")
         per_task = np.array([thresholds[t] for t in c.tasks])
+        reached = episodes_to_threshold(c.returns, per_task, window).astype(np.float64)
+        if frame_budget is not None:
+            reached = reached * (frame_budget / c.returns.shape[-1])
         values = {
             "auc": auc(c.returns),
             "final_return": final_return(c.returns, final_fraction),
-            "episodes_to_threshold": episodes_to_threshold(c.returns, per_task, window).astype(
-                np.float64
-            ),
+            "episodes_to_threshold": reached,
+            "jump_start": jump_start(c.returns),
+            "improvement": improvement(c.returns),
         }
         out[name] = MethodMetrics(name, c.seeds, c.tasks, values)
     return out

@@ -9,20 +9,25 @@ for the rest of a run in which one method crashed (``opt-suite compare`` then re
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
+from opt_suite.files_guard import InputError, read_bounded
 from opt_suite.report.build import ReportInputs
 from opt_suite.report.demonstrations import summarise_demonstrations
 from opt_suite.report.episodes import EpisodeTable, ReportDataError
 from opt_suite.report.fig1a import training_curves
 from opt_suite.report.interaction_curves import interaction_curves
+from opt_suite.report.normalise import References
 from opt_suite.spec.schema import ReportSpec
 from opt_suite.stages import Stage
+from opt_suite.store.files import references_file
 
 __all__ = ["PICTURE_DIRS", "find_pictures", "load_inputs"]
 
@@ -87,6 +92,47 @@ def evaluation_frames(spec_yaml: str) -> int | None:
             f"the stored spec's evaluation.frames {frames!r} is not an integer >= 1"
         )
     return frames
+
+
+def frame_unit(spec_yaml: str) -> str:
+    """What the stored run's ``frames`` count: "emulator frames" on Atari, else "env steps".
+
+    Atari repeats each action for several emulator frames and reports them; every other family
+    counts one frame per env step (all sub-envs together), so its axis is env steps.
+    """
+    try:
+        document = yaml.safe_load(spec_yaml) or {}
+    except yaml.YAMLError:
+        return "env steps"
+    family = document.get("family") if isinstance(document, dict) else None
+    name = family.get("name") if isinstance(family, dict) else None
+    return "emulator frames" if name == "atari" else "env steps"
+
+
+def load_references(path: Path, warnings: list[str]) -> References | None:
+    """The reference returns the runner measured (``references/spec-<hash>.json``), or None.
+
+    A missing file means none were asked for (``report.references``); a file that records why
+    they could not be measured, or a malformed one, adds a warning (the report then says that
+    its scores are not normalised, and why).
+    """
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(read_bounded(path, 64 << 20, "reference returns file").decode("utf-8"))
+        if "error" in doc:
+            warnings.append(f"no normalised scores: {doc['error']}")
+            return None
+        return References(
+            tuple(int(s) for s in doc["seeds"]),
+            tuple(doc["tasks"]),
+            np.asarray(doc["random"], dtype=np.float64),
+            np.asarray(doc["expert_returns"], dtype=np.float64),
+            str(doc["expert"]),
+        )
+    except (InputError, ValueError, KeyError, TypeError) as exc:
+        warnings.append(f"no normalised scores: {path} is not a reference returns file ({exc})")
+        return None
 
 
 def _integer(value: Any) -> bool:
@@ -163,6 +209,7 @@ def _load_inputs(directory: Path, spec_hash: str | None) -> tuple[ReportInputs, 
             "method entries with no completed evaluation:"
             f" {[m for m in planned if m not in present]}"
         )
+    references = load_references(references_file(directory, run.spec_hash), warnings)
     table = EpisodeTable.from_rows(
         (r.method, r.seed, r.task, r.episode, r.ret, r.steps, r.frames) for r in rows
     )
@@ -178,5 +225,7 @@ def _load_inputs(directory: Path, spec_hash: str | None) -> tuple[ReportInputs, 
         interaction={m: interaction[m] for m in methods if m in interaction},
         frame_budget=frame_budget,
         demonstrations=demonstrations,
+        frame_unit=frame_unit(spec_yaml),
+        references=references,
     )
     return inputs, warnings

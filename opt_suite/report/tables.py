@@ -11,11 +11,12 @@ from typing import Any
 import numpy as np
 
 from opt_suite.report.episodes import COLUMNS, EpisodeTable, label_key
-from opt_suite.report.leaderboard import Leaderboard
-from opt_suite.report.metrics import HIGHER_IS_BETTER, SMOOTHING_WINDOW
+from opt_suite.report.leaderboard import Estimate, Improvement, Leaderboard
+from opt_suite.report.metrics import HIGHER_IS_BETTER, JUMP_START_FRACTION, SMOOTHING_WINDOW
 
 __all__ = [
     "LEADERBOARD_CSV_COLUMNS",
+    "extra_tables",
     "leaderboard_json",
     "leaderboard_markdown",
     "write_leaderboard_csv",
@@ -34,9 +35,21 @@ LEADERBOARD_CSV_COLUMNS = (
     "p_improvement",
     "p_improvement_ci_low",
     "p_improvement_ci_high",
+    "task_ci_low",
+    "task_ci_high",
+    "p_improvement_task_ci_low",
+    "p_improvement_task_ci_high",
+    "paired_p_improvement",
+    "paired_p_ci_low",
+    "paired_p_ci_high",
+    "paired_p_task_ci_low",
+    "paired_p_task_ci_high",
 )
 
-ESTIMATE_FIELDS = ("mean", "se", "iqm", "ci_low", "ci_high")
+ESTIMATE_FIELDS = ("mean", "se", "iqm", "ci_low", "ci_high", "task_ci_low", "task_ci_high")
+IMPROVEMENT_FIELDS = ("probability", "ci_low", "ci_high", "task_ci_low", "task_ci_high")
+#: The metrics of the main table; the others (the auc's split) have a table of their own.
+MAIN_METRICS = ("auc", "final_return", "episodes_to_threshold")
 
 
 def _finite(x: float) -> float | None:
@@ -79,9 +92,14 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
 
     ``warnings`` lists what makes the numbers mean less than they seem
     (:mod:`opt_suite.report.caveats`). Two more keys: ``probability_of_improvement``
-    (``{"baseline", "methods": {NAME: {METRIC: {probability, ci_low, ci_high}}}}``, entries other
-    than the baseline) and ``protocol`` (seeds, tasks, episodes, bootstrap resamples, confidence,
-    per-task thresholds, which metrics are better when lower). Methods appear best first.
+    (``{"baseline", "methods": {NAME: {METRIC: {probability, ci_low, ci_high, task_ci_low,
+    task_ci_high}}}}``, entries other than the baseline), ``paired_probability_of_improvement``
+    (the same shape; the paired P over (seed, task)) and ``protocol`` (seeds, tasks, episodes,
+    bootstrap resamples, confidence, per-task thresholds and their rule, the unit of
+    episodes_to_threshold, which metrics are better when lower, and ``intervals``: what each
+    interval resamples). ``ci_*`` is the stratified bootstrap over seeds, ``task_ci_*`` the task
+    bootstrap. With reference returns, ``normalised`` holds ``{"definition", "tasks", "methods":
+    {NAME: {METRIC: estimate}}}`` for the return metrics. Methods appear best first.
     """
     methods = {
         row.method: {
@@ -91,18 +109,38 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
         for row in board.rows
     }
     improvement = {
-        row.method: {
-            k: {"probability": v.probability, "ci_low": v.ci_low, "ci_high": v.ci_high}
-            for k, v in row.improvement.items()
-        }
+        row.method: {k: _improvement_json(v) for k, v in row.improvement.items()}
         for row in board.rows
         if row.improvement
     }
+    paired = {
+        row.method: {k: _improvement_json(v) for k, v in row.paired.items()}
+        for row in board.rows
+        if row.paired
+    }
+    normalised = {}
+    if board.normalisation is not None:
+        normalised = {
+            "normalised": {
+                "definition": board.normalisation,
+                "tasks": list(board.normalised_tasks),
+                "methods": {
+                    row.method: {
+                        k: {f: _finite(getattr(e, f)) for f in ESTIMATE_FIELDS}
+                        for k, e in row.normalised.items()
+                    }
+                    for row in board.rows
+                    if row.normalised
+                },
+            }
+        }
     return {
         "spec": {"name": board.spec_name, "hash": board.spec_hash},
         "warnings": list(board.warnings),
         "methods": methods,
         "probability_of_improvement": {"baseline": board.baseline, "methods": improvement},
+        "paired_probability_of_improvement": {"baseline": board.baseline, "methods": paired},
+        **normalised,
         "protocol": {
             "seeds": board.seeds,
             "tasks": board.tasks,
@@ -114,30 +152,54 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
             "threshold_window": SMOOTHING_WINDOW,
             "lower_is_better": [k for k in board.metrics if not HIGHER_IS_BETTER[k]],
             "thresholds": {str(t): v for t, v in board.thresholds.items()},
+            "threshold_rule": board.threshold_rule,
+            "threshold_unit": "episodes" if board.frame_budget is None else "frames",
+            "jump_start_fraction": JUMP_START_FRACTION,
+            "intervals": {
+                "ci": "stratified bootstrap: seeds resampled with replacement within each task",
+                "task_ci": "task bootstrap: tasks resampled with replacement, then seeds within"
+                " each drawn task",
+                "probability_of_improvement": "per task, the fraction of all (run of X, run of"
+                " baseline) pairs where X scores higher (ties 1/2), averaged over tasks",
+                "paired_probability_of_improvement": "the fraction of (seed, task) pairs where X's"
+                " run scores higher than the baseline's run of the same seed and task (ties 1/2);"
+                " its intervals resample the pairs as units",
+            },
         },
     }
 
 
+def _improvement_json(v: Improvement) -> dict[str, float]:
+    return {f: getattr(v, f) for f in IMPROVEMENT_FIELDS}
+
+
 def write_leaderboard_csv(board: Leaderboard, path: Path) -> Path:
-    """One row per (method entry, metric); the improvement columns are empty for the baseline."""
+    """One row per (method entry, metric); the improvement columns are empty for the baseline.
+
+    With reference returns, rows ``normalised_<metric>`` follow for the return metrics (their
+    improvement columns are empty: P does not depend on the scale).
+    """
     with path.open("w", newline="") as f:
         writer = csv.writer(f, lineterminator="\n")
         writer.writerow(LEADERBOARD_CSV_COLUMNS)
         for row in board.rows:
-            for k in board.metrics:
-                e = row.estimates[k]
-                p = row.improvement.get(k)
-                poi = ("", "", "") if p is None else (p.probability, p.ci_low, p.ci_high)
+            named = [
+                (k, row.estimates[k], row.improvement.get(k), row.paired.get(k))
+                for k in board.metrics
+            ]
+            named += [(f"normalised_{k}", e, None, None) for k, e in row.normalised.items()]
+            for k, e, p, q in named:
+                numbers = [_csv_number(getattr(e, f)) for f in ESTIMATE_FIELDS]
                 writer.writerow(
-                    (
-                        row.method,
-                        k,
-                        row.runs,
-                        *(_csv_number(getattr(e, f)) for f in ESTIMATE_FIELDS),
-                    )
-                    + tuple(poi)
+                    (row.method, k, row.runs, *numbers[:5], *_poi(p)[:3], *numbers[5:])
+                    + _poi(p)[3:]
+                    + _poi(q)
                 )
     return path
+
+
+def _poi(p: Improvement | None) -> tuple[Any, ...]:
+    return ("",) * 5 if p is None else tuple(getattr(p, f) for f in IMPROVEMENT_FIELDS)
 
 
 def _csv_number(x: float) -> str:
@@ -149,39 +211,118 @@ def fmt(x: float, digits: int = 2) -> str:
     return "n/a" if x is None or not np.isfinite(x) else f"{x:.{digits}f}"
 
 
+def metric_label(board: Leaderboard, metric: str) -> str:
+    """A metric's name in the tables (``steps_to_threshold`` on a budget of env steps)."""
+    if metric == "episodes_to_threshold" and board.frame_budget is not None:
+        return "frames_to_threshold" if "frames" in board.frame_unit else "steps_to_threshold"
+    return metric
+
+
+def _iqm_cell(e: Estimate, digits: int) -> str:
+    """``IQM [seeds CI] [tasks CI]``."""
+    return (
+        f"{fmt(e.iqm, digits)} [{fmt(e.ci_low, digits)}, {fmt(e.ci_high, digits)}]"
+        f" [{fmt(e.task_ci_low, digits)}, {fmt(e.task_ci_high, digits)}]"
+    )
+
+
+def _p_cell(p: Improvement | None) -> str:
+    if p is None:
+        return "—"
+    return (
+        f"{p.probability:.2f} [{p.ci_low:.2f}, {p.ci_high:.2f}]"
+        f" [{p.task_ci_low:.2f}, {p.task_ci_high:.2f}]"
+    )
+
+
+def _digits(board: Leaderboard, metric: str) -> int:
+    if metric != "episodes_to_threshold":
+        return 2
+    return 1 if board.frame_budget is None else 0
+
+
 def table_cells(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
-    """The leaderboard table as plain-text cells: (header, one row per method entry)."""
+    """The main leaderboard table as plain-text cells: (header, one row per method entry).
+
+    Every interval cell shows two: ``[seeds CI] [tasks CI]``.
+    """
     pct = round(100 * board.confidence)
+    shown = [k for k in MAIN_METRICS if k in board.metrics]
     header = ["method"]
-    for k in board.metrics:
+    for k in shown:
         arrow = "↑" if HIGHER_IS_BETTER[k] else "↓"
-        header += [f"{k} {arrow}: mean ± s.e.", f"{k}: IQM [{pct}% CI]"]
+        label = metric_label(board, k)
+        header += [f"{label} {arrow}: mean ± s.e.", f"{label}: IQM [{pct}% CI seeds] [tasks]"]
     if board.baseline is not None:
-        header.append(f"P({board.primary} > {board.baseline}) [{pct}% CI]")
+        header.append(f"P({board.primary} > {board.baseline}) [seeds] [tasks]")
+        header.append(f"paired P({board.primary} > {board.baseline}) [seeds] [tasks]")
     rows = []
     for row in board.rows:
         cells = [row.method]
-        for k in board.metrics:
+        for k in shown:
             e = row.estimates[k]
-            digits = 1 if k == "episodes_to_threshold" else 2
+            digits = _digits(board, k)
             cells.append(f"{fmt(e.mean, digits)} ± {fmt(e.se, digits)}")
-            cells.append(
-                f"{fmt(e.iqm, digits)} [{fmt(e.ci_low, digits)}, {fmt(e.ci_high, digits)}]"
-            )
+            cells.append(_iqm_cell(e, digits))
         if board.baseline is not None:
-            p = row.improvement.get(board.primary)
-            cells.append(
-                "—" if p is None else f"{p.probability:.2f} [{p.ci_low:.2f}, {p.ci_high:.2f}]"
-            )
+            cells.append(_p_cell(row.improvement.get(board.primary)))
+            cells.append(_p_cell(row.paired.get(board.primary)))
         rows.append(cells)
     return header, rows
 
 
+def extra_tables(board: Leaderboard) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The tables after the main one: (title, header, rows) each.
+
+    The auc split into its jump start and the improvement after it, then (with reference returns)
+    the return metrics on the normalised scale.
+    """
+    pct = round(100 * board.confidence)
+    split = [k for k in ("jump_start", "improvement") if k in board.metrics]
+    tables = []
+    if split:
+        header = ["method"] + [f"{k} ↑: IQM [{pct}% CI seeds] [tasks]" for k in split]
+        rows = [[r.method] + [_iqm_cell(r.estimates[k], 2) for k in split] for r in board.rows]
+        tables.append(("The auc split: jump start and improvement", header, rows))
+    if board.normalisation is not None:
+        names = list(next((r.normalised for r in board.rows if r.normalised), {}))
+        header = ["method"] + [f"{k} ↑: IQM [{pct}% CI seeds] [tasks]" for k in names]
+        rows = [
+            [r.method]
+            + [_iqm_cell(r.normalised[k], 2) if k in r.normalised else "—" for k in names]
+            for r in board.rows
+        ]
+        title = (
+            f"Normalised scores ({board.normalisation}; {len(board.normalised_tasks)} of"
+            f" {board.tasks} test tasks)"
+        )
+        tables.append((title, header, rows))
+    return tables
+
+
+def _markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
+    ]
+    return lines + ["| " + " | ".join(cells) + " |" for cells in rows]
+
+
+def intervals_text(board: Leaderboard) -> str:
+    """What the two intervals of every cell resample."""
+    return (
+        f"Intervals are {round(100 * board.confidence)}% percentile bootstrap CIs"
+        f" ({board.bootstrap} resamples), two per cell: [seeds] resamples seeds with replacement"
+        " within each task (the uncertainty of rerunning these tasks), [tasks] resamples the test"
+        " tasks with replacement and then seeds within them (also the choice of test tasks)."
+    )
+
+
 def budget_text(board: Leaderboard) -> str:
-    """``100 episodes`` or ``1,000,000 emulator frames`` (what each run was given)."""
+    """``100 episodes`` or ``1,000,000 env steps`` (what each run was given, in its unit)."""
     if board.frame_budget is None:
         return f"{board.episodes} episodes"
-    return f"{board.frame_budget:,} emulator frames"
+    return f"{board.frame_budget:,} {board.frame_unit}"
 
 
 def leaderboard_markdown(board: Leaderboard) -> str:
@@ -191,15 +332,13 @@ def leaderboard_markdown(board: Leaderboard) -> str:
         f"# Leaderboard: {board.spec_name}",
         "",
         f"Spec `{board.spec_name}` (hash `{board.spec_hash}`): {board.seeds} seeds × {board.tasks}"
-        f" test tasks × {budget_text(board)} per method entry; intervals are"
-        f" {round(100 * board.confidence)}% stratified-bootstrap percentile CIs ({board.bootstrap}"
-        " resamples of seeds within tasks).",
+        f" test tasks × {budget_text(board)} per method entry. {intervals_text(board)}",
         "",
         *(f"> **Warning:** {w}\n" for w in board.warnings),
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
+        *_markdown_table(header, rows),
     ]
-    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
+    for title, extra_header, extra_rows in extra_tables(board):
+        lines += ["", f"**{title}**", "", *_markdown_table(extra_header, extra_rows)]
     thresholds = sorted(board.thresholds.items(), key=lambda kv: label_key(kv[0]))
     shown = ", ".join(f"{t}: {v:.2f}" for t, v in thresholds[:8])
     more = f", … ({len(thresholds)} tasks)" if len(thresholds) > 8 else ""
@@ -209,26 +348,38 @@ def leaderboard_markdown(board: Leaderboard) -> str:
             " learning curve per episode); **final_return** = mean return of the last"
             f" {100 * board.final_fraction:g}% of the episodes;"
             f" **episodes_to_threshold** = first episode whose {SMOOTHING_WINDOW}-episode trailing"
-            f" mean return reaches the task's threshold ({shown}{more}), {board.episodes + 1} when"
-            " never reached."
+            f" mean return reaches the task's threshold ({shown}{more}; {board.threshold_rule}),"
+            f" {board.episodes + 1} when never reached."
         )
     else:
         step = board.frame_budget / board.episodes
+        unit = board.frame_unit
         definitions = (
-            f"Budget in frames: each run is read at {board.episodes} evenly spaced points of its"
-            f" {board.frame_budget:,} frames (every {step:,.0f} frames), each point holding the"
+            f"Budget in {unit}: each run is read at {board.episodes} evenly spaced points of its"
+            f" {board.frame_budget:,} {unit} (every {step:,.0f}), each point holding the"
             " return of the run's latest finished episode (before its first episode ended: that"
             " episode's). Metrics per (seed, task) run: **auc** = mean over the points (area under"
-            " the return-vs-frames curve divided by the budget); **final_return** = mean over the"
-            f" last {100 * board.final_fraction:g}% of the frames;"
-            f" **episodes_to_threshold** = first point (in units of {step:,.0f} frames) whose"
-            f" {SMOOTHING_WINDOW}-point trailing mean reaches the task's threshold ({shown}{more}),"
-            f" {board.episodes + 1} when never reached."
+            f" the return-vs-{unit} curve divided by the budget); **final_return** = mean over the"
+            f" last {100 * board.final_fraction:g}% of the {unit};"
+            f" **{metric_label(board, 'episodes_to_threshold')}** = the count of {unit} at which"
+            f" the {SMOOTHING_WINDOW}-point trailing mean first reaches the task's threshold"
+            f" ({shown}{more}; {board.threshold_rule}), {board.frame_budget + step:,.0f} when never"
+            " reached."
         )
+    p_text = (
+        ""
+        if board.baseline is None
+        else " P(X > Y) = per test task, the fraction of all pairs (run of X, run of Y) in which"
+        " X's run scores higher (ties count 1/2), averaged over the tasks; paired P = the fraction"
+        " of (seed, task) pairs in which X's run beats Y's run of the same seed and task (runs of"
+        " one spec share the learner's random numbers on a seed and task)."
+    )
     lines += [
         "",
-        f"{definitions} IQM = 25% trimmed mean over all seeds × tasks. Rows are sorted by"
-        f" {board.primary} IQM.",
+        f"{definitions} **jump_start** = mean return over the first"
+        f" {100 * JUMP_START_FRACTION:g}% of the budget; **improvement** = mean return over the"
+        f" rest minus jump_start. IQM = 25% trimmed mean over all seeds × tasks.{p_text} Rows"
+        f" are sorted by {board.primary} IQM.",
         "",
     ]
     return "\n".join(lines)

@@ -108,6 +108,16 @@ def estimate_work(
     if uses_demos:
         d = spec.demonstrations
         steps += n_seeds * tasks.train * d.trajectories_per_task * d.max_steps
+    if spec.report.references != "none":
+        # The normalised scores' reference returns (runner/references.py): the source's expert
+        # demonstrates every (seed, test task); with `measure`, a source that trains its experts
+        # (ppo_expert: params.frames) trains one per test task and seed. `auto` measures only
+        # tabular families, where the random policy is evaluated exactly (no env steps).
+        d = spec.demonstrations
+        per_task = d.trajectories_per_task * d.max_steps
+        if spec.report.references == "measure":
+            per_task += int(getattr(d.params, "frames", 0) or 0)
+        steps += n_seeds * tasks.test * per_task
     candidates = [(0, "none")]
     if num_states is not None and num_actions is not None:
         S, A = int(num_states), int(num_actions)

@@ -8,6 +8,7 @@ budget (see :mod:`.plan` for the cells and :mod:`.seeding` for where each random
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 import time
 from collections.abc import Sequence
@@ -36,6 +37,7 @@ from opt_suite.runner.estimate import (
 )
 from opt_suite.runner.plan import Cell, Plan, build_plan
 from opt_suite.runner.progress import Progress
+from opt_suite.runner.references import references_wanted
 from opt_suite.runner.scheduler import Summary, cell_record, execute_plan
 from opt_suite.runner.seeding import demonstrations_seed, discovery_seed, evaluation_seed
 from opt_suite.spec import Spec, canonical_yaml, spec_hash, to_plain
@@ -47,6 +49,7 @@ from opt_suite.store.files import (
     cell_dir,
     load_demonstrations,
     remove_stale_temporaries,
+    write_text_atomic,
 )
 from opt_suite.store.provenance import collect_provenance
 from opt_suite.store.writer import CellRecord, StoreWriter
@@ -271,7 +274,7 @@ def run_protocol(
     # nothing.
     runner = make_backend(backend, workers, address, directory / "logs")
     try:
-        family, train, _, plan = plan_spec(spec, seeds, components)
+        family, train, test, plan = plan_spec(spec, seeds, components)
         _check_memory(spec, seeds, components, family, train, runner.workers)
         if any(c.stage is Stage.DEMONSTRATIONS for c in plan.cells):
             import opt_suite.demonstrations  # noqa: F401  (needed to store them; load it now)
@@ -284,7 +287,38 @@ def run_protocol(
             writer.close()
     finally:
         runner.close()
+    if summary is not None and test and references_wanted(spec, components, family, test[0]):
+        _measure_references(spec, components, family, test, seeds, directory, stream)
     return RunResult(summary, directory, run_id, time.monotonic() - start, reuse_note)
+
+
+def _measure_references(
+    spec: Spec,
+    components: Components,
+    family: TaskFamily,
+    test: Sequence[Task],
+    seeds: Sequence[int],
+    directory: Path,
+    stream: TextIO,
+) -> None:
+    """Measure the normalised scores' reference returns; a failure is one loud line, not a crash.
+
+    The report then has no normalised scores and says why (``references/spec-<hash>.json``
+    holds the error instead of the returns).
+    """
+    from opt_suite.demonstrations.base import DemonstrationError
+    from opt_suite.runner.references import ReferenceError, measure_references
+    from opt_suite.store.files import references_file
+
+    try:
+        measure_references(spec, components, family, test, seeds, directory)
+    except (ReferenceError, DemonstrationError, ValueError) as exc:
+        message = f"reference returns not measured: {type(exc).__name__}: {exc}"
+        print(f"warning: {message}", file=stream)
+        path = references_file(directory, spec_hash(spec))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        error = {"format": "opt-suite-references", "error": message}
+        write_text_atomic(path, json.dumps(error) + "\n")
 
 
 def plan_spec(

@@ -7,7 +7,8 @@ scheduled — so results are the same whatever the worker count, backend or subs
 - demonstrations of seed i: ``SeedSequence([tasks.seed, i], spawn_key=(DEMOS,))``;
 - discovery by method entry ``name``: ``spawn_key=(DISCOVERY, stable_hash(name))``;
 - the test-time learner on test task t: ``spawn_key=(EVALUATION, t)`` — the *same* for every method,
-  so methods are compared on common random numbers (same learner seed on the same task and seed).
+  so methods are compared on common random numbers (same learner seed on the same task and seed);
+- the reference returns (random policy, expert) on test task t: ``spawn_key=(REFERENCE, t)``.
 """
 
 from __future__ import annotations
@@ -20,16 +21,19 @@ __all__ = [
     "DEMOS",
     "DISCOVERY",
     "EVALUATION",
+    "REFERENCE",
     "stable_hash",
     "demonstrations_seed",
     "discovery_seed",
     "evaluation_seed",
+    "reference_seed",
 ]
 
 # Purpose codes (first element of every spawn key). Never renumber: stored results depend on them.
 DEMOS = 1
 DISCOVERY = 2
 EVALUATION = 3
+REFERENCE = 4
 
 
 def stable_hash(name: str) -> int:
@@ -54,3 +58,8 @@ def discovery_seed(task_seed: int, seed_index: int, entry_name: str) -> np.rando
 def evaluation_seed(task_seed: int, seed_index: int, task_index: int) -> np.random.SeedSequence:
     """The test-time learner's seed on test task ``task_index`` (shared by every method)."""
     return _root(task_seed, seed_index, (EVALUATION, task_index))
+
+
+def reference_seed(task_seed: int, seed_index: int, task_index: int) -> np.random.SeedSequence:
+    """The seed of the reference returns (random policy, expert) on test task ``task_index``."""
+    return _root(task_seed, seed_index, (REFERENCE, task_index))

@@ -41,7 +41,7 @@ validate SPEC --resolved`` prints a spec with every default written out.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Literal
 
 from opt_suite.limits import (  # re-exported: their old home (the bounds of opt_suite.limits)
     MAX_BOOTSTRAP,
@@ -157,6 +157,14 @@ class ReportSpec:
     final_fraction: float = param(0.1, doc="fraction of last episodes in final_return", gt=0, le=1)
     bootstrap: int = param(
         2000, doc="bootstrap resamples for confidence intervals", ge=100, le=MAX_BOOTSTRAP
+    )
+    references: Literal["auto", "measure", "none"] = param(
+        "auto",
+        doc="reference returns for normalised scores (uniform-random policy = 0, the demonstration"
+        " source's expert = 1, per seed and test task): auto measures them on tabular families"
+        " with a source that trains no checkpointed agent; measure always (ppo_expert: one expert"
+        " per test task and seed); none never",
+        added_later=True,
     )
 
 

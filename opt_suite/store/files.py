@@ -16,7 +16,9 @@ __all__ = [
     "OPTIONS_FILE",
     "CELL_FILE",
     "USAGE_FILE",
+    "REFERENCES_DIR",
     "cell_dir",
+    "references_file",
     "write_cell_dir",
     "load_demonstrations",
     "load_options",
@@ -29,6 +31,16 @@ DEMOS_FILE = "demonstrations.npz"
 OPTIONS_FILE = "options.npz"
 CELL_FILE = "cell.json"
 USAGE_FILE = "option_usage.npz"  # evaluation cells of a learner that counts its option choices
+
+
+#: Reference returns of the normalised scores (opt_suite.runner.references): one file per
+#: (seed, test task), named by its content hash, and one per spec, ``spec-<spec hash>.json``.
+REFERENCES_DIR = "references"
+
+
+def references_file(directory: Path, spec_hash: str) -> Path:
+    """The reference returns of one spec's run, as the runner writes them and reports read them."""
+    return Path(directory) / REFERENCES_DIR / f"spec-{spec_hash}.json"
 
 
 def cell_dir(directory: Path, cell_id: str) -> Path:

@@ -7,9 +7,10 @@ Called by ``regenerate.sh`` (which runs the specs first); usable alone on existi
 
 ``RUNS_DIR`` holds ``fourrooms-paper/``, ``fourrooms-paper-sensitivity/`` and
 ``option-critic-sutton/`` (the ``--out`` directories of ``opt-suite run``). Writes, next to this
-file: the paper setting's leaderboard, curves and Fig. 1a, its `opt-suite diagnose` files and the
-table of README.md's "why" section (between its ``cause`` markers; with the leaderboard of the
-same setting under the intra-option learner, ``fourrooms-paper-intra/``); option-critic's
+file: the paper setting's leaderboard, per-run data (``runs.json``), curves and Fig. 1a, its
+`opt-suite diagnose` files and the table of README.md's "why" section (between its ``cause``
+markers; with the leaderboard and per-run data (``runs-intra.json``) of the same setting under the
+intra-option learner, ``fourrooms-paper-intra/``); option-critic's
 discovery curves in both settings; the sensitivity sweep's table, plus ``sensitivity.md``
 (variants x methods, auc IQM);
 ``provenance.json`` (spec hashes, commit, package versions, wall time of every run); and the
@@ -33,6 +34,9 @@ HERE = Path(__file__).resolve().parent
 COPIES = (
     ("fourrooms-paper", "leaderboard.md", "leaderboard.md"),
     ("fourrooms-paper", "leaderboard.json", "leaderboard.json"),
+    # The per-run data (every (method, seed, task) run's metrics) the pages' numbers come from;
+    # `opt-suite compare MYRUN --baseline runs.json` gates another run against it.
+    ("fourrooms-paper", "runs.json", "runs.json"),
     ("fourrooms-paper", "curves.png", "curves.png"),
     ("fourrooms-paper", "fig1a.png", "fig1a.png"),
     ("fourrooms-paper", "discovery.png", "option-critic-paper-setting.png"),
@@ -92,6 +96,11 @@ def collect_cause(runs_dir: Path, readme: Path) -> int:
         print(f"collect.py: missing {intra} (run regenerate.sh first)", file=sys.stderr)
         return 2
     shutil.copyfile(intra, HERE / "leaderboard-intra.json")
+    intra_runs = runs_dir / INTRA / "runs.json"  # the per-run data of the intra-option column
+    if not intra_runs.is_file():
+        print(f"collect.py: missing {intra_runs} (run regenerate.sh first)", file=sys.stderr)
+        return 2
+    shutil.copyfile(intra_runs, HERE / "runs-intra.json")
     cause = cause_table(
         json.loads((paper / "diagnose.json").read_text()),
         {

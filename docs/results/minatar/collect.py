@@ -6,10 +6,10 @@ Called by ``regenerate.sh`` (which runs the spec first); usable alone on an exis
 
 ``RUNS_DIR/minatar-breakout/`` is the ``--out`` directory of ``opt-suite run minatar-breakout``
 (a lambda1 sweep). Writes, next to this file: the sweep table (``sweep.md``, ``sweep.csv``), each
-variant's leaderboard and curves (``lambda1=<v>/``), ``experts.md`` (each PPO expert's training
-returns, from its checkpoint, and its demonstrations' returns) and ``provenance.json`` (spec hashes,
-commit, package versions, wall time of every run). Only reads the run's files and store; it
-computes no result itself.
+variant's leaderboard, per-run data (``runs.json``) and curves (``lambda1=<v>/``), ``experts.md``
+(each PPO expert's training returns, from its checkpoint, and its demonstrations' returns) and
+``provenance.json`` (spec hashes, commit, package versions, wall time of every run). Only reads
+the run's files and store; it computes no result itself.
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ from opt_suite.store import ResultsStore
 
 HERE = Path(__file__).resolve().parent
 RUN = "minatar-breakout"
-VARIANT_FILES = ("leaderboard.md", "leaderboard.json", "curves.png")
+#: ``runs.json``: the variant's per-run data (every (method, seed, task) run's metrics), which
+#: `opt-suite compare MYRUN --baseline lambda1=<v>/runs.json` accepts.
+VARIANT_FILES = ("leaderboard.md", "leaderboard.json", "runs.json", "curves.png")
 
 
 def main(runs_dir: Path) -> int:
