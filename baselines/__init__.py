@@ -8,11 +8,16 @@ receives the same train tasks, demonstrations, interaction budget and seed:
 - ``eigenoptions`` (:mod:`baselines.eigenoptions`): Machado, Bellemare & Bowling (2017);
 - ``option_critic`` (:mod:`baselines.option_critic`): Bacon, Harb & Precup (2017), tabular;
 - ``reference_options`` (:mod:`baselines.reference_options`): the family's hand-made options
-  (four rooms: Sutton, Precup & Singh 1999's hallway options).
+  (four rooms: Sutton, Precup & Singh 1999's hallway options);
+- ``compile`` (:mod:`baselines.compile`): CompILE, Kipf et al. (2019), demonstrations segmented
+  with one latent per segment;
+- ``love`` (:mod:`baselines.love`): LOVE, Jiang et al. (2022), skills that compress the
+  demonstrations, with its DDO and VTA settings.
 
 None imports TensorFlow or numba at import time.
 """
 
+from baselines.compile import Compile, CompileParams
 from baselines.eigenoptions import Eigenoptions, EigenoptionsParams
 from baselines.option_critic import OptionCritic, OptionCriticParams
 from baselines.primitives import Primitives, PrimitivesParams
@@ -30,4 +35,6 @@ __all__ = [
     "OptionCriticParams",
     "ReferenceOptions",
     "ReferenceOptionsParams",
+    "Compile",
+    "CompileParams",
 ]

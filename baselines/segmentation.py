@@ -1,0 +1,194 @@
+"""What the demonstration-segmenting baselines (CompILE, LOVE) share: inputs, options, scores.
+
+Both learn skills from the same demonstrations as ``offline_options`` and must hand the learner the
+same kind of option set, so they reuse its demonstration layout (padded index arrays, or numbered
+frames) and its option networks (:mod:`opt_suite.option_networks`): every skill is one option
+network with a softmax ``mu`` head over actions and a sigmoid ``beta`` head, tabulated over every
+state on tabular families and a keras conv network on image families. TensorFlow is imported by
+the functions that need it, never at import time.
+
+:func:`boundary_f1` scores a segmentation against known sub-task boundaries (the fidelity tests
+and the methods' ``info``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from opt_suite.families.capabilities import (
+    DISCRETE_ACTIONS,
+    EXACT_MODEL,
+    IMAGE_OBSERVATIONS,
+    INDEX_OBSERVATIONS,
+)
+from opt_suite.methods.base import DiscoveryContext
+from opt_suite.options import OptionSet
+
+__all__ = [
+    "FeatureChoice",
+    "SegmentInputs",
+    "boundary_f1",
+    "feature_problems",
+    "feature_requirements",
+    "segment_inputs",
+    "skill_option_set",
+]
+
+#: The option networks' input, as offline_options' ``features``.
+FeatureChoice = Literal["onehot", "coords", "both", "frames"]
+
+
+def feature_requirements(features: str) -> frozenset[str]:
+    """What a family must offer for these option networks: images for frames, else a model."""
+    if features == "frames":
+        return frozenset({DISCRETE_ACTIONS, IMAGE_OBSERVATIONS})
+    return frozenset({EXACT_MODEL, DISCRETE_ACTIONS, INDEX_OBSERVATIONS})
+
+
+def feature_problems(method: str, features: str, family: Any) -> list[tuple[str, str]]:
+    """``features`` against the family's observations, as (key, message) for ``validate``."""
+    from opt_suite.families.capabilities import offered
+
+    has = offered(family)
+    missing = feature_requirements(features) - has
+    if not missing:
+        return []
+    if features == "frames":
+        hint = ": use 'coords', 'onehot' or 'both'" if INDEX_OBSERVATIONS in has else ""
+        need = "a family with image observations (convolutional skills)"
+    else:
+        hint = ": its observations are images, use 'frames'" if IMAGE_OBSERVATIONS in has else ""
+        need = "a family with an exact model and index observations (skills tabulated over states)"
+    return [("features", f"{method}: {features!r} needs {need}; {family.name} has none{hint}")]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SegmentInputs:
+    """The demonstrations as the sequence models read them.
+
+    Attributes:
+      demos: the padded batch (``offline_options``' layout: ``positions`` index ``states``).
+      features: what the networks see of each entry of ``demos.states`` (``StateFeatures`` over
+        every state of the family, or ``FrameFeatures`` over the demonstrated frames).
+      num_actions: A.
+      frames: whether the observations are frames (conv networks, a network option set).
+      num_states: S of a tabular family (0 on frames).
+    """
+
+    demos: Any
+    features: Any
+    num_actions: int
+    frames: bool
+    num_states: int
+
+    def state_input(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """(int32 [U] state indices, float inputs [U, ...] or None) of the demonstrated states.
+
+        On frames the U "states" are the demonstrations' frames (their coords are the frames).
+        """
+        states = self.demos.states
+        coords = self.features.coords
+        if coords is None:
+            return states, None
+        return states, (coords if self.frames else coords[states])
+
+
+def segment_inputs(
+    context: DiscoveryContext, method: str, features: str, min_actions: int = 1
+) -> SegmentInputs:
+    """``context.demonstrations`` padded, with the networks' input (TensorFlow loads here).
+
+    Raises:
+      ValueError: no train task or demonstration, a demonstration of fewer than ``min_actions``
+        actions (it cannot hold the segments the method needs), or one of the wrong kind.
+    """
+    from opt_suite._tf import tensorflow
+
+    tensorflow()  # quietly, before the modules below import it
+    from opt_suite.methods.offline_options.demos import demo_batch, frame_demo_batch
+    from opt_suite.option_networks.conv import FrameFeatures
+    from opt_suite.option_networks.features import state_features
+    from opt_suite.option_networks.initial import task_actions
+
+    if not context.train_tasks:
+        raise ValueError(f"{method}: needs at least one train task, got none")
+    if not context.demonstrations:
+        raise ValueError(f"{method}: needs at least one demonstration, got none")
+    for i, h in enumerate(context.demonstrations):
+        if len(h) < min_actions:
+            raise ValueError(
+                f"{method}: demonstration {i} ({h.task_id}) has {len(h)} actions, shorter than "
+                f"the {min_actions} segments the method splits each demonstration into; lower "
+                "num_segments or drop the demonstration"
+            )
+    if features == "frames":
+        actions = task_actions(context.family, context.train_tasks[0], method)
+        demos, frames = frame_demo_batch(context.demonstrations, actions)
+        return SegmentInputs(demos, FrameFeatures.of(frames), actions, True, 0)
+    model = context.tabular_models(method)[0]
+    demos = demo_batch(context.demonstrations, model.num_states, model.num_actions)
+    return SegmentInputs(
+        demos, state_features(model, features), model.num_actions, False, model.num_states
+    )
+
+
+def skill_option_set(
+    weights: Sequence[dict[str, np.ndarray]], inputs: SegmentInputs, prefix: str
+) -> OptionSet:
+    """Skill networks (``mu`` and ``beta`` heads) as the learners' option set, named ``prefix-i``.
+
+    Tabular families: tables over every state (``TabularOptionSet``); frames: keras conv models.
+
+    Raises:
+      FloatingPointError: a skill whose tables or weights hold a NaN/inf (never a NaN option).
+    """
+    from opt_suite.option_networks.initial import frame_option_set, tabulate
+    from opt_suite.options import TabularOptionSet
+
+    names = tuple(f"{prefix}-{i}" for i in range(len(weights)))
+    options: OptionSet
+    if inputs.frames:
+        frame_shape = inputs.features.frame_shape
+        options = frame_option_set(weights, frame_shape, inputs.num_actions, prefix)
+    elif not weights:
+        options = TabularOptionSet.empty(inputs.num_states, inputs.num_actions)
+    else:
+        states = np.arange(inputs.num_states, dtype=np.int32)
+        tables = [tabulate(w, inputs.features, states) for w in weights]
+        mu = np.stack([m for m, _ in tables])
+        beta = np.stack([b for _, b in tables])
+        options = TabularOptionSet(mu, beta, names)
+    bad = options.non_finite()
+    if bad is not None:
+        raise FloatingPointError(f"{prefix}: the learned skills hold a NaN/inf in {bad}")
+    return options
+
+
+def boundary_f1(
+    predicted: Iterable[Iterable[int]], true: Iterable[Iterable[int]], tolerance: int = 0
+) -> float:
+    """F1 of predicted sub-task boundaries against true ones, pooled over demonstrations.
+
+    A boundary is the step index t at which a new segment starts (t >= 1; the start of a
+    demonstration is never counted). A predicted boundary is a hit when a not yet matched true
+    boundary lies within ``tolerance`` steps (greedy, in order), as segmentation papers score it
+    (Kipf et al. 2019 report it with tolerance 0 on their grid world).
+    """
+    hits = n_pred = n_true = 0
+    for pred, truth in zip(predicted, true, strict=True):
+        pred = sorted({int(t) for t in pred if int(t) >= 1})
+        free = sorted({int(t) for t in truth if int(t) >= 1})
+        n_pred, n_true = n_pred + len(pred), n_true + len(free)
+        for t in pred:
+            near = [u for u in free if abs(u - t) <= tolerance]
+            if near:
+                free.remove(min(near, key=lambda u: abs(u - t)))
+                hits += 1
+    if n_pred == 0 or n_true == 0:
+        return float(n_pred == n_true)
+    precision, recall = hits / n_pred, hits / n_true
+    return 0.0 if hits == 0 else 2 * precision * recall / (precision + recall)
