@@ -7,6 +7,7 @@ runner's parent process writes — workers (local processes or Ray) return their
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -137,7 +138,14 @@ def connect(path: str | Path, *, create: bool) -> sqlite3.Connection:
     path = Path(path)
     if not create and not path.exists():
         raise StoreError(f"no results store at {path} (run `opt-suite run SPEC --out DIR` first)")
-    if path.exists() or path.is_symlink():
+    if path.is_symlink():
+        # A link to another run's store would append this run there (and its -wal/-shm files
+        # would be created beside the link, not beside the database): never followed.
+        raise StoreError(
+            f"{path}: the results store is a symlink (to {os.readlink(path)}); a store is never "
+            f"read or written through a link{_MOVE_ASIDE.format(path=path, name=path.name)}"
+        )
+    if path.exists():
         # SQLite would block on a FIFO, and report a directory or device as a disk I/O error.
         try:
             regular_file(path, "results store")
