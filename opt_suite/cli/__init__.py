@@ -28,6 +28,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "report": ("opt_suite.cli.report", "(re)write the leaderboard, curves and index.html of a run"),
     "compare": ("opt_suite.cli.compare", "gate CI: fail when results regress against a baseline"),
+    "gate-rates": (
+        "opt_suite.cli.gate_rates",
+        "measure the gate's false-alarm rate and power on a run of fresh seeds of the spec",
+    ),
     "show-options": ("opt_suite.cli.show_options", "draw the options of a run as PNG pictures"),
     "option-usage": (
         "opt_suite.cli.option_usage",
