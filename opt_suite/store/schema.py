@@ -175,6 +175,11 @@ def connect(path: str | Path, *, create: bool) -> sqlite3.Connection:
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except sqlite3.DatabaseError as exc:
         conn.close()
+        if _read_only(exc):  # a store the user may read but not write is not damaged
+            raise StoreError(
+                f"{path}: cannot write the results store ({exc}): it, or its folder, is "
+                "read-only for you; run into a fresh --out directory, or make it writable"
+            ) from None
         raise StoreError(
             f"{path} is not a readable opt-suite results store ({exc})"
             f"{_MOVE_ASIDE.format(path=path, name=path.name)}"
@@ -187,3 +192,9 @@ def connect(path: str | Path, *, create: bool) -> sqlite3.Connection:
             f"version {SCHEMA_VERSION} (use a fresh --out directory)"
         )
     return conn
+
+
+def _read_only(exc: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite refused a write because the database or its folder is read-only."""
+    code = getattr(exc, "sqlite_errorcode", None)  # extended codes keep SQLITE_READONLY low
+    return (code is not None and code & 0xFF == sqlite3.SQLITE_READONLY) or "readonly" in str(exc)
