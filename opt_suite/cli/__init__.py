@@ -12,7 +12,6 @@ import argparse
 import importlib
 import os
 import signal
-import sqlite3
 import sys
 
 from opt_suite.files_guard import InputError
@@ -78,17 +77,10 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return int(module.run(args) or 0)
         except InputError as exc:
-            # A missing, damaged or wrong-type input (opt_suite.files_guard; StoreError is one):
+            # A missing, damaged or wrong-type input (opt_suite.files_guard; StoreError is one,
+            # and SQLite's errors on a store are StoreDatabaseError, a StoreError):
             # whichever layer noticed it, the user gets one line naming it, and exit 2.
             print(f"opt-suite {argv[0]}: {exc}", file=sys.stderr)
-            return 2
-        except sqlite3.DatabaseError as exc:
-            # Pages of a results store that SQLite opened but cannot read (garbage bytes).
-            print(
-                f"opt-suite {argv[0]}: a results store it read is damaged ({exc}): rerun"
-                " `opt-suite run SPEC --out DIR` into a fresh directory",
-                file=sys.stderr,
-            )
             return 2
         except KeyboardInterrupt as exc:
             # SIGTERM arrives as Terminated (a KeyboardInterrupt, see cli.run): exit 128 + 15.

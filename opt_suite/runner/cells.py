@@ -394,8 +394,8 @@ def _signals_noted() -> Iterator[list[int]]:
     try:
         yield arrived
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        for number, restored in previous.items():
+            signal.signal(number, restored)
 
 
 def _checked_log(

@@ -12,6 +12,8 @@ The largest arrays of the tabular protocol are, per cell:
 * the task model: states x actions x outcomes (int32 + 2 float64);
 * whatever a method declares through :meth:`Method.memory_hint` (``(bytes, what)`` or None;
   eigenoptions: the dense states x states Laplacian);
+* the env itself where its family measures it (``TaskFamily.env_memory``: the ``gymnasium``
+  family's env as built at validate, whose kwargs may size it);
 * on any family, the networks of the test-time learner and the demonstration source, through
   their ``network_memory(params, observation_shape, actions)`` (``(bytes, what)`` or None; the
   PPO agents: weights with Adam's moments, one update's batch).
@@ -79,6 +81,7 @@ def estimate_work(
     outcomes: int = 1,
     networks: Sequence[tuple[str, type[Learner] | type[DemonstrationSource], Any]] = (),
     observation: tuple[tuple[int, ...], int] | None = None,
+    env: tuple[int, str] | None = None,
 ) -> WorkEstimate:
     """The work of running ``spec`` for ``seeds``.
 
@@ -92,6 +95,7 @@ def estimate_work(
       networks: (spec key, class, params) of the learner and the source, whose
         ``network_memory`` is counted on ``observation``.
       observation: (one observation's shape, primitive actions) of the family.
+      env: (bytes, what) of one env of the family (``TaskFamily.env_memory``), if it counts.
     """
     ev, tasks = spec.evaluation, spec.tasks
     methods = len(spec.methods)
@@ -136,6 +140,8 @@ def estimate_work(
             if found is not None:
                 size, what = found
                 candidates.append((int(size), f"{key}: {what}"))
+    if env is not None:
+        candidates.append((int(env[0]), env[1]))
     size, what = max(candidates, key=lambda c: c[0])
     return WorkEstimate(cells, int(steps), int(size), what)
 

@@ -10,7 +10,6 @@ and reported; the cells that need it are skipped; everything else carries on.
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 import time
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +20,7 @@ from opt_suite.runner.claims import Claims
 from opt_suite.runner.plan import Cell, Plan
 from opt_suite.runner.progress import Progress
 from opt_suite.stages import Stage
+from opt_suite.store.schema import StoreError
 from opt_suite.store.writer import CellRecord, StoreWriter
 
 __all__ = ["Summary", "execute_plan", "cell_record"]
@@ -119,7 +119,7 @@ def execute_plan(
                 cell_record(cell, outcome),
                 message + ("\n" + details if details else ""),
             )
-        except (OSError, sqlite3.Error):
+        except (OSError, StoreError):
             pass
 
     while pending or inflight:
@@ -182,7 +182,7 @@ def execute_plan(
             else:
                 try:
                     writer.commit_cell(make_record(cell, outcome))
-                except (OSError, sqlite3.Error) as exc:
+                except (OSError, StoreError) as exc:
                     fail(
                         cell,
                         f"{cell.label} finished but could not be stored in "
