@@ -141,10 +141,21 @@ def output_dir(path: str | os.PathLike[str], what: str) -> Path:
 def output_file(path: str | os.PathLike[str], what: str) -> Path:
     """``path`` as a file that can be (re)written: its folder is created; it is not a folder.
 
+    A symlink there is removed (the link, never what it points to): writing through it would
+    change a file outside the output folder — a ``leaderboard.md`` linked to ``~/.bashrc`` would
+    overwrite it. The write then creates a regular file in the link's place.
+
     Raises:
         InputError: it is an existing directory, FIFO or device, or its folder cannot be written.
     """
     path = Path(path)
+    if path.is_symlink():
+        try:
+            path.unlink()
+        except OSError as exc:
+            raise InputError(
+                f"{path}: {what} is a symlink that cannot be replaced ({exc.strerror or exc})"
+            ) from None
     with contextlib.suppress(OSError):
         mode = path.stat().st_mode
         if not stat.S_ISREG(mode):

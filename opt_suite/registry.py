@@ -98,7 +98,9 @@ def load(group: str, name: str) -> Any:
         )
     try:
         cls = eps[name].load()
-    except Exception as exc:  # a broken plugin must not crash `opt-suite list`
+    except (Exception, SystemExit) as exc:  # a broken plugin must not crash `opt-suite list`
+        # SystemExit too: a plugin calling sys.exit(0) on import made `list` print nothing and
+        # exit 0. (KeyboardInterrupt is left alone: it is the user's Ctrl-C.)
         raise RegistryError(
             f"{_KIND.get(group, group)} {name!r} is registered as {eps[name].value} but failed to "
             f"load: {type(exc).__name__}: {exc}"

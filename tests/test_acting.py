@@ -164,3 +164,26 @@ def test_the_action_stream_is_the_agents_seed():
 
     np.testing.assert_array_equal(actions(1), actions(1))
     assert not np.array_equal(actions(1), actions(2))
+
+
+def test_nan_from_the_env_is_blamed_on_the_env_not_on_ppos_weights():
+    """NaN rewards or observations used to surface as "PPO's weights diverged"."""
+    shape = (6,)
+    observation = tensor_spec.BoundedTensorSpec(shape, tf.float32, -10, 10, "observation")
+    action = tensor_spec.BoundedTensorSpec((), tf.int64, 0, 2, "action")
+    params = PPOParams(num_envs=2, network=NetworkParams(fc_units=(8,)))
+    agent = ppo.build_agent(ts.time_step_spec(observation), action, params, seed=0)
+    policy = acting.NumpyCollectPolicy(agent, seed=0)
+    bad = _observations(shape, np.float32, 2)
+    bad[1, 3] = np.nan
+    with pytest.raises(FloatingPointError, match=r"the env gave non-finite observations \(1 of"):
+        policy.act(_batched_time_step(bad, ts.StepType.MID))
+
+    class NanRewards:
+        def step(self, actions):
+            step = _batched_time_step(_observations(shape, np.float32, 2), ts.StepType.MID)
+            return step._replace(reward=np.array([0.0, np.nan], np.float32))
+
+    start = _batched_time_step(_observations(shape, np.float32, 2), ts.StepType.FIRST)
+    with pytest.raises(FloatingPointError, match="the env gave a non-finite reward"):
+        acting.collect(NanRewards(), policy, start, steps=3)

@@ -4,8 +4,10 @@ is retrained (to the same weights: training is seeded), never loaded; demonstrat
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import os
 import shutil
 
 import numpy as np
@@ -41,11 +43,11 @@ def _weights(expert):
     return weights_digest(expert.actor.get_weights())
 
 
-def _swap(path):
+def _swap(path, zero=False):
     """Rewrite the checkpoint as a valid file of the same key holding other weights."""
     with np.load(path) as data:
         arrays = {name: data[name] for name in data.files}
-    arrays["weight_0"] = arrays["weight_0"] + 1.0
+    arrays["weight_0"] = arrays["weight_0"] * 0.0 if zero else arrays["weight_0"] + 1.0
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **arrays)
     path.write_bytes(buffer.getvalue())
@@ -66,6 +68,9 @@ def test_a_verified_checkpoint_is_reused(trained):
         ("truncate", "differ from the SHA-256 recorded"),
         pytest.param("no sidecar", "has no readable digest", marks=pytest.mark.slow),
         pytest.param("garbage sidecar", "has no readable digest", marks=pytest.mark.slow),
+        ("forged", "its weights differ from the digest recorded"),
+        ("dev zero", "is a device, expected a regular file"),
+        pytest.param("fifo sidecar", "has no readable digest", marks=pytest.mark.slow),
     ],
 )
 def test_a_swapped_or_damaged_checkpoint_is_retrained_not_used(trained, fault, reason, capfd):
@@ -77,6 +82,17 @@ def test_a_swapped_or_damaged_checkpoint_is_retrained_not_used(trained, fault, r
         path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     elif fault == "no sidecar":
         sidecar.unlink()
+    elif fault == "forged":  # zeroed weights under a recomputed file digest
+        _swap(path, zero=True)
+        recorded = json.loads(sidecar.read_text())
+        recorded["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+        sidecar.write_text(json.dumps(recorded))
+    elif fault == "dev zero":  # read to the end, it would exhaust memory
+        path.unlink()
+        path.symlink_to("/dev/zero")
+    elif fault == "fifo sidecar":  # opened for reading, it would wait forever
+        sidecar.unlink()
+        os.mkfifo(sidecar)
     else:
         sidecar.write_text("{not json")
     retrained = train_expert(FAMILY, TRAIN[0], TINY, seed=SEED, checkpoint=path)

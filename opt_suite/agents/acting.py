@@ -64,7 +64,15 @@ class NumpyCollectPolicy:
 
     def act(self, time_step: ts.TimeStep) -> tuple[np.ndarray, np.ndarray]:
         """(actions [N] int64, the logits [N, A] they were sampled from) for a batched time step."""
-        logits = self._actor.logits(np.asarray(time_step.observation))
+        observation = np.asarray(time_step.observation)
+        if np.issubdtype(observation.dtype, np.floating) and not np.isfinite(observation).all():
+            # Said here: else the NaN reaches the logits, and is blamed on PPO's weights.
+            bad = np.count_nonzero(~np.isfinite(observation))
+            raise FloatingPointError(
+                f"the env gave non-finite observations ({bad} of {observation.size} values): fix "
+                "the env, PPO cannot act on them"
+            )
+        logits = self._actor.logits(observation)
         actions = sample_categorical(logits, self._rng) + self._minimum
         return actions.astype(np.int64), logits
 
@@ -85,6 +93,12 @@ def collect(
     for _ in range(steps):
         actions, logits = policy.act(time_step)
         next_time_step = env.step(actions)
+        reward = np.asarray(next_time_step.reward)
+        if not np.isfinite(reward).all():
+            raise FloatingPointError(
+                f"the env gave a non-finite reward ({reward[~np.isfinite(reward)][0]}): fix the "
+                "env or its reward_scale, PPO cannot learn from it"
+            )
         transitions.append(Transition(time_step, actions, logits, next_time_step))
         time_step = next_time_step
         if stop is not None and stop():

@@ -8,11 +8,14 @@ lost, not for the entire duration of the episode". Here:
   one train task within a budget of emulator frames, on one vector env of that task. Its weights are
   saved as a checkpoint keyed by everything that determines them (family params, task, expert
   params, seed, package versions); a rerun with the same key loads them instead of training.
-  A checkpoint is trusted only as written: the SHA-256 of its bytes goes into a sidecar
-  (``<checkpoint>.sha256.json``) written after it, and a checkpoint whose bytes differ (swapped,
-  truncated, damaged) or that has no sidecar is retrained, with a line on stderr, never loaded.
-  Training is seeded, so the retrained expert is the one whose demonstrations the run already used
-  (the sidecar also records a digest of the weights, and a retrained expert that differs says so).
+  A checkpoint is trusted only as written: the SHA-256 of its bytes and a digest of its weights go
+  into a sidecar (``<checkpoint>.sha256.json``) written after it, and a checkpoint whose bytes or
+  weights differ from both (swapped, truncated, damaged, or weights forged under a recomputed file
+  digest) or that has no sidecar is retrained, with a line on stderr, never loaded. Both files are
+  read through :mod:`opt_suite.files_guard`: regular, bounded (the checkpoint by the size of the
+  expert's own weights), never blocking on a FIFO or endless on ``/dev/zero``. Training is seeded,
+  so the retrained expert is the one whose demonstrations the run already used (a retrained expert
+  that differs says so).
 - :func:`sample_demonstration`: one trajectory sampled from the expert's softmax policy (as from
   A3C's), from a reset until the first life is lost, the game ends, or the episode is cut; seeded.
 - :func:`collect_agent_demonstrations`: ``trajectories_per_task`` demonstrations on each train task
@@ -42,6 +45,7 @@ from opt_suite.agents import ppo
 from opt_suite.agents.environment import GymnasiumPyEnvironment
 from opt_suite.agents.params import ExpertParams
 from opt_suite.families.base import Task, TaskFamily
+from opt_suite.files_guard import InputError, read_bounded
 from opt_suite.trajectory import Trajectory
 
 __all__ = [
@@ -144,8 +148,8 @@ def train_expert(
     py_env = GymnasiumPyEnvironment(env, seed=seed)
     agent = ppo.build_agent(py_env.time_step_spec(), py_env.action_spec(), params.ppo, seed)
     rejected = None
-    if checkpoint is not None and Path(checkpoint).exists():
-        loaded = _load(Path(checkpoint), key)
+    if checkpoint is not None and (Path(checkpoint).exists() or Path(checkpoint).is_symlink()):
+        loaded = _load(Path(checkpoint), key, _checkpoint_limit(agent.actor_net.get_weights()))
         if not isinstance(loaded, str):
             weights, frames, returns = loaded
             agent.actor_net.set_weights(weights)
@@ -221,24 +225,41 @@ def _sidecar(path: Path) -> Path:
     return path.with_name(path.name + ".sha256.json")
 
 
+#: A sidecar holds a key and two hex digests: a few hundred bytes.
+_SIDECAR_LIMIT = 1 << 16
+
+
+def _checkpoint_limit(weights: Sequence[np.ndarray]) -> int:
+    """The most bytes a checkpoint of these weights may have: the raw weights twice, plus 1 MiB.
+
+    ``savez_compressed`` never makes weights much larger than raw (zip stores incompressible data
+    as is); the episode returns and zip headers fit in the MiB.
+    """
+    return 2 * sum(int(np.asarray(w).nbytes) for w in weights) + (1 << 20)
+
+
 def _recorded(path: Path) -> dict[str, Any]:
-    """The checkpoint's sidecar, or ``{}`` when it is missing or unreadable."""
+    """The checkpoint's sidecar, or ``{}`` when it is missing, not a regular file or unreadable."""
     try:
-        recorded = json.loads(_sidecar(path).read_text())
-    except (OSError, ValueError):
+        recorded = json.loads(read_bounded(_sidecar(path), _SIDECAR_LIMIT, "expert sidecar"))
+    except (InputError, ValueError):
         return {}
     return recorded if isinstance(recorded, dict) else {}
 
 
-def _load(path: Path, key: str) -> tuple[list[np.ndarray], int, np.ndarray] | str:
-    """The checkpoint's weights if its bytes match their sidecar and it holds ``key``; else why."""
+def _load(path: Path, key: str, limit: int) -> tuple[list[np.ndarray], int, np.ndarray] | str:
+    """The checkpoint's weights if both digests match its sidecar and it holds ``key``; else why.
+
+    The sidecar's SHA-256 of the bytes catches a damaged or swapped file; its digest of the weights
+    catches weights replaced under a recomputed file digest (e.g. zeroed): both must match.
+    """
     recorded = _recorded(path)
-    if not recorded:
-        return f"it has no readable digest ({_sidecar(path).name} is missing or damaged)"
+    if not recorded or not recorded.get("weights"):
+        return f"it has no readable digests ({_sidecar(path).name} is missing or damaged)"
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return f"it cannot be read ({exc.strerror or exc})"
+        data = read_bounded(path, limit, "expert checkpoint")
+    except InputError as exc:
+        return f"it cannot be used ({exc})"
     if recorded.get("key") != key or hashlib.sha256(data).hexdigest() != recorded.get("sha256"):
         return "its bytes differ from the SHA-256 recorded when it was written (swapped or damaged)"
     try:
@@ -246,9 +267,12 @@ def _load(path: Path, key: str) -> tuple[list[np.ndarray], int, np.ndarray] | st
             if str(arrays["key"]) != key:
                 return "it holds another key"
             weights = [arrays[f"weight_{i}"] for i in range(int(arrays["num_weights"]))]
-            return weights, int(arrays["frames"]), arrays["episode_returns"]
+            loaded = weights, int(arrays["frames"]), arrays["episode_returns"]
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
         return f"it cannot be read ({type(exc).__name__}: {exc})"
+    if weights_digest(weights) != recorded["weights"]:
+        return "its weights differ from the digest recorded when it was written (altered weights)"
+    return loaded
 
 
 def sample_demonstration(

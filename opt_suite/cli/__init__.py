@@ -12,7 +12,6 @@ import argparse
 import importlib
 import os
 import signal
-import sqlite3
 import sys
 
 from opt_suite.files_guard import InputError
@@ -28,6 +27,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "report": ("opt_suite.cli.report", "(re)write the leaderboard, curves and index.html of a run"),
     "compare": ("opt_suite.cli.compare", "gate CI: fail when results regress against a baseline"),
+    "gate-rates": (
+        "opt_suite.cli.gate_rates",
+        "measure the gate's false-alarm rate and power on a run of fresh seeds of the spec",
+    ),
     "show-options": ("opt_suite.cli.show_options", "draw the options of a run as PNG pictures"),
     "option-usage": (
         "opt_suite.cli.option_usage",
@@ -74,17 +77,10 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return int(module.run(args) or 0)
         except InputError as exc:
-            # A missing, damaged or wrong-type input (opt_suite.files_guard; StoreError is one):
+            # A missing, damaged or wrong-type input (opt_suite.files_guard; StoreError is one,
+            # and SQLite's errors on a store are StoreDatabaseError, a StoreError):
             # whichever layer noticed it, the user gets one line naming it, and exit 2.
             print(f"opt-suite {argv[0]}: {exc}", file=sys.stderr)
-            return 2
-        except sqlite3.DatabaseError as exc:
-            # Pages of a results store that SQLite opened but cannot read (garbage bytes).
-            print(
-                f"opt-suite {argv[0]}: a results store it read is damaged ({exc}): rerun"
-                " `opt-suite run SPEC --out DIR` into a fresh directory",
-                file=sys.stderr,
-            )
             return 2
         except KeyboardInterrupt as exc:
             # SIGTERM arrives as Terminated (a KeyboardInterrupt, see cli.run): exit 128 + 15.

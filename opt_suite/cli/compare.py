@@ -16,6 +16,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from opt_suite.cli.numbers import integer
+
 __all__ = ["add_arguments", "run"]
 
 
@@ -30,14 +32,6 @@ def _alpha(text: str) -> float:
 
 
 MAX_PERMUTATIONS = 10_000_000  # about a minute per method entry; more buys no precision
-
-
-def _positive(text: str) -> int:
-    if not text.isdigit() or not 100 <= int(text) <= MAX_PERMUTATIONS:
-        raise argparse.ArgumentTypeError(
-            f"expected an integer in 100..{MAX_PERMUTATIONS}, got {text!r}"
-        )
-    return int(text)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -69,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--permutations",
-        type=_positive,
+        type=integer(100, MAX_PERMUTATIONS),
         default=10_000,
         help="random permutations / bootstrap resamples (default: 10000)",
     )

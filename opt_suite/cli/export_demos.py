@@ -19,9 +19,13 @@ __all__ = ["add_arguments", "run"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare RUN_DIR, --out and --seed."""
+    from opt_suite.cli.numbers import MAX_INDEX, integer
+
     parser.add_argument("directory", metavar="RUN_DIR", type=Path, help="a run's --out folder")
     parser.add_argument("--out", type=Path, help="where datasets go (default: RUN_DIR/minari)")
-    parser.add_argument("--seed", type=int, action="append", help="seed index (default: all)")
+    parser.add_argument(
+        "--seed", type=integer(0, MAX_INDEX), action="append", help="seed index (default: all)"
+    )
     parser.add_argument(
         "--spec",
         metavar="NAME_OR_HASH",

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import sqlite3
 import sys
 import threading
 from pathlib import Path
@@ -185,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
             return _run_sweep(args, sweep, directory, seeds)
         except (RegistryError, BackendError, StoreError, WorkTooLarge) as exc:
             return error(str(exc))
-        except (OSError, sqlite3.Error) as exc:
+        except OSError as exc:
             return error(f"cannot write results to {directory}: {exc}")
         finally:
             if in_main_thread:
@@ -203,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
         )
     except (RegistryError, BackendError, StoreError, WorkTooLarge) as exc:
         return error(str(exc))
-    except (OSError, sqlite3.Error) as exc:  # e.g. the disk is full before any cell ran
+    except OSError as exc:  # e.g. the disk is full before any cell ran (SQLite's: StoreError)
         return error(f"cannot write results to {directory}: {exc}")
     finally:
         if in_main_thread:

@@ -30,6 +30,9 @@ __all__ = ["add_arguments", "run"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare RUN_DIR or --options/--spec, and the drawing choices."""
+    from opt_suite.cli.numbers import MAX_INDEX, integer
+    from opt_suite.spec.schema import MAX_EPISODES, MAX_TASKS
+
     parser.add_argument("directory", metavar="RUN_DIR", type=Path, nargs="?",
                         help="the --out directory of `opt-suite run`")  # fmt: skip
     parser.add_argument("--options", type=Path, help="an option set .npz (instead of RUN_DIR)")
@@ -40,9 +43,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--demos", type=Path, help="demonstrations .npz to draw (with --options)")
     parser.add_argument("--method", action="append", help="method entry to draw (default: all)")
-    parser.add_argument("--seed", type=int, action="append", help="seed index (default: first)")
-    parser.add_argument("--task", type=int, default=0, help="test task index (default 0)")
-    parser.add_argument("--episodes", type=int, default=None,
+    parser.add_argument("--seed", type=integer(0, MAX_INDEX), action="append",
+                        help="seed index (default: first)")  # fmt: skip
+    parser.add_argument("--task", type=integer(0, MAX_TASKS - 1), default=0,
+                        help="test task index (default 0)")  # fmt: skip
+    parser.add_argument("--episodes", type=integer(1, MAX_EPISODES), default=None,
                         help="Q-learning episodes on the test task (default: spec's)")  # fmt: skip
     parser.add_argument("--out", type=Path, help="output folder (default: RUN_DIR/options)")
 

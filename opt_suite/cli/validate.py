@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from opt_suite.spec import SpecError, canonical_yaml, find_spec, load_sweep, spec_hash
 from opt_suite.spec.schema import Spec
@@ -53,6 +54,17 @@ def _work(spec: Spec) -> str:
         return f"no work estimate ({type(exc).__name__}: {exc})"
 
 
+def _say_imports(spec: Any) -> None:
+    """Say which module a ``module:Id`` env id imported: naming a module runs its code."""
+    env_id = getattr(spec.family.params, "id", None)
+    if isinstance(env_id, str) and ":" in env_id:
+        module = env_id.rpartition(":")[0]
+        print(
+            f"  note: family.params.id imported module {module!r} of an installed package; "
+            "naming a module runs its import, as installing a plugin does"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     """Validate every spec; 0 if all are valid, else 2."""
     status = 0
@@ -77,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
                 print(canonical_yaml(one), end="")
         elif not sweep.variants:
             print(f"ok: {spec.name} (hash {spec_hash(spec)[:HASH_CHARS]}): {_work(spec)}")
+            _say_imports(spec)
         else:
             print(f"ok: {spec.name}: a sweep of {len(sweep.variants)} variants, each valid")
             for member in sweep.variants:

@@ -16,6 +16,8 @@ import math
 import sys
 from typing import Any
 
+from opt_suite.cli.numbers import integer, real
+
 #: Below this many reproducing paths the termination SE is too unreliable to judge a z-score.
 MIN_MATCHES = 10
 
@@ -23,15 +25,9 @@ MIN_MATCHES = 10
 MAX_TRIALS = 10_000_000  # ~a minute per chain; the Monte Carlo error is already ~1e-4 there
 
 
-def _bounded(low: int, high: int):
-    """An argparse type: an integer in ``low..high`` (anything else is a usage error, exit 2)."""
-
-    def parse(text: str) -> int:
-        if not text.strip().lstrip("-").isdigit() or not low <= int(text) <= high:
-            raise argparse.ArgumentTypeError(f"expected an integer in {low}..{high}, got {text!r}")
-        return int(text)
-
-    return parse
+# Episodes sampled per chain to find the likeliest; each is a short chain episode.
+MAX_CANDIDATES = 1_000_000
+MAX_SEED = 2**32 - 1  # numpy SeedSequence entropy words are 32-bit
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,21 +36,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--spec", default="chain-validation", help="spec of chain tasks (file or bundled name)"
     )
     parser.add_argument("--json", action="store_true", help="print the rows as a JSON list")
-    parser.add_argument("--seed", type=int, default=0, help="seed of options, trajectories and MC")
+    parser.add_argument(
+        "--seed",
+        type=integer(0, MAX_SEED),
+        default=0,
+        help="seed of options, trajectories and MC",
+    )
     parser.add_argument(
         "--trials",
-        type=_bounded(1, MAX_TRIALS),
+        type=integer(1, MAX_TRIALS),
         default=10_000,
         help=f"Monte Carlo paths per chain (1..{MAX_TRIALS})",
     )
     parser.add_argument(
         "--candidates",
-        type=int,
+        type=integer(1, MAX_CANDIDATES),
         default=1000,
         help="episodes sampled per chain; the likeliest is checked (1: the paper's single sample)",
     )
     parser.add_argument(
-        "--max-z", type=float, default=4.0, help="largest |z| still counted as agreement"
+        "--max-z",
+        type=real(0.0, 100.0, open_low=True),
+        default=4.0,
+        help="largest |z| still counted as agreement, in (0, 100]",
     )
 
 

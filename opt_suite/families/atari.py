@@ -43,6 +43,7 @@ import gymnasium
 import numpy as np
 
 from opt_suite.families.base import Task, TaskFamily
+from opt_suite.families.env_kwargs import check_params
 from opt_suite.families.paper_variations import draw, range_problems
 from opt_suite.params import param
 
@@ -309,7 +310,7 @@ class AtariTaskEnv(gymnasium.Env):
 
         params = Params(game, action_set, max_episode_frames)  # type: ignore[arg-type]
         task = TaskParams(start_actions, reward_scale, frame_skip)
-        check_env_kwargs(params, task)
+        check_params(params, task)  # as validate checks them: made outside the spec loader
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None")
         self.params, self.task_params, self.render_mode = params, task, render_mode
@@ -421,24 +422,3 @@ class AtariTaskEnv(gymnasium.Env):
             "episode_frames": self._episode_frames,
             "lives": int(self.ale.lives()),
         }
-
-
-def check_env_kwargs(params: Params, task: TaskParams) -> None:
-    """Raise ``ValueError`` naming every bad value of an env made outside the spec loader."""
-    problems = params.check() + _field_problems(params) + _field_problems(task)
-    if problems:
-        raise ValueError("; ".join(f"{key}: {msg}" for key, msg in problems))
-
-
-def _field_problems(obj: Any) -> list[tuple[str, str]]:
-    """Bounds of ``param(ge=, gt=)`` fields, checked for envs made outside the spec loader."""
-    problems = []
-    for field in dataclasses.fields(obj):
-        value, meta = getattr(obj, field.name), field.metadata
-        if meta.get("ge") is not None and isinstance(value, int | float) and value < meta["ge"]:
-            problems.append((field.name, f"must be >= {meta['ge']}, got {value}"))
-        if meta.get("gt") is not None and isinstance(value, int | float) and value <= meta["gt"]:
-            problems.append((field.name, f"must be > {meta['gt']}, got {value}"))
-    if getattr(obj, "action_set", "minimal") not in ("minimal", "full"):
-        problems.append(("action_set", f"must be 'minimal' or 'full', got {obj.action_set!r}"))
-    return problems

@@ -211,11 +211,12 @@ class AtariThreadVectorEnv(gymnasium.vector.VectorEnv):
         frame_skip: int = 4,
         max_episode_steps: int | None = None,
     ) -> None:
-        from opt_suite.families.atari import Params, TaskParams, check_env_kwargs
+        from opt_suite.families.atari import Params, TaskParams
+        from opt_suite.families.env_kwargs import check_params
 
         params = Params(game, action_set, max_episode_frames)  # type: ignore[arg-type]
         task = TaskParams(start_actions, reward_scale, frame_skip)
-        check_env_kwargs(params, task)
+        check_params(params, task)
         self._batch = AtariThreadBatch(
             game,
             action_set == "full",

@@ -160,6 +160,13 @@ class TaskFamily(abc.ABC):
 
         return offered(self)
 
+    def env_memory(self) -> tuple[int, str] | None:
+        """(bytes, what) one env of this family takes, for the work estimate; None: negligible.
+
+        Override where the family's params size the env (the ``gymnasium`` family measures it).
+        """
+        return None
+
     @property
     def instance_name(self) -> str:
         """Prefix of task ids, e.g. ``fourrooms-40x40``; override to include the defining params."""

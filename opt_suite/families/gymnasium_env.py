@@ -27,7 +27,9 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from opt_suite.families.env_kwargs import check_params
 from opt_suite.families.gymnasium_ids import register_id
+from opt_suite.params import FrozenDict
 
 __all__ = ["GymnasiumTaskEnv", "adapted_space", "make_inner"]
 
@@ -123,12 +125,15 @@ class GymnasiumTaskEnv(gymnasium.Env):
         frame_skip: int = 1,
         render_mode: str | None = None,
     ) -> None:
-        if start_actions < 0 or reward_scale <= 0 or frame_skip < 1 or max_episode_frames < 1:
-            raise ValueError(
-                "expected start_actions >= 0, reward_scale > 0, frame_skip >= 1 and "
-                f"max_episode_frames >= 1, got {start_actions}, {reward_scale}, {frame_skip}, "
-                f"{max_episode_frames}"
-            )
+        from opt_suite.families.gymnasium_family import Params, TaskParams
+
+        # As validate checks them (made outside the spec loader). Params.check() is left out:
+        # it builds the very env this constructor is about to build.
+        check_params(
+            Params(env_id, FrozenDict(kwargs or {}), observation_key, max_episode_frames),
+            TaskParams(start_actions, reward_scale, frame_skip),
+            rules=False,
+        )
         self._env = make_inner(env_id, dict(kwargs or {}), max_episode_frames, render_mode)
         inner_modes = self._env.metadata.get("render_modes", [])
         self.metadata = {

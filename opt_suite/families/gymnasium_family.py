@@ -35,6 +35,7 @@ from opt_suite.families.base import Task, TaskFamily
 from opt_suite.families.gymnasium_env import adapted_space, make_inner
 from opt_suite.families.gymnasium_ids import UnknownEnvId, register_id
 from opt_suite.families.paper_variations import draw, range_problems
+from opt_suite.memory_limit import capped
 from opt_suite.params import FrozenDict, param
 
 __all__ = ["Gymnasium", "Params", "Variation", "TaskParams", "probe"]
@@ -129,6 +130,13 @@ class _Rejected(ValueError):
         self.field = field
 
 
+#: The most memory building one env may take when the spec is validated.
+ENV_MEMORY = 1 << 30
+
+#: (id, kwargs) -> bytes its construction allocated (Python and NumPy), for the work estimate.
+_BUILT: dict[tuple[str, FrozenDict], int] = {}
+
+
 @functools.cache
 def probe(
     env_id: str, kwargs: FrozenDict, observation_key: str | None
@@ -139,9 +147,19 @@ def probe(
     fault: ``kwargs`` the env refuses, or an ``observation_key`` that does not fit its space.
     """
     try:
-        env = make_inner(env_id, dict(kwargs), max_episode_steps=1)
+        # The kwargs may size the env's memory beyond any machine (MiniGrid size: 20000 is
+        # 3.2 GB): it is built with at most ENV_MEMORY more bytes, and what it took is kept.
+        with capped(ENV_MEMORY) as allocated:
+            env = make_inner(env_id, dict(kwargs), max_episode_steps=1)
+        _BUILT[(env_id, kwargs)] = allocated.peak
     except UnknownEnvId as exc:
         raise _Rejected("id", str(exc)) from None
+    except MemoryError:
+        raise _Rejected(
+            "kwargs",
+            f"{env_id} with kwargs {_text(kwargs)} needs more than {ENV_MEMORY >> 20} MiB to "
+            "be built (MemoryError when validating it): lower the kwargs that size it",
+        ) from None
     except Exception as exc:  # the env's own constructor: any error means "these kwargs"
         raise _Rejected(
             "kwargs", f"{env_id} rejects kwargs {_text(kwargs)}: {type(exc).__name__}: {exc}"
@@ -199,6 +217,15 @@ class Gymnasium(TaskFamily):
             return probe(params.id, _draws(params.kwargs)[0], params.observation_key)
         except _Rejected as exc:
             raise ValueError(f"family.params.{exc.field}: {exc}") from None
+
+    def env_memory(self) -> tuple[int, str] | None:
+        """(bytes, what) one env of this family allocated when built (measured at validate)."""
+        params = self.params
+        sizes = [_BUILT.get((params.id, drawn)) for drawn in _draws(params.kwargs)]
+        known = [size for size in sizes if size is not None]
+        if not known:
+            return None
+        return max(known), f"one {params.id} env as built (measured)"
 
     @property
     def observation_space(self) -> gymnasium.spaces.Space:

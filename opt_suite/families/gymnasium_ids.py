@@ -6,6 +6,11 @@ convention in ``gymnasium.make``). Some packages register only when asked: MinAt
 ``minatar.gym.register_envs()``. :data:`PROVIDERS` knows those by their id prefix, so that a spec
 can name ``MinAtar/Breakout-v1`` without a ``module:`` part, and an id whose package is missing is
 reported with the ``pip install`` that provides it.
+
+Naming a module runs its import, as installing a plugin does, so a spec may name only a module of
+an installed distribution (:func:`installed_module`): never a ``__main__`` module
+(``unittest.__main__`` runs unittest), never the standard library, and never a file in the spec's
+folder or the current directory, not even one that shadows an installed package's name.
 """
 
 from __future__ import annotations
@@ -13,10 +18,14 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib
+import importlib.metadata
+import importlib.util
+import json
+from pathlib import Path
 
 import gymnasium
 
-__all__ = ["PROVIDERS", "Provider", "UnknownEnvId", "register_id"]
+__all__ = ["PROVIDERS", "Provider", "UnknownEnvId", "installed_module", "register_id"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,6 +65,9 @@ def register_id(env_id: str) -> str:
     """
     module, _, bare = env_id.rpartition(":")
     if module:
+        refused = installed_module(module)
+        if refused:
+            raise UnknownEnvId(f"{env_id!r}: module {module!r} is not imported: {refused}")
         try:
             importlib.import_module(module)
         except ImportError as exc:
@@ -80,3 +92,62 @@ def register_id(env_id: str) -> str:
     close = difflib.get_close_matches(bare, list(gymnasium.registry), n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     raise UnknownEnvId(f"{bare!r} is not a registered gymnasium id{hint}")
+
+
+def installed_module(module: str) -> str | None:
+    """Why an id may not import ``module``; None when it is a module of an installed distribution.
+
+    Only the top-level name is located (``find_spec`` of a top-level name imports nothing), exactly
+    where ``import`` would find it, and that file must be one its distribution installed (or lie in
+    the project of an editable install): a ``.py`` beside the spec or in the current directory is
+    found first by ``python -m opt_suite`` and would otherwise run.
+    """
+    parts = module.split(".")
+    if not all(part.isidentifier() for part in parts):
+        return "expected a dotted module name"
+    if "__main__" in parts:
+        return "a __main__ module runs a program when imported"
+    top = parts[0]
+    names = importlib.metadata.packages_distributions().get(top)
+    if not names:
+        return (
+            f"{top!r} is not a package of an installed distribution (an id imports only installed "
+            "packages: not the standard library, not a file beside the spec or in the current "
+            "folder)"
+        )
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        spec = None
+    origin = None if spec is None else _location(spec)
+    dists = [d for d in importlib.metadata.distributions() if d.metadata["Name"] in names]
+    if origin is None or not any(_provides(dist, origin) for dist in dists):
+        return (
+            f"{top!r} would be imported from {origin or 'nowhere'}, not from the installed "
+            f"distribution {names[0]!r} (a file of that name in the current folder or beside the "
+            "spec shadows it)"
+        )
+    return None
+
+
+def _location(spec: importlib.machinery.ModuleSpec) -> Path | None:
+    """The file a top-level module is loaded from (a package's ``__init__.py``)."""
+    if spec.origin and spec.origin not in ("built-in", "frozen", "namespace"):
+        return Path(spec.origin).resolve()
+    return None
+
+
+def _provides(dist: importlib.metadata.Distribution, origin: Path) -> bool:
+    """``origin`` is a file ``dist`` installed, or lies in the project of its editable install."""
+    installed = {Path(str(dist.locate_file(f))).resolve() for f in dist.files or []}
+    if origin in installed:
+        return True
+    text = dist.read_text("direct_url.json") or ""
+    try:
+        direct = json.loads(text) if text else {}
+    except ValueError:
+        return False
+    url = str(direct.get("url", ""))
+    if direct.get("dir_info", {}).get("editable") and url.startswith("file://"):
+        return origin.is_relative_to(Path(url.removeprefix("file://")).resolve())
+    return False

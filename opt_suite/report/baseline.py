@@ -163,7 +163,9 @@ def load_baseline(path: str | Path) -> Baseline:
         isinstance(doc, dict) and doc.get("format") == FORMAT, path, f"format is not {FORMAT!r}"
     )
     _require(
-        doc.get("version") == VERSION, path, f"version {doc.get('version')!r}, expected {VERSION}"
+        _is_int(doc.get("version")) and doc.get("version") == VERSION,  # true == 1 in Python
+        path,
+        f"version {doc.get('version')!r}, expected {VERSION}",
     )
     spec, settings = doc.get("spec"), doc.get("settings")
     _require(

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from opt_suite.files_guard import output_file
 from opt_suite.report.caveats import leaderboard_caveats
 from opt_suite.report.curves import write_curves_png
 from opt_suite.report.demonstrations import (
@@ -228,6 +229,9 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    for name in (*REPORT_FILES, "fig1a.png", "discovery.png"):
+        # Rewritten in place: a symlink there is replaced, never written through (files_guard).
+        output_file(out / name, "a report file")
     analysis = analyse(inputs)
     board = leaderboard(inputs, analysis)
     fig1a = "fig1a.png" if inputs.training else None

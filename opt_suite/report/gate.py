@@ -8,9 +8,10 @@ run is worse: under H0 ("the change did not alter the results' distribution") ea
 values are exchangeable, so every difference is as likely to have the opposite sign. It assumes no
 normality (returns are skewed and ``episodes_to_threshold`` is censored), is exact for small numbers
 of pairs (all ``2**n`` sign patterns) and Monte Carlo otherwise, and gives p = 1 when a rerun
-reproduces the baseline exactly (all differences 0). p-values are Holm-Bonferroni corrected over
-the method entries compared, so that ``--alpha`` bounds the chance that an unchanged suite fails CI
-at all, not per method.
+reproduces the baseline exactly (all differences 0), and so does one that differs only in the last
+bits (:func:`last_bits_as_ties`: another CPU may sum in another order). p-values are
+Holm-Bonferroni corrected over the method entries compared, so that ``--alpha`` bounds the chance
+that an unchanged suite fails CI at all, not per method.
 
 A gate that cannot fail is refused. The smallest p-value the sign-flip test can give with ``n``
 pairs is ``2**-n`` (all differences negative), and Holm multiplies the smallest p-value by the
@@ -62,6 +63,7 @@ __all__ = [
     "compare_runs",
     "coverage_problem",
     "format_comparison",
+    "last_bits_as_ties",
     "power_problem",
 ]
 
@@ -161,6 +163,24 @@ def power_problem(
         f" {_smallest_p(n, permutations):.3g}{corrected} = {adjusted:.3g} > alpha {alpha:g}, so"
         f" no result, however much worse, would be a regression ({', '.join(weak)}); {remedy}"
     )
+
+
+#: Relative size below which a paired difference is a tie (0): float64 rounding, not a result.
+LAST_BITS = 1e-9
+
+
+def last_bits_as_ties(run: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """``run - base``, with differences in the last bits of the values set to exactly 0.
+
+    The sign-flip test looks at signs, not sizes: a run whose every metric is one ulp lower (a sum
+    taken in another order on another CPU) would otherwise be "worse on every pair", p = 2**-n,
+    a regression. A difference within :data:`LAST_BITS` of the values' magnitude is rounding, so
+    it is a tie, which the test counts as no evidence either way (all ties: p = 1).
+    """
+    run, base = np.asarray(run, dtype=np.float64), np.asarray(base, dtype=np.float64)
+    diff = run - base
+    scale = np.maximum(np.maximum(np.abs(run), np.abs(base)), 1.0)
+    return np.where(np.abs(diff) <= LAST_BITS * scale, 0.0, diff)
 
 
 def _run_values(inputs: ReportInputs, baseline: Baseline, warnings: list[str]) -> dict[str, Any]:
@@ -351,7 +371,7 @@ def compare_runs(
         si, ti = alignment[name]
         rng = rng_for("compare", name, metric)
         ours = x[np.ix_(si, ti)]  # the run's values in the baseline's (seed, task) order
-        diff = ours - y
+        diff = last_bits_as_ties(ours, y)
         p = stats.paired_sign_flip_test(sign * diff, permutations, rng)
         low, high = stats.stratified_bootstrap_ci(diff, stats.mean, permutations, rng, alpha)
         task_low, task_high = stats.task_bootstrap_ci(diff, stats.mean, permutations, rng, alpha)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -156,10 +155,11 @@ def load_inputs(
         ReportDataError: no evaluation episode has been recorded.
     """
     from opt_suite.store import StoreError
+    from opt_suite.store.schema import StoreDatabaseError
 
     try:
         return _load_inputs(Path(directory), spec_hash)
-    except (sqlite3.Error, ValueError, OverflowError, TypeError) as exc:
+    except (StoreDatabaseError, ValueError, OverflowError, TypeError) as exc:
         if isinstance(exc, ReportDataError):
             raise
         raise StoreError(

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from opt_suite.files_guard import InputError, read_bounded
+from opt_suite.files_guard import InputError, output_file, read_bounded
 
 __all__ = [
     "SWEEP_MANIFEST",
@@ -47,7 +47,7 @@ def write_manifest(
     directory: str | Path, spec_name: str, variants: Sequence[Mapping[str, Any]]
 ) -> Path:
     """Write ``sweep.json``: the base spec's name and, per variant, name, values and spec hash."""
-    path = Path(directory) / SWEEP_MANIFEST
+    path = output_file(Path(directory) / SWEEP_MANIFEST, "the sweep manifest")
     doc = {"format": "opt-suite-sweep", "version": 1, "spec": spec_name, "variants": list(variants)}
     path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return path
@@ -119,10 +119,10 @@ def write_sweep_reports(directory: str | Path) -> list[Path]:
     if not boards:
         raise ReportDataError(f"{directory}: no sweep variant has results to report yet")
     rows = sweep_rows(boards)
-    md = directory / "sweep.md"
+    md = output_file(directory / "sweep.md", "a report file")
     flagged = [(v["name"], w) for v, board in boards for w in board.get("warnings", [])]
     md.write_text(sweep_markdown(manifest["spec"], rows, warnings=flagged), encoding="utf-8")
-    table = directory / "sweep.csv"
+    table = output_file(directory / "sweep.csv", "a report file")
     with table.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()

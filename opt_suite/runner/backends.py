@@ -130,9 +130,12 @@ class PoolBackend(Backend):
         outcomes, broken = [], False
         for future in done:
             cell = self._futures.pop(future)
-            try:
+            # exception() rather than result(): a SystemExit or KeyboardInterrupt that escaped a
+            # worker is the cell's failure, and must not unwind (or end) this process.
+            exc = future.exception()
+            if exc is None:
                 outcomes.append(future.result())
-            except Exception as exc:  # a worker died (killed, out of memory) or pickling failed
+            else:  # a worker died (killed, out of memory) or pickling failed
                 broken = broken or isinstance(exc, cf.process.BrokenProcessPool)
                 outcomes.append(_lost(*cell, exc))
         if broken:  # every other job of a broken pool is lost too; start a fresh pool

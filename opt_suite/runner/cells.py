@@ -10,6 +10,7 @@ never raises: an exception, or a non-finite number in the output, becomes a fail
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import signal
@@ -17,7 +18,7 @@ import socket
 import threading
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -331,14 +332,26 @@ def execute(job: CellJob) -> CellOutcome:
     started = time.time()
     clock = time.perf_counter()
     host = socket.gethostname()
-    try:
-        result, problem = job.compute()
-        error = None if problem is None else f"{job.label} produced {problem}"
-        details = ""
-    except Exception as exc:  # any failure of a method/learner must not stop the other cells
-        result = {}
-        error = f"{job.label} failed: {type(exc).__name__}: {exc}"
-        details = traceback.format_exc()
+    with _signals_noted() as arrived:
+        try:
+            result, problem = job.compute()
+            error = None if problem is None else f"{job.label} produced {problem}"
+            details = ""
+        except Exception as exc:  # any failure of a method/learner must not stop the other cells
+            result = {}
+            error = f"{job.label} failed: {type(exc).__name__}: {exc}"
+            details = traceback.format_exc()
+        except (SystemExit, KeyboardInterrupt) as exc:
+            if arrived:  # a real Ctrl-C or SIGTERM: the run unwinds (cli.run marks it interrupted)
+                raise
+            # Raised by the cell's own code (an env calling sys.exit(0)): a failed cell, not the
+            # end of the run, and never an exit status of 0.
+            result = {}
+            error = (
+                f"{job.label} failed: {type(exc).__name__}({exc}) raised by the cell's code "
+                "(an env, method or learner), not by a signal"
+            )
+            details = traceback.format_exc()
     wall = time.perf_counter() - clock
     return CellOutcome(
         job.cell_id,
@@ -350,6 +363,36 @@ def execute(job: CellJob) -> CellOutcome:
         host,
         **(result if not error else {}),
     )
+
+
+@contextlib.contextmanager
+def _signals_noted() -> Iterator[list[int]]:
+    """The interrupting signals (SIGINT, SIGTERM) that arrive while the block runs.
+
+    Their handlers run as before; a note is all that is added, so that :func:`execute` can tell
+    a ``KeyboardInterrupt`` of a real Ctrl-C from one raised by a cell's code. Handlers are
+    Python's to set only in the main thread, and a signal left at its default action (a worker's
+    SIGTERM) kills the process without raising anything, so only Python handlers are wrapped.
+    """
+    arrived: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield arrived
+        return
+    previous: dict[int, Any] = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(signum)
+        if callable(handler):
+
+            def noting(number: int, frame: Any, handler: Any = handler) -> None:
+                arrived.append(number)
+                handler(number, frame)
+
+            previous[signum] = signal.signal(signum, noting)
+    try:
+        yield arrived
+    finally:
+        for number, restored in previous.items():
+            signal.signal(number, restored)
 
 
 def _checked_log(

@@ -13,7 +13,9 @@ The largest arrays of the tabular protocol are, per cell:
 * whatever a method, the test-time learner or the demonstration source declares through
   :meth:`~opt_suite.component.Component.memory_estimate` (``(bytes, what)`` or None; on a
   tabular family eigenoptions' dense states x states Laplacian, on any family the PPO agents'
-  weights with Adam's moments and one update's batch).
+  weights with Adam's moments and one update's batch);
+* the env itself where its family measures it (``TaskFamily.env_memory``: the ``gymnasium``
+  family's env as built at validate, whose kwargs may size it).
 
 Options are counted by each method's :meth:`Method.option_count` (None: 0).
 
@@ -80,6 +82,7 @@ def estimate_work(
     outcomes: int = 1,
     networks: Sequence[tuple[str, type[Learner] | type[DemonstrationSource], Any]] = (),
     observation: tuple[tuple[int, ...], int] | None = None,
+    env: tuple[int, str] | None = None,
 ) -> WorkEstimate:
     """The work of running ``spec`` for ``seeds``.
 
@@ -93,6 +96,7 @@ def estimate_work(
       networks: (spec key, class, params) of the learner and the source, whose
         ``memory_estimate`` is counted on ``observation`` (methods' on the tabular model).
       observation: (one observation's shape, primitive actions) of the family.
+      env: (bytes, what) of one env of the family (``TaskFamily.env_memory``), if it counts.
     """
     ev, tasks = spec.evaluation, spec.tasks
     methods = len(spec.methods)
@@ -147,6 +151,8 @@ def estimate_work(
             found = component.memory_estimate(params, problem)
             if found is not None:
                 candidates.append((int(found[0]), f"{key}: {found[1]}"))
+    if env is not None:
+        candidates.append((int(env[0]), env[1]))
     size, what = max(candidates, key=lambda c: c[0])
     return WorkEstimate(cells, int(steps), int(size), what)
 

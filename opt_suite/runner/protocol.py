@@ -367,7 +367,15 @@ def work_estimate(
     )
     states, num_actions, outcomes = shape
     return estimate_work(
-        spec, seeds, components.methods, states, num_actions, outcomes, networks, observation
+        spec,
+        seeds,
+        components.methods,
+        states,
+        num_actions,
+        outcomes,
+        networks,
+        observation,
+        env=family.env_memory(),
     )
 
 

@@ -10,7 +10,6 @@ and reported; the cells that need it are skipped; everything else carries on.
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 import time
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +20,7 @@ from opt_suite.runner.claims import Claims
 from opt_suite.runner.plan import Cell, Plan
 from opt_suite.runner.progress import Progress
 from opt_suite.stages import Stage
+from opt_suite.store.schema import StoreError
 from opt_suite.store.writer import CellRecord, StoreWriter
 
 __all__ = ["Summary", "execute_plan", "cell_record"]
@@ -89,7 +89,14 @@ def execute_plan(
       poll_s: how often to look for cells completed by another runner.
     """
     summary = Summary(total=len(plan.cells))
-    done = writer.done_cells(c.cell_id for c in plan.cells)
+    verified = writer.done_cells(c.cell_id for c in plan.cells)
+    done = _without_stale(plan, verified)
+    stale = verified - done  # done, but computed from a dependency that is recomputed now
+    if stale:
+        progress.message(
+            f"recomputing {len(stale)} done cell(s) too: a cell they depend on is recomputed, "
+            "and what they were computed from must be what the run keeps"
+        )
     summary.reused = len(done)
     progress.done = progress.reused = len(done)
     # Demonstrations, then discoveries, then evaluations: long chains start first.
@@ -112,7 +119,7 @@ def execute_plan(
                 cell_record(cell, outcome),
                 message + ("\n" + details if details else ""),
             )
-        except (OSError, sqlite3.Error):
+        except (OSError, StoreError):
             pass
 
     while pending or inflight:
@@ -137,7 +144,8 @@ def execute_plan(
                 continue
             elsewhere.discard(cell.cell_id)
             pending.remove(cell)
-            if writer.is_done(cell.cell_id):  # another runner finished it before we claimed it
+            if cell.cell_id not in stale and writer.is_done(cell.cell_id):
+                # another runner finished it before we claimed it
                 claims.release(cell.cell_id)
                 done.add(cell.cell_id)
                 summary.by_others += 1
@@ -155,7 +163,7 @@ def execute_plan(
 
         # 2. Pick up cells that another runner completed.
         for cell_id in list(elsewhere):
-            if writer.is_done(cell_id):
+            if cell_id not in stale and writer.is_done(cell_id):
                 elsewhere.discard(cell_id)
                 done.add(cell_id)
                 pending[:] = [c for c in pending if c.cell_id != cell_id]
@@ -174,7 +182,7 @@ def execute_plan(
             else:
                 try:
                     writer.commit_cell(make_record(cell, outcome))
-                except (OSError, sqlite3.Error) as exc:
+                except (OSError, StoreError) as exc:
                     fail(
                         cell,
                         f"{cell.label} finished but could not be stored in "
@@ -191,6 +199,21 @@ def execute_plan(
     progress.update("finished", force=True)
     progress.close()
     return summary
+
+
+def _without_stale(plan: Plan, done: set[str]) -> set[str]:
+    """``done`` less every cell with a dependency that is not done (transitively).
+
+    A dependency that is recomputed may not give back what its dependents were computed from: an
+    expert retrained after its checkpoint was altered, a nondeterministic method. Recomputing the
+    dependents too means that demonstrations and the options learned from them, or options and
+    their evaluations, always come from one computation. ``plan.cells`` is in dependency order.
+    """
+    fresh = set(done)
+    for cell in plan.cells:
+        if cell.cell_id in fresh and any(d not in fresh for d in cell.deps):
+            fresh.discard(cell.cell_id)
+    return fresh
 
 
 def cell_record(cell: Cell, outcome: CellOutcome | None, **results: Any) -> CellRecord:

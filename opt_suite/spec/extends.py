@@ -55,7 +55,12 @@ def _with_parents(
     if root is None:
         return None
     if not isinstance(root, Mapping):
-        problems.add(root.mark, (), f"expected a mapping of spec sections, got {describe(root)}")
+        # A scalar's text is not quoted: a file that is not a spec (extends: ~/.netrc) may hold
+        # a secret, and this line may end up in a CI log.
+        got = describe(root)
+        if isinstance(root, Scalar) and root.kind != "null":
+            got = f"a {root.kind} (its text is not shown)"
+        problems.add(root.mark, (), f"expected a mapping of spec sections, got {got}")
         return None
     entry = root.entries.get(EXTENDS_KEY)
     if entry is None:

@@ -140,13 +140,11 @@ def select_spec(directory: str | Path, selector: str) -> str:
     """
     path = Path(directory) / DB_NAME
     conn = connect(path, create=False)
-    try:
+    try:  # SQLite's errors come as StoreDatabaseError (schema.connect)
         rows = conn.execute(
             "SELECT spec_hash, spec_name, MAX(run_id) FROM runs GROUP BY spec_hash, spec_name"
             " ORDER BY MAX(run_id)"
         ).fetchall()
-    except sqlite3.Error as exc:
-        raise StoreError(f"the results store {path} is damaged ({exc})") from None
     finally:
         conn.close()
     wanted = selector.strip().lower()

@@ -7,12 +7,22 @@ runner's parent process writes — workers (local processes or Ray) return their
 
 from __future__ import annotations
 
+import os
 import sqlite3
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any, Self
 
 from opt_suite.files_guard import InputError, regular_file
 
-__all__ = ["DB_NAME", "SCHEMA_VERSION", "StoreError", "connect", "CELL_STATUSES"]
+__all__ = [
+    "DB_NAME",
+    "SCHEMA_VERSION",
+    "StoreDatabaseError",
+    "StoreError",
+    "connect",
+    "CELL_STATUSES",
+]
 
 DB_NAME = "results.sqlite"
 SCHEMA_VERSION = 3  # 2: episodes.frames; 3: the verification table (digests, checksums)
@@ -121,10 +131,86 @@ class StoreError(RuntimeError, InputError):
     """
 
 
+class StoreDatabaseError(StoreError):
+    """SQLite failed on an open store: damaged pages, a full disk, a lock held too long.
+
+    Every statement of the store's connections raises this instead of ``sqlite3.Error``
+    (:func:`connect`), so that no layer above ``store/`` needs to know that SQLite is underneath.
+    """
+
+
 _MOVE_ASIDE = (
     ": run into a fresh --out directory, or move {name} aside (`mv {path} {path}.damaged`) and"
     " rerun the same command to recompute every cell there"
 )
+
+
+class _StoreConnection(sqlite3.Connection):
+    """A connection whose cursors turn ``sqlite3.Error`` into :class:`StoreDatabaseError`.
+
+    ``store_path`` is set once :func:`connect` has checked the store; until then SQLite's own
+    errors pass through, for ``connect`` to word them.
+    """
+
+    store_path: Path | None = None
+
+    # Connection.execute creates its cursor in C, without calling cursor(): both are routed here.
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:  # noqa: D102
+        return self.cursor().execute(sql, parameters)
+
+    def executemany(self, sql: str, seq_of_parameters: Iterable[Any], /) -> sqlite3.Cursor:  # noqa: D102
+        return self.cursor().executemany(sql, seq_of_parameters)
+
+    # typeshed overloads cursor() by factory type; this one only changes the default factory.
+    def cursor(self, factory: Any = None) -> sqlite3.Cursor:  # type: ignore[override]  # noqa: D102
+        return super().cursor(factory or _StoreCursor)
+
+
+def _translated(cursor: sqlite3.Cursor, exc: sqlite3.Error) -> Exception:
+    path = getattr(cursor.connection, "store_path", None)
+    if path is None:
+        return exc
+    if isinstance(exc, sqlite3.OperationalError) and not _read_only(exc):
+        # Locked too long, disk full or I/O: the store is not damaged, the operation failed.
+        return StoreDatabaseError(f"{path}: the results store could not be read or written ({exc})")
+    return StoreDatabaseError(
+        f"{path}: the results store is damaged or read-only ({exc})"
+        f"{_MOVE_ASIDE.format(path=path, name=path.name)}"
+    )
+
+
+class _StoreCursor(sqlite3.Cursor):
+    """A cursor whose every SQLite error is a :class:`StoreDatabaseError` (see the connection)."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Self:  # noqa: D102
+        try:
+            return super().execute(sql, parameters)
+        except sqlite3.Error as exc:
+            raise _translated(self, exc) from exc
+
+    def executemany(self, sql: str, seq_of_parameters: Iterable[Any], /) -> Self:  # noqa: D102
+        try:
+            return super().executemany(sql, seq_of_parameters)
+        except sqlite3.Error as exc:
+            raise _translated(self, exc) from exc
+
+    def fetchone(self) -> Any:  # noqa: D102
+        try:
+            return super().fetchone()
+        except sqlite3.Error as exc:
+            raise _translated(self, exc) from exc
+
+    def fetchall(self) -> list[Any]:  # noqa: D102
+        try:
+            return super().fetchall()
+        except sqlite3.Error as exc:
+            raise _translated(self, exc) from exc
+
+    def __next__(self) -> Any:  # noqa: D105
+        try:
+            return super().__next__()
+        except sqlite3.Error as exc:
+            raise _translated(self, exc) from exc
 
 
 def connect(path: str | Path, *, create: bool) -> sqlite3.Connection:
@@ -137,7 +223,14 @@ def connect(path: str | Path, *, create: bool) -> sqlite3.Connection:
     path = Path(path)
     if not create and not path.exists():
         raise StoreError(f"no results store at {path} (run `opt-suite run SPEC --out DIR` first)")
-    if path.exists() or path.is_symlink():
+    if path.is_symlink():
+        # A link to another run's store would append this run there (and its -wal/-shm files
+        # would be created beside the link, not beside the database): never followed.
+        raise StoreError(
+            f"{path}: the results store is a symlink (to {os.readlink(path)}); a store is never "
+            f"read or written through a link{_MOVE_ASIDE.format(path=path, name=path.name)}"
+        )
+    if path.exists():
         # SQLite would block on a FIFO, and report a directory or device as a disk I/O error.
         try:
             regular_file(path, "results store")
@@ -145,7 +238,9 @@ def connect(path: str | Path, *, create: bool) -> sqlite3.Connection:
             raise StoreError(f"{exc}{_MOVE_ASIDE.format(path=path, name=path.name)}") from None
     try:
         # isolation_level=None: we issue BEGIN/COMMIT ourselves so one cell is one transaction.
-        conn = sqlite3.connect(str(path), timeout=60.0, isolation_level=None)
+        conn = sqlite3.connect(
+            str(path), timeout=60.0, isolation_level=None, factory=_StoreConnection
+        )
     except sqlite3.Error as exc:
         raise StoreError(
             f"{path}: cannot open the results store ({exc})"
@@ -167,10 +262,16 @@ def connect(path: str | Path, *, create: bool) -> sqlite3.Connection:
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except sqlite3.DatabaseError as exc:
         conn.close()
+        if _read_only(exc):  # a store the user may read but not write is not damaged
+            raise StoreError(
+                f"{path}: cannot write the results store ({exc}): it, or its folder, is "
+                "read-only for you; run into a fresh --out directory, or make it writable"
+            ) from None
         raise StoreError(
             f"{path} is not a readable opt-suite results store ({exc})"
             f"{_MOVE_ASIDE.format(path=path, name=path.name)}"
         ) from exc
+    conn.store_path = path  # from here on, SQLite's errors are StoreDatabaseError
     if row is None or int(row[0]) != SCHEMA_VERSION:
         conn.close()
         found = row[0] if row else "none"
@@ -179,3 +280,9 @@ def connect(path: str | Path, *, create: bool) -> sqlite3.Connection:
             f"version {SCHEMA_VERSION} (use a fresh --out directory)"
         )
     return conn
+
+
+def _read_only(exc: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite refused a write because the database or its folder is read-only."""
+    code = getattr(exc, "sqlite_errorcode", None)  # extended codes keep SQLITE_READONLY low
+    return (code is not None and code & 0xFF == sqlite3.SQLITE_READONLY) or "readonly" in str(exc)

@@ -176,3 +176,29 @@ def test_random_byte_corruption_never_gives_wrong_numbers(intact, capsys, tmp_pa
         code = main(["compare", str(copy), "--baseline", str(baseline)])
         assert code in (0, 2) and "Traceback" not in capsys.readouterr().err
     assert outcomes[0] + outcomes[2] == 40
+
+
+def test_cells_computed_from_a_recomputed_dependency_are_recomputed_too(intact, capsys):
+    """A recomputed demonstrations cell may differ (an expert retrained after its checkpoint was
+    altered): the options learned from the old demonstrations, and their evaluations, are not kept.
+    """
+    spec, out, _, before = intact
+    demos = cells_of(out, "demonstrations")[0]
+    with sqlite3.connect(out / "results.sqlite") as conn:
+        first = dict(conn.execute("SELECT cell_id, finished FROM cells WHERE status = 'done'"))
+    (out / "cells" / demos / "demonstrations.npz").unlink()
+    code, err = rerun(capsys, spec, out)
+    assert code == 0 and "done cell(s) too: a cell they depend on is recomputed" in err, err
+    with sqlite3.connect(out / "results.sqlite") as conn:
+        again = dict(conn.execute("SELECT cell_id, finished FROM cells WHERE status = 'done'"))
+        seed = conn.execute("SELECT seed FROM cells WHERE cell_id = ?", (demos,)).fetchone()[0]
+        dependents = [
+            r[0]
+            for r in conn.execute(
+                "SELECT cell_id FROM cells WHERE method = 'demo' AND seed = ?", (seed,)
+            )
+        ]
+    assert dependents and all(again[c] != first[c] for c in dependents)  # recomputed
+    untouched = [c for c in first if c not in dependents and c != demos]
+    assert untouched and all(again[c] == first[c] for c in untouched)  # reused
+    assert numbers(out) == before

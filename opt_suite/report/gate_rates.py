@@ -1,0 +1,147 @@
+"""The results gate's own error rates: how often it fails when nothing changed, and when it catches.
+
+A gate that trips without a real regression is a gate users switch off; one that misses a real
+regression is worse. Both rates are measured here with the gate itself (:func:`compare_runs`),
+never a re-implementation of its test:
+
+- **false-alarm rate**: a run of the same spec whose only change is the random streams. The
+  baseline's seeds ``s_1..s_k`` are compared with ``k`` *other* seeds of one run of the spec
+  (same code, same tasks, other demonstrations, options and learner streams), relabelled as the
+  baseline's seeds so that the gate pairs them by (seed position, task). Each group of ``k`` fresh
+  seeds is one rerun; the rate is the fraction of reruns in which any method entry is flagged.
+  Holm's correction promises at most ``alpha``.
+- **power**: the same reruns with one method entry made worse by a fraction of each task's
+  metric range (the spread of the baseline's values of that task over every method entry and
+  seed), injected into the baseline's side of the pairs (``run - (baseline + delta)`` is the
+  paired difference the gate tests, exactly as if the run had lost ``delta``). The rate is the
+  fraction of (rerun, method entry) cases in which that entry is flagged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from opt_suite.report.baseline import Baseline, BaselineRuns
+from opt_suite.report.build import ReportInputs
+from opt_suite.report.gate import compare_runs
+from opt_suite.report.metrics import HIGHER_IS_BETTER
+
+__all__ = ["GateRates", "fresh_seed_groups", "gate_rates", "relabelled", "task_ranges", "worse"]
+
+
+@dataclasses.dataclass(frozen=True)
+class GateRates:
+    """Measured error rates of the gate on one spec and baseline.
+
+    Attributes:
+      metric, alpha: the gate's settings.
+      reruns: how many groups of fresh seeds were compared.
+      false_alarms: reruns in which some method entry was flagged although nothing changed.
+      flagged_methods: method entry -> reruns in which it was falsely flagged.
+      power: degradation fraction -> method entry -> reruns in which its degradation was caught.
+      smallest_p: the smallest unadjusted p-value seen per rerun without degradation (for people).
+    """
+
+    metric: str
+    alpha: float
+    reruns: int
+    false_alarms: int
+    flagged_methods: Mapping[str, int]
+    power: Mapping[float, Mapping[str, int]]
+    smallest_p: tuple[float, ...]
+
+    @property
+    def false_alarm_rate(self) -> float:
+        """Fraction of reruns with a false alarm."""
+        return self.false_alarms / self.reruns
+
+    def power_rate(self, fraction: float) -> float:
+        """Fraction of (rerun, method entry) cases whose degradation by ``fraction`` was caught."""
+        caught = self.power[fraction]
+        return sum(caught.values()) / (self.reruns * len(caught))
+
+
+def fresh_seed_groups(baseline: Baseline, run_seeds: Sequence[int]) -> list[tuple[int, ...]]:
+    """The run's seeds that are not the baseline's, in groups the size of the baseline's seeds.
+
+    Raises:
+      ValueError: fewer fresh seeds than one group.
+    """
+    seeds = {s for runs in baseline.methods.values() for s in runs.seeds}
+    size = max(len(runs.seeds) for runs in baseline.methods.values())
+    fresh = [s for s in sorted(run_seeds) if s not in seeds]
+    groups = [tuple(fresh[i : i + size]) for i in range(0, len(fresh) - size + 1, size)]
+    if not groups:
+        raise ValueError(
+            f"the run has {len(fresh)} seeds the baseline does not have; one rerun needs {size}"
+        )
+    return groups
+
+
+def relabelled(baseline: Baseline, seeds: Sequence[int]) -> Baseline:
+    """``baseline`` with its seeds renamed ``seeds`` (in order): the gate pairs them with those."""
+    methods = {
+        name: BaselineRuns(tuple(seeds[: len(runs.seeds)]), runs.tasks, runs.metrics)
+        for name, runs in baseline.methods.items()
+    }
+    return dataclasses.replace(baseline, methods=methods)
+
+
+def task_ranges(baseline: Baseline, metric: str) -> np.ndarray:
+    """Per task: max - min of the baseline's ``metric`` over every method entry and seed."""
+    stacked = np.concatenate([runs.metrics[metric] for runs in baseline.methods.values()])
+    return np.ptp(stacked, axis=0)
+
+
+def worse(baseline: Baseline, method: str, metric: str, amount: np.ndarray) -> Baseline:
+    """``baseline`` with ``method``'s ``metric`` made better by ``amount`` per task.
+
+    Paired against it, an unchanged run then looks ``amount`` worse on every (seed, task): the
+    injected regression.
+    """
+    sign = 1.0 if HIGHER_IS_BETTER[metric] else -1.0
+    runs = baseline.methods[method]
+    metrics = dict(runs.metrics)
+    metrics[metric] = np.asarray(runs.metrics[metric], dtype=np.float64) + sign * amount[None, :]
+    methods = dict(baseline.methods)
+    methods[method] = dataclasses.replace(runs, metrics=metrics)
+    return dataclasses.replace(baseline, methods=methods)
+
+
+def gate_rates(
+    inputs: ReportInputs,
+    baseline: Baseline,
+    *,
+    fractions: Sequence[float] = (0.05, 0.1, 0.2),
+    metric: str = "auc",
+    alpha: float = 0.05,
+    permutations: int = 10_000,
+) -> GateRates:
+    """The gate's false alarms and power on ``inputs`` (a run holding fresh seeds of the spec).
+
+    Raises:
+      ValueError: the run has no group of fresh seeds.
+      opt_suite.report.gate.CompareError: the gate refuses the comparison (as ``compare`` would).
+    """
+    groups = fresh_seed_groups(baseline, sorted(set(inputs.episodes.seed.tolist())))
+    ranges = task_ranges(baseline, metric)
+    alarms, smallest = 0, []
+    flagged = {name: 0 for name in baseline.methods}
+    caught = {f: {name: 0 for name in baseline.methods} for f in fractions}
+    settings = {"metric": metric, "alpha": alpha, "permutations": permutations}
+    for group in groups:
+        paired = relabelled(baseline, group)
+        result = compare_runs(inputs, paired, **settings)
+        alarms += bool(result.regressions)
+        smallest.append(min(r.p_value for r in result.rows))
+        for name in result.regressions:
+            flagged[name] += 1
+        for fraction in fractions:
+            for name in baseline.methods:
+                degraded = worse(paired, name, metric, fraction * ranges)
+                if name in compare_runs(inputs, degraded, **settings).regressions:
+                    caught[fraction][name] += 1
+    return GateRates(metric, alpha, len(groups), alarms, flagged, caught, tuple(smallest))
