@@ -24,7 +24,7 @@ from opt_suite.report.interaction_curves import interaction_curves
 from opt_suite.spec.schema import ReportSpec
 from opt_suite.stages import Stage
 
-__all__ = ["PICTURE_DIRS", "find_pictures", "load_inputs"]
+__all__ = ["PICTURE_DIRS", "find_pictures", "load_inputs", "load_view_inputs"]
 
 # Folders of a run directory whose PNGs index.html shows as option pictures.
 PICTURE_DIRS = ("pictures", "options")
@@ -109,10 +109,25 @@ def load_inputs(
             is damaged (unreadable, or rows that fail their checksum).
         ReportDataError: no evaluation episode has been recorded.
     """
+    from opt_suite.run_view import RunView
+
+    with RunView(directory, spec_hash=spec_hash) as view:
+        return load_view_inputs(view)
+
+
+def load_view_inputs(view: Any) -> tuple[ReportInputs, list[str]]:
+    """The report inputs of an open :class:`opt_suite.run_view.RunView`, and warnings for people.
+
+    Raises:
+        opt_suite.store.StoreError: the store is damaged (unreadable, or rows that fail their
+            checksum).
+        ReportDataError: no evaluation episode has been recorded.
+    """
     from opt_suite.store import StoreError
 
+    directory = view.directory
     try:
-        return _load_inputs(Path(directory), spec_hash)
+        return _load_inputs(directory, view.store)
     except (sqlite3.Error, ValueError, OverflowError, TypeError) as exc:
         if isinstance(exc, ReportDataError):
             raise
@@ -123,28 +138,25 @@ def load_inputs(
         ) from None
 
 
-def _load_inputs(directory: Path, spec_hash: str | None) -> tuple[ReportInputs, list[str]]:
-    from opt_suite.store import ResultsStore  # the store module pulls in sqlite only
-
+def _load_inputs(directory: Path, store: Any) -> tuple[ReportInputs, list[str]]:
     warnings: list[str] = []
     incomplete: list[str] = []
-    with ResultsStore(directory, spec_hash) as store:
-        run = store.run()
-        planned = store.methods()
-        rows = store.episodes()
-        cells = store.cells()
-        failed = [c for c in cells if c.kind == Stage.EVALUATION and c.status != "done"]
-        # The cause first: an evaluation is missing when the discovery it needs failed.
-        failed = [c for c in cells if c.kind == Stage.DISCOVERY and c.status == "failed"] + failed
-        spec_yaml = store.spec_yaml()
-        settings = report_settings(spec_yaml)
-        frame_budget = evaluation_frames(spec_yaml)
-        curve_rows = store.curves()
-        demonstrations = summarise_demonstrations(
-            (seed, demos) for seed in store.seeds() if (demos := store.demonstrations(seed))
-        )
-        training = training_curves(curve_rows)
-        interaction = interaction_curves(curve_rows)
+    run = store.run()
+    planned = store.methods()
+    rows = store.episodes()
+    cells = store.cells()
+    failed = [c for c in cells if c.kind == Stage.EVALUATION and c.status != "done"]
+    # The cause first: an evaluation is missing when the discovery it needs failed.
+    failed = [c for c in cells if c.kind == Stage.DISCOVERY and c.status == "failed"] + failed
+    spec_yaml = store.spec_yaml()
+    settings = report_settings(spec_yaml)
+    frame_budget = evaluation_frames(spec_yaml)
+    curve_rows = store.curves()
+    demonstrations = summarise_demonstrations(
+        (seed, demos) for seed in store.seeds() if (demos := store.demonstrations(seed))
+    )
+    training = training_curves(curve_rows)
+    interaction = interaction_curves(curve_rows)
     if run.status != "done":
         incomplete.append(f"the latest run in {directory} has status {run.status!r}")
         warnings.append(incomplete[-1])
