@@ -73,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
         with RunView(args.directory, args.spec) as view:
             note = view.which()
             runs, stamp = collect(view)
-        write_export(out, runs, stamp)
+            spec = (view.info.spec_name, view.info.spec_hash)
+        write_export(out, runs, stamp, spec)
     except StoreError as exc:
         print(f"opt-suite export-tensorboard: {exc}", file=sys.stderr)
         return 2

@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
         write_report_files,
     )
     from opt_suite.report.source import load_view_inputs
+    from opt_suite.report.stale import report_owner, set_aside_stale
     from opt_suite.report.tables import leaderboard_warnings
     from opt_suite.run_view import RunView
     from opt_suite.store import StoreError
@@ -100,8 +101,12 @@ def run(args: argparse.Namespace) -> int:
             inputs, warnings = load_view_inputs(view)
         for message in warnings:
             print(f"warning: {message}", file=sys.stderr)
-        for path in write_report_files(inputs, args.directory):
+        previous = report_owner(args.directory)
+        written = write_report_files(inputs, args.directory)
+        for path in written:
             print(f"wrote {path}")
+        for message in set_aside_stale(args.directory, inputs.spec_hash, written, previous):
+            print(f"note: {message}")
         for message in leaderboard_warnings(args.directory):
             print(f"warning: leaderboard: {message}", file=sys.stderr)
         if args.export_baseline is not None:

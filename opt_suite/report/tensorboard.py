@@ -167,8 +167,11 @@ def export_problem(out: Path) -> str | None:
     return None
 
 
-def write_export(out: Path, runs: list[ExportRun], stamp: int) -> None:
+def write_export(out: Path, runs: list[ExportRun], stamp: int, spec: tuple[str, str]) -> None:
     """Write into a temporary sibling of ``out``, then swap it in (replacing an earlier export).
+
+    ``spec`` (name, hash) is recorded in the manifest: a report of another spec in the same run
+    folder then moves this export aside (:mod:`opt_suite.report.stale`).
 
     Raises:
       RunViewError: ``out`` is neither absent, empty, nor an unchanged earlier export.
@@ -183,7 +186,13 @@ def write_export(out: Path, runs: list[ExportRun], stamp: int) -> None:
         for name, scalars in runs:
             path = write_events(staging / name, scalars, stamp)
             files[path.relative_to(staging).as_posix()] = file_digest(path)
-        manifest = {"format": FORMAT, "runs": [n for n, _ in runs], "files": files}
+        manifest = {
+            "format": FORMAT,
+            "spec": spec[0],
+            "spec_hash": spec[1],
+            "runs": [n for n, _ in runs],
+            "files": files,
+        }
         (staging / MARKER).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
         if out.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
