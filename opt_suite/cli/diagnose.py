@@ -66,8 +66,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _inputs(directory: Path, args: argparse.Namespace) -> tuple[Any, list[tuple[Any, ...]]]:
-    """The run's view and, per (method, seed): (method, seed, options, demonstrations, pi)."""
+def _inputs(
+    directory: Path, args: argparse.Namespace
+) -> tuple[Any, list[tuple[Any, ...]], list[str]]:
+    """What to diagnose: the run's view (closed by then), the jobs, the degenerate options.
+
+    A job per (method, seed): (method, seed, options, demonstrations, pi).
+    """
     from opt_suite.methods.offline_options.method import POLICY_FILE, load_policy
     from opt_suite.options import load_option_set
     from opt_suite.run_view import RunView
@@ -97,7 +102,7 @@ def _inputs(directory: Path, args: argparse.Namespace) -> tuple[Any, list[tuple[
                 policy = view.store.recorded_file(discovered[(method, seed)], POLICY_FILE)
                 pi = None if policy is None else load_policy(policy)
                 jobs.append((method, seed, load_option_set(path), demonstrations, pi))
-        return view, jobs
+        return view, jobs, _degenerate(view, jobs)
 
 
 def diagnose_run(directory: Path, args: argparse.Namespace) -> tuple[Path, Path, float]:
@@ -110,13 +115,15 @@ def diagnose_run(directory: Path, args: argparse.Namespace) -> tuple[Path, Path,
     from opt_suite.store.files import write_text_atomic
 
     started = time.perf_counter()
-    view, jobs = _inputs(directory, args)
+    view, jobs, degenerate = _inputs(directory, args)
     info = view.info
     if (which := view.which()) is not None:
         print(f"note: {which}")
     if not jobs:
         raise RunViewError(f"{directory}: no option set to diagnose")
     config = JhatConfig(lambda1=args.lambda1, lambda2=args.lambda2, likelihood=args.likelihood)
+    for line in degenerate:
+        print(f"warning: degenerate option: {line}", file=sys.stderr)
     diagnoses = []
     for method, seed, options, demonstrations, pi in jobs:
         if options.kind != "tabular":
@@ -136,11 +143,22 @@ def diagnose_run(directory: Path, args: argparse.Namespace) -> tuple[Path, Path,
             "likelihood": config.likelihood,
         },
         "wall_time_s": round(seconds, 1),
+        "degenerate_options": degenerate,
     }
     md, js = directory / "diagnose.md", directory / "diagnose.json"
     write_text_atomic(md, render_markdown(diagnoses, header))
     write_text_atomic(js, json.dumps(to_json(diagnoses, header), indent=1) + "\n")
     return md, js, seconds
+
+
+def _degenerate(view: Any, jobs: list[tuple[Any, ...]]) -> list[str]:
+    """The degenerate options of the diagnosed option sets (:mod:`opt_suite.report.degenerate`)."""
+    from opt_suite.report.source import degenerate_options
+
+    seeds = {job[1] for job in jobs}
+    cells = [c for c in view.store.cells() if c.seed in seeds]
+    demos = {job[1]: job[3] for job in jobs}
+    return degenerate_options(view.store, cells, demos, {job[0] for job in jobs})
 
 
 def weights_problem(lambda1: float, lambda2: float) -> str | None:

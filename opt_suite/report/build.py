@@ -66,6 +66,8 @@ class ReportInputs:
             axis (see :func:`opt_suite.report.episodes.learning_curves`).
         demonstrations: each train task's demonstration returns per seed (empty: no section and
             no warning; see :mod:`opt_suite.report.demonstrations`).
+        degenerate: one line per degenerate option (a copy of a primitive, never chosen; see
+            :mod:`opt_suite.report.degenerate`), each a caveat of the leaderboard.
     """
 
     episodes: EpisodeTable
@@ -79,6 +81,7 @@ class ReportInputs:
     interaction: InteractionCurves = dataclasses.field(default_factory=dict)
     frame_budget: int | None = None
     demonstrations: tuple[TaskDemonstrations, ...] = ()
+    degenerate: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -132,6 +135,8 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
             ),
             # Options learned from demonstrations that score nothing test nothing: say so.
             *filter(None, [demonstrations_warning(inputs.demonstrations)]),
+            # A kept option that is a primitive under another name, or never used, is no option.
+            *(f"degenerate option: {line}" for line in inputs.degenerate),
         ),
         frame_budget=inputs.frame_budget,
     )

@@ -14,6 +14,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from opt_suite.report.build import ReportInputs
@@ -152,9 +153,9 @@ def _load_inputs(directory: Path, store: Any) -> tuple[ReportInputs, list[str]]:
     settings = report_settings(spec_yaml)
     frame_budget = evaluation_frames(spec_yaml)
     curve_rows = store.curves()
-    demonstrations = summarise_demonstrations(
-        (seed, demos) for seed in store.seeds() if (demos := store.demonstrations(seed))
-    )
+    demos_by_seed = {seed: demos for seed in store.seeds() if (demos := store.demonstrations(seed))}
+    demonstrations = summarise_demonstrations(demos_by_seed.items())
+    degenerate = degenerate_options(store, cells, demos_by_seed)
     training = training_curves(curve_rows)
     interaction = interaction_curves(curve_rows)
     if run.status != "done":
@@ -190,5 +191,79 @@ def _load_inputs(directory: Path, store: Any) -> tuple[ReportInputs, list[str]]:
         interaction={m: interaction[m] for m in methods if m in interaction},
         frame_budget=frame_budget,
         demonstrations=demonstrations,
+        degenerate=tuple(degenerate),
     )
     return inputs, warnings
+
+
+def degenerate_options(
+    store: Any, cells: Any, demos_by_seed: dict[int, Any], methods: Any = None
+) -> list[str]:
+    """One line per degenerate option of the viewed run (:mod:`opt_suite.report.degenerate`).
+
+    Copies of primitives are found in tabular option sets (on the seed's demonstrated states, or
+    every state without demonstrations); options never chosen, wherever every done evaluation
+    cell of that (method, seed) recorded its counts. Network option sets are not evaluated here
+    (that would load TensorFlow): only their usage is. ``methods``: only these entries (None:
+    all); only the seeds of ``cells`` are read.
+    """
+    from opt_suite.options.base import load_option_set, option_set_kind
+    from opt_suite.report.degenerate import (
+        copies_of_primitives,
+        degenerate_messages,
+        never_chosen,
+        state_visits,
+    )
+
+    lines: list[str] = []
+    for cell in cells:
+        if cell.kind != Stage.DISCOVERY or cell.status != "done" or cell.method is None:
+            continue
+        if methods is not None and cell.method not in methods:
+            continue
+        path = store.option_set_file(cell.method, cell.seed)
+        if path is None:
+            continue
+        copies: list[Any] = []
+        if option_set_kind(path) == "tabular":
+            options = load_option_set(path)
+            names = tuple(options.names)
+            if not len(names):
+                continue
+            demos = demos_by_seed.get(cell.seed) or []
+            visits = state_visits([d.observations for d in demos], options.mu.shape[1])
+            copies = copies_of_primitives(options.mu, options.beta, visits)
+        else:
+            names = ()
+        calls, episodes, num_primitives, usage_names = _recorded_calls(store, cells, cell)
+        unused = [] if calls is None else never_chosen(calls, num_primitives)
+        names = names or usage_names
+        if names:
+            where = f"{cell.method}, seed {cell.seed}"
+            lines += degenerate_messages(where, names, copies, unused, episodes)
+    return lines
+
+
+def _recorded_calls(store: Any, cells: Any, discovery: Any) -> tuple[Any, int, int, tuple]:
+    """The recorded option counts of every evaluation of a discovery's method and seed.
+
+    Returns (calls [episodes, A + m], episodes, A, option names), or (None, 0, 0, ()) unless
+    every such evaluation cell is done and recorded its counts.
+    """
+    from opt_suite.store.files import USAGE_FILE
+
+    evaluations = [
+        c
+        for c in cells
+        if c.kind == Stage.EVALUATION and (c.method, c.seed) == (discovery.method, discovery.seed)
+    ]
+    paths = [store.recorded_file(c.cell_id, USAGE_FILE) if c.status == "done" else None
+             for c in evaluations]  # fmt: skip
+    if not paths or any(p is None for p in paths):
+        return None, 0, 0, ()
+    from opt_suite.learners.base import OptionUsage  # only when counts were recorded
+
+    usages = [OptionUsage.load(p) for p in paths]
+    first = usages[0]
+    calls = np.concatenate([np.asarray(u.calls) for u in usages])
+    return calls, calls.shape[0], first.num_primitives, first.names[first.num_primitives :]
