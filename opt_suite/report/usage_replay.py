@@ -52,7 +52,7 @@ def view_usage(
     if not components.learner.counts_usage:
         raise RunViewError(
             f"{view.directory}: the learner {view.spec().evaluation.learner!r} does not count"
-            " option usage (smdp_q_learning does)"
+            " option usage (smdp_q_learning and tf_agents do)"
         )
     check = view.check_cells([Stage.EVALUATION], methods, seeds)
     if check.unplanned:

@@ -199,13 +199,14 @@ class EvaluationJob(CellJob):
         options = from_bytes(self.options)
         result: dict[str, Any] = {}
         if self.record_usage:
-            if not learner.counts_usage or self.frames is not None:
+            if not learner.counts_usage or (self.frames is not None and not learner.frame_budgets):
                 raise TypeError(
                     f"learner {learner.name!r} does not count option usage"
                     + ("" if self.frames is None else " within a frame budget")
                 )
+            budget = {} if self.frames is None else {"frames": self.frames}
             pairs = learner.run_with_usage(
-                self.family(), runs, options, self.episodes, self.max_steps
+                self.family(), runs, options, self.episodes, self.max_steps, **budget
             )
             logs = [log for log, _ in pairs]
             result["usage"] = [usage for _, usage in pairs]
