@@ -128,8 +128,8 @@ class TFAgentsLearner(Learner):
             actions, or options with initiation sets (the agent cannot be kept from choosing an
             option outside its set: see :mod:`.option_env`).
         """
-        return [log for log, _ in self.run_with_usage(family, runs, options, episodes, max_steps,
-                                                     frames)]  # fmt: skip
+        pairs = self.run_with_usage(family, runs, options, episodes, max_steps, frames)
+        return [log for log, _ in pairs]  # counting is passive: the same logs
 
     def run_with_usage(
         self,

@@ -226,7 +226,7 @@ def degenerate_options(
             continue
         copies: list[Any] = []
         if option_set_kind(path) == "tabular":
-            options = load_option_set(path)
+            options: Any = load_option_set(path)  # a TabularOptionSet: mu [m, S, A], beta [m, S]
             names = tuple(options.names)
             if not len(names):
                 continue
@@ -263,7 +263,7 @@ def _recorded_calls(store: Any, cells: Any, discovery: Any) -> tuple[Any, int, i
         return None, 0, 0, ()
     from opt_suite.learners.base import OptionUsage  # only when counts were recorded
 
-    usages = [OptionUsage.load(p) for p in paths]
+    usages = [OptionUsage.load(p) for p in paths if p is not None]
     first = usages[0]
     calls = np.concatenate([np.asarray(u.calls) for u in usages])
     return calls, calls.shape[0], first.num_primitives, first.names[first.num_primitives :]
