@@ -13,7 +13,9 @@ from opt_suite.report.degenerate import (
     COPY_ACTION,
     COPY_TERMINATION,
     copies_of_primitives,
+    degenerate_messages,
     never_chosen,
+    one_step_options,
     state_visits,
 )
 from opt_suite.report.source import degenerate_options
@@ -118,3 +120,17 @@ def test_a_degenerate_option_is_a_caveat_of_the_leaderboard():
     )
     text = leaderboard_markdown(leaderboard(inputs, analyse(inputs)))
     assert "degenerate option: offline, seed 0: option 'copy' is a copy of primitive 1" in text
+
+
+def test_options_of_one_step_per_call_are_flagged_from_their_counts():
+    # Network option sets: only the counts can say an option ends after (almost) every step.
+    calls = np.array([[5, 5, 20, 10, 19], [0, 0, 1, 10, 0]])  # [episodes, A + m], A = 2
+    steps = np.array([[5, 5, 20, 30, 19], [0, 0, 1, 30, 0]])
+    # option 0: 21 steps in 21 calls; option 1: 3 steps a call; option 2: 19 calls (too few)
+    assert one_step_options(calls, steps, num_primitives=2) == [(0, 1.0, 21)]
+    [line] = degenerate_messages("deep, seed 3", ("o0", "o1", "o2"), [], [], 2, [(0, 1.0, 21)])
+    assert line == (
+        "deep, seed 3: option 'o0' runs 1.00 primitive steps per call over 21 calls (≤ 1.05 over"
+        " ≥ 20): it terminates after (almost) every step, like a primitive (its actions are not"
+        " checked: a network option set)"
+    )

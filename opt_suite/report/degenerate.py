@@ -10,7 +10,11 @@ Both are flagged, with the thresholds in the message:
   the mean termination probability β ≥ :data:`COPY_TERMINATION` and the option's action
   distribution pooled over those states puts ≥ :data:`COPY_ACTION` on one action ``a``;
 - **never chosen**: zero calls over every recorded evaluation episode of that seed (all test
-  tasks), from the counts the learner recorded (``option_usage.npz``).
+  tasks), from the counts the learner recorded (``option_usage.npz``);
+- **one step per call** (network option sets, whose actions the report cannot evaluate without
+  TensorFlow): over at least :data:`MIN_CALLS` recorded calls, a mean run of at most
+  :data:`ONE_STEP_LENGTH` primitive steps — it terminates after (almost) every step, the first
+  half of "a copy of a primitive"; its action distribution is not checked.
 
 The functions are pure: the store is read by :mod:`opt_suite.report.source` and
 ``opt-suite diagnose``.
@@ -29,12 +33,17 @@ __all__ = [
     "PrimitiveCopy",
     "copies_of_primitives",
     "never_chosen",
+    "one_step_options",
+    "ONE_STEP_LENGTH",
+    "MIN_CALLS",
     "state_visits",
     "degenerate_messages",
 ]
 
 COPY_TERMINATION = 0.95  # mean β on the demonstrated states: it ends after (almost) every step
 COPY_ACTION = 0.95  # share of its action probability on one action
+ONE_STEP_LENGTH = 1.05  # mean steps per call: β ≥ 0.95 a step gives about 1.05
+MIN_CALLS = 20  # calls needed before a mean length says anything
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,12 +108,30 @@ def never_chosen(calls: np.ndarray, num_primitives: int) -> list[int]:
     return [int(o) for o in np.flatnonzero(totals[num_primitives:] == 0)]
 
 
+def one_step_options(
+    calls: np.ndarray, steps: np.ndarray, num_primitives: int
+) -> list[tuple[int, float, int]]:
+    """(option index, mean steps per call, calls) of options that run one step per call.
+
+    ``calls``, ``steps``: int [..., A + m], as :func:`never_chosen`'s.
+    """
+    width = np.shape(calls)[-1]
+    total_calls = np.asarray(calls).reshape(-1, width).sum(axis=0)[num_primitives:]
+    total_steps = np.asarray(steps).reshape(-1, width).sum(axis=0)[num_primitives:]
+    found = []
+    for o, (c, s) in enumerate(zip(total_calls.tolist(), total_steps.tolist(), strict=True)):
+        if c >= MIN_CALLS and s / c <= ONE_STEP_LENGTH:
+            found.append((o, s / c, int(c)))
+    return found
+
+
 def degenerate_messages(
     where: str,
     names: Sequence[str],
     copies: Sequence[PrimitiveCopy],
     unused: Sequence[int],
     episodes: int,
+    one_step: Sequence[tuple[int, float, int]] = (),
 ) -> list[str]:
     """One line per degenerate option of one option set (``where``: "offline, seed 0")."""
     lines = [
@@ -118,5 +145,11 @@ def degenerate_messages(
         f"{where}: option {names[o]!r} was never chosen by the test-time learner in {episodes} "
         "recorded evaluation episodes"
         for o in unused
+    ]
+    lines += [
+        f"{where}: option {names[o]!r} runs {length:.2f} primitive steps per call over {calls}"
+        f" calls (≤ {ONE_STEP_LENGTH} over ≥ {MIN_CALLS}): it terminates after (almost) every"
+        " step, like a primitive (its actions are not checked: a network option set)"
+        for o, length, calls in one_step
     ]
     return lines

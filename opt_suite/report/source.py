@@ -212,6 +212,7 @@ def degenerate_options(
         copies_of_primitives,
         degenerate_messages,
         never_chosen,
+        one_step_options,
         state_visits,
     )
 
@@ -235,20 +236,26 @@ def degenerate_options(
             copies = copies_of_primitives(options.mu, options.beta, visits)
         else:
             names = ()
-        calls, episodes, num_primitives, usage_names = _recorded_calls(store, cells, cell)
-        unused = [] if calls is None else never_chosen(calls, num_primitives)
-        names = names or usage_names
+        usage = _recorded_usage(store, cells, cell)
+        unused, one_step, episodes = [], [], 0
+        if usage is not None:
+            calls, steps, num_primitives, usage_names = usage
+            episodes = calls.shape[0]
+            unused = never_chosen(calls, num_primitives)
+            if not names:  # a network option set: its actions are not evaluated here
+                one_step = one_step_options(calls, steps, num_primitives)
+            names = names or usage_names
         if names:
             where = f"{cell.method}, seed {cell.seed}"
-            lines += degenerate_messages(where, names, copies, unused, episodes)
+            lines += degenerate_messages(where, names, copies, unused, episodes, one_step)
     return lines
 
 
-def _recorded_calls(store: Any, cells: Any, discovery: Any) -> tuple[Any, int, int, tuple]:
+def _recorded_usage(store: Any, cells: Any, discovery: Any) -> tuple[Any, Any, int, tuple] | None:
     """The recorded option counts of every evaluation of a discovery's method and seed.
 
-    Returns (calls [episodes, A + m], episodes, A, option names), or (None, 0, 0, ()) unless
-    every such evaluation cell is done and recorded its counts.
+    Returns (calls [episodes, A + m], steps [same], A, option names), or None unless every such
+    evaluation cell is done and recorded its counts.
     """
     from opt_suite.store.files import USAGE_FILE
 
@@ -260,10 +267,11 @@ def _recorded_calls(store: Any, cells: Any, discovery: Any) -> tuple[Any, int, i
     paths = [store.recorded_file(c.cell_id, USAGE_FILE) if c.status == "done" else None
              for c in evaluations]  # fmt: skip
     if not paths or any(p is None for p in paths):
-        return None, 0, 0, ()
+        return None
     from opt_suite.learners.base import OptionUsage  # only when counts were recorded
 
     usages = [OptionUsage.load(p) for p in paths if p is not None]
     first = usages[0]
     calls = np.concatenate([np.asarray(u.calls) for u in usages])
-    return calls, calls.shape[0], first.num_primitives, first.names[first.num_primitives :]
+    steps = np.concatenate([np.asarray(u.steps) for u in usages])
+    return calls, steps, first.num_primitives, first.names[first.num_primitives :]
