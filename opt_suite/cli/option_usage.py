@@ -15,9 +15,12 @@ or for a sweep run into ``variants/<name>/``; see :mod:`opt_suite.report.option_
     opt-suite option-usage RUN_DIR [--variant NAME]... [--seeds LIST] [--methods NAME...]
                                    [--replay] [--per-episode]
 
-Runs made by code that counts (``smdp_q_learning`` since this command exists) keep each evaluation
-cell's counts in ``cells/<id>/option_usage.npz``, computed with the cell's own episodes; those are
-read instead of replayed (``--replay`` replays them too, to check the code still reproduces them).
+Runs made by code that counts (``smdp_q_learning`` since this command exists; ``tf_agents``, the
+deep learner, with an episode or a frame budget, since it counts) keep each evaluation cell's
+counts in ``cells/<id>/option_usage.npz``, computed with the cell's own episodes; those are read
+instead of replayed (``--replay`` replays them too, to check the code still reproduces them). The
+run is opened through :class:`opt_suite.run_view.RunView`; reading and replaying are in
+:mod:`opt_suite.report.usage_replay`.
 
 Exit status: 0 written; 2 on bad input, when nothing can be replayed, or when the replay differs
 from the stored run (the code changed since the run: rerun the spec, then this command).
