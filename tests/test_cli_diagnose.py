@@ -120,6 +120,26 @@ def test_bad_arguments_exit_2(run_dir, argv, message, capsys):
     assert message in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--lambda2", "nan"],
+        ["--lambda2", "inf"],
+        ["--lambda1=-inf"],
+        ["--lambda2", "1e308"],
+        ["--lambda1", "1e7"],
+    ],
+)
+def test_weights_are_finite_and_bounded_before_anything_is_read(tmp_path, argv, capsys):
+    # Checked before the run is opened: a folder with no run gives the weights' message.
+    assert diagnose(tmp_path, *argv) == 2
+    captured = capsys.readouterr()
+    (line,) = captured.err.strip().splitlines()
+    flag = argv[0].split("=")[0]
+    assert f"{flag} " in line and "must be >= 0 and <= 1e+06 (finite numbers)" in line
+    assert "Traceback" not in captured.err and not (tmp_path / "diagnose.md").exists()
+
+
 def test_a_damaged_or_incomplete_run_exits_2(run_dir, tmp_path, capsys):
     assert diagnose(tmp_path / "nope") == 2
     assert "no such directory" in capsys.readouterr().err

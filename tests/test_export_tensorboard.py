@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
@@ -199,3 +200,28 @@ def test_a_sweep_run_is_exported_one_variant_at_a_time(run_dir, tmp_path, capsys
         main(["export-tensorboard", str(run_dir), "--out", str(tmp_path / "tb"), "--spec", "abab"])
         == 0
     )
+
+
+def test_an_empty_folder_is_written_and_a_changed_export_is_never_replaced(
+    run_dir, tmp_path, capsys
+):
+    out = tmp_path / "tb"
+    out.mkdir()  # empty: written into
+    assert main(["export-tensorboard", str(run_dir), "--out", str(out)]) == 0
+    capsys.readouterr()
+    manifest = json.loads((out / MARKER).read_text())
+    assert manifest["spec_hash"] == "ab" * 32 and len(manifest["files"]) == 2 * 4 + 2
+    [event] = sorted(out.glob("discovery__ours__0__*/events.*"))
+    event.write_bytes(event.read_bytes() + b"x")  # a file of the export changed since
+    line = _refused(capsys, run_dir, "--out", out)
+    assert "is not an earlier export" in line and "changed since the export" in line
+    assert event.read_bytes().endswith(b"x")  # nothing deleted or rewritten
+    event.write_bytes(event.read_bytes()[:-1])
+    (out / "mine.txt").write_text("keep me")  # a file the export did not write
+    assert "mine.txt is not in its manifest" in _refused(capsys, run_dir, "--out", out)
+    assert (out / "mine.txt").read_text() == "keep me"
+    (out / "mine.txt").unlink()
+    (out / MARKER).write_text(json.dumps({"runs": manifest["runs"]}))  # named right, no digests
+    assert "is not this export's manifest" in _refused(capsys, run_dir, "--out", out)
+    (tmp_path / "plain").write_text("a file")
+    assert "is not a folder" in _refused(capsys, run_dir, "--out", tmp_path / "plain")

@@ -231,3 +231,36 @@ def test_the_nothing_learned_caveat_names_the_frame_budget():
     flat = learning_curves(EpisodeTable.from_rows(rows), frame_budget=160, points=10)
     (warning,) = [w for w in leaderboard_caveats(flat, 0.1, True) if "nothing learned" in w]
     assert "last 10% of the frames" in warning and "raise evaluation.frames" in warning
+
+
+def test_tf_agents_option_usage_is_recorded_within_a_frame_budget(tmp_path, capsys):
+    """The deep learner's option counts, end to end: recorded by the run, read by option-usage.
+
+    One seed, one test task, one method with options: one tf_agents run, which builds and traces
+    its agent (50 s measured on two cores under load). The replay path is the one the run takes
+    (``record_usage`` with ``frames=``), so it is not run a second time here.
+    """
+    path = chain_spec(tmp_path, "frames: 200")
+    text = path.read_text().replace("count: 3, train: 1, test: 2", "count: 2, train: 1, test: 1")
+    text = text.replace(
+        "  - {name: primitives, method: primitives}",
+        "  - {name: random, method: random_options, params: {count: 2}}",
+    )
+    text = text.replace("seeds: 2", "seeds: 1").replace("baseline: primitives", "baseline: random")
+    path.write_text(text)
+    out = tmp_path / "run"
+    argv = ["run", str(path), "--out", str(out), "--quiet", "--workers", "0", "--no-report"]
+    assert main(argv) == 0
+    [counts] = out.glob("cells/*/option_usage.npz")  # counted while it ran
+    capsys.readouterr()
+    assert main(["option-usage", str(out)]) == 0, capsys.readouterr().err
+    usage_md = (out / "option_usage.md").read_text()
+    assert "1 evaluation cells counted their option choices" in usage_md
+    from opt_suite.learners.base import OptionUsage
+    from opt_suite.store import ResultsStore
+
+    usage = OptionUsage.load(counts)
+    with ResultsStore(out) as store:
+        steps = [r.steps for r in store.episodes("random")]
+    assert len(usage.names) == usage.num_primitives + 2  # the chain's primitives, then 2 options
+    assert len(steps) >= 1 and usage.steps.sum(axis=1).tolist() == steps  # episodes in budget

@@ -201,3 +201,28 @@ class TestTFAgentsLearnerContract(LearnerContract):
 
     def setting(self) -> LearnerSetting:
         return atari_learner_setting()
+
+
+def test_option_usage_is_counted_without_changing_a_number(chain):
+    # Counting is passive: run_with_usage logs what run logs, and each episode's counts add up.
+    family, test, options = chain
+    runs = [LearnerRun(test[0], np.random.SeedSequence(1))]
+    [(log, usage)] = TFAgentsLearner(TINY).run_with_usage(
+        LearnerContext(family, runs, options, 4, 20)
+    )
+    plain = _run(chain, 1)
+    np.testing.assert_array_equal(log.returns, plain.returns)
+    np.testing.assert_array_equal(log.frames, plain.frames)
+    assert TFAgentsLearner.counts_usage and usage.num_primitives == 2
+    assert usage.names == ("a0", "a1", *options.names)
+    assert usage.calls.shape == usage.steps.shape == (4, 3)
+    np.testing.assert_array_equal(usage.steps.sum(axis=1), log.steps)
+    # A primitive is one step per decision; an option at least one step per call.
+    np.testing.assert_array_equal(usage.steps[:, :2], usage.calls[:, :2])
+    assert np.all(usage.steps[:, 2] >= usage.calls[:, 2])
+    # Within a frame budget: the counts of exactly the episodes that ended within it.
+    [(framed, framed_usage)] = TFAgentsLearner(TINY).run_with_usage(
+        LearnerContext(family, runs, options, 1, 20, frames=60)
+    )
+    assert framed_usage.calls.shape == (len(framed.steps), 3)
+    np.testing.assert_array_equal(framed_usage.steps.sum(axis=1), framed.steps)

@@ -16,7 +16,7 @@ from tabular_toys import FOUR_ROOMS_11, ToyFamily, grid_model, toy_tasks
 from opt_suite.cli import main
 from opt_suite.cli.option_usage import REPLAY_DIFFERS
 from opt_suite.families.base import TabularModel
-from opt_suite.learners.base import LearnerRun, OptionUsage
+from opt_suite.learners.base import LearnerContext, LearnerRun, OptionUsage
 from opt_suite.learners.smdp_batch import HANDOFF_RUNS
 from opt_suite.learners.smdp_q import SMDPQLearning
 from opt_suite.learners.smdp_scalar import ScalarOptions, ScalarRun, ScalarTables
@@ -38,8 +38,9 @@ def test_counting_changes_no_learning_number_and_the_counts_add_up():
     learner = SMDPQLearning(SMDPQLearning.Params(alpha=0.2, epsilon=0.1, q_init=0.5))
     runs = [LearnerRun(t, np.random.SeedSequence(s)) for t in toy_tasks(*models) for s in range(22)]
     assert len(runs) > HANDOFF_RUNS
-    logs = learner.run(ToyFamily(), runs, options, 10, 200)
-    counted = learner.run_with_usage(ToyFamily(), runs, options, 10, 200)
+    context = LearnerContext(ToyFamily(), runs, options, 10, 200)
+    logs = learner.run(context)
+    counted = learner.run_with_usage(context)
     assert len(counted) == len(runs)
     for log, (again, usage) in zip(logs, counted, strict=True):
         np.testing.assert_array_equal(again.returns, log.returns)

@@ -95,7 +95,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compare; 0 pass, 1 regression, 2 bad input."""
-    from opt_suite.cli.run import parse_seeds
     from opt_suite.report import (
         BaselineError,
         CompareError,
@@ -104,9 +103,9 @@ def run(args: argparse.Namespace) -> int:
         format_comparison,
         load_baseline,
     )
-    from opt_suite.report.source import load_inputs
+    from opt_suite.report.source import load_view_inputs
+    from opt_suite.run_view import RunView, parse_seeds
     from opt_suite.store import StoreError
-    from opt_suite.store.reader import select_spec
 
     if not args.directory.is_dir():
         print(f"opt-suite compare: {args.directory}: no such directory", file=sys.stderr)
@@ -127,8 +126,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         baseline = load_baseline(args.baseline)
-        spec_hash = None if args.spec is None else select_spec(args.directory, args.spec)
-        inputs, warnings = load_inputs(args.directory, spec_hash)
+        with RunView(args.directory, args.spec) as view:
+            inputs, warnings = load_view_inputs(view)
         # Printed first: a cell that failed in the run is often why a comparison is impossible.
         for message in warnings:
             print(f"warning: {message}", file=sys.stderr)

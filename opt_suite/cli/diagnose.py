@@ -8,8 +8,10 @@ under π fitted as a table with the options frozen, and per demonstration which 
 which segment and where terminations fall (:mod:`opt_suite.report.diagnose`). It writes
 ``diagnose.md`` and ``diagnose.json`` into RUN_DIR and changes nothing else: no cell is touched.
 
-    opt-suite diagnose RUN_DIR [--methods NAME...] [--seeds LIST] [--lambda2 X] [--lambda1 X]
-                               [--likelihood log_prob_per_step|prob]
+    opt-suite diagnose RUN_DIR [--methods NAME...] [--seeds LIST] [--spec NAME_OR_HASH]
+                               [--lambda2 X] [--lambda1 X] [--likelihood log_prob_per_step|prob]
+
+``--lambda1`` and ``--lambda2`` must be finite and in [0, 1e6] (checked before anything is read).
 
 Exit status: 0 written; 2 on bad input — no run in RUN_DIR, a run without demonstrations or
 option sets, a discovery or demonstrations cell not done or damaged (its files no longer match
@@ -21,14 +23,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from opt_suite.run_view import RunViewError
+from opt_suite.stages import Stage
+
 __all__ = ["add_arguments", "run"]
 
 CODE_CHANGED = "the code changed since the run; rerun the spec, then diagnose"
+
+# Ĵ's weights are checked before anything is built: NaN or inf would make every score NaN, and a
+# weight past 1e6 (the paper uses λ2 = 100) overflows the float32 objective to inf.
+MAX_WEIGHT = 1e6
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--methods", nargs="+", metavar="NAME",
                         help="method entries (default: every entry)")  # fmt: skip
     parser.add_argument("--seeds", metavar="LIST", help="seed indices, e.g. '0-4' or '0,2'")
+    parser.add_argument(
+        "--spec",
+        metavar="NAME_OR_HASH",
+        help="in a directory several specs ran in, diagnose this one (name or hash prefix; "
+        "default: the latest run's spec)",
+    )
     parser.add_argument(
         "--lambda2", type=float, default=100.0, help="likelihood term's weight (default 100)"
     )
@@ -50,70 +66,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-class _Problem(Exception):
-    """Bad input, reported as one line (exit 2)."""
+def _inputs(
+    directory: Path, args: argparse.Namespace
+) -> tuple[Any, list[tuple[Any, ...]], list[str]]:
+    """What to diagnose: the run's view (closed by then), the jobs, the degenerate options.
 
-
-def _inputs(directory: Path, args: argparse.Namespace) -> tuple[Any, list[tuple[Any, ...]]]:
-    """The run's info and, per (method, seed): (method, seed, options, demonstrations, pi)."""
-    from opt_suite.cli.run import select_methods_and_seeds
+    A job per (method, seed): (method, seed, options, demonstrations, pi).
+    """
     from opt_suite.methods.offline_options.method import POLICY_FILE, load_policy
     from opt_suite.options import load_option_set
-    from opt_suite.runner.protocol import plan_spec, resolve_components
-    from opt_suite.spec import parse_spec, spec_hash
-    from opt_suite.store import ResultsStore
+    from opt_suite.run_view import RunView
 
-    with ResultsStore(directory) as store:
-        info = store.run()
-        spec = parse_spec(store.spec_yaml(), f"{directory} (the spec stored by run {info.run_id})")
-        if spec_hash(spec) != info.spec_hash:
-            raise _Problem(
-                f"{directory}: the stored spec no longer hashes the same: {CODE_CHANGED}"
-            )
-        try:
-            methods, seeds = select_methods_and_seeds(
-                store.methods(), store.seeds(), args.methods, args.seeds
-            )
-        except ValueError as exc:
-            raise _Problem(str(exc)) from None
-        stored = {(c.kind, c.method, c.seed): c for c in store.cells()}
-        planned = plan_spec(spec, seeds, resolve_components(spec))[3]
-        wanted_cells = [
-            c
-            for c in planned.cells
-            if c.kind == "demonstrations" or (c.kind == "discovery" and c.method in methods)
-        ]
-        if not any(c.kind == "demonstrations" for c in wanted_cells):
-            raise _Problem(
+    with RunView(directory, args.spec, remedy=CODE_CHANGED) as view:
+        spec = view.spec()
+        methods, seeds = view.select(args.methods, args.seeds)
+        check = view.check_cells([Stage.DEMONSTRATIONS, Stage.DISCOVERY], methods, seeds)
+        if not any(c.stage == Stage.DEMONSTRATIONS for c in check.planned):
+            raise RunViewError(
                 f"{directory}: the run has no demonstrations (no method of spec "
                 f"{spec.name!r} uses them), so there is nothing to score option sets on"
             )
-        for cell in wanted_cells:
-            have = stored.get((cell.kind, cell.method, cell.seed))
-            if have is None or have.status != "done":
-                state = "not run" if have is None else have.status
-                raise _Problem(f"{directory}: {cell.label} is {state}: the run is incomplete")
-            if have.cell_id != cell.cell_id:
-                raise _Problem(
-                    f"{directory}: {cell.label} was stored as cell {have.cell_id[:12]}, the "
-                    f"current code plans {cell.cell_id[:12]}: {CODE_CHANGED}"
-                )
+        view.require_done([Stage.DEMONSTRATIONS, Stage.DISCOVERY], methods, seeds)
+        discovered = {(c.method, c.seed): c.cell_id for c in check.planned}
         jobs = []
         for seed in seeds:
-            demonstrations = store.demonstrations(seed)
+            demonstrations = view.store.demonstrations(seed)
             if not demonstrations:
-                raise _Problem(f"{directory}: seed {seed} has no demonstrations")
+                raise RunViewError(f"{directory}: seed {seed} has no demonstrations")
             for method in methods:
-                path = store.option_set_file(method, seed)
+                path = view.store.option_set_file(method, seed)
                 if path is None:
-                    raise _Problem(
+                    raise RunViewError(
                         f"{directory}: discovery of {method!r}, seed {seed}: no option set"
                     )
-                found = stored[("discovery", method, seed)]
-                policy = store.recorded_file(found.cell_id, POLICY_FILE)
+                policy = view.store.recorded_file(discovered[(method, seed)], POLICY_FILE)
                 pi = None if policy is None else load_policy(policy)
                 jobs.append((method, seed, load_option_set(path), demonstrations, pi))
-    return info, jobs
+        return view, jobs, _degenerate(view, jobs)
 
 
 def diagnose_run(directory: Path, args: argparse.Namespace) -> tuple[Path, Path, float]:
@@ -126,14 +115,19 @@ def diagnose_run(directory: Path, args: argparse.Namespace) -> tuple[Path, Path,
     from opt_suite.store.files import write_text_atomic
 
     started = time.perf_counter()
-    info, jobs = _inputs(directory, args)
+    view, jobs, degenerate = _inputs(directory, args)
+    info = view.info
+    if (which := view.which()) is not None:
+        print(f"note: {which}")
     if not jobs:
-        raise _Problem(f"{directory}: no option set to diagnose")
+        raise RunViewError(f"{directory}: no option set to diagnose")
     config = JhatConfig(lambda1=args.lambda1, lambda2=args.lambda2, likelihood=args.likelihood)
+    for line in degenerate:
+        print(f"warning: degenerate option: {line}", file=sys.stderr)
     diagnoses = []
     for method, seed, options, demonstrations, pi in jobs:
         if options.kind != "tabular":
-            raise _Problem(
+            raise RunViewError(
                 f"{directory}: {method!r}, seed {seed}: a {options.kind!r} option set; diagnose "
                 "scores tabular option sets (state-index observations) only"
             )
@@ -149,6 +143,7 @@ def diagnose_run(directory: Path, args: argparse.Namespace) -> tuple[Path, Path,
             "likelihood": config.likelihood,
         },
         "wall_time_s": round(seconds, 1),
+        "degenerate_options": degenerate,
     }
     md, js = directory / "diagnose.md", directory / "diagnose.json"
     write_text_atomic(md, render_markdown(diagnoses, header))
@@ -156,25 +151,42 @@ def diagnose_run(directory: Path, args: argparse.Namespace) -> tuple[Path, Path,
     return md, js, seconds
 
 
+def _degenerate(view: Any, jobs: list[tuple[Any, ...]]) -> list[str]:
+    """The degenerate options of the diagnosed option sets (:mod:`opt_suite.report.degenerate`)."""
+    from opt_suite.report.source import degenerate_options
+
+    seeds = {job[1] for job in jobs}
+    cells = [c for c in view.store.cells() if c.seed in seeds]
+    demos = {job[1]: job[3] for job in jobs}
+    return degenerate_options(view.store, cells, demos, {job[0] for job in jobs})
+
+
+def weights_problem(lambda1: float, lambda2: float) -> str | None:
+    """Why ``--lambda1``/``--lambda2`` cannot weight Ĵ (one line), or None when both can."""
+    for flag, value in (("--lambda1", lambda1), ("--lambda2", lambda2)):
+        if not (math.isfinite(value) and 0 <= value <= MAX_WEIGHT):
+            return (
+                f"{flag} {value!r}: --lambda1 and --lambda2 must be >= 0 and <= {MAX_WEIGHT:g}"
+                " (finite numbers)"
+            )
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     """Diagnose and write; 0 on success, 2 on bad input."""
     from opt_suite.registry import RegistryError
-    from opt_suite.spec import SpecError
     from opt_suite.store import StoreError
 
     if not args.directory.is_dir():
         print(f"opt-suite diagnose: {args.directory}: no such directory", file=sys.stderr)
         return 2
-    if args.lambda2 < 0 or args.lambda1 < 0:
-        print("opt-suite diagnose: --lambda1 and --lambda2 must be >= 0", file=sys.stderr)
+    problem = weights_problem(args.lambda1, args.lambda2)
+    if problem is not None:
+        print(f"opt-suite diagnose: {problem}", file=sys.stderr)
         return 2
     try:
         md, js, seconds = diagnose_run(args.directory, args)
-    except SpecError as exc:
-        print(f"opt-suite diagnose: the stored spec does not load ({exc.problems[0]}): "
-              f"{CODE_CHANGED}", file=sys.stderr)  # fmt: skip
-        return 2
-    except (_Problem, StoreError, RegistryError, ValueError) as exc:
+    except (StoreError, RegistryError, ValueError) as exc:
         print(f"opt-suite diagnose: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

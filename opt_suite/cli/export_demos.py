@@ -39,15 +39,14 @@ def run(args: argparse.Namespace) -> int:
     from opt_suite import registry
     from opt_suite.demonstrations.minari_io import dataset_id, export_demonstrations
     from opt_suite.files_guard import output_dir
-    from opt_suite.store import ResultsStore, StoreError
-    from opt_suite.store.reader import select_spec
+    from opt_suite.run_view import RunView
+    from opt_suite.store import StoreError
 
     try:
-        spec_hash = None if args.spec is None else select_spec(args.directory, args.spec)
-        with ResultsStore(args.directory, spec_hash) as store:
-            spec = store.spec()
-            seeds = args.seed or store.seeds()
-            demos = {seed: store.demonstrations(seed) for seed in seeds}
+        with RunView(args.directory, args.spec) as view:
+            spec = view.spec()
+            seeds = args.seed or view.store.seeds()
+            demos = {seed: view.store.demonstrations(seed) for seed in seeds}
     except (StoreError, OSError) as exc:
         print(f"opt-suite export-demos: error: {exc}", file=sys.stderr)
         return 2

@@ -60,10 +60,11 @@ def run(args: argparse.Namespace) -> int:
         export_baseline,
         write_report_files,
     )
-    from opt_suite.report.source import load_inputs
+    from opt_suite.report.source import load_view_inputs
+    from opt_suite.report.stale import report_owner, set_aside_stale
     from opt_suite.report.tables import leaderboard_warnings
+    from opt_suite.run_view import RunView
     from opt_suite.store import StoreError
-    from opt_suite.store.reader import select_spec
 
     if not args.directory.is_dir():
         print(f"opt-suite report: {args.directory}: no such directory", file=sys.stderr)
@@ -94,12 +95,18 @@ def run(args: argparse.Namespace) -> int:
         for name in (*REPORT_FILES, "fig1a.png", "discovery.png"):
             # Rewritten in place: a FIFO there would block the write forever, a folder fail it.
             output_file(args.directory / name, "a report file")
-        spec_hash = None if args.spec is None else select_spec(args.directory, args.spec)
-        inputs, warnings = load_inputs(args.directory, spec_hash)
+        with RunView(args.directory, args.spec) as view:
+            if (which := view.which()) is not None:
+                print(f"note: {which}")
+            inputs, warnings = load_view_inputs(view)
         for message in warnings:
             print(f"warning: {message}", file=sys.stderr)
-        for path in write_report_files(inputs, args.directory):
+        previous = report_owner(args.directory)
+        written = write_report_files(inputs, args.directory)
+        for path in written:
             print(f"wrote {path}")
+        for message in set_aside_stale(args.directory, inputs.spec_hash, written, previous):
+            print(f"note: {message}")
         for message in leaderboard_warnings(args.directory):
             print(f"warning: leaderboard: {message}", file=sys.stderr)
         if args.export_baseline is not None:

@@ -18,7 +18,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_arguments", "run", "parse_seeds", "select_methods_and_seeds"]
+# Re-exported: reading commands and `run --seeds` share the one parser (opt_suite.run_view).
+from opt_suite.run_view import MAX_SEED_INDEX, parse_seeds, select_methods_and_seeds
+
+__all__ = ["add_arguments", "run", "MAX_SEED_INDEX", "parse_seeds", "select_methods_and_seeds"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,8 +50,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-report", action="store_true", help="do not write the reports")
 
 
-MAX_SEED_INDEX = 2**31 - 1  # stored as SQLite integers, spawned into SeedSequences
-
 # Workers beyond the cores only queue for them, and each holds its own TensorFlow (hundreds of MB):
 # --workers 100000 once started 168 processes and 6 GB for a 30-cell spec. A few per core still
 # let cells that wait on I/O overlap.
@@ -58,59 +59,6 @@ WORKERS_PER_CORE = 4
 def max_workers() -> int:
     """The largest ``--workers`` accepted on this machine: :data:`WORKERS_PER_CORE` per core."""
     return WORKERS_PER_CORE * (os.cpu_count() or 1)
-
-
-def parse_seeds(text: str) -> list[int]:
-    """``"0-2,5"`` -> ``[0, 1, 2, 5]``.
-
-    Raises:
-      ValueError: with a message naming the bad part.
-    """
-    from opt_suite.spec.schema import MAX_SEEDS
-
-    seeds: set[int] = set()
-    for part in text.split(","):
-        part = part.strip()
-        low, dash, high = part.partition("-")
-        try:
-            first, last = (int(low), int(high)) if dash else (int(part), int(part))
-        except ValueError:
-            raise ValueError(
-                f"--seeds: {part!r} is not a seed index or range (expected e.g. '0-4' or '0,2,7')"
-            ) from None
-        if first < 0 or last < first:
-            raise ValueError(f"--seeds: {part!r} is not a non-empty range of indices >= 0")
-        if last > MAX_SEED_INDEX:
-            raise ValueError(f"--seeds: {part!r}: seed indices go up to {MAX_SEED_INDEX}")
-        if last - first + 1 + len(seeds) > MAX_SEEDS:
-            raise ValueError(
-                f"--seeds: {text!r} names more than {MAX_SEEDS} seeds (evaluation.seeds allows"
-                f" at most {MAX_SEEDS}; run large sweeps in slices, e.g. '0-99' then '100-199')"
-            )
-        seeds.update(range(first, last + 1))
-    return sorted(seeds)
-
-
-def select_methods_and_seeds(
-    methods: list[str], seeds: list[int], wanted_methods: list[str] | None, wanted_seeds: str | None
-) -> tuple[list[str], list[int]]:
-    """The run's method entries and seeds that ``--methods`` / ``--seeds`` choose (default: all).
-
-    For the commands that read a run (``option-usage``, ``diagnose``).
-
-    Raises:
-      ValueError: a method entry or seed the run does not have, or a bad ``--seeds`` text.
-    """
-    for name in wanted_methods or []:
-        if name not in methods:
-            raise ValueError(f"--methods {name!r}: the run has {', '.join(methods)}")
-    if wanted_seeds:
-        chosen = parse_seeds(wanted_seeds)
-        absent = sorted(set(chosen) - set(seeds))
-        if absent:
-            raise ValueError(f"--seeds: the run has no seed {absent} (it has {seeds})")
-        seeds = chosen
-    return [m for m in methods if not wanted_methods or m in wanted_methods], seeds
 
 
 class Terminated(KeyboardInterrupt):

@@ -25,6 +25,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from opt_suite.files_guard import InputError
+from opt_suite.run_view import RunViewError
+
 __all__ = ["add_arguments", "run"]
 
 
@@ -52,10 +55,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, help="output folder (default: RUN_DIR/options)")
 
 
-class _Problem(Exception):
-    """A bad input, reported as one line."""
-
-
 def _setting(spec: Any, task_index: int):
     """(family, model of test task ``task_index``, learner params, episodes, max_steps)."""
     from opt_suite import registry
@@ -67,10 +66,10 @@ def _setting(spec: Any, task_index: int):
     t = spec.tasks
     _, test = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
     if not 0 <= task_index < len(test):
-        raise _Problem(f"--task {task_index}: the spec has test tasks 0..{len(test) - 1}")
+        raise InputError(f"--task {task_index}: the spec has test tasks 0..{len(test) - 1}")
     model = exact_model(family, test[task_index])
     if model is None or model.cells is None:
-        raise _Problem(f"family {spec.family.name!r} is not a grid family: nothing to draw")
+        raise InputError(f"family {spec.family.name!r} is not a grid family: nothing to draw")
     ev = spec.evaluation
     params = ev.params if isinstance(ev.params, SMDPQLearning.Params) else SMDPQLearning.Params()
     return family, model, params, ev.episodes, ev.max_steps
@@ -86,7 +85,7 @@ def _draw(out: Path, spec, options, demos, args, label: str, seed: int) -> Path:
 
     _, model, params, episodes, max_steps = _setting(spec, args.task)
     if options.mu.shape[1:] != (model.num_states, model.num_actions):
-        raise _Problem(
+        raise InputError(
             f"{label}: options have {options.mu.shape[1]} states and {options.mu.shape[2]} "
             f"actions, the spec's family {model.num_states} and {model.num_actions}"
         )
@@ -124,7 +123,7 @@ def _draw_strips(out: Path, spec, options, demos, args, label: str, seed: int) -
     t = spec.tasks
     train, _ = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
     if not train:
-        raise _Problem("the spec has no train task to start the options from")
+        raise InputError("the spec has no train task to start the options from")
     by_id = {task.task_id: task for task in train}
     bump = getattr(spec.evaluation.params, "termination_bump", 0.05)
     written = []
@@ -144,7 +143,7 @@ def _draw_strips(out: Path, spec, options, demos, args, label: str, seed: int) -
                 try:
                     start = replay_demonstration(env, demo, chosen.step)
                 except ReplayError as exc:
-                    raise _Problem(f"{label}: {exc}") from None
+                    raise InputError(f"{label}: {exc}") from None
                 run = run_option(env, options, o, draws, bump, start=start)
                 where = f"step {chosen.step} of demonstration {chosen.trajectory} ({task.task_id})"
         finally:
@@ -165,20 +164,18 @@ def _render_env(family: Any, task: Any) -> Any:
 
 def _from_run_dir(args) -> list[Path]:
     from opt_suite.files_guard import output_dir
-    from opt_suite.store import ResultsStore
+    from opt_suite.run_view import RunView
 
     written = []
-    from opt_suite.store.reader import select_spec
-
-    spec_hash = None if args.spec is None else select_spec(args.directory, args.spec)
-    with ResultsStore(args.directory, spec_hash) as store:
+    with RunView(args.directory, args.spec) as view:
         # Checked once the store is read: the default lies in RUN_DIR, not to be made if missing.
         out = output_dir(args.out or args.directory / "options", "the output folder (--out)")
-        spec = store.spec()
+        spec = view.spec()
+        store = view.store
         methods = store.methods()
         for name in args.method or []:
             if name not in methods:
-                raise _Problem(f"--method {name!r}: the run has {', '.join(methods)}")
+                raise RunViewError(f"--method {name!r}: the run has {', '.join(methods)}")
         seeds = args.seed or store.seeds()[:1]
         for seed in seeds:
             demos = store.demonstrations(seed)
@@ -200,7 +197,7 @@ def _from_files(args) -> list[Path]:
     from opt_suite.spec import load_spec
 
     if args.spec is None:
-        raise _Problem("--options needs --spec (the spec the option set was discovered for)")
+        raise InputError("--options needs --spec (the spec the option set was discovered for)")
     spec = load_spec(Path(args.spec))
     options = TabularOptionSet.load(args.options)
     demos = None
@@ -233,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
     except SpecError as exc:
         print("\n".join(exc.problems), file=sys.stderr)
         return 2
-    except (_Problem, StoreError, RegistryError, ValueError, OSError) as exc:
+    except (InputError, StoreError, RegistryError, ValueError, OSError) as exc:
         print(f"opt-suite show-options: {exc}", file=sys.stderr)
         return 2
     if not written:

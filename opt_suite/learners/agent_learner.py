@@ -24,6 +24,11 @@ that last step past the budget) are cut and not counted; their frames were spent
 against the budget like every other frame. No PPO update uses experience past the budget.
 Deterministic per run seed: TensorFlow's global seed, the envs' reset seeds and the options' draws
 all derive from it.
+
+Option usage (``counts_usage``): per logged episode, the decisions that chose each of the A + m
+choices and the primitive steps taken while each ran, counted by the option-augmented env as the
+agent acts (integer increments: counting changes no number, ``run_with_usage`` equals ``run``).
+Within a frame budget the counts are those of the episodes that ended within it, like the curve.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from opt_suite.agents.params import PPOParams
 from opt_suite.component import ProblemSize
 from opt_suite.families.capabilities import DISCRETE_ACTIONS
 from opt_suite.families.env_batch import make_env_batch
-from opt_suite.learners.base import EpisodeLog, Learner, LearnerContext, LearnerRun
+from opt_suite.learners.base import EpisodeLog, Learner, LearnerContext, LearnerRun, OptionUsage
 from opt_suite.params import param
 
 __all__ = ["TFAgentsLearner"]
@@ -49,6 +54,7 @@ class TFAgentsLearner(Learner):
 
     name = "tf_agents"
     frame_budgets = True
+    counts_usage = True
     #: Any observation: convolutions on images, dense layers on vectors and state indices (the
     #: trunk is sized to the observation, ``opt_suite.option_networks.trunk``).
     requires = frozenset({DISCRETE_ACTIONS})
@@ -108,6 +114,11 @@ class TFAgentsLearner(Learner):
             actions, or options with initiation sets (the agent cannot be kept from choosing an
             option outside its set: see :mod:`.option_env`).
         """
+        pairs = self.run_with_usage(context)
+        return [log for log, _ in pairs]  # counting is passive: the same logs
+
+    def run_with_usage(self, context: LearnerContext) -> list[tuple[EpisodeLog, OptionUsage]]:
+        """:meth:`run`, with each logged episode's option counts (see the module docstring)."""
         family, runs, options = context.family, context.runs, context.options
         episodes, max_steps, frames = context.episodes, context.max_steps, context.frames
         if episodes < 1 or max_steps < 1 or (frames is not None and frames < 1):
@@ -131,7 +142,7 @@ class TFAgentsLearner(Learner):
         episodes: int,
         max_steps: int,
         frames: int | None,
-    ) -> EpisodeLog:
+    ) -> tuple[EpisodeLog, OptionUsage]:
         from opt_suite.learners import ppo_parts
 
         p = self.params
@@ -159,15 +170,26 @@ class TFAgentsLearner(Learner):
             )
         finally:
             env.close()
+        records = list(zip(env.episodes, env.usage, strict=True))
         if frames is None:
-            done = env.episodes[:episodes]
+            kept = records[:episodes]
         else:  # the episodes that ended within the budget (see the module docstring)
-            done = [e for e in env.episodes if e.frames <= frames]
-        return EpisodeLog(
+            kept = [(e, u) for e, u in records if e.frames <= frames]
+        done = [e for e, _ in kept]
+        log = EpisodeLog(
             np.array([e.ret for e in done]),
             np.array([e.steps for e in done], np.int64),
             np.array([e.frames for e in done], np.int64),
         )
+        choices = env.num_actions + env.num_options
+        names = tuple(f"a{a}" for a in range(env.num_actions)) + tuple(options.names)
+        usage = OptionUsage(
+            names,
+            env.num_actions,
+            np.array([u[0] for _, u in kept], np.int64).reshape(-1, choices),
+            np.array([u[1] for _, u in kept], np.int64).reshape(-1, choices),
+        )
+        return log, usage
 
 
 def _children(seed: np.random.SeedSequence, count: int) -> list[np.random.SeedSequence]:

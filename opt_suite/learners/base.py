@@ -191,7 +191,9 @@ class Learner(Component):
         """:meth:`run`, also counting how each run used its options (``counts_usage = True``).
 
         The EpisodeLogs must equal :meth:`run`'s bit for bit: the runner calls this instead of
-        :meth:`run` for every evaluation with an episode budget when ``counts_usage`` is set.
+        :meth:`run` for every evaluation when ``counts_usage`` is set — with an episode budget,
+        or also with a frame budget (passing ``frames=`` as to :meth:`run`) when the learner
+        has ``frame_budgets``.
 
         Raises:
           NotImplementedError: the learner does not count usage (the default).

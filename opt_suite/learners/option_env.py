@@ -162,6 +162,13 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
         self.primitive_steps = 0
         self.option_calls = 0
         self.episodes: list[EpisodeRecord] = []
+        # Option usage, counted per sub-env over its running episode (A + m choices, primitives
+        # first): decisions that chose each, and primitive steps taken while each ran. A finished
+        # episode's counts go to `usage`, one (calls, steps) pair per entry of `episodes`.
+        choices = self.num_actions + self.num_options
+        self._calls = np.zeros((self._n, choices), np.int64)
+        self._choice_steps = np.zeros((self._n, choices), np.int64)
+        self.usage: list[tuple[np.ndarray, np.ndarray]] = []
 
     # tf-agents API ---------------------------------------------------------------------------
 
@@ -206,6 +213,8 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
         for i in np.flatnonzero(restarted):
             self._reset_env(i)
         option = np.where(actions >= self.num_actions, actions - self.num_actions, -1)
+        acting = np.flatnonzero(~restarted)
+        self._calls[acting, actions[acting]] += 1  # one decision per acting sub-env
         reward = np.zeros(self._n)
         discount: np.ndarray = np.ones(self._n)
         ran = np.zeros(self._n, np.int64)
@@ -237,6 +246,7 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
             self._obs[i] = obs
             self.frames += frames
             self.primitive_steps += 1
+            self._choice_steps[i, actions[i]] += 1
             reward[i] += discount[i] * r
             discount[i] *= self._gamma
             ran[i] += 1
@@ -272,8 +282,11 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
         self.frames += frames
         self._episode_return[i] = 0.0
         self._episode_steps[i] = 0
+        self._calls[i] = 0
+        self._choice_steps[i] = 0
 
     def _end_episode(self, i: int) -> None:
+        self.usage.append((self._calls[i].copy(), self._choice_steps[i].copy()))
         self.episodes.append(
             EpisodeRecord(
                 i, float(self._episode_return[i]), int(self._episode_steps[i]), self.frames

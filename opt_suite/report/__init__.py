@@ -65,8 +65,13 @@ def write_reports(directory: str | Path, spec_hash: str | None = None) -> list[P
         ReportDataError: there are no (complete) results to report.
     """
     from opt_suite.report.source import load_inputs
+    from opt_suite.report.stale import report_owner, set_aside_stale
 
     inputs, warnings = load_inputs(directory, spec_hash)
     for message in warnings:
         logger.warning(message)
-    return write_report_files(inputs, directory)
+    previous = report_owner(Path(directory))
+    written = write_report_files(inputs, directory)
+    for message in set_aside_stale(Path(directory), inputs.spec_hash, written, previous):
+        logger.warning(message)
+    return written

@@ -322,6 +322,9 @@ def render_markdown(diagnoses: Sequence[Diagnosis], header: dict[str, Any]) -> s
             + " | ".join(_terms(d.own) + _terms(d.fitted))
             + f" | {_number(d.fitted.kl, 3)} |"
         )
+    degenerate = header.get("degenerate_options")
+    if degenerate:  # a loud section: kept options that are no options
+        lines += ["", "## Degenerate options", ""] + [f"- **{line}**" for line in degenerate]
     lines += ["", "## Which option explains which segment (π table)", ""]
     lines.append(
         "Per demonstration: segments `[start, end) option (mean posterior)`, primitives merged; "

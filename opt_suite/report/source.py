@@ -28,7 +28,7 @@ from opt_suite.spec.schema import ReportSpec
 from opt_suite.stages import Stage
 from opt_suite.store.files import references_file
 
-__all__ = ["PICTURE_DIRS", "find_pictures", "load_inputs"]
+__all__ = ["PICTURE_DIRS", "find_pictures", "load_inputs", "load_view_inputs"]
 
 # Folders of a run directory whose PNGs index.html shows as option pictures.
 PICTURE_DIRS = ("pictures", "options")
@@ -154,12 +154,32 @@ def load_inputs(
             is damaged (unreadable, or rows that fail their checksum).
         ReportDataError: no evaluation episode has been recorded.
     """
+    from opt_suite.run_view import RunView
+
+    with RunView(directory, spec_hash=spec_hash) as view:
+        return load_view_inputs(view)
+
+
+def load_view_inputs(view: Any) -> tuple[ReportInputs, list[str]]:
+    """The report inputs of an open :class:`opt_suite.run_view.RunView`, and warnings for people.
+
+    Raises:
+        opt_suite.store.StoreError: the store is damaged (unreadable, or rows that fail their
+            checksum).
+        ReportDataError: no evaluation episode has been recorded.
+    """
     from opt_suite.store import StoreError
     from opt_suite.store.schema import StoreDatabaseError
 
+    directory = view.directory
     try:
+<<<<<<< HEAD
         return _load_inputs(Path(directory), spec_hash)
     except (StoreDatabaseError, ValueError, OverflowError, TypeError) as exc:
+=======
+        return _load_inputs(directory, view.store)
+    except (sqlite3.Error, ValueError, OverflowError, TypeError) as exc:
+>>>>>>> runview
         if isinstance(exc, ReportDataError):
             raise
         raise StoreError(
@@ -169,28 +189,25 @@ def load_inputs(
         ) from None
 
 
-def _load_inputs(directory: Path, spec_hash: str | None) -> tuple[ReportInputs, list[str]]:
-    from opt_suite.store import ResultsStore  # the store module pulls in sqlite only
-
+def _load_inputs(directory: Path, store: Any) -> tuple[ReportInputs, list[str]]:
     warnings: list[str] = []
     incomplete: list[str] = []
-    with ResultsStore(directory, spec_hash) as store:
-        run = store.run()
-        planned = store.methods()
-        rows = store.episodes()
-        cells = store.cells()
-        failed = [c for c in cells if c.kind == Stage.EVALUATION and c.status != "done"]
-        # The cause first: an evaluation is missing when the discovery it needs failed.
-        failed = [c for c in cells if c.kind == Stage.DISCOVERY and c.status == "failed"] + failed
-        spec_yaml = store.spec_yaml()
-        settings = report_settings(spec_yaml)
-        frame_budget = evaluation_frames(spec_yaml)
-        curve_rows = store.curves()
-        demonstrations = summarise_demonstrations(
-            (seed, demos) for seed in store.seeds() if (demos := store.demonstrations(seed))
-        )
-        training = training_curves(curve_rows)
-        interaction = interaction_curves(curve_rows)
+    run = store.run()
+    planned = store.methods()
+    rows = store.episodes()
+    cells = store.cells()
+    failed = [c for c in cells if c.kind == Stage.EVALUATION and c.status != "done"]
+    # The cause first: an evaluation is missing when the discovery it needs failed.
+    failed = [c for c in cells if c.kind == Stage.DISCOVERY and c.status == "failed"] + failed
+    spec_yaml = store.spec_yaml()
+    settings = report_settings(spec_yaml)
+    frame_budget = evaluation_frames(spec_yaml)
+    curve_rows = store.curves()
+    demos_by_seed = {seed: demos for seed in store.seeds() if (demos := store.demonstrations(seed))}
+    demonstrations = summarise_demonstrations(demos_by_seed.items())
+    degenerate = degenerate_options(store, cells, demos_by_seed)
+    training = training_curves(curve_rows)
+    interaction = interaction_curves(curve_rows)
     if run.status != "done":
         incomplete.append(f"the latest run in {directory} has status {run.status!r}")
         warnings.append(incomplete[-1])
@@ -225,7 +242,92 @@ def _load_inputs(directory: Path, spec_hash: str | None) -> tuple[ReportInputs, 
         interaction={m: interaction[m] for m in methods if m in interaction},
         frame_budget=frame_budget,
         demonstrations=demonstrations,
+<<<<<<< HEAD
         frame_unit=frame_unit(spec_yaml),
         references=references,
+=======
+        degenerate=tuple(degenerate),
+>>>>>>> runview
     )
     return inputs, warnings
+
+
+def degenerate_options(
+    store: Any, cells: Any, demos_by_seed: dict[int, Any], methods: Any = None
+) -> list[str]:
+    """One line per degenerate option of the viewed run (:mod:`opt_suite.report.degenerate`).
+
+    Copies of primitives are found in tabular option sets (on the seed's demonstrated states, or
+    every state without demonstrations); options never chosen, wherever every done evaluation
+    cell of that (method, seed) recorded its counts. Network option sets are not evaluated here
+    (that would load TensorFlow): only their usage is. ``methods``: only these entries (None:
+    all); only the seeds of ``cells`` are read.
+    """
+    from opt_suite.options.base import load_option_set, option_set_kind
+    from opt_suite.report.degenerate import (
+        copies_of_primitives,
+        degenerate_messages,
+        never_chosen,
+        one_step_options,
+        state_visits,
+    )
+
+    lines: list[str] = []
+    for cell in cells:
+        if cell.kind != Stage.DISCOVERY or cell.status != "done" or cell.method is None:
+            continue
+        if methods is not None and cell.method not in methods:
+            continue
+        path = store.option_set_file(cell.method, cell.seed)
+        if path is None:
+            continue
+        copies: list[Any] = []
+        if option_set_kind(path) == "tabular":
+            options: Any = load_option_set(path)  # a TabularOptionSet: mu [m, S, A], beta [m, S]
+            names = tuple(options.names)
+            if not len(names):
+                continue
+            demos = demos_by_seed.get(cell.seed) or []
+            visits = state_visits([d.observations for d in demos], options.mu.shape[1])
+            copies = copies_of_primitives(options.mu, options.beta, visits)
+        else:
+            names = ()
+        usage = _recorded_usage(store, cells, cell)
+        unused, one_step, episodes = [], [], 0
+        if usage is not None:
+            calls, steps, num_primitives, usage_names = usage
+            episodes = calls.shape[0]
+            unused = never_chosen(calls, num_primitives)
+            if not names:  # a network option set: its actions are not evaluated here
+                one_step = one_step_options(calls, steps, num_primitives)
+            names = names or usage_names
+        if names:
+            where = f"{cell.method}, seed {cell.seed}"
+            lines += degenerate_messages(where, names, copies, unused, episodes, one_step)
+    return lines
+
+
+def _recorded_usage(store: Any, cells: Any, discovery: Any) -> tuple[Any, Any, int, tuple] | None:
+    """The recorded option counts of every evaluation of a discovery's method and seed.
+
+    Returns (calls [episodes, A + m], steps [same], A, option names), or None unless every such
+    evaluation cell is done and recorded its counts.
+    """
+    from opt_suite.store.files import USAGE_FILE
+
+    evaluations = [
+        c
+        for c in cells
+        if c.kind == Stage.EVALUATION and (c.method, c.seed) == (discovery.method, discovery.seed)
+    ]
+    paths = [store.recorded_file(c.cell_id, USAGE_FILE) if c.status == "done" else None
+             for c in evaluations]  # fmt: skip
+    if not paths or any(p is None for p in paths):
+        return None
+    from opt_suite.learners.base import OptionUsage  # only when counts were recorded
+
+    usages = [OptionUsage.load(p) for p in paths if p is not None]
+    first = usages[0]
+    calls = np.concatenate([np.asarray(u.calls) for u in usages])
+    steps = np.concatenate([np.asarray(u.steps) for u in usages])
+    return calls, steps, first.num_primitives, first.names[first.num_primitives :]

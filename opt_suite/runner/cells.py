@@ -203,7 +203,7 @@ class EvaluationJob(CellJob):
         )
         result: dict[str, Any] = {}
         if self.record_usage:
-            if not learner.counts_usage or self.frames is not None:
+            if not learner.counts_usage or (self.frames is not None and not learner.frame_budgets):
                 raise TypeError(
                     f"learner {learner.name!r} does not count option usage"
                     + ("" if self.frames is None else " within a frame budget")

@@ -198,8 +198,12 @@ class _Inputs:
         )
 
     def _evaluation_job(self, cell: Cell) -> EvaluationJob:
-        # Learners that can count their option choices do (same numbers, see run_with_usage).
-        counts = self.components.learner.counts_usage and self.spec.evaluation.frames is None
+        # Learners that can count their option choices do (same numbers, see run_with_usage);
+        # within a frame budget only those that honour one.
+        learner = self.components.learner
+        counts = learner.counts_usage and (
+            self.spec.evaluation.frames is None or learner.frame_budgets
+        )
         options = self._output(cell.deps[0])
         return evaluation_job(
             self.spec, self.components, self.plan, cell, options, record_usage=counts

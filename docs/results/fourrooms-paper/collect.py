@@ -26,7 +26,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from opt_suite.store import ResultsStore
+from opt_suite.run_view import run_provenance as runs_of  # one way to reopen a run
 
 HERE = Path(__file__).resolve().parent
 
@@ -112,31 +112,6 @@ def collect_cause(runs_dir: Path, readme: Path) -> int:
     why = {run: runs_of(runs_dir / run) for run in (RUNS[0], INTRA)}
     (HERE / "provenance-why.json").write_text(json.dumps(why, indent=1, sort_keys=True) + "\n")
     return 0
-
-
-def runs_of(directory: Path) -> list[dict[str, object]]:
-    """Provenance of every run recorded in ``directory`` (a sweep records one per variant)."""
-    with ResultsStore(directory) as store:
-        return [
-            {
-                "spec": r.spec_name,
-                "spec_hash": r.spec_hash,
-                "git_commit": r.git_commit,
-                "versions": r.versions,
-                "argv": r.argv,
-                "workers": r.workers,
-                "seeds": r.seeds,
-                "status": r.status,
-                "wall_seconds": None if r.finished is None else round(r.finished - r.started, 1),
-                "cells": {
-                    "total": r.cells_total,
-                    "reused": r.cells_reused,
-                    "computed": r.cells_computed,
-                    "failed": r.cells_failed,
-                },
-            }
-            for r in store.runs()
-        ]
 
 
 def with_block(text: str, name: str, body: str) -> str:

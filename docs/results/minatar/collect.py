@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from opt_suite.store import ResultsStore
+from opt_suite.run_view import run_provenance as runs_of  # one way to reopen a run
 
 HERE = Path(__file__).resolve().parent
 RUN = "minatar-breakout"
@@ -71,31 +71,6 @@ def experts_table(run: Path) -> str:
         last = float(returns[-100:].mean()) if returns.size else float("nan")
         lines.append(f"| {path.stem} | {frames:,} | {returns.size} | {first:.2f} | {last:.2f} |")
     return "\n".join(lines) + "\n"
-
-
-def runs_of(directory: Path) -> list[dict[str, object]]:
-    """Provenance of every run recorded in ``directory`` (a sweep records one per variant)."""
-    with ResultsStore(directory) as store:
-        return [
-            {
-                "spec": r.spec_name,
-                "spec_hash": r.spec_hash,
-                "git_commit": r.git_commit,
-                "versions": r.versions,
-                "argv": r.argv,
-                "workers": r.workers,
-                "seeds": r.seeds,
-                "status": r.status,
-                "wall_seconds": None if r.finished is None else round(r.finished - r.started, 1),
-                "cells": {
-                    "total": r.cells_total,
-                    "reused": r.cells_reused,
-                    "computed": r.cells_computed,
-                    "failed": r.cells_failed,
-                },
-            }
-            for r in store.runs()
-        ]
 
 
 if __name__ == "__main__":
