@@ -25,7 +25,7 @@ TensorFlow runs on ``OPT_SUITE_BENCH_THREADS`` threads (default 1): on a small s
 thread gives repeatable ratios; set it to the core count to measure the multi-threaded case.
 
     .venv/bin/pytest benchmarks/bench_objective.py -n 0 --benchmark-only -s
-    OPT_SUITE_BENCH_THREADS=2 .venv/bin/pytest benchmarks/bench_objective.py -n 0 --benchmark-only -s
+    OPT_SUITE_BENCH_THREADS=2 .venv/bin/pytest benchmarks/bench_objective.py -n0 --benchmark-only -s
 """
 
 from __future__ import annotations

@@ -58,7 +58,10 @@ def test_smdp_target_bootstraps_only_from_a_non_terminal_state() -> None:
     assert smdp_target(2.8, 0.81, 10.0, True) == 2.8
     assert isinstance(smdp_target(2.8, 0.81, 10.0, False), float)  # the scalar engine's floats
     batch = smdp_target(
-        np.array([2.8, 2.8]), np.array([0.81, 0.81]), np.array([10.0, 10.0]), np.array([False, True])
+        np.array([2.8, 2.8]),
+        np.array([0.81, 0.81]),
+        np.array([10.0, 10.0]),
+        np.array([False, True]),
     )
     np.testing.assert_allclose(batch, [10.9, 2.8])
 

@@ -74,15 +74,12 @@ class ReportInputs:
             axis (see :func:`opt_suite.report.episodes.learning_curves`).
         demonstrations: each train task's demonstration returns per seed (empty: no section and
             no warning; see :mod:`opt_suite.report.demonstrations`).
-<<<<<<< HEAD
         references: the uniform-random policy's and the expert's returns on every (seed, test
             task) (None: no normalised scores; see :mod:`opt_suite.report.normalise`).
         frame_unit: what the ``frames`` column counts: "emulator frames" on Atari, where an
             action repeats for several frames, else "env steps" (all sub-envs together).
-=======
         degenerate: one line per degenerate option (a copy of a primitive, never chosen; see
             :mod:`opt_suite.report.degenerate`), each a caveat of the leaderboard.
->>>>>>> runview
     """
 
     episodes: EpisodeTable
@@ -96,17 +93,14 @@ class ReportInputs:
     interaction: InteractionCurves = dataclasses.field(default_factory=dict)
     frame_budget: int | None = None
     demonstrations: tuple[TaskDemonstrations, ...] = ()
-<<<<<<< HEAD
     references: References | None = None
     frame_unit: str = "env steps"
+    degenerate: tuple[str, ...] = ()
 
 
 #: Without a spec threshold, a run with reference returns is timed to this fraction of the way
 #: from the random policy's return to the expert's (a normalised score of 0.5).
 REFERENCE_THRESHOLD_FRACTION = 0.5
-=======
-    degenerate: tuple[str, ...] = ()
->>>>>>> runview
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -191,16 +185,13 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
             ),
             # Options learned from demonstrations that score nothing test nothing: say so.
             *filter(None, [demonstrations_warning(inputs.demonstrations)]),
-<<<<<<< HEAD
             *filter(None, [_threshold_caveat(analysis)]),
             *filter(
                 None,
                 [None if inputs.references is None else normalisation_caveat(inputs.references)],
             ),
-=======
             # A kept option that is a primitive under another name, or never used, is no option.
             *(f"degenerate option: {line}" for line in inputs.degenerate),
->>>>>>> runview
         ),
         frame_budget=inputs.frame_budget,
         references=inputs.references,

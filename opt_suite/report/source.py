@@ -173,13 +173,8 @@ def load_view_inputs(view: Any) -> tuple[ReportInputs, list[str]]:
 
     directory = view.directory
     try:
-<<<<<<< HEAD
-        return _load_inputs(Path(directory), spec_hash)
-    except (StoreDatabaseError, ValueError, OverflowError, TypeError) as exc:
-=======
         return _load_inputs(directory, view.store)
-    except (sqlite3.Error, ValueError, OverflowError, TypeError) as exc:
->>>>>>> runview
+    except (StoreDatabaseError, ValueError, OverflowError, TypeError) as exc:
         if isinstance(exc, ReportDataError):
             raise
         raise StoreError(
@@ -242,12 +237,9 @@ def _load_inputs(directory: Path, store: Any) -> tuple[ReportInputs, list[str]]:
         interaction={m: interaction[m] for m in methods if m in interaction},
         frame_budget=frame_budget,
         demonstrations=demonstrations,
-<<<<<<< HEAD
         frame_unit=frame_unit(spec_yaml),
         references=references,
-=======
         degenerate=tuple(degenerate),
->>>>>>> runview
     )
     return inputs, warnings
 
