@@ -164,6 +164,9 @@ class Method(abc.ABC):
       requires: what it needs from the family (:mod:`opt_suite.families.capabilities`: an exact
         model, discrete actions, index or image observations); ``opt-suite validate`` rejects a
         spec that pairs it with a family lacking one.
+      controls: the method this one is a demonstration-fair control of (e.g. ``bc_option``:
+        ``offline_options``), "" for none; validate names a control at its own key when the
+        demonstrations source gives the family no demonstrations.
     """
 
     name: ClassVar[str]
@@ -172,6 +175,7 @@ class Method(abc.ABC):
     uses_demonstrations: ClassVar[bool] = False
     uses_interaction: ClassVar[bool] = False
     requires: ClassVar[frozenset[str]] = frozenset()
+    controls: ClassVar[str] = ""
 
     def __init__(self, params: Any) -> None:
         self.params = params
