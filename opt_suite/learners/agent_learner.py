@@ -135,15 +135,30 @@ class TFAgentsLearner(Learner):
             )
         return [self._run_one(family, r, options, episodes, max_steps, frames) for r in runs]
 
-    def _run_one(
+    def zero_shot(
         self,
         family: Any,
         run: LearnerRun,
         options: Any,
         episodes: int,
         max_steps: int,
-        frames: int | None,
-    ) -> EpisodeLog:
+    ) -> np.ndarray:
+        """Returns of the agent's initial policy, never updated, over ``options``.
+
+        The first ``episodes`` episodes to end across the ``num_envs`` sub-envs, acting with the
+        freshly built agent's actor (as ``run`` would at its first step) and no PPO update.
+        """
+        from opt_suite.learners import ppo_parts
+
+        env, agent, seed = self._agent_on(family, run, options, max_steps)
+        try:
+            ppo_parts.act(env, agent, episodes, seed=seed)
+        finally:
+            env.close()
+        return np.array([e.ret for e in env.episodes[:episodes]], np.float64)
+
+    def _agent_on(self, family: Any, run: LearnerRun, options: Any, max_steps: int) -> Any:
+        """(option env of ``run``'s task, a fresh agent, the acting seed), all from ``run.seed``."""
         from opt_suite.learners import ppo_parts
 
         p = self.params
@@ -166,8 +181,26 @@ class TFAgentsLearner(Learner):
         try:
             seed = int(tf_seed.generate_state(1)[0] % (2**31 - 1))
             agent = ppo_parts.ppo_agent(env, p.ppo, seed)
+        except BaseException:
+            env.close()
+            raise
+        return env, agent, seed
+
+    def _run_one(
+        self,
+        family: Any,
+        run: LearnerRun,
+        options: Any,
+        episodes: int,
+        max_steps: int,
+        frames: int | None,
+    ) -> EpisodeLog:
+        from opt_suite.learners import ppo_parts
+
+        env, agent, seed = self._agent_on(family, run, options, max_steps)
+        try:
             ppo_parts.learn(
-                env, agent, p.ppo.steps_per_iteration, episodes, frames=frames, seed=seed
+                env, agent, self.params.ppo.steps_per_iteration, episodes, frames=frames, seed=seed
             )
         finally:
             env.close()

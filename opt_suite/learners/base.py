@@ -24,8 +24,10 @@ from opt_suite.files_guard import InputError, regular_file
 from opt_suite.options import OptionSet
 
 MAX_USAGE_BYTES = 1 << 30  # counts per episode and option: kilobytes per cell
+#: Where an evaluation cell's info keeps the returns of :meth:`Learner.zero_shot`.
+ZERO_SHOT_INFO = "zero_shot_returns"
 
-__all__ = ["EpisodeLog", "Learner", "LearnerRun", "OptionUsage"]
+__all__ = ["ZERO_SHOT_INFO", "EpisodeLog", "Learner", "LearnerRun", "OptionUsage"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -183,6 +185,22 @@ class Learner(abc.ABC):
         that many emulator frames (``episodes`` is then not the budget) and logs the episodes
         that ended within them. A learner without frame budgets may leave the keyword out.
         """
+
+    def zero_shot(
+        self,
+        family: TaskFamily,
+        run: LearnerRun,
+        options: OptionSet,
+        episodes: int,
+        max_steps: int,
+    ) -> np.ndarray | None:
+        """Returns of ``episodes`` episodes of the untrained policy over ``options`` on ``run``.
+
+        The policy the learner starts from, before any update (issue 25: an option set's
+        zero-shot return), acting with ``run.seed`` alone. Default: None, the learner cannot say
+        (the leaderboard then leaves the zero-shot column empty for it).
+        """
+        return None
 
     def run_with_usage(
         self,

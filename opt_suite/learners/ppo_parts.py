@@ -21,7 +21,7 @@ from opt_suite.families.env_batch import EnvBatch  # noqa: E402
 from opt_suite.learners.lite_options import lite_probabilities  # noqa: E402
 from opt_suite.learners.option_env import OptionAugmentedEnv, OptionProbabilities  # noqa: E402
 
-__all__ = ["learn", "option_env", "option_probabilities", "ppo_agent"]
+__all__ = ["act", "learn", "option_env", "option_probabilities", "ppo_agent"]
 
 
 def option_probabilities(options: Any, lite: bool = True) -> tuple[int, OptionProbabilities | None]:
@@ -151,6 +151,20 @@ def learn(
         policy.refresh()
         updates += 1
     return updates
+
+
+def act(env: OptionAugmentedEnv, agent: Any, episodes: int, *, seed: int) -> None:
+    """Act with the agent's current actor, never training it, until ``episodes`` episodes ended.
+
+    The acting of :func:`learn` (the same NumPy actor and sample stream) without its updates:
+    the zero-shot return of an option set. Every episode ends (the env batch cuts them at
+    ``max_steps``), so the loop does.
+    """
+    policy = acting.NumpyCollectPolicy(agent, seed)
+    time_step = env.reset()
+    while len(env.episodes) < episodes:
+        actions, _ = policy.act(time_step)
+        time_step = env.step(actions)
 
 
 def _compiled_train(agent: Any) -> Any:

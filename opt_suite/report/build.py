@@ -31,6 +31,7 @@ from opt_suite.report.tables import (
     write_leaderboard_csv,
     write_returns_csv,
 )
+from opt_suite.report.zero_shot import ZeroShot
 from opt_suite.spec.schema import ReportSpec
 
 __all__ = ["Analysis", "REPORT_FILES", "ReportInputs", "analyse", "write_report_files"]
@@ -66,6 +67,8 @@ class ReportInputs:
             axis (see :func:`opt_suite.report.episodes.learning_curves`).
         demonstrations: each train task's demonstration returns per seed (empty: no section and
             no warning; see :mod:`opt_suite.report.demonstrations`).
+        zero_shot: each entry's zero-shot return (:mod:`opt_suite.report.zero_shot`); empty:
+            no zero-shot column.
     """
 
     episodes: EpisodeTable
@@ -79,6 +82,7 @@ class ReportInputs:
     interaction: InteractionCurves = dataclasses.field(default_factory=dict)
     frame_budget: int | None = None
     demonstrations: tuple[TaskDemonstrations, ...] = ()
+    zero_shot: Mapping[str, ZeroShot] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -134,6 +138,7 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
             *filter(None, [demonstrations_warning(inputs.demonstrations)]),
         ),
         frame_budget=inputs.frame_budget,
+        zero_shot=inputs.zero_shot,
     )
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from opt_suite import stats
 from opt_suite.report.metrics import HIGHER_IS_BETTER, METRICS, MethodMetrics
+from opt_suite.report.zero_shot import ZeroShot
 
 __all__ = ["Estimate", "Improvement", "Leaderboard", "LeaderboardRow", "build_leaderboard"]
 
@@ -76,6 +77,8 @@ class Leaderboard:
     warnings: tuple[str, ...] = ()  # see opt_suite.report.caveats
     #: evaluation.frames when the budget was frames: ``episodes`` then counts frame-axis points.
     frame_budget: int | None = None
+    #: Each entry's zero-shot return (the learner's untrained policy over its options).
+    zero_shot: Mapping[str, ZeroShot] = dataclasses.field(default_factory=dict)
 
 
 def rng_for(*names: str) -> np.random.Generator:
@@ -121,6 +124,7 @@ def build_leaderboard(
     final_fraction: float = 0.1,
     warnings: tuple[str, ...] = (),
     frame_budget: int | None = None,
+    zero_shot: Mapping[str, ZeroShot] | None = None,
 ) -> Leaderboard:
     """Aggregate per-run metrics (method -> :class:`MethodMetrics`) into a :class:`Leaderboard`.
 
@@ -155,4 +159,5 @@ def build_leaderboard(
         final_fraction=final_fraction,
         warnings=tuple(warnings),
         frame_budget=frame_budget,
+        zero_shot=dict(zero_shot or {}),
     )

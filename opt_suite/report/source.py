@@ -21,6 +21,7 @@ from opt_suite.report.demonstrations import summarise_demonstrations
 from opt_suite.report.episodes import EpisodeTable, ReportDataError
 from opt_suite.report.fig1a import training_curves
 from opt_suite.report.interaction_curves import interaction_curves
+from opt_suite.report.zero_shot import zero_shot_returns
 from opt_suite.spec.schema import ReportSpec
 from opt_suite.stages import Stage
 
@@ -178,5 +179,6 @@ def _load_inputs(directory: Path, spec_hash: str | None) -> tuple[ReportInputs, 
         interaction={m: interaction[m] for m in methods if m in interaction},
         frame_budget=frame_budget,
         demonstrations=demonstrations,
+        zero_shot=zero_shot_returns(cells, methods),
     )
     return inputs, warnings

@@ -81,7 +81,9 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
     (:mod:`opt_suite.report.caveats`). Two more keys: ``probability_of_improvement``
     (``{"baseline", "methods": {NAME: {METRIC: {probability, ci_low, ci_high}}}}``, entries other
     than the baseline) and ``protocol`` (seeds, tasks, episodes, bootstrap resamples, confidence,
-    per-task thresholds, which metrics are better when lower). Methods appear best first.
+    per-task thresholds, which metrics are better when lower). Methods appear best first. With
+    zero-shot episodes, ``zero_shot_return`` is ``{NAME: {mean, se, runs, episodes}}``: the
+    learner's untrained policy over each option set (:mod:`opt_suite.report.zero_shot`).
     """
     methods = {
         row.method: {
@@ -98,11 +100,16 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
         for row in board.rows
         if row.improvement
     }
+    zero_shot = {
+        name: {"mean": _finite(z.mean), "se": _finite(z.se), "runs": z.runs, "episodes": z.episodes}
+        for name, z in board.zero_shot.items()
+    }
     return {
         "spec": {"name": board.spec_name, "hash": board.spec_hash},
         "warnings": list(board.warnings),
         "methods": methods,
         "probability_of_improvement": {"baseline": board.baseline, "methods": improvement},
+        **({"zero_shot_return": zero_shot} if zero_shot else {}),
         "protocol": {
             "seeds": board.seeds,
             "tasks": board.tasks,
@@ -158,6 +165,8 @@ def table_cells(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
         header += [f"{k} {arrow}: mean ± s.e.", f"{k}: IQM [{pct}% CI]"]
     if board.baseline is not None:
         header.append(f"P({board.primary} > {board.baseline}) [{pct}% CI]")
+    if board.zero_shot:
+        header.append("zero-shot return ↑: mean ± s.e.")
     rows = []
     for row in board.rows:
         cells = [row.method]
@@ -173,6 +182,9 @@ def table_cells(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
             cells.append(
                 "—" if p is None else f"{p.probability:.2f} [{p.ci_low:.2f}, {p.ci_high:.2f}]"
             )
+        if board.zero_shot:
+            z = board.zero_shot.get(row.method)
+            cells.append("—" if z is None else f"{fmt(z.mean)} ± {fmt(z.se)}")
         rows.append(cells)
     return header, rows
 

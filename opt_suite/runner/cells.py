@@ -178,6 +178,9 @@ class EvaluationJob(CellJob):
         logs however many episodes ended within it.
       record_usage: also count how the learner used the options (its ``run_with_usage``, which
         gives the same episodes as ``run``); the outcome's ``usage`` holds one ``OptionUsage``.
+      zero_shot_episodes: episodes of the learner's untrained policy over the options (its
+        ``zero_shot``), after the learning run, with ``zero_shot_seed`` (a stream of their own);
+        their returns go to the outcome's ``info["zero_shot_returns"]``. 0: none.
     """
 
     task: Task
@@ -189,9 +192,11 @@ class EvaluationJob(CellJob):
     max_steps: int
     frames: int | None = None
     record_usage: bool = False
+    zero_shot_episodes: int = 0
+    zero_shot_seed: np.random.SeedSequence | None = None
 
     def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
-        from opt_suite.learners.base import LearnerRun
+        from opt_suite.learners.base import ZERO_SHOT_INFO, LearnerRun
         from opt_suite.options import from_bytes
 
         learner = self.learner_cls(self.learner_params)
@@ -219,7 +224,33 @@ class EvaluationJob(CellJob):
             raise ValueError(f"the learner returned {len(logs)} logs for {len(runs)} runs")
         episodes = [_checked_log(self.task, log, self.episodes, self.frames) for log in logs]
         result["episodes"] = episodes
-        return result, _non_finite_episodes(episodes)
+        problem = _non_finite_episodes(episodes)
+        if self.zero_shot_episodes and problem is None:
+            zero_shot, problem = self._zero_shot(learner, options)
+            if zero_shot is not None:
+                result["info"] = {ZERO_SHOT_INFO: zero_shot}
+        return result, problem
+
+    def _zero_shot(self, learner: Any, options: Any) -> tuple[list[float] | None, str | None]:
+        """The untrained policy's returns (None when the learner cannot say) and a problem."""
+        from opt_suite.learners.base import LearnerRun
+
+        seed = self.zero_shot_seed or np.random.SeedSequence(0)
+        run = LearnerRun(self.task, seed)
+        found = learner.zero_shot(
+            self.family(), run, options, self.zero_shot_episodes, self.max_steps
+        )
+        if found is None:
+            return None, None
+        returns = np.asarray(found, dtype=np.float64)
+        if returns.shape != (self.zero_shot_episodes,):
+            raise ValueError(
+                f"the learner's zero_shot gave returns of shape {returns.shape} on "
+                f"{self.task.task_id}; expected ({self.zero_shot_episodes},)"
+            )
+        if not np.all(np.isfinite(returns)):
+            return None, f"NaN/inf in the zero-shot returns on test task {self.task.index}"
+        return returns.tolist(), None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

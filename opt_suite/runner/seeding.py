@@ -7,7 +7,9 @@ scheduled — so results are the same whatever the worker count, backend or subs
 - demonstrations of seed i: ``SeedSequence([tasks.seed, i], spawn_key=(DEMOS,))``;
 - discovery by method entry ``name``: ``spawn_key=(DISCOVERY, stable_hash(name))``;
 - the test-time learner on test task t: ``spawn_key=(EVALUATION, t)`` — the *same* for every method,
-  so methods are compared on common random numbers (same learner seed on the same task and seed).
+  so methods are compared on common random numbers (same learner seed on the same task and seed);
+- the zero-shot episodes on test task t (the learner's untrained policy): ``spawn_key=(ZERO_SHOT,
+  t)``, a stream of their own, so measuring them never moves a learning curve.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ __all__ = [
     "DEMOS",
     "DISCOVERY",
     "EVALUATION",
+    "ZERO_SHOT",
+    "zero_shot_seed",
     "stable_hash",
     "demonstrations_seed",
     "discovery_seed",
@@ -30,6 +34,7 @@ __all__ = [
 DEMOS = 1
 DISCOVERY = 2
 EVALUATION = 3
+ZERO_SHOT = 4
 
 
 def stable_hash(name: str) -> int:
@@ -54,3 +59,8 @@ def discovery_seed(task_seed: int, seed_index: int, entry_name: str) -> np.rando
 def evaluation_seed(task_seed: int, seed_index: int, task_index: int) -> np.random.SeedSequence:
     """The test-time learner's seed on test task ``task_index`` (shared by every method)."""
     return _root(task_seed, seed_index, (EVALUATION, task_index))
+
+
+def zero_shot_seed(task_seed: int, seed_index: int, task_index: int) -> np.random.SeedSequence:
+    """The seed of the zero-shot episodes on test task ``task_index`` (shared by every method)."""
+    return _root(task_seed, seed_index, (ZERO_SHOT, task_index))

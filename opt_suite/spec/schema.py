@@ -53,6 +53,8 @@ __all__ = [
     "MAX_SEEDS",
     "MAX_STEPS",
     "MAX_TASKS",
+    "MAX_ZERO_SHOT",
+    "ZERO_SHOT_EPISODES",
     "FamilySpec",
     "TasksSpec",
     "DemonstrationsSpec",
@@ -68,6 +70,10 @@ __all__ = [
 MAX_TASKS = 10_000
 MAX_SEEDS = 1_000
 MAX_SEED = 2**32 - 1  # numpy SeedSequence entropy words are 32-bit
+MAX_ZERO_SHOT = 1_000
+#: Zero-shot episodes per (method, seed, test task) by default: a few, so that they cost a small
+#: fraction of an evaluation (3 of fourrooms-quick's 60 episodes); the mean pools seeds and tasks.
+ZERO_SHOT_EPISODES = 3
 MAX_EPISODES = 100_000
 MAX_STEPS = 1_000_000
 MAX_BUDGET = 10**10
@@ -147,6 +153,15 @@ class EvaluationSpec:
         doc="env steps for methods that learn by interacting (over all train tasks)",
         ge=1,
         le=MAX_BUDGET,
+    )
+    zero_shot_episodes: int = param(
+        ZERO_SHOT_EPISODES,
+        doc="episodes of the learner's untrained policy over each option set, before any "
+        "update, per test task and seed (the leaderboard's zero-shot column; its own seed "
+        "stream, so the learning curves do not change); 0: none",
+        ge=0,
+        le=MAX_ZERO_SHOT,
+        added_later=True,
     )
 
 
