@@ -8,11 +8,15 @@ receives the same train tasks, demonstrations, interaction budget and seed:
 - ``eigenoptions`` (:mod:`baselines.eigenoptions`): Machado, Bellemare & Bowling (2017);
 - ``option_critic`` (:mod:`baselines.option_critic`): Bacon, Harb & Precup (2017), tabular;
 - ``reference_options`` (:mod:`baselines.reference_options`): the family's hand-made options
-  (four rooms: Sutton, Precup & Singh 1999's hallway options).
+  (four rooms: Sutton, Precup & Singh 1999's hallway options);
+- ``bc_ppo`` (:mod:`baselines.bc_ppo`): no options, the learner's policy behaviour-cloned on the
+  demonstrations first (the jump-start control; ``bc_option``, the one-option control, lives
+  beside offline_options, whose networks it shares).
 
 None imports TensorFlow or numba at import time.
 """
 
+from baselines.bc_ppo import BCPPO, BCPPOParams
 from baselines.eigenoptions import Eigenoptions, EigenoptionsParams
 from baselines.option_critic import OptionCritic, OptionCriticParams
 from baselines.primitives import Primitives, PrimitivesParams
@@ -20,6 +24,8 @@ from baselines.random_options import RandomOptions, RandomOptionsParams
 from baselines.reference_options import ReferenceOptions, ReferenceOptionsParams
 
 __all__ = [
+    "BCPPO",
+    "BCPPOParams",
     "Primitives",
     "PrimitivesParams",
     "RandomOptions",

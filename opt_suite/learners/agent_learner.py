@@ -39,6 +39,7 @@ from opt_suite.agents.params import PPOParams
 from opt_suite.families.capabilities import DISCRETE_ACTIONS
 from opt_suite.families.env_batch import make_env_batch
 from opt_suite.learners.base import EpisodeLog, Learner, LearnerRun
+from opt_suite.options.policy_start import PolicyStart
 from opt_suite.params import param
 
 __all__ = ["TFAgentsLearner"]
@@ -49,6 +50,7 @@ class TFAgentsLearner(Learner):
 
     name = "tf_agents"
     frame_budgets = True
+    clones_policy = True
     #: Any observation: convolutions on images, dense layers on vectors and state indices (the
     #: trunk is sized to the observation, ``opt_suite.option_networks.trunk``).
     requires = frozenset({DISCRETE_ACTIONS})
@@ -181,6 +183,8 @@ class TFAgentsLearner(Learner):
         try:
             seed = int(tf_seed.generate_state(1)[0] % (2**31 - 1))
             agent = ppo_parts.ppo_agent(env, p.ppo, seed)
+            if isinstance(options, PolicyStart):  # bc_ppo: clone the actor before acting
+                ppo_parts.clone(env, agent, options, _children(run.seed, 3)[2])
         except BaseException:
             env.close()
             raise

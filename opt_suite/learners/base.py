@@ -130,6 +130,10 @@ class Learner(abc.ABC):
         of episodes); ``opt-suite validate`` rejects ``evaluation.frames`` for a learner without.
       counts_usage: whether it implements :meth:`run_with_usage`; the runner then records every
         evaluation's option usage and ``opt-suite option-usage`` can replay it.
+      clones_policy: whether it has a policy to initialise and clones it on a
+        :class:`~opt_suite.options.policy_start.PolicyStart` (the ``bc_ppo`` control) before it
+        acts; a learner without one (a Q table) is refused such a start, by validate and by the
+        runner.
     """
 
     name: ClassVar[str]
@@ -138,6 +142,7 @@ class Learner(abc.ABC):
     requires: ClassVar[frozenset[str]] = frozenset()
     frame_budgets: ClassVar[bool] = False
     counts_usage: ClassVar[bool] = False
+    clones_policy: ClassVar[bool] = False
 
     @classmethod
     def requirements(cls, params: Any) -> frozenset[str]:

@@ -167,6 +167,9 @@ class Method(abc.ABC):
       controls: the method this one is a demonstration-fair control of (e.g. ``bc_option``:
         ``offline_options``), "" for none; validate names a control at its own key when the
         demonstrations source gives the family no demonstrations.
+      starts_policy: its option set is a start for the learner's policy
+        (:class:`~opt_suite.options.policy_start.PolicyStart`, e.g. ``bc_ppo``) rather than
+        options; validate refuses it with a learner that has no policy to initialise.
     """
 
     name: ClassVar[str]
@@ -176,6 +179,7 @@ class Method(abc.ABC):
     uses_interaction: ClassVar[bool] = False
     requires: ClassVar[frozenset[str]] = frozenset()
     controls: ClassVar[str] = ""
+    starts_policy: ClassVar[bool] = False
 
     def __init__(self, params: Any) -> None:
         self.params = params

@@ -198,10 +198,16 @@ class EvaluationJob(CellJob):
     def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
         from opt_suite.learners.base import ZERO_SHOT_INFO, LearnerRun
         from opt_suite.options import from_bytes
+        from opt_suite.options.policy_start import PolicyStart
 
         learner = self.learner_cls(self.learner_params)
         runs = [LearnerRun(self.task, self.seed)]
         options = from_bytes(self.options)
+        if isinstance(options, PolicyStart) and not learner.clones_policy:
+            raise TypeError(
+                f"learner {learner.name!r} has no policy to initialise, so it cannot start from "
+                "behaviour cloning (a policy start, e.g. bc_ppo); use the tf_agents learner"
+            )
         result: dict[str, Any] = {}
         if self.record_usage:
             if not learner.counts_usage or self.frames is not None:

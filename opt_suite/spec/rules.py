@@ -54,6 +54,7 @@ class _Rules:
         self.listed_tasks()
         self.family_checks()
         self.capabilities()
+        self.policy_starts()
         names = self.method_names()
         self.baseline(names)
         self.frame_budget()
@@ -190,6 +191,21 @@ class _Rules:
                     f"{cls.name} learns from demonstrations, and family {family.name} gives none "
                     f"from demonstrations.source {source} ({why}); expected a source that fits "
                     "the family (e.g. ppo_expert or minari for a family without an exact model)",
+                )
+
+    def policy_starts(self) -> None:
+        """A method that starts the learner's policy (``bc_ppo``) needs a learner that has one."""
+        learner: type[Learner] | None = self._class(("evaluation",), Learner)
+        if learner is None or learner.clones_policy:
+            return
+        for i in range(_length(self.conv, ("methods",))):
+            cls = self._class(("methods", i), Method)
+            if cls is not None and cls.starts_policy:
+                self.report(
+                    ("methods", i, "method"),
+                    f"{cls.name} starts the learner's policy from behaviour cloning, and learner "
+                    f"{learner.name} has no policy to initialise (it learns a Q table from "
+                    "scratch); expected a learner that clones one, e.g. tf_agents",
                 )
 
     def _class(self, section: KeyPath, base: type) -> Any:
