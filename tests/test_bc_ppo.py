@@ -109,3 +109,14 @@ def test_the_runner_refuses_it_too(start):
     )  # fmt: skip
     outcome = execute(job)
     assert outcome.error and "has no policy to initialise" in outcome.error
+
+
+def test_describe_says_which_learners_have_a_policy_to_initialise(capsys):
+    from opt_suite.cli import main
+
+    assert main(["describe", "bc_ppo"]) == 0
+    out = capsys.readouterr().out
+    assert "learners with a policy to initialise: tf_agents" in out
+    assert "refused by validate with intra_option_q_learning, smdp_q_learning" in out
+    assert main(["describe", "smdp_q_learning"]) == 0
+    assert "none: no policy to initialise" in capsys.readouterr().out

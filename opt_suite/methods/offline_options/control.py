@@ -43,7 +43,8 @@ class BCOptionParams:
 
     termination: Literal["never", "every_step"] = param(
         "never",
-        doc="never: beta = 0, the option runs until the learner cuts it; every_step: beta = 1, "
+        doc="never: beta = 0, the option runs until the learner cuts it (the default: what "
+        "Algorithm 1 converged to on 4 of 5 MinAtar seeds, issue 25); every_step: beta = 1, "
         "the policy over options chooses again after every step",
     )
     offline_options: Params = param(
