@@ -169,3 +169,14 @@ class LearnerContract:
         assert len(logs) == len(runs)
         assert all(np.asarray(log.returns).shape == (self.episodes,) for log in logs)
         assert self._run(contract_setting, []) == []
+
+    def test_contract_zero_shot_returns_are_seeded(self, contract_setting: LearnerSetting) -> None:
+        # The untrained policy's returns (or None: not measured) depend on the run's seed alone.
+        (run,) = self._runs(contract_setting, [3])[:1]
+        learner = self.learner_class(self.params)
+        args = (contract_setting.family, run, contract_setting.options, 2, self.max_steps)
+        first = learner.zero_shot(*args)
+        if first is None:
+            return
+        assert np.asarray(first).shape == (2,) and np.all(np.isfinite(first))
+        np.testing.assert_array_equal(first, learner.zero_shot(*args))

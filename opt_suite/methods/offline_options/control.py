@@ -109,7 +109,7 @@ class BCOption(Method):
             actions = task_actions(context.family, context.train_tasks[0], self.name)
             demos, frames = frame_demo_batch(context.demonstrations, actions)
             features: Any = FrameFeatures.of(frames)
-            coords = frames
+            coords: np.ndarray | None = frames
         else:
             model = context.tabular_models(self.name)[0]
             actions = model.num_actions
