@@ -50,7 +50,7 @@ import numpy as np
 from opt_suite.families.base import TaskFamily
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
 from opt_suite.learners.base import EpisodeLog, Learner, LearnerRun
-from opt_suite.learners.smdp_q import SMDPQLearning, prepare, untrained_returns
+from opt_suite.learners.smdp_q import SMDPQLearning, prepare
 from opt_suite.learners.smdp_tables import (
     U_ACTION,
     U_CHOICE,
@@ -270,13 +270,5 @@ class IntraOptionQLearning(Learner):
             active = active[episode[active] < episodes]
         return [EpisodeLog(returns[i], steps[i]) for i in range(R)]
 
-    def zero_shot(
-        self,
-        family: TaskFamily,
-        run: LearnerRun,
-        options: OptionSet,
-        episodes: int,
-        max_steps: int,
-    ) -> np.ndarray:
-        """Returns of the untrained policy (``alpha = 0``: see ``smdp_q.untrained_returns``)."""
-        return untrained_returns(self, family, run, options, episodes, max_steps)
+    # The untrained policy (alpha = 0): a Q table at q_init, as SMDP Q-learning's.
+    zero_shot = SMDPQLearning.zero_shot
