@@ -90,3 +90,16 @@ def test_the_tabular_learners_untrained_policy_is_uniform_and_seeded():
     learned = learner.run(family, [run], options, 20, 40)[0].returns
     assert first.shape == (20,) and not np.array_equal(first, learned)
     assert learned[-5:].mean() > first[-5:].mean()  # learning beats the untrained policy
+
+
+def test_the_work_estimate_counts_them():
+    from baselines.primitives import Primitives
+    from opt_suite.runner.estimate import estimate_work
+    from opt_suite.spec import parse_spec
+
+    def steps(extra: str) -> int:
+        spec = parse_spec(SPEC.format(extra=extra))
+        return estimate_work(spec, [0], [Primitives, Primitives], 5, 2).env_steps
+
+    # 2 entries x 2 test tasks x 3 episodes x 40 steps, on top of the same learning runs.
+    assert steps("") - steps(", zero_shot_episodes: 0") == 2 * 2 * 3 * 40
