@@ -12,8 +12,11 @@ The method only packs the pairs (:class:`~opt_suite.options.policy_start.PolicyS
 learner owns its network, so the learner clones it (``Learner.clones_policy``). A tabular
 Q-learner has no policy to initialise; ``validate`` refuses the pair at the method's key.
 
-Defaults: 10 epochs of minibatches of 64 at Adam's step size 1e-3 (Kingma & Ba 2015's default) —
-the suite's choice for a short supervised start, not tuned; set them per spec.
+Defaults: 500 Adam steps on minibatches of 64 at step size 1e-3 (Kingma & Ba 2015's default) — the
+suite's choice for a short supervised start, not tuned; set them per spec. A schedule in steps, not
+epochs, so that a few short demonstrations still get a real start. The cloning runs in each
+evaluation cell (the learner owns the network): 500 small-batch steps per test task and seed
+(measured: 5.5-8.7 s with the agent's build, a 16-unit actor on PixelGrid's 20x20x2 frames).
 """
 
 from __future__ import annotations
@@ -33,8 +36,12 @@ __all__ = ["BCPPO", "BCPPOParams"]
 class BCPPOParams:
     """The behaviour-cloning schedule of the agent's actor."""
 
-    epochs: int = param(
-        10, doc="passes over the demonstrated pairs (suite's choice)", ge=1, le=10_000
+    steps: int = param(
+        500,
+        doc="Adam steps of cloning (suite's choice, not tuned: 500 x 64 pairs = 16 passes over "
+        "2,000 demonstrated steps; a number of steps, so that a few demonstrations get as many)",
+        ge=1,
+        le=1_000_000,
     )
     batch_size: int = param(64, doc="pairs per Adam step (suite's choice)", ge=1, le=1_000_000)
     learning_rate: float = param(
@@ -67,7 +74,7 @@ class BCPPO(Method):
         start = PolicyStart.of(
             context.demonstrations,
             discrete_actions(context.family, self.name),
-            p.epochs,
+            p.steps,
             p.batch_size,
             p.learning_rate,
         )

@@ -20,12 +20,12 @@ TINY = TFAgentsLearner.Params(
         num_envs=2, steps_per_iteration=8, learning_rate=1e-3, network=NetworkParams(fc_units=(16,))
     )
 )
-CLONING = BCPPOParams(epochs=40, batch_size=32, learning_rate=3e-3)
+CLONING = BCPPOParams(steps=40, batch_size=32, learning_rate=3e-3)
 
 
 class TestBCPPOContract(MethodContract):
     method_class = BCPPO
-    params = BCPPOParams(epochs=1)
+    params = BCPPOParams(steps=1)
 
     def setting(self):
         return image_method_setting()
@@ -45,11 +45,11 @@ def test_the_start_holds_every_demonstrated_pair_and_survives_its_file(start):
     again = from_bytes(to_bytes(start))
     np.testing.assert_array_equal(again.observations, start.observations)
     np.testing.assert_array_equal(again.actions, start.actions)
-    assert (again.epochs, again.batch_size, again.learning_rate) == (40, 32, 3e-3)
+    assert (again.steps, again.batch_size, again.learning_rate) == (40, 32, 3e-3)
 
 
 def test_the_agent_starts_from_the_cloned_policy(start):
-    """Builds two PPO agents and clones one for 40 epochs: ~10 s alone, with TF's import ~25 s."""
+    """Builds two PPO agents and clones one for 40 steps: ~10 s alone, with TF's import ~25 s."""
     # The same seed builds the same initial actor; cloning must make it imitate the demonstrators.
     from opt_suite.agents.ppo import policy_logits
 

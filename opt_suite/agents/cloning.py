@@ -2,7 +2,8 @@
 
 Cross-entropy of the actor's action distribution against the demonstrated actions, minimised by
 Adam (the optimiser the agent itself learns with, ``tf.keras.optimizers.Adam``) over shuffled
-minibatches, for a fixed number of epochs. Only the actor's variables move (with a shared trunk,
+minibatches, for a fixed number of steps (not epochs: a handful of demonstrations would otherwise
+get a handful of steps). Only the actor's variables move (with a shared trunk,
 the trunk too: it is the actor's input); the value network starts untrained, as the agent's does.
 """
 
@@ -21,25 +22,26 @@ def clone_actor(
     actor: Any,
     observations: np.ndarray,
     actions: np.ndarray,
-    epochs: int,
+    steps: int,
     batch_size: int,
     learning_rate: float,
     rng: np.random.Generator,
 ) -> np.ndarray:
-    """Train ``actor`` to imitate (observation, action) pairs; the mean loss of every epoch.
+    """Train ``actor`` to imitate (observation, action) pairs; the loss of every step.
 
     Args:
       actor: a tf-agents actor network (``actor(obs, step_type=, network_state=())`` returns a
         categorical distribution over the agent's actions).
       observations: [N, ...] in the actor's observation dtype and shape.
       actions: int [N] in [0, A).
-      epochs: passes over the pairs.
-      batch_size: pairs per Adam step.
+      steps: Adam steps.
+      batch_size: pairs per Adam step (each step draws them without replacement; all of them
+        when there are fewer).
       learning_rate: Adam's step size.
       rng: the order of the minibatches.
 
     Raises:
-      FloatingPointError: a non-finite loss (naming the epoch).
+      FloatingPointError: a non-finite loss (naming the step).
     """
     tf = tensorflow()
     optimizer = tf.keras.optimizers.Adam(learning_rate=learning_rate)
@@ -57,20 +59,15 @@ def clone_actor(
         optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables, strict=True))
         return loss
 
-    losses = []
+    losses = np.zeros(steps)
     count = len(actions)
-    for epoch in range(epochs):
-        order = rng.permutation(count)
-        total = 0.0
-        for start in range(0, count, batch_size):
-            rows = order[start : start + batch_size]
-            loss = float(
-                step(tf.constant(observations[rows]), tf.constant(actions[rows], tf.int32))
-            )
-            total += loss * len(rows)
-        if not np.isfinite(total):
+    size = min(batch_size, count)
+    for t in range(steps):
+        rows = rng.choice(count, size=size, replace=False)
+        obs, act = tf.constant(observations[rows]), tf.constant(actions[rows], tf.int32)
+        losses[t] = float(step(obs, act))
+        if not np.isfinite(losses[t]):
             raise FloatingPointError(
-                f"behaviour cloning of the actor: loss {total} at epoch {epoch}"
+                f"behaviour cloning of the actor: loss {losses[t]} at step {t}"
             )
-        losses.append(total / count)
-    return np.array(losses)
+    return losses

@@ -157,7 +157,7 @@ def learn(
 def clone(
     env: OptionAugmentedEnv, agent: Any, start: PolicyStart, seed: np.random.SeedSequence
 ) -> np.ndarray:
-    """Behaviour-clone ``agent``'s actor on ``start``'s pairs (``bc_ppo``); the loss per epoch.
+    """Behaviour-clone ``agent``'s actor on ``start``'s pairs (``bc_ppo``); the loss per step.
 
     Raises:
       ValueError: the demonstrated observations do not fit the env's (shape), or the agent has
@@ -176,7 +176,7 @@ def clone(
         agent.actor_net,
         observations,
         start.actions,
-        start.epochs,
+        start.steps,
         start.batch_size,
         start.learning_rate,
         np.random.default_rng(seed),

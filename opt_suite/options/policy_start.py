@@ -29,7 +29,7 @@ class PolicyStart(OptionSet):
       observations: [N, *observation_shape], every demonstrated observation s_t (t < |h|).
       actions: int [N], the action a_t demonstrated at it.
       num_actions: A.
-      epochs: passes over the N pairs.
+      steps: Adam steps of cloning.
       batch_size: pairs per Adam step.
       learning_rate: Adam's step size.
     """
@@ -41,14 +41,14 @@ class PolicyStart(OptionSet):
         observations: Any,
         actions: Any,
         num_actions: int,
-        epochs: int,
+        steps: int,
         batch_size: int,
         learning_rate: float,
     ) -> None:
         self.observations = np.asarray(observations)
         self.actions = np.asarray(actions, dtype=np.int64)
         self._num_actions = int(num_actions)
-        self.epochs, self.batch_size = int(epochs), int(batch_size)
+        self.steps, self.batch_size = int(steps), int(batch_size)
         self.learning_rate = float(learning_rate)
         if self.actions.ndim != 1 or len(self.actions) != len(self.observations):
             raise ValueError(
@@ -95,19 +95,19 @@ class PolicyStart(OptionSet):
             observations=self.observations,
             actions=self.actions,
             num_actions=np.array(self._num_actions),
-            settings=np.array([self.epochs, self.batch_size], dtype=np.int64),
+            settings=np.array([self.steps, self.batch_size], dtype=np.int64),
             learning_rate=np.array(self.learning_rate),
         )
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> PolicyStart:
         """Rebuild from the arrays of a file written by :meth:`save`."""
-        epochs, batch_size = (int(v) for v in arrays["settings"])
+        steps, batch_size = (int(v) for v in arrays["settings"])
         return cls(
             arrays["observations"],
             arrays["actions"],
             int(arrays["num_actions"]),
-            epochs,
+            steps,
             batch_size,
             float(arrays["learning_rate"]),
         )
@@ -117,7 +117,7 @@ class PolicyStart(OptionSet):
         cls,
         demonstrations: Sequence[Any],
         num_actions: int,
-        epochs: int,
+        steps: int,
         batch_size: int,
         learning_rate: float,
     ) -> PolicyStart:
@@ -126,4 +126,4 @@ class PolicyStart(OptionSet):
             raise ValueError("PolicyStart: needs at least one demonstration, got none")
         observations = np.concatenate([np.asarray(h.observations)[:-1] for h in demonstrations])
         actions = np.concatenate([np.asarray(h.actions) for h in demonstrations])
-        return cls(observations, actions, num_actions, epochs, batch_size, learning_rate)
+        return cls(observations, actions, num_actions, steps, batch_size, learning_rate)
