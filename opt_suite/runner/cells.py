@@ -241,8 +241,9 @@ class EvaluationJob(CellJob):
         """The untrained policy's returns (None when the learner cannot say) and a problem."""
         from opt_suite.learners.base import LearnerRun
 
-        seed = self.zero_shot_seed or np.random.SeedSequence(0)
-        run = LearnerRun(self.task, seed)
+        if self.zero_shot_seed is None:  # every draw has a seed derived from the spec
+            raise ValueError("zero_shot_episodes given without zero_shot_seed")
+        run = LearnerRun(self.task, self.zero_shot_seed)
         found = learner.zero_shot(
             self.family(), run, options, self.zero_shot_episodes, self.max_steps
         )
