@@ -117,6 +117,7 @@ def test_describe_says_which_learners_have_a_policy_to_initialise(capsys):
     assert main(["describe", "bc_ppo"]) == 0
     out = capsys.readouterr().out
     assert "learners with a policy to initialise: tf_agents" in out
+    assert "control of   offline_options" in out
     assert "refused by validate with intra_option_q_learning, smdp_q_learning" in out
     assert main(["describe", "smdp_q_learning"]) == 0
     assert "none: no policy to initialise" in capsys.readouterr().out
