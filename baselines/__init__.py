@@ -13,10 +13,14 @@ receives the same train tasks, demonstrations, interaction budget and seed:
   with one latent per segment;
 - ``love`` (:mod:`baselines.love`): LOVE, Jiang et al. (2022), skills that compress the
   demonstrations, with its DDO and VTA settings.
+- ``bc_ppo`` (:mod:`baselines.bc_ppo`): no options, the learner's policy behaviour-cloned on the
+  demonstrations first (the jump-start control; ``bc_option``, the one-option control, lives
+  beside offline_options, whose networks it shares).
 
 None imports TensorFlow or numba at import time.
 """
 
+from baselines.bc_ppo import BCPPO, BCPPOParams
 from baselines.compile import Compile, CompileParams
 from baselines.eigenoptions import Eigenoptions, EigenoptionsParams
 from baselines.option_critic import OptionCritic, OptionCriticParams
@@ -25,6 +29,8 @@ from baselines.random_options import RandomOptions, RandomOptionsParams
 from baselines.reference_options import ReferenceOptions, ReferenceOptionsParams
 
 __all__ = [
+    "BCPPO",
+    "BCPPOParams",
     "Primitives",
     "PrimitivesParams",
     "RandomOptions",

@@ -80,6 +80,9 @@ class OfflineOptionsSettings:
         doc="state input of the option networks (offline_options' features); frames: its "
         "initial convolutional options on image observations",
     )
+    keep_options: int | None = _unused(None, "keep_options", ge=1, le=64, added_later=True)
+    termination_term: bool = _unused(True, "termination_term", added_later=True)
+    kl_term: bool = _unused(True, "kl_term", added_later=True)
 
     def check(self) -> list[tuple[str, str]]:
         """As offline_options' Params: the same values are rejected in both entries."""

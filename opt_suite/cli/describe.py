@@ -80,10 +80,30 @@ def describe(group: str, name: str) -> dict[str, Any]:
         if entry["requires_depend_on_params"]:
             entry["requirements_doc"] = _doc_line(cls.requirements)
         entry["checks_params_against_family"] = _overrides(cls, "check_family")
-    for attr in ("uses_checkpoints", "frame_budgets"):
+    for attr in ("uses_checkpoints", "frame_budgets", "starts_policy", "clones_policy"):
         if hasattr(cls, attr):
             entry[attr] = bool(getattr(cls, attr))
+    if group == registry.METHODS:
+        entry["controls"] = getattr(cls, "controls", "")
+        if entry["starts_policy"]:
+            entry["learners_with_a_policy"] = _learners(clones=True)
+            entry["learners_without_a_policy"] = _learners(clones=False)
+    if group == registry.LEARNERS:
+        entry["zero_shot"] = _overrides(cls, "zero_shot")
     return entry
+
+
+def _learners(clones: bool) -> list[str]:
+    """The registered learners that do (or do not) have a policy to initialise."""
+    found = []
+    for name in registry.names(registry.LEARNERS):
+        try:
+            cls = registry.load(registry.LEARNERS, name)
+        except Exception:  # a broken plugin is listed by `list`, not here
+            continue
+        if bool(getattr(cls, "clones_policy", False)) == clones:
+            found.append(name)
+    return sorted(found)
 
 
 def nested_rows(params_cls: type, prefix: str = "") -> list[dict[str, Any]]:
@@ -178,6 +198,41 @@ def render(entry: dict[str, Any]) -> str:
     learns = [w for w in ("demonstrations", "interaction") if entry.get(f"uses_{w}")]
     if "uses_demonstrations" in entry:
         lines.append(f"  learns from  {' + '.join(learns) or 'nothing (fixed options)'}")
+    if entry.get("controls"):
+        lines.append(
+            f"  control of   {entry['controls']}: the same demonstrations, used without its "
+            "objective (rank them side by side)"
+        )
+    if entry.get("starts_policy"):
+        lines.append(
+            "  starts       the learner's policy by behaviour cloning (no options); learners "
+            f"with a policy to initialise: {', '.join(entry['learners_with_a_policy']) or 'none'}"
+        )
+        if entry["learners_without_a_policy"]:
+            lines.append(
+                "               refused by validate with "
+                f"{', '.join(entry['learners_without_a_policy'])}: they have no policy to "
+                "initialise (a Q table learned from scratch)"
+            )
+    if "clones_policy" in entry and "starts_policy" not in entry:
+        lines.append(
+            "  policy start "
+            + (
+                "clones its policy on the demonstrations first for bc_ppo"
+                if entry["clones_policy"]
+                else "none: no policy to initialise (a Q table), so validate refuses bc_ppo"
+            )
+        )
+    if "zero_shot" in entry:
+        lines.append(
+            "  zero-shot    "
+            + (
+                "its untrained policy's returns, evaluation.zero_shot_episodes per run "
+                "(leaderboard column)"
+                if entry["zero_shot"]
+                else "not measured (Learner.zero_shot not implemented)"
+            )
+        )
     if entry.get("uses_checkpoints"):
         lines.append("  checkpoints  keeps them in RUN_DIR (a rerun reuses them)")
     if "frame_budgets" in entry:

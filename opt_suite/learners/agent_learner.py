@@ -44,6 +44,7 @@ from opt_suite.component import ProblemSize
 from opt_suite.families.capabilities import DISCRETE_ACTIONS
 from opt_suite.families.env_batch import make_env_batch
 from opt_suite.learners.base import EpisodeLog, Learner, LearnerContext, LearnerRun, OptionUsage
+from opt_suite.options.policy_start import PolicyStart
 from opt_suite.params import param
 
 __all__ = ["TFAgentsLearner"]
@@ -55,6 +56,7 @@ class TFAgentsLearner(Learner):
     name = "tf_agents"
     frame_budgets = True
     counts_usage = True
+    clones_policy = True
     #: Any observation: convolutions on images, dense layers on vectors and state indices (the
     #: trunk is sized to the observation, ``opt_suite.option_networks.trunk``).
     requires = frozenset({DISCRETE_ACTIONS})
@@ -134,15 +136,32 @@ class TFAgentsLearner(Learner):
             )
         return [self._run_one(family, r, options, episodes, max_steps, frames) for r in runs]
 
-    def _run_one(
-        self,
-        family: Any,
-        run: LearnerRun,
-        options: Any,
-        episodes: int,
-        max_steps: int,
-        frames: int | None,
-    ) -> tuple[EpisodeLog, OptionUsage]:
+    def zero_shot(self, context: LearnerContext) -> list[np.ndarray]:
+        """Returns of the agent's initial policy, never updated, over ``context.options``.
+
+        Per run, the first ``context.episodes`` episodes to end across the ``num_envs``
+        sub-envs, acting with the freshly built agent's actor (as ``run`` would at its first
+        step) and no PPO update.
+        """
+        c = context
+        return [
+            self._zero_shot_one(c.family, run, c.options, c.episodes, c.max_steps) for run in c.runs
+        ]
+
+    def _zero_shot_one(
+        self, family: Any, run: LearnerRun, options: Any, episodes: int, max_steps: int
+    ) -> np.ndarray:
+        from opt_suite.learners import ppo_parts
+
+        env, agent, seed = self._agent_on(family, run, options, max_steps)
+        try:
+            ppo_parts.act(env, agent, episodes, seed=seed)
+        finally:
+            env.close()
+        return np.array([e.ret for e in env.episodes[:episodes]], np.float64)
+
+    def _agent_on(self, family: Any, run: LearnerRun, options: Any, max_steps: int) -> Any:
+        """(option env of ``run``'s task, a fresh agent, the acting seed), all from ``run.seed``."""
         from opt_suite.learners import ppo_parts
 
         p = self.params
@@ -165,8 +184,28 @@ class TFAgentsLearner(Learner):
         try:
             seed = int(tf_seed.generate_state(1)[0] % (2**31 - 1))
             agent = ppo_parts.ppo_agent(env, p.ppo, seed)
+            if isinstance(options, PolicyStart):  # bc_ppo: clone the actor before acting
+                ppo_parts.clone(env, agent, options, _children(run.seed, 3)[2])
+        except BaseException:
+            env.close()
+            raise
+        return env, agent, seed
+
+    def _run_one(
+        self,
+        family: Any,
+        run: LearnerRun,
+        options: Any,
+        episodes: int,
+        max_steps: int,
+        frames: int | None,
+    ) -> tuple[EpisodeLog, OptionUsage]:
+        from opt_suite.learners import ppo_parts
+
+        env, agent, seed = self._agent_on(family, run, options, max_steps)
+        try:
             ppo_parts.learn(
-                env, agent, p.ppo.steps_per_iteration, episodes, frames=frames, seed=seed
+                env, agent, self.params.ppo.steps_per_iteration, episodes, frames=frames, seed=seed
             )
         finally:
             env.close()

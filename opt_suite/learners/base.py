@@ -25,8 +25,10 @@ from opt_suite.files_guard import InputError, regular_file
 from opt_suite.options import OptionSet
 
 MAX_USAGE_BYTES = 1 << 30  # counts per episode and option: kilobytes per cell
+#: Where an evaluation cell's info keeps the returns of :meth:`Learner.zero_shot`.
+ZERO_SHOT_INFO = "zero_shot_returns"
 
-__all__ = ["EpisodeLog", "Learner", "LearnerContext", "LearnerRun", "OptionUsage"]
+__all__ = ["ZERO_SHOT_INFO", "EpisodeLog", "Learner", "LearnerContext", "LearnerRun", "OptionUsage"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -165,10 +167,15 @@ class Learner(Component):
         without.
       counts_usage: whether it implements :meth:`run_with_usage`; the runner then records every
         evaluation's option usage and ``opt-suite option-usage`` can replay it.
+      clones_policy: whether it has a policy to initialise and clones it on a
+        :class:`~opt_suite.options.policy_start.PolicyStart` (the ``bc_ppo`` control) before it
+        acts; a learner without one (a Q table) is refused such a start, by validate and by the
+        runner.
     """
 
     frame_budgets: ClassVar[bool] = False
     counts_usage: ClassVar[bool] = False
+    clones_policy: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -186,6 +193,15 @@ class Learner(Component):
         that many emulator frames (``episodes`` is then not the budget) and logs the episodes
         that ended within them.
         """
+
+    def zero_shot(self, context: LearnerContext) -> list[np.ndarray] | None:
+        """Per run, the returns of ``context.episodes`` episodes of the untrained policy.
+
+        The policy the learner starts from over ``context.options``, before any update (an
+        option set's zero-shot return), each run acting with its own seed alone. Default: None,
+        the learner cannot say (the leaderboard then leaves the zero-shot column empty for it).
+        """
+        return None
 
     def run_with_usage(self, context: LearnerContext) -> list[tuple[EpisodeLog, OptionUsage]]:
         """:meth:`run`, also counting how each run used its options (``counts_usage = True``).

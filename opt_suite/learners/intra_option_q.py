@@ -116,3 +116,6 @@ class IntraOptionQLearning(Learner):
             )  # fmt: skip
             active = active[episode[active] < episodes]
         return [EpisodeLog(returns[i], steps[i]) for i in range(R)]
+
+    # The untrained policy (alpha = 0): a Q table at q_init, as SMDP Q-learning's.
+    zero_shot = SMDPQLearning.zero_shot

@@ -20,8 +20,9 @@ from opt_suite.agents.params import PPOParams  # noqa: E402
 from opt_suite.families.env_batch import EnvBatch  # noqa: E402
 from opt_suite.learners.lite_options import lite_probabilities  # noqa: E402
 from opt_suite.learners.option_env import OptionAugmentedEnv, OptionProbabilities  # noqa: E402
+from opt_suite.options.policy_start import PolicyStart  # noqa: E402
 
-__all__ = ["learn", "option_env", "option_probabilities", "ppo_agent"]
+__all__ = ["act", "clone", "learn", "option_env", "option_probabilities", "ppo_agent"]
 
 
 def option_probabilities(options: Any, lite: bool = True) -> tuple[int, OptionProbabilities | None]:
@@ -151,6 +152,49 @@ def learn(
         policy.refresh()
         updates += 1
     return updates
+
+
+def clone(
+    env: OptionAugmentedEnv, agent: Any, start: PolicyStart, seed: np.random.SeedSequence
+) -> np.ndarray:
+    """Behaviour-clone ``agent``'s actor on ``start``'s pairs (``bc_ppo``); the loss per step.
+
+    Raises:
+      ValueError: the demonstrated observations do not fit the env's (shape), or the agent has
+        options besides the primitives (a policy start has none).
+    """
+    from opt_suite.agents.cloning import clone_actor
+
+    spec = env.observation_spec()
+    if start.observation_shape != tuple(spec.shape):
+        raise ValueError(
+            f"bc_ppo: demonstrated observations of shape {start.observation_shape}, the task's "
+            f"are {tuple(spec.shape)}"
+        )
+    observations = start.observations.astype(spec.dtype, copy=False)
+    return clone_actor(
+        agent.actor_net,
+        observations,
+        start.actions,
+        start.steps,
+        start.batch_size,
+        start.learning_rate,
+        np.random.default_rng(seed),
+    )
+
+
+def act(env: OptionAugmentedEnv, agent: Any, episodes: int, *, seed: int) -> None:
+    """Act with the agent's current actor, never training it, until ``episodes`` episodes ended.
+
+    The acting of :func:`learn` (the same NumPy actor and sample stream) without its updates:
+    the zero-shot return of an option set. Every episode ends (the env batch cuts them at
+    ``max_steps``), so the loop does.
+    """
+    policy = acting.NumpyCollectPolicy(agent, seed)
+    time_step = env.reset()
+    while len(env.episodes) < episodes:
+        actions, _ = policy.act(time_step)
+        time_step = env.step(actions)
 
 
 def _compiled_train(agent: Any) -> Any:

@@ -38,7 +38,7 @@ from opt_suite.learners.smdp_tables import Hyper, OptionTables, TaskTables
 from opt_suite.options import OptionSet, TabularOptionSet
 from opt_suite.params import param
 
-__all__ = ["SMDPQLearning", "prepare", "tabulate"]
+__all__ = ["SMDPQLearning", "prepare", "tabulate", "untrained_returns"]
 
 
 def tabulate(options: OptionSet, num_states: int) -> TabularOptionSet:
@@ -110,6 +110,14 @@ class SMDPQLearning(Learner):
             episodes,
         )
         return [EpisodeLog(returns[i], steps[i]) for i in range(len(runs))]
+
+    def zero_shot(self, context: LearnerContext) -> list[np.ndarray]:
+        """Returns of the untrained policy, per run: see :func:`untrained_returns`."""
+        c = context
+        return [
+            untrained_returns(self, c.family, run, c.options, c.episodes, c.max_steps)
+            for run in c.runs
+        ]
 
     def run_with_usage(self, context: LearnerContext) -> list[tuple[EpisodeLog, OptionUsage]]:
         """:meth:`run`, also counting per episode how often each option is chosen and its steps.
@@ -183,3 +191,22 @@ def prepare(
     hyper = Hyper(p.alpha, p.gamma, p.epsilon, p.termination_bump, p.q_init, max_steps)
     run_tasks = [order.index(r.task.task_id) for r in runs]
     return tasks, run_tasks, OptionTables.build(tabulate(options, S), S, A), hyper
+
+
+def untrained_returns(
+    learner: Learner,
+    family: TaskFamily,
+    run: LearnerRun,
+    options: OptionSet,
+    episodes: int,
+    max_steps: int,
+) -> np.ndarray:
+    """``episodes`` returns of a tabular Q-learner that never updates (``alpha = 0``).
+
+    Its Q table stays at ``q_init`` everywhere, so every greedy choice is a tie broken uniformly
+    and the policy is the uniform one over the A primitives and the m options (available ones,
+    with initiation sets): what the learner acts with before its first update, for as long as the
+    zero-shot episodes last. Shared by the tabular learners (their Params have ``alpha``).
+    """
+    frozen = type(learner)(dataclasses.replace(learner.params, alpha=0.0))
+    return np.asarray(frozen.run(family, [run], options, episodes, max_steps)[0].returns)

@@ -163,10 +163,18 @@ class Method(Component):
     Attributes:
       uses_demonstrations: whether it learns from the demonstrations.
       uses_interaction: whether it learns by interacting with the train tasks (within the budget).
+      controls: the method this one is a demonstration-fair control of (e.g. ``bc_option``:
+        ``offline_options``), "" for none; validate names a control at its own key when the
+        demonstrations source gives the family no demonstrations.
+      starts_policy: its option set is a start for the learner's policy
+        (:class:`~opt_suite.options.policy_start.PolicyStart`, e.g. ``bc_ppo``) rather than
+        options; validate refuses it with a learner that has no policy to initialise.
     """
 
     uses_demonstrations: ClassVar[bool] = False
     uses_interaction: ClassVar[bool] = False
+    controls: ClassVar[str] = ""
+    starts_policy: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

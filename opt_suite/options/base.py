@@ -58,6 +58,7 @@ ENTRY_POINT_GROUP = "opt_suite.option_sets"
 _BUILT_IN = {
     "tabular": "opt_suite.options.tabular:TabularOptionSet",
     "network": "opt_suite.options.network:NetworkOptionSet",
+    "policy_start": "opt_suite.options.policy_start:PolicyStart",
 }
 
 PathOrFile = str | Path | IO[bytes]

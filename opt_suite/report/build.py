@@ -38,6 +38,7 @@ from opt_suite.report.tables import (
     write_leaderboard_csv,
     write_returns_csv,
 )
+from opt_suite.report.zero_shot import ZeroShot
 from opt_suite.spec.schema import ReportSpec
 
 __all__ = ["Analysis", "REPORT_FILES", "ReportInputs", "analyse", "write_report_files"]
@@ -80,6 +81,8 @@ class ReportInputs:
             action repeats for several frames, else "env steps" (all sub-envs together).
         degenerate: one line per degenerate option (a copy of a primitive, never chosen; see
             :mod:`opt_suite.report.degenerate`), each a caveat of the leaderboard.
+        zero_shot: each entry's zero-shot return (:mod:`opt_suite.report.zero_shot`); empty:
+            no zero-shot column.
     """
 
     episodes: EpisodeTable
@@ -96,6 +99,7 @@ class ReportInputs:
     references: References | None = None
     frame_unit: str = "env steps"
     degenerate: tuple[str, ...] = ()
+    zero_shot: Mapping[str, ZeroShot] = dataclasses.field(default_factory=dict)
 
 
 #: Without a spec threshold, a run with reference returns is timed to this fraction of the way
@@ -197,6 +201,7 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
         references=inputs.references,
         threshold_rule=analysis.threshold_rule,
         frame_unit=inputs.frame_unit,
+        zero_shot=inputs.zero_shot,
     )
 
 

@@ -33,6 +33,7 @@ import numpy as np
 from opt_suite import stats
 from opt_suite.report.metrics import HIGHER_IS_BETTER, METRICS, RETURN_METRICS, MethodMetrics
 from opt_suite.report.normalise import References, normalised_scores
+from opt_suite.report.zero_shot import ZeroShot
 
 __all__ = ["Estimate", "Improvement", "Leaderboard", "LeaderboardRow", "build_leaderboard"]
 
@@ -111,6 +112,8 @@ class Leaderboard:
     threshold_rule: str = ""
     #: what a frame budget counts: "env steps", or "emulator frames" on Atari.
     frame_unit: str = "env steps"
+    #: Each entry's zero-shot return (the learner's untrained policy over its options).
+    zero_shot: Mapping[str, ZeroShot] = dataclasses.field(default_factory=dict)
 
 
 def rng_for(*names: str) -> np.random.Generator:
@@ -191,6 +194,7 @@ def build_leaderboard(
     references: References | None = None,
     threshold_rule: str = "",
     frame_unit: str = "env steps",
+    zero_shot: Mapping[str, ZeroShot] | None = None,
 ) -> Leaderboard:
     """Aggregate per-run metrics (method -> :class:`MethodMetrics`) into a :class:`Leaderboard`.
 
@@ -243,4 +247,5 @@ def build_leaderboard(
         normalised_tasks=covered,
         threshold_rule=threshold_rule,
         frame_unit=frame_unit,
+        zero_shot=dict(zero_shot or {}),
     )

@@ -24,6 +24,7 @@ from opt_suite.report.episodes import EpisodeTable, ReportDataError
 from opt_suite.report.fig1a import training_curves
 from opt_suite.report.interaction_curves import interaction_curves
 from opt_suite.report.normalise import References
+from opt_suite.report.zero_shot import zero_shot_returns
 from opt_suite.spec.schema import ReportSpec
 from opt_suite.stages import Stage
 from opt_suite.store.files import references_file
@@ -240,6 +241,7 @@ def _load_inputs(directory: Path, store: Any) -> tuple[ReportInputs, list[str]]:
         frame_unit=frame_unit(spec_yaml),
         references=references,
         degenerate=tuple(degenerate),
+        zero_shot=zero_shot_returns(cells, methods),
     )
     return inputs, warnings
 

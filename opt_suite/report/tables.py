@@ -99,7 +99,9 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
     episodes_to_threshold, which metrics are better when lower, and ``intervals``: what each
     interval resamples). ``ci_*`` is the stratified bootstrap over seeds, ``task_ci_*`` the task
     bootstrap. With reference returns, ``normalised`` holds ``{"definition", "tasks", "methods":
-    {NAME: {METRIC: estimate}}}`` for the return metrics. Methods appear best first.
+    {NAME: {METRIC: estimate}}}`` for the return metrics. Methods appear best first. With zero-shot
+    episodes, ``zero_shot_return`` is ``{NAME: {mean, se, runs, episodes}}``: the learner's
+    untrained policy over each option set (:mod:`opt_suite.report.zero_shot`).
     """
     methods = {
         row.method: {
@@ -134,6 +136,10 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
                 },
             }
         }
+    zero_shot = {
+        name: {"mean": _finite(z.mean), "se": _finite(z.se), "runs": z.runs, "episodes": z.episodes}
+        for name, z in board.zero_shot.items()
+    }
     return {
         "spec": {"name": board.spec_name, "hash": board.spec_hash},
         "warnings": list(board.warnings),
@@ -141,6 +147,7 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
         "probability_of_improvement": {"baseline": board.baseline, "methods": improvement},
         "paired_probability_of_improvement": {"baseline": board.baseline, "methods": paired},
         **normalised,
+        **({"zero_shot_return": zero_shot} if zero_shot else {}),
         "protocol": {
             "seeds": board.seeds,
             "tasks": board.tasks,
@@ -256,6 +263,8 @@ def table_cells(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
     if board.baseline is not None:
         header.append(f"P({board.primary} > {board.baseline}) [seeds] [tasks]")
         header.append(f"paired P({board.primary} > {board.baseline}) [seeds] [tasks]")
+    if board.zero_shot:
+        header.append("zero-shot return ↑: mean ± s.e.")
     rows = []
     for row in board.rows:
         cells = [row.method]
@@ -267,6 +276,9 @@ def table_cells(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
         if board.baseline is not None:
             cells.append(_p_cell(row.improvement.get(board.primary)))
             cells.append(_p_cell(row.paired.get(board.primary)))
+        if board.zero_shot:
+            z = board.zero_shot.get(row.method)
+            cells.append("—" if z is None else f"{fmt(z.mean)} ± {fmt(z.se)}")
         rows.append(cells)
     return header, rows
 

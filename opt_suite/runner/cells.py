@@ -179,6 +179,9 @@ class EvaluationJob(CellJob):
         logs however many episodes ended within it.
       record_usage: also count how the learner used the options (its ``run_with_usage``, which
         gives the same episodes as ``run``); the outcome's ``usage`` holds one ``OptionUsage``.
+      zero_shot_episodes: episodes of the learner's untrained policy over the options (its
+        ``zero_shot``), after the learning run, with ``zero_shot_seed`` (a stream of their own);
+        their returns go to the outcome's ``info["zero_shot_returns"]``. 0: none.
     """
 
     task: Task
@@ -190,14 +193,22 @@ class EvaluationJob(CellJob):
     max_steps: int
     frames: int | None = None
     record_usage: bool = False
+    zero_shot_episodes: int = 0
+    zero_shot_seed: np.random.SeedSequence | None = None
 
     def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
-        from opt_suite.learners.base import LearnerContext, LearnerRun
+        from opt_suite.learners.base import ZERO_SHOT_INFO, LearnerContext, LearnerRun
         from opt_suite.options import from_bytes
+        from opt_suite.options.policy_start import PolicyStart
 
         learner = self.learner_cls(self.learner_params)
         runs = [LearnerRun(self.task, self.seed)]
         options = from_bytes(self.options)
+        if isinstance(options, PolicyStart) and not learner.clones_policy:
+            raise TypeError(
+                f"learner {learner.name!r} has no policy to initialise, so it cannot start from "
+                "behaviour cloning (a policy start, e.g. bc_ppo); use the tf_agents learner"
+            )
         context = LearnerContext(
             self.family(), runs, options, self.episodes, self.max_steps, self.frames
         )
@@ -217,7 +228,37 @@ class EvaluationJob(CellJob):
             raise ValueError(f"the learner returned {len(logs)} logs for {len(runs)} runs")
         episodes = [_checked_log(self.task, log, self.episodes, self.frames) for log in logs]
         result["episodes"] = episodes
-        return result, _non_finite_episodes(episodes)
+        problem = _non_finite_episodes(episodes)
+        if self.zero_shot_episodes and problem is None:
+            zero_shot, problem = self._zero_shot(learner, options)
+            if zero_shot is not None:
+                result["info"] = {ZERO_SHOT_INFO: zero_shot}
+        return result, problem
+
+    def _zero_shot(self, learner: Any, options: Any) -> tuple[list[float] | None, str | None]:
+        """The untrained policy's returns (None when the learner cannot say) and a problem."""
+        from opt_suite.learners.base import LearnerContext, LearnerRun
+
+        if self.zero_shot_seed is None:  # every draw has a seed derived from the spec
+            raise ValueError("zero_shot_episodes given without zero_shot_seed")
+        run = LearnerRun(self.task, self.zero_shot_seed)
+        context = LearnerContext(
+            self.family(), [run], options, self.zero_shot_episodes, self.max_steps
+        )
+        found = learner.zero_shot(context)
+        if found is None:
+            return None, None
+        if len(found) != 1:
+            raise ValueError(f"the learner's zero_shot gave {len(found)} return arrays for 1 run")
+        returns = np.asarray(found[0], dtype=np.float64)
+        if returns.shape != (self.zero_shot_episodes,):
+            raise ValueError(
+                f"the learner's zero_shot gave returns of shape {returns.shape} on "
+                f"{self.task.task_id}; expected ({self.zero_shot_episodes},)"
+            )
+        if not np.all(np.isfinite(returns)):
+            return None, f"NaN/inf in the zero-shot returns on test task {self.task.index}"
+        return returns.tolist(), None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

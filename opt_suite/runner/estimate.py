@@ -107,6 +107,7 @@ def estimate_work(
     # one discovery cell and one evaluation cell per test task.
     cells = n_seeds * (int(uses_demos) + methods * (1 + tasks.test))
     per_run = ev.episodes * ev.max_steps if ev.frames is None else ev.frames
+    per_run += ev.zero_shot_episodes * ev.max_steps  # the untrained policy's episodes
     steps = n_seeds * methods * tasks.test * per_run
     steps += n_seeds * interacting * ev.interaction_budget
     if uses_demos:

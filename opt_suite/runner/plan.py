@@ -142,7 +142,10 @@ def build_plan(
     evaluation = to_plain(spec.evaluation)
     # The budget: episodes, or frames when given (written only then, so that the ids of cells
     # with an episode budget stay what they were before frame budgets existed).
-    budget = ("episodes",) if evaluation.get("frames") is None else ("frames",)
+    budget: tuple[str, ...] = ("episodes",) if evaluation.get("frames") is None else ("frames",)
+    # The zero-shot episodes are computed in the evaluation cell: a count that is not the default
+    # enters its id (the default is left out, as the spec hash leaves it out).
+    budget += ("zero_shot_episodes",) if "zero_shot_episodes" in evaluation else ()
     learner = {k: evaluation[k] for k in ("learner", "params", *budget, "max_steps")}
     uses = [(bool(c.uses_demonstrations), bool(c.uses_interaction)) for c in method_classes]
     cells: list[Cell] = []

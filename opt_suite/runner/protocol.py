@@ -39,7 +39,12 @@ from opt_suite.runner.plan import Cell, Plan, build_plan
 from opt_suite.runner.progress import Progress
 from opt_suite.runner.references import references_wanted
 from opt_suite.runner.scheduler import Summary, cell_record, execute_plan
-from opt_suite.runner.seeding import demonstrations_seed, discovery_seed, evaluation_seed
+from opt_suite.runner.seeding import (
+    demonstrations_seed,
+    discovery_seed,
+    evaluation_seed,
+    zero_shot_seed,
+)
 from opt_suite.spec import Spec, canonical_yaml, spec_hash, to_plain
 from opt_suite.stages import Stage
 from opt_suite.store.files import (
@@ -121,6 +126,8 @@ def evaluation_job(
         episodes=spec.evaluation.episodes,
         max_steps=spec.evaluation.max_steps,
         frames=spec.evaluation.frames,
+        zero_shot_episodes=spec.evaluation.zero_shot_episodes,
+        zero_shot_seed=zero_shot_seed(spec.tasks.seed, cell.seed, task.index),
         **overrides,
     )
 

@@ -9,6 +9,8 @@ scheduled — so results are the same whatever the worker count, backend or subs
 - the test-time learner on test task t: ``spawn_key=(EVALUATION, t)`` — the *same* for every method,
   so methods are compared on common random numbers (same learner seed on the same task and seed);
 - the reference returns (random policy, expert) on test task t: ``spawn_key=(REFERENCE, t)``.
+- the zero-shot episodes on test task t (the learner's untrained policy): ``spawn_key=(ZERO_SHOT,
+  t)``, a stream of their own, so measuring them never moves a learning curve.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ __all__ = [
     "DISCOVERY",
     "EVALUATION",
     "REFERENCE",
+    "ZERO_SHOT",
+    "zero_shot_seed",
     "stable_hash",
     "demonstrations_seed",
     "discovery_seed",
@@ -34,6 +38,7 @@ DEMOS = 1
 DISCOVERY = 2
 EVALUATION = 3
 REFERENCE = 4
+ZERO_SHOT = 5
 
 
 def stable_hash(name: str) -> int:
@@ -63,3 +68,8 @@ def evaluation_seed(task_seed: int, seed_index: int, task_index: int) -> np.rand
 def reference_seed(task_seed: int, seed_index: int, task_index: int) -> np.random.SeedSequence:
     """The seed of the reference returns (random policy, expert) on test task ``task_index``."""
     return _root(task_seed, seed_index, (REFERENCE, task_index))
+
+
+def zero_shot_seed(task_seed: int, seed_index: int, task_index: int) -> np.random.SeedSequence:
+    """The seed of the zero-shot episodes on test task ``task_index`` (shared by every method)."""
+    return _root(task_seed, seed_index, (ZERO_SHOT, task_index))

@@ -54,6 +54,7 @@ class _Rules:
         self.listed_tasks()
         self.family_checks()
         self.capabilities()
+        self.policy_starts()
         names = self.method_names()
         self.baseline(names)
         self.frame_budget()
@@ -163,11 +164,49 @@ class _Rules:
             if cls is None:
                 continue
             if self._params_fit_family(cls, params, params_path, family):
+                if path == ("demonstrations", "source"):
+                    self._no_demonstrations(methods, family, "its params do not fit the family")
                 continue  # the params already say what does not fit, at their own keys
             needs = cls.requires if params is INVALID else cls.requirements(params)
             problem = unmet(cls.name, needs, family)
             if problem:
                 self.report(path, problem)
+                if path == ("demonstrations", "source"):
+                    self._no_demonstrations(methods, family, problem)
+
+    def _no_demonstrations(
+        self, methods: list[type[Method] | None], family: TaskFamily, why: str
+    ) -> None:
+        """Each demonstration-fair control (``Method.controls``), when the source gives none.
+
+        A control such as ``bc_option`` is nothing but a use of the demonstrations: the error
+        names it at its own key, besides the source's at ``demonstrations.source``.
+        """
+        source = self.get("demonstrations", "source")
+        for i, cls in enumerate(methods):
+            # A method already reported at its own key (e.g. needing a model) is not told twice.
+            if cls is not None and cls.controls and not self.problems.any_under(("methods", i)):
+                self.report(
+                    ("methods", i, "method"),
+                    f"{cls.name} learns from demonstrations, and family {family.name} gives none "
+                    f"from demonstrations.source {source} ({why}); expected a source that fits "
+                    "the family (e.g. ppo_expert or minari for a family without an exact model)",
+                )
+
+    def policy_starts(self) -> None:
+        """A method that starts the learner's policy (``bc_ppo``) needs a learner that has one."""
+        learner: type[Learner] | None = self._class(("evaluation",), Learner)
+        if learner is None or learner.clones_policy:
+            return
+        for i in range(_length(self.conv, ("methods",))):
+            cls = self._class(("methods", i), Method)
+            if cls is not None and cls.starts_policy:
+                self.report(
+                    ("methods", i, "method"),
+                    f"{cls.name} starts the learner's policy from behaviour cloning, and learner "
+                    f"{learner.name} has no policy to initialise (it learns a Q table from "
+                    "scratch); expected a learner that clones one, e.g. tf_agents",
+                )
 
     def _class(self, section: KeyPath, base: type) -> Any:
         """The class loaded for ``section`` if it subclasses ``base`` (the registry sees to it)."""

@@ -51,6 +51,7 @@ from opt_suite.limits import (  # re-exported: their old home (the bounds of opt
     MAX_SEEDS,
     MAX_STEPS,
     MAX_TASKS,
+    MAX_ZERO_SHOT,
 )
 from opt_suite.params import param
 
@@ -62,6 +63,8 @@ __all__ = [
     "MAX_SEEDS",
     "MAX_STEPS",
     "MAX_TASKS",
+    "MAX_ZERO_SHOT",
+    "ZERO_SHOT_EPISODES",
     "FamilySpec",
     "TasksSpec",
     "DemonstrationsSpec",
@@ -70,6 +73,11 @@ __all__ = [
     "ReportSpec",
     "Spec",
 ]
+
+
+#: Zero-shot episodes per (method, seed, test task) by default: a few, so that they cost a small
+#: fraction of an evaluation (3 of fourrooms-quick's 60 episodes); the mean pools seeds and tasks.
+ZERO_SHOT_EPISODES = 3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,6 +153,15 @@ class EvaluationSpec:
         doc="env steps for methods that learn by interacting (over all train tasks)",
         ge=1,
         le=MAX_BUDGET,
+    )
+    zero_shot_episodes: int = param(
+        ZERO_SHOT_EPISODES,
+        doc="episodes of the learner's untrained policy over each option set, before any "
+        "update, per test task and seed (the leaderboard's zero-shot column; its own seed "
+        "stream, so the learning curves do not change); 0: none",
+        ge=0,
+        le=MAX_ZERO_SHOT,
+        added_later=True,
     )
 
 

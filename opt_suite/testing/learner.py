@@ -95,3 +95,6 @@ class LearnerContract:
 
     def test_contract_primitives_only_and_empty_batch(self, checks: LearnerChecks) -> None:
         checks.check_primitives_only_and_empty_batch()
+
+    def test_contract_zero_shot_returns_are_seeded(self, checks: LearnerChecks) -> None:
+        checks.check_zero_shot_returns_are_seeded()

@@ -160,6 +160,20 @@ class LearnerChecks(Checks):
         assert all(np.asarray(log.returns).shape == (self.episodes,) for log in logs)
         assert self._run(self.contract_setting, []) == []
 
+    def check_zero_shot_returns_are_seeded(self) -> None:
+        # The untrained policy's returns (or None: not measured) depend on the run's seed alone.
+        setting = self.contract_setting
+        runs = self._runs(setting, [3])[:1]
+        learner = self.learner_class(self.params)
+        context = LearnerContext(setting.family, runs, setting.options, 2, self.max_steps)
+        first = learner.zero_shot(context)
+        if first is None:
+            return
+        assert len(first) == 1, f"zero_shot gave {len(first)} return arrays for 1 run"
+        returns = np.asarray(first[0])
+        assert returns.shape == (2,) and np.all(np.isfinite(returns)), returns
+        np.testing.assert_array_equal(returns, learner.zero_shot(context)[0])
+
 
 def check_learner(
     learner_class: type[Learner],

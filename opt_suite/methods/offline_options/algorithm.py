@@ -113,7 +113,8 @@ class LearnedOptions:
         ``threshold`` (Ĵ_prev + Δ, None in the first round), ``kept``, ``epochs`` (trained) and
         ``converged`` (stopped on the plateau rule rather than at ``max_epochs``) and ``lambda2``
         (the weight used: ``Params.lambda2``, or the automatic one with ``lambda2_auto``).
-      stop_reason: ``"delta"`` (line 15) or ``"max_options"``. A round whose Ĵ or gradient turns
+      stop_reason: ``"delta"`` (line 15), ``"max_options"`` or ``"keep_options"`` (the
+        ablation that keeps exactly K options). A round whose Ĵ or gradient turns
         non-finite raises :class:`NonFiniteObjective` instead: a diverged round says nothing
         about whether the option helps.
       weights: the kept options' network weights, in order (networks on frames are acted with
@@ -168,11 +169,13 @@ def learn_options(
     jhat_prev = -math.inf  # line 4
     curves: dict[str, list[np.ndarray]] = {name: [] for name in (*CURVE_NAMES, "option_round")}
     rounds: list[dict[str, Any]] = []
-    stop_reason = "max_options"
+    stop_reason = "max_options" if params.keep_options is None else "keep_options"
     demo_coords = None if features.coords is None else features.coords[demos.states]
     previous_policy = None
     policy_input = policy_features(features, params)
-    while len(kept) < params.max_options:  # line 5 (capped at max_options)
+    # ``keep_options`` (an ablation): exactly K rounds, each kept whatever its Ĵ (line 15 off).
+    forced = params.keep_options
+    while len(kept) < (forced or params.max_options):  # line 5 (capped at max_options)
         index = len(rounds)
         option = new_option(features, num_actions, params.hidden_sizes, seed, index)  # line 6
         # Line 7: O' = O ∪ o' — the frozen tables of O plus the trainable o' (see training.py).
@@ -191,7 +194,7 @@ def learn_options(
             curves[name].append(result.curves[name])
         curves["option_round"].append(np.full(result.epochs, index, dtype=np.float64))
         jhat_n = result.final_jhat
-        keep = improved_enough(jhat_n, jhat_prev, params.delta)
+        keep = forced is not None or improved_enough(jhat_n, jhat_prev, params.delta)
         threshold = jhat_prev + params.delta * abs(jhat_prev) if math.isfinite(jhat_prev) else None
         rounds.append(
             {

@@ -19,6 +19,11 @@ Two choices the paper leaves open are measured (``benchmarks/offline_options_cho
   that never ends, no demonstration reproduced). That is Eq. 2's optimum, not an artefact; the
   log-space variant has a different optimum, so it is a separate choice, not a stabilisation.
 - ``features``: see ``opt_suite/option_networks/features.py``. Default: ``coords``.
+
+Ablations (issue 25: what of the learned options comes from Ĵ rather than from imitation):
+``keep_options: K`` keeps exactly K options (line 15's Δ test off); ``termination_term: false``
+and ``kl_term: false`` drop those terms of Ĵ (both off: the likelihood alone, a DDO-like
+objective). They are ``added_later`` keys: a spec that does not set them keeps its hash.
 """
 
 from __future__ import annotations
@@ -121,9 +126,28 @@ class Params:
         doc="state input of the networks on grids (measured choice: see features.py); frames: "
         "convolutional options on image observations (Atari, see conv.py)",
     )
+    keep_options: int | None = param(
+        None,
+        added_later=True,
+        doc="ablation: keep exactly this many options, each round kept whatever its J-hat (line "
+        "15's delta test off); must be <= max_options; null (default): Algorithm 1's delta test",
+        ge=1,
+        le=MAX_OPTIONS,
+    )
+    termination_term: bool = param(
+        True,
+        added_later=True,
+        doc="ablation: false drops J-hat's termination term (E[#terminations]/|h|, Eq. 2); with "
+        "kl_term false too, J-hat is the likelihood alone (a DDO-like objective)",
+    )
+    kl_term: bool = param(
+        True,
+        added_later=True,
+        doc="ablation: false drops J-hat's KL diversity term whatever lambda1 is",
+    )
 
     def check(self) -> list[tuple[str, str]]:
-        """Cross-field problems (none yet: every combination is meaningful)."""
+        """Cross-field problems, each as (field, message)."""
         problems: list[tuple[str, str]] = []
         if self.max_epochs < self.epochs:
             problems.append(
@@ -136,6 +160,21 @@ class Params:
                 (
                     "hidden_sizes",
                     f"expected at most {MAX_LAYERS} layers, got {len(self.hidden_sizes)}",
+                )
+            )
+        if self.keep_options is not None and self.keep_options > self.max_options:
+            problems.append(
+                (
+                    "keep_options",
+                    f"must be <= max_options ({self.max_options}), got {self.keep_options}",
+                )
+            )
+        if self.lambda2_auto and not self.termination_term:
+            problems.append(
+                (
+                    "lambda2_auto",
+                    "balances the likelihood against the termination term, which "
+                    "termination_term: false drops (expected lambda2_auto: false)",
                 )
             )
         return problems

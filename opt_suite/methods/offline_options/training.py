@@ -66,6 +66,7 @@ __all__ = [
     "RoundResult",
     "balanced_lambda2",
     "objective_parts",
+    "term_weights",
     "train_round",
 ]
 
@@ -227,7 +228,7 @@ def _train(option, policy, frozen_log_mu, frozen_beta, batch, states, coords, hy
     def total_of(parts: JhatParts) -> tf.Tensor:
         return weighted_total(
             parts.prob_term,
-            parts.termination_term,
+            hyper["termination_weight"] * parts.termination_term,
             parts.kl_term,
             hyper["lambda1"],
             hyper["lambda2"],
@@ -322,6 +323,17 @@ def _compiled_train(args: tuple, likelihood: str):
     return _COMPILED[key]
 
 
+def term_weights(params: Params) -> tuple[float, float]:
+    """(λ1, weight of the termination term) of Ĵ as the ablation switches leave them.
+
+    ``Params.kl_term: false`` zeroes λ1 and ``termination_term: false`` the termination term's
+    weight (1 in Eq. 2), so that Ĵ = λ2·likelihood − w·terminations + λ1·KL keeps one form (and
+    one trace) for every ablation; with both off it is the likelihood alone, DDO's objective
+    (Fox et al. 2017) in Ĵ's parametrisation.
+    """
+    return (params.lambda1 if params.kl_term else 0.0), (1.0 if params.termination_term else 0.0)
+
+
 def batch_tensors(demos: DemoBatch) -> dict[str, tf.Tensor]:
     """The demonstrations in the objective's layout: every [B, T+1] (actions padded by one)."""
     return {
@@ -369,6 +381,7 @@ def train_round(
     Raises:
       NonFiniteObjective: Ĵ or its gradient became NaN or infinite (the message says when).
     """
+    lambda1, termination_weight = term_weights(params)
     hyper = {
         "min_epochs": tf.constant(params.epochs, tf.int32),
         "max_epochs": tf.constant(params.max_epochs, tf.int32),
@@ -376,8 +389,9 @@ def train_round(
         "tolerance": tf.constant(params.plateau_tolerance, tf.float32),
         "steps_per_epoch": tf.constant(params.steps_per_epoch, tf.int32),
         "learning_rate": tf.constant(params.learning_rate, tf.float32),
-        "lambda1": tf.constant(params.lambda1, tf.float32),
+        "lambda1": tf.constant(lambda1, tf.float32),
         "lambda2": tf.constant(params.lambda2, tf.float32),
+        "termination_weight": tf.constant(termination_weight, tf.float32),
     }
     args = (
         {k: tf.constant(v, tf.float32) for k, v in option.items()},

@@ -1,0 +1,73 @@
+"""Behaviour cloning of a PPO agent's actor: the start of the jump-start control (``bc_ppo``).
+
+Cross-entropy of the actor's action distribution against the demonstrated actions, minimised by
+Adam (the optimiser the agent itself learns with, ``tf.keras.optimizers.Adam``) over shuffled
+minibatches, for a fixed number of steps (not epochs: a handful of demonstrations would otherwise
+get a handful of steps). Only the actor's variables move (with a shared trunk,
+the trunk too: it is the actor's input); the value network starts untrained, as the agent's does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from opt_suite._tf import tensorflow
+
+__all__ = ["clone_actor"]
+
+
+def clone_actor(
+    actor: Any,
+    observations: np.ndarray,
+    actions: np.ndarray,
+    steps: int,
+    batch_size: int,
+    learning_rate: float,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Train ``actor`` to imitate (observation, action) pairs; the loss of every step.
+
+    Args:
+      actor: a tf-agents actor network (``actor(obs, step_type=, network_state=())`` returns a
+        categorical distribution over the agent's actions).
+      observations: [N, ...] in the actor's observation dtype and shape.
+      actions: int [N] in [0, A).
+      steps: Adam steps.
+      batch_size: pairs per Adam step (each step draws them without replacement; all of them
+        when there are fewer).
+      learning_rate: Adam's step size.
+      rng: the order of the minibatches.
+
+    Raises:
+      FloatingPointError: a non-finite loss (naming the step).
+    """
+    tf = tensorflow()
+    optimizer = tf.keras.optimizers.Adam(learning_rate=learning_rate)
+    variables = actor.trainable_variables
+
+    @tf.function(autograph=False)
+    def step(obs, act):
+        with tf.GradientTape() as tape:
+            step_type = tf.zeros(tf.shape(act), dtype=tf.int32)
+            distribution, _ = actor(obs, step_type=step_type, network_state=(), training=True)
+            logits = distribution.logits_parameter()
+            loss = tf.reduce_mean(
+                tf.nn.sparse_softmax_cross_entropy_with_logits(labels=act, logits=logits)
+            )
+        optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables, strict=True))
+        return loss
+
+    losses = np.zeros(steps)
+    count = len(actions)
+    size = min(batch_size, count)
+    for t in range(steps):
+        rows = rng.choice(count, size=size, replace=False)
+        obs, act = tf.constant(observations[rows]), tf.constant(actions[rows], tf.int32)
+        losses[t] = float(step(obs, act))
+        if not np.isfinite(losses[t]):
+            raise FloatingPointError(
+                f"behaviour cloning of the actor: loss {losses[t]} at step {t}"
+            )
+    return losses

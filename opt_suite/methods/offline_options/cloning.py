@@ -1,0 +1,108 @@
+"""Behaviour cloning of one option's μ on the demonstrations: the imitation control of Ĵ.
+
+The question a reviewer asks first of options learned by Ĵ (issue 25): do they beat other uses of
+the *same* demonstrations? The simplest is one option that imitates them. Its μ is trained to
+maximise
+
+    (1/|H|) Σ_h (1/|h|) Σ_t log μ(a_t | s_t)
+
+— Ĵ's likelihood term (``likelihood: log_prob_per_step``) for a policy over options that always
+calls this one option: with β ≡ 0 the option runs through h and Pr(h) = Π_t μ(a_t | s_t); with
+β ≡ 1 it is called again at every step, and Pr(h) is the same product. So both termination variants
+of the control share one trained μ; only β, fixed after training, differs.
+
+The option is offline_options' own (``new_option`` with the run's seed: the network
+Algorithm 1 would introduce first, on the same features), trained with the same Adam, step size and
+number of full-batch steps as one round of Algorithm 1's minimum (``epochs`` × ``steps_per_epoch``):
+the control differs from the method in its objective alone.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+from opt_suite.methods.offline_options.demos import DemoBatch
+from opt_suite.methods.offline_options.params import Params
+from opt_suite.methods.offline_options.training import _adam_ascent, batch_tensors
+from opt_suite.option_networks.networks import Weights, option_outputs
+
+__all__ = ["cloning_likelihood", "clone_option"]
+
+
+def _is_mu_weight(key: str) -> bool:
+    """μ's path through the network: every weight but the β head (β is fixed after training)."""
+    return not key.startswith("beta_")
+
+
+def cloning_likelihood(
+    log_mu: tf.Tensor, positions: tf.Tensor, actions: tf.Tensor, lengths: tf.Tensor
+) -> tf.Tensor:
+    """(1/|H|) Σ_h (1/|h|) Σ_{t<|h|} log μ(a_t | s_t): Ĵ's likelihood term for the option alone.
+
+    Args:
+      log_mu: [U, A] log μ(s, ·) on the demonstrated states.
+      positions: int32 [B, L] positions of s_t among them (L = T + 1).
+      actions: int32 [B, L] a_t (the last column is padding).
+      lengths: int32 [B] |h|.
+    """
+    per_step = tf.gather_nd(log_mu, tf.stack([positions, actions], axis=-1))  # [B, L]
+    acts = tf.range(tf.shape(positions)[1])[None, :] < lengths[:, None]
+    total = tf.reduce_sum(tf.where(acts, per_step, tf.zeros_like(per_step)), axis=1)
+    return tf.reduce_mean(total / tf.cast(tf.maximum(lengths, 1), log_mu.dtype))
+
+
+def clone_option(
+    option: Weights, demos: DemoBatch, coords: np.ndarray | None, params: Params
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Adam ascent of :func:`cloning_likelihood` on μ's weights; (weights, likelihood per epoch).
+
+    ``params.epochs`` epochs of ``params.steps_per_epoch`` full-batch steps at
+    ``params.learning_rate``; the returned curve has one point before training and one per epoch.
+
+    Raises:
+      FloatingPointError: the likelihood or a gradient became non-finite (names the step).
+    """
+    batch = batch_tensors(demos)
+    states = tf.constant(demos.states, tf.int32)
+    if coords is None:
+        inputs = None
+    elif coords.dtype == np.uint8:
+        inputs = tf.constant(coords)  # frames: cast inside the conv network
+    else:
+        inputs = tf.constant(coords, tf.float32)
+    trained = {k: tf.constant(v, tf.float32) for k, v in option.items() if _is_mu_weight(k)}
+    fixed = {k: tf.constant(v, tf.float32) for k, v in option.items() if not _is_mu_weight(k)}
+
+    def likelihood(weights):
+        log_mu, _ = option_outputs({**weights, **fixed}, states, inputs)
+        return cloning_likelihood(log_mu, batch["positions"], batch["actions"], batch["lengths"])
+
+    @tf.function(autograph=False)
+    def step(weights, moments, t):
+        with tf.GradientTape() as tape:
+            tape.watch(weights)
+            value = likelihood(weights)
+        grads = tape.gradient(value, weights)
+        new_weights, new_moments = _adam_ascent(
+            weights, grads, moments, t, tf.constant(params.learning_rate, tf.float32)
+        )
+        finite = tf.reduce_all(
+            [tf.reduce_all(tf.math.is_finite(tf.convert_to_tensor(g))) for g in grads.values()]
+        )
+        return new_weights, new_moments, tf.logical_and(finite, tf.math.is_finite(value))
+
+    moments = {k: (tf.zeros_like(w), tf.zeros_like(w)) for k, w in trained.items()}
+    curve = [float(likelihood(trained))]
+    t = 0
+    for _ in range(params.epochs):
+        for _ in range(params.steps_per_epoch):
+            t += 1
+            trained, moments, finite = step(trained, moments, tf.constant(t))
+            if not bool(finite):
+                raise FloatingPointError(
+                    f"behaviour cloning: a non-finite likelihood or gradient at Adam step {t}"
+                )
+        curve.append(float(likelihood(trained)))
+    weights = {k: np.asarray(v) for k, v in {**trained, **fixed}.items()}
+    return weights, np.array(curve, np.float64)

@@ -1,0 +1,60 @@
+"""Every option set's zero-shot return: the learner's untrained policy over it, before any update.
+
+A jump start can come from the options themselves (an imitation option that already walks to the
+goal) or from learning fast with them; the zero-shot return separates the two (issue 25). Each
+evaluation cell stores the returns of ``evaluation.zero_shot_episodes`` episodes of the learner's
+initial policy (``Learner.zero_shot``, its own seed stream) in its info; here they become one
+mean per run (seed, test task) and the mean ± s.e. over runs that the leaderboard shows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from opt_suite.learners.base import ZERO_SHOT_INFO
+
+__all__ = ["ZeroShot", "zero_shot_returns"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ZeroShot:
+    """One method entry's zero-shot return: mean ± s.e. over its runs' means.
+
+    Attributes:
+      mean: mean over runs of each run's mean zero-shot return.
+      se: its standard error (0 with one run).
+      runs: how many (seed, test task) runs had zero-shot episodes.
+      episodes: zero-shot episodes per run.
+    """
+
+    mean: float
+    se: float
+    runs: int
+    episodes: int
+
+
+def zero_shot_returns(cells: Iterable[Any], methods: Iterable[str]) -> Mapping[str, ZeroShot]:
+    """Each of ``methods``' zero-shot return from its done evaluation cells' info.
+
+    Args:
+      cells: the store's cells (``CellInfo``: ``kind``, ``method``, ``status``, ``info``).
+      methods: the entries to report, in order; one without zero-shot episodes is left out.
+    """
+    per_method: dict[str, list[np.ndarray]] = {}
+    for cell in cells:
+        returns = cell.info.get(ZERO_SHOT_INFO) if cell.status == "done" else None
+        if cell.kind == "evaluation" and returns:
+            per_method.setdefault(cell.method, []).append(np.asarray(returns, np.float64))
+    found = {}
+    for method in methods:
+        runs = per_method.get(method)
+        if not runs:
+            continue
+        means = np.array([r.mean() for r in runs])
+        se = float(means.std(ddof=1) / np.sqrt(len(means))) if len(means) > 1 else 0.0
+        found[method] = ZeroShot(float(means.mean()), se, len(means), max(len(r) for r in runs))
+    return found
