@@ -77,8 +77,8 @@ class OfflineOptionsSettings:
     )
     features: Literal["onehot", "coords", "both", "frames"] = param(
         "coords",
-        doc="state input of the option networks (offline_options' features); frames: its "
-        "initial convolutional options on image observations",
+        doc="input of the option networks (offline_options' features): coords (default) fits "
+        "every family (on images: its initial convolutional options, as frames)",
     )
 
     def check(self) -> list[tuple[str, str]]:
