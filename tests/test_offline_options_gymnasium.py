@@ -129,3 +129,35 @@ def test_a_bad_vector_demonstration_is_named(pole_demos):
     bad = Trajectory("t/0", np.full((3, 4), np.nan), np.zeros(2, np.int64), np.zeros(2))
     with pytest.raises(ValueError, match=r"demonstration 1 \(t/0\): expected finite real vectors"):
         vector_demo_batch([pole_demos[0], bad], 2)
+
+
+def test_random_options_are_offline_options_initial_networks_without_a_model(
+    lake, pole, pole_demos
+):
+    """The "options before training" control on indices and vectors: line 6's draws, untrained."""
+    from baselines.random_options import RandomOptions, RandomOptionsParams
+
+    seed = np.random.SeedSequence(11)
+    task = Task(f"{lake.instance_name}/train/0", "train", 0, lake.default_task())
+    lake_set = (
+        RandomOptions(RandomOptionsParams(count=2))
+        .discover(DiscoveryContext(lake, [task], [], 0, seed))
+        .options
+    )
+    assert isinstance(lake_set, TabularOptionSet) and lake_set.mu.shape == (2, 16, 4)
+    first = new_option(index_features(16, "coords"), 4, (32, 32), seed, 0)
+    log_mu, _ = option_outputs(
+        first, np.arange(16, dtype=np.int32), index_features(16, "coords").coords
+    )
+    np.testing.assert_allclose(lake_set.mu[0], np.exp(log_mu.numpy()), rtol=1e-5)
+    pole_set = (
+        RandomOptions(RandomOptionsParams(count=2))
+        .discover(DiscoveryContext(pole, [task], [], 0, seed))
+        .options
+    )
+    vectors = pole_demos[0].observations.astype(np.float32)
+    shape_only = StateFeatures(0, use_index=False, coords=np.zeros((0, 4), np.float32))
+    second = new_option(shape_only, 2, (32, 32), seed, 1)
+    log_mu, _ = option_outputs(second, None, vectors)
+    mu, _ = pole_set.probabilities(vectors)
+    np.testing.assert_allclose(mu[:, 1], np.exp(log_mu.numpy()), rtol=1e-5, atol=1e-6)

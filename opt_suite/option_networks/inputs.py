@@ -29,7 +29,7 @@ from opt_suite.families.capabilities import (
     offered,
 )
 
-__all__ = ["InputKind", "network_input"]
+__all__ = ["InputKind", "network_input", "readable"]
 
 InputKind = Literal["model", "index", "vector", "frames"]
 
@@ -66,3 +66,8 @@ def network_input(features: str, family: Any) -> tuple[InputKind | None, str | N
         f"{name}'s observations {family.observation_space} are neither indices (Discrete), "
         "vectors (a rank-1 Box) nor images (a rank-2 or -3 Box): no option network reads them"
     )
+
+
+def readable(family: Any) -> bool:
+    """Whether some option network reads ``family``'s observations (indices, vectors, images)."""
+    return bool({INDEX_OBSERVATIONS, VECTOR_OBSERVATIONS, IMAGE_OBSERVATIONS} & offered(family))
