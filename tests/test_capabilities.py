@@ -89,8 +89,8 @@ def test_validate_rejects_each_incompatible_component_at_its_key(with_pixels, tm
         "index observations; pixels has none",
         f"{path}:{eigen}: methods[2].method: eigenoptions needs a family with an exact model and "
         "index observations; pixels has none",
-        f"{path}:{learner}: evaluation.learner: smdp_q_learning needs a family with an exact model "
-        "and index observations; pixels has none",
+        f"{path}:{learner}: evaluation.learner: smdp_q_learning needs a family with index "
+        "observations; pixels has none",
     ]
 
 
@@ -159,7 +159,7 @@ def test_validate_rejects_tabular_components_on_atari(tmp_path, capsys):
         f"{path}:{where(text, 'eigenoptions')}: methods[1].method: eigenoptions needs a family "
         "with an exact model and index observations; atari has none"
     ) in err
-    assert "evaluation.learner: smdp_q_learning needs a family with an exact model" in err
+    assert "evaluation.learner: smdp_q_learning needs a family with index observations" in err
     assert "primitives" not in err.split("methods[1]")[0]  # primitives fits atari
     # what offline_options needs depends on its params: conv options on frames fit atari
     assert "methods[2]" not in err

@@ -48,9 +48,9 @@ import numba
 import numpy as np
 
 from opt_suite.families.base import TaskFamily
-from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
+from opt_suite.families.capabilities import DISCRETE_ACTIONS, INDEX_OBSERVATIONS
 from opt_suite.learners.base import EpisodeLog, Learner, LearnerRun
-from opt_suite.learners.smdp_q import SMDPQLearning, prepare
+from opt_suite.learners.smdp_q import SMDPQLearning, has_model, model_free, prepare
 from opt_suite.learners.smdp_tables import (
     U_ACTION,
     U_CHOICE,
@@ -206,7 +206,8 @@ class IntraOptionQLearning(Learner):
     """Epsilon-greedy intra-option Q-learning over primitives + options (see the module)."""
 
     name = "intra_option_q_learning"
-    requires = frozenset({EXACT_MODEL, DISCRETE_ACTIONS, INDEX_OBSERVATIONS})
+    # No model needed: without one it steps the env (env_tabular.py); with one, the model engine.
+    requires = frozenset({DISCRETE_ACTIONS, INDEX_OBSERVATIONS})
     description = (
         "tabular intra-option Q-learning (Sutton et al. 1999, Sec. 5): every consistent option "
         "learns from every step"
@@ -238,6 +239,11 @@ class IntraOptionQLearning(Learner):
             )
         if not runs:
             return []
+        if not has_model(family):
+            found = model_free(
+                self.name, self.params, family, runs, options, episodes, max_steps, True
+            )
+            return [log for log, _ in found]
         tasks, run_tasks, tables, hyper = prepare(
             self.name, self.params, family, runs, options, max_steps
         )
