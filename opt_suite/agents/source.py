@@ -55,6 +55,11 @@ class PPOExpert(DemonstrationSource):
         return network_fit(params.ppo, family, "ppo.")
 
     @classmethod
+    def training_steps(cls, params: Any, max_steps: int) -> int:
+        """The frame budget of each train task's expert (``frames``)."""
+        return int(params.frames)
+
+    @classmethod
     def network_memory(
         cls, params: Any, observation_shape: tuple[int, ...], num_actions: int
     ) -> tuple[int, str]:

@@ -75,6 +75,19 @@ class DemonstrationSource(abc.ABC):
         return None
 
     @classmethod
+    def training_steps(cls, params: Any, max_steps: int) -> int:
+        """At most how many env steps (frames) the source spends per train task before sampling.
+
+        Its experts' training: the work estimate (``opt-suite validate``) adds it per train task
+        and seed to the steps of the demonstrations themselves. Default: 0 (no training).
+
+        Args:
+          params: the source's params.
+          max_steps: ``demonstrations.max_steps``, the cap of an episode.
+        """
+        return 0
+
+    @classmethod
     def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
         """What in ``params`` cannot work with ``family``, as (key below the params, message).
 

@@ -47,17 +47,23 @@ FLOAT = 8
 
 @dataclasses.dataclass(frozen=True)
 class WorkEstimate:
-    """A spec's work: ``cells``, at most ``env_steps`` primitive steps, its largest array."""
+    """A spec's work: ``cells``, at most ``env_steps`` primitive steps (the experts' training
+    included), its largest array.
+    """
 
     cells: int
     env_steps: int
     largest_bytes: int
     largest: str
+    expert_steps: int = 0  # of env_steps: the experts' training (demonstrations.params)
 
     def describe(self) -> str:
         """One line for people."""
+        experts = (
+            f" ({self.expert_steps:.3g} of them training the experts)" if self.expert_steps else ""
+        )
         return (
-            f"{self.cells} cells, at most {self.env_steps:.3g} env steps, largest array"
+            f"{self.cells} cells, at most {self.env_steps:.3g} env steps{experts}, largest array"
             f" {_size(self.largest_bytes)} ({self.largest})"
         )
 
@@ -79,6 +85,7 @@ def estimate_work(
     outcomes: int = 1,
     networks: Sequence[tuple[str, type[Learner] | type[DemonstrationSource], Any]] = (),
     observation: tuple[tuple[int, ...], int] | None = None,
+    expert_steps: int = 0,
 ) -> WorkEstimate:
     """The work of running ``spec`` for ``seeds``.
 
@@ -92,6 +99,8 @@ def estimate_work(
       networks: (spec key, class, params) of the learner and the source, whose
         ``network_memory`` is counted on ``observation``.
       observation: (one observation's shape, primitive actions) of the family.
+      expert_steps: env steps the demonstration source trains its expert for, per train task
+        (:meth:`DemonstrationSource.training_steps`); counted when demonstrations are used.
     """
     ev, tasks = spec.evaluation, spec.tasks
     methods = len(spec.methods)
@@ -107,6 +116,10 @@ def estimate_work(
     if uses_demos:
         d = spec.demonstrations
         steps += n_seeds * tasks.train * d.trajectories_per_task * d.max_steps
+        experts = n_seeds * tasks.train * int(expert_steps)
+        steps += experts
+    else:
+        experts = 0
     candidates = [(0, "none")]
     if num_states is not None and num_actions is not None:
         S, A = int(num_states), int(num_actions)
@@ -137,7 +150,7 @@ def estimate_work(
                 size, what = found
                 candidates.append((int(size), f"{key}: {what}"))
     size, what = max(candidates, key=lambda c: c[0])
-    return WorkEstimate(cells, int(steps), int(size), what)
+    return WorkEstimate(cells, int(steps), int(size), what, experts)
 
 
 def available_memory() -> int | None:

@@ -332,8 +332,18 @@ def work_estimate(
         int(actions.n) if isinstance(actions, gymnasium.spaces.Discrete) else 1,
     )
     states, num_actions, outcomes = shape
+    d = spec.demonstrations
+    expert_steps = components.demonstrations.training_steps(d.params, d.max_steps)
     return estimate_work(
-        spec, seeds, components.methods, states, num_actions, outcomes, networks, observation
+        spec,
+        seeds,
+        components.methods,
+        states,
+        num_actions,
+        outcomes,
+        networks,
+        observation,
+        expert_steps,
     )
 
 
