@@ -47,9 +47,7 @@ FLOAT = 8
 
 @dataclasses.dataclass(frozen=True)
 class WorkEstimate:
-    """A spec's work: ``cells``, at most ``env_steps`` primitive steps (the experts' training
-    included), its largest array.
-    """
+    """A spec's work: ``cells``, at most ``env_steps`` steps (experts included), largest array."""
 
     cells: int
     env_steps: int
