@@ -200,6 +200,11 @@ class GymnasiumTaskEnv(gymnasium.Env):
         self._pending_end: tuple[bool, bool] | None = None
         self._last_obs: Any = None
 
+    @property
+    def inner(self) -> gymnasium.Env:
+        """The env the id names, unwrapped (its own state: what a scripted planner reads)."""
+        return self._env.unwrapped
+
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
