@@ -91,7 +91,7 @@ def test_too_few_complete_demonstrations_name_the_steps_and_every_cap(rooms):
     assert "0 of 2 scripted demonstrations on gymnasium-minigrid-fourrooms-v0/train/0" in message
     assert "cut after 50 steps (cut by demonstrations.max_steps" in message
     assert "family.params.max_episode_steps = 1000" in message
-    assert "the env's own max_steps = 100" in message  # MiniGrid's own cap, named
+    assert "the env's own max_steps = 100 (family.params.kwargs: {max_steps: N})" in message
 
 
 @pytest.mark.parametrize(

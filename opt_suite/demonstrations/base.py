@@ -28,7 +28,31 @@ import numpy as np
 from opt_suite.families.base import Task, TaskFamily
 from opt_suite.trajectory import Trajectory
 
-__all__ = ["DemonstrationError", "DemonstrationSource", "child_seed"]
+__all__ = ["DemonstrationError", "DemonstrationSource", "base_env", "child_seed", "episode_caps"]
+
+
+def base_env(env: Any) -> Any:
+    """The env the family's id names, unwrapped (what a planner reads), for a task's env."""
+    found = env.unwrapped
+    inner = getattr(found, "inner", None)  # the gymnasium family's task env wraps the named env
+    return found if inner is None else inner
+
+
+def episode_caps(env: Any, family: TaskFamily, max_steps: int) -> str:
+    """Every step cap that can cut a demonstration on ``env``, as the spec keys that set them.
+
+    ``demonstrations.max_steps``, the family's episode cap (``max_episode_steps`` or Atari's
+    ``max_episode_frames``) and the env's own (MiniGrid's ``max_steps``, a kwarg of the env).
+    """
+    parts = [f"demonstrations.max_steps = {max_steps}"]
+    for key in ("max_episode_steps", "max_episode_frames"):
+        value = getattr(family.params, key, None)
+        if isinstance(value, int):
+            parts.append(f"family.params.{key} = {value}")
+    own = getattr(base_env(env), "max_steps", None)
+    if isinstance(own, int):
+        parts.append(f"the env's own max_steps = {own} (family.params.kwargs: {{max_steps: N}})")
+    return ", ".join(parts)
 
 
 class DemonstrationError(RuntimeError):

@@ -39,13 +39,19 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource, child_seed
+from opt_suite.demonstrations.base import (
+    DemonstrationError,
+    DemonstrationSource,
+    base_env,
+    child_seed,
+    episode_caps,
+)
 from opt_suite.families.base import Task, TaskFamily
 from opt_suite.families.capabilities import DISCRETE_ACTIONS
 from opt_suite.params import param
 from opt_suite.trajectory import Trajectory
 
-__all__ = ["ScriptedParams", "ScriptedExpert", "resolve", "base_env"]
+__all__ = ["ScriptedParams", "ScriptedExpert", "resolve"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,13 +104,6 @@ def resolve(name: str) -> Callable[[Any], Iterable[int]]:
     if not callable(found):
         raise ValueError(f"{name!r} is a {type(found).__name__}, not a function")
     return found
-
-
-def base_env(env: Any) -> Any:
-    """The env the family's id names, unwrapped (what a planner reads), for a task's env."""
-    found = env.unwrapped
-    inner = getattr(found, "inner", None)  # the gymnasium family's task env wraps the named env
-    return found if inner is None else inner
 
 
 def _user_error(function: str, task_id: str, exc: BaseException) -> DemonstrationError:
@@ -240,18 +239,11 @@ class ScriptedExpert(DemonstrationSource):
 
 
 def _caps(env: Any, family: TaskFamily, max_steps: int, steps: int, truncated: bool) -> str:
-    """Every step cap that applies to a demonstration, and which one cut it (if one did)."""
-    parts = [f"demonstrations.max_steps = {max_steps}"]
-    family_cap = getattr(family.params, "max_episode_steps", None)
-    if family_cap is not None:
-        parts.append(f"family.params.max_episode_steps = {family_cap}")
-    own = getattr(base_env(env), "max_steps", None)  # e.g. MiniGrid's own step cap
-    if isinstance(own, int):
-        parts.append(f"the env's own max_steps = {own} (kwargs: {{max_steps: N}})")
+    """Which cap cut a demonstration (or that its actions ran out), and every cap that applies."""
     if steps >= max_steps:
         why = "cut by demonstrations.max_steps"
     elif truncated:
         why = "truncated by the env or the family"
     else:
         why = "the function's actions ran out"
-    return f"{why}; caps: {', '.join(parts)}"
+    return f"{why}; caps: {episode_caps(env, family, max_steps)}"
