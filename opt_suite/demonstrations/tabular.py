@@ -236,6 +236,8 @@ class OptimalExpert(DemonstrationSource):
     description: ClassVar[str] = "optimal policy by value iteration on the exact model (default)"
     Params: ClassVar[type] = OptimalParams
     requires: ClassVar[frozenset[str]] = _TABULAR
+    #: Shown by ``opt-suite describe``.
+    model_needed_because: ClassVar[str] = "value iteration plans on the exact model"
 
     def collect(
         self,
@@ -264,6 +266,12 @@ class QLearningExpert(DemonstrationSource):
     )
     Params: ClassVar[type] = QLearningParams
     requires: ClassVar[frozenset[str]] = _TABULAR
+    #: Shown by ``opt-suite describe``.
+    model_needed_because: ClassVar[str] = (
+        "it learns from the model's transitions and stops once value iteration on the model "
+        "says its greedy policy is optimal (without a model: ppo_expert, or a planner via "
+        "scripted)"
+    )
 
     def collect(
         self,
