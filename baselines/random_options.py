@@ -20,7 +20,6 @@ import dataclasses
 from typing import Any, ClassVar, Literal
 
 from opt_suite._tf import tensorflow
-from opt_suite.families.base import TabularModelMixin
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, IMAGE_OBSERVATIONS
 from opt_suite.methods.base import (
     Discovery,
@@ -77,8 +76,8 @@ class OfflineOptionsSettings:
     )
     features: Literal["onehot", "coords", "both", "frames"] = param(
         "coords",
-        doc="state input of the option networks (offline_options' features); frames: its "
-        "initial convolutional options on image observations",
+        doc="input of the option networks (offline_options' features): coords (default) fits "
+        "every family (on images: its initial convolutional options, as frames)",
     )
     keep_options: int | None = _unused(None, "keep_options", ge=1, le=64, added_later=True)
     termination_term: bool = _unused(True, "termination_term", added_later=True)
@@ -130,33 +129,68 @@ class RandomOptions(Method):
             return frozenset({DISCRETE_ACTIONS, IMAGE_OBSERVATIONS})
         return cls.requires
 
+    @classmethod
+    def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
+        """``offline_options.features`` must read the family's observations, as offline_options'.
+
+        Except on observations no offline_options network reads at all: generic dense networks
+        stand in there (see :meth:`discover`).
+        """
+        from opt_suite.option_networks.inputs import network_input, readable
+
+        _, problem = network_input(params.offline_options.features, family)
+        if problem is None or not readable(family):
+            return []
+        return [("offline_options.features", problem)]
+
     def discover(self, context: DiscoveryContext) -> Discovery:
         """``count`` untrained options with this run's seed (TF loads here).
 
-        With ``offline_options.features: frames`` they are offline_options' initial conv options.
-        Otherwise, on a family without an exact model, they are untrained dense keras option
-        networks over the observations (:func:`opt_suite.options.network.
-        option_network`, ``offline_options.hidden_sizes`` wide), one seed per option.
+        Whatever the observations, they are the options offline_options would start from with
+        the same seed (:mod:`opt_suite.option_networks.inputs` says which networks): tables over
+        a model's states or a ``Discrete`` space's indices, keras MLPs on vectors, conv networks
+        on images. Only on observations no offline_options network reads (a ``Box`` of rank 4+)
+        are they generic dense keras networks (:func:`opt_suite.options.network.option_network`,
+        ``offline_options.hidden_sizes`` wide), one seed per option.
         """
         tensorflow()  # quietly, before the module below imports it
-        from opt_suite.option_networks.initial import initial_frame_options, initial_tabular_options
+        from opt_suite.option_networks.features import index_features
+        from opt_suite.option_networks.initial import (
+            initial_frame_options,
+            initial_options_over,
+            initial_tabular_options,
+            initial_vector_options,
+        )
+        from opt_suite.option_networks.inputs import network_input, readable
 
         nested = self.params.offline_options
-        if nested.features == "frames":  # image observations: conv options
+        count, seed = self.params.count, context.seed
+        kind, problem = "frames", None
+        if nested.features != "frames":
+            kind, problem = network_input(nested.features, context.family)
+        if problem is not None and readable(context.family):
+            raise ValueError(f"{self.name}: offline_options.features: {problem}")
+        if kind == "frames":  # image observations: conv options
             if not context.train_tasks:
                 raise ValueError(f"{self.name}: needs at least one train task, got none")
             return Discovery(
-                initial_frame_options(
-                    context.family, context.train_tasks[0], self.params.count, context.seed
-                )
+                initial_frame_options(context.family, context.train_tasks[0], count, seed)
             )
-        if not isinstance(context.family, TabularModelMixin):
+        if kind == "vector":  # offline_options' initial MLP options on the vectors
+            actions = discrete_actions(context.family, self.name)
+            (dim,) = observation_shape(context.family, self.name)
+            return Discovery(initial_vector_options(dim, actions, nested.hidden_sizes, count, seed))
+        if kind == "index":  # over the Discrete space's indices, as offline_options tabulates
+            actions = discrete_actions(context.family, self.name)
+            state_input = index_features(int(context.family.observation_space.n), nested.features)
+            options = initial_options_over(state_input, actions, nested.hidden_sizes, count, seed)
+        elif kind == "model":
+            model = context.tabular_models(self.name)[0]
+            options = initial_tabular_options(
+                context.family, model, nested.features, nested.hidden_sizes, count, seed
+            )
+        else:  # observations no offline_options network reads: generic dense keras networks
             return Discovery(self._network_options(context))
-        model = context.tabular_models(self.name)[0]
-        options = initial_tabular_options(
-            context.family, model, nested.features, nested.hidden_sizes, self.params.count,
-            context.seed,
-        )  # fmt: skip
         names = tuple(f"random-{i}" for i in range(len(options)))
         return Discovery(type(options)(options.mu, options.beta, names))
 

@@ -89,8 +89,8 @@ def test_validate_rejects_each_incompatible_component_at_its_key(with_pixels, tm
         "index observations; pixels has none",
         f"{path}:{eigen}: methods[2].method: eigenoptions needs a family with an exact model and "
         "index observations; pixels has none",
-        f"{path}:{learner}: evaluation.learner: smdp_q_learning needs a family with an exact model "
-        "and index observations; pixels has none",
+        f"{path}:{learner}: evaluation.learner: smdp_q_learning needs a family with index "
+        "observations; pixels has none",
     ]
 
 
@@ -146,7 +146,7 @@ def test_validate_rejects_tabular_components_on_atari(tmp_path, capsys):
               - {name: primitives, method: primitives}
               - {name: eigen, method: eigenoptions}
               - {name: conv, method: offline_options, params: {features: frames}}
-              - {name: tabular, method: offline_options, params: {features: coords}}
+              - {name: tabular, method: offline_options, params: {features: onehot}}
             evaluation: {learner: smdp_q_learning, episodes: 10, seeds: 1}
             report: {baseline: primitives}
             """
@@ -159,34 +159,51 @@ def test_validate_rejects_tabular_components_on_atari(tmp_path, capsys):
         f"{path}:{where(text, 'eigenoptions')}: methods[1].method: eigenoptions needs a family "
         "with an exact model and index observations; atari has none"
     ) in err
-    assert "evaluation.learner: smdp_q_learning needs a family with an exact model" in err
+    assert "evaluation.learner: smdp_q_learning needs a family with index observations" in err
     assert "primitives" not in err.split("methods[1]")[0]  # primitives fits atari
     # what offline_options needs depends on its params: conv options on frames fit atari
     assert "methods[2]" not in err
-    # ... tabulated options do not: reported at the key that decides it, with the value that fits
+    # ... a weight row per state does not: reported at the key that decides it, with what fits
     assert (
-        f"{path}:{where(text, 'features: coords', 'coords')}: methods[3].params.features: 'coords' "
-        "(options tabulated over every state) needs a family with an exact model and index "
-        "observations; atari has none: its observations are images, use 'frames' "
-        "(convolutional options)"
+        f"{path}:{where(text, 'features: onehot', 'onehot')}: methods[3].params.features: "
+        "'onehot' needs index observations; atari has images: use 'frames' or 'coords' (both "
+        "mean convolutional options on the pixels)"
     ) in err
     assert "methods[3].method" not in err
 
 
-def test_validate_rejects_an_offline_options_default_on_atari(tmp_path, capsys):
-    """No features given: the tabular default is named at the entry's params, not at run time."""
-    path = tmp_path / "atari.yaml"
+def test_the_offline_options_default_fits_images_vectors_and_indices(tmp_path, capsys):
+    """No features given: the default reads every observation kind; none needs a model."""
+    from opt_suite.families.gymnasium_family import Gymnasium, Params
+    from opt_suite.methods.offline_options import OfflineOptions
+    from opt_suite.methods.offline_options.params import Params as OfflineParams
+    from opt_suite.option_networks.inputs import network_input
+
+    default = OfflineParams()
+    assert network_input(default.features, FourRooms()) == ("model", None)
+    assert network_input(default.features, PixelCorridor()) == ("frames", None)
+    lake, pole = Gymnasium(Params(id="FrozenLake-v1")), Gymnasium(Params(id="CartPole-v1"))
+    assert network_input(default.features, lake) == ("index", None)
+    assert network_input(default.features, pole) == ("vector", None)
+    assert EXACT_MODEL not in OfflineOptions.requirements(default)
+    for family in (FourRooms(), PixelCorridor(), lake, pole):
+        assert OfflineOptions.check_family(default, family) == []
+    onehot = OfflineParams(features="onehot")
+    assert OfflineOptions.check_family(onehot, lake) == []
+    [(key, message)] = OfflineOptions.check_family(onehot, pole)
+    assert key == "features" and "has vectors: use 'coords'" in message
+
+
+def test_an_observation_kind_no_option_network_reads_is_a_located_error(tmp_path, capsys):
+    path = tmp_path / "blackjack.yaml"
     path.write_text(
         textwrap.dedent(
-            """\
-            name: atari-default-features
-            family: {name: atari}
+            """            name: tuple-observations
+            family: {name: gymnasium, params: {id: Blackjack-v1}}
             tasks: {count: 3, train: 2, test: 1, seed: 0}
             demonstrations: {source: ppo_expert}
             methods:
-              - name: learned
-                method: offline_options
-                params: {lambda2: 5000.0}
+              - {name: learned, method: offline_options, params: {lambda2: 5.0}}
             evaluation: {learner: tf_agents, episodes: 10, seeds: 1}
             """
         )
@@ -194,9 +211,10 @@ def test_validate_rejects_an_offline_options_default_on_atari(tmp_path, capsys):
     assert main(["validate", str(path)]) == 2
     err = capsys.readouterr().err
     assert (
-        f"{path}:{where(path.read_text(), '{lambda2')}: methods[0].params.features: 'coords'"
+        f"{path}:{where(path.read_text(), '{lambda2')}: methods[0].params.features: gymnasium's "
+        "observations Tuple("
     ) in err
-    assert "use 'frames'" in err
+    assert "are neither indices (Discrete), vectors (a rank-1 Box) nor images" in err
 
 
 def test_validate_rejects_conv_options_on_a_family_without_images(tmp_path, capsys):

@@ -42,7 +42,8 @@ def test_method_params_match_its_dataclass_and_requirements_are_explained(capsys
     max_options = next(r for r in rows if r["key"] == "max_options")
     assert (max_options["type"], max_options["default"]) == ("int", "4")
     assert max_options["range"] == ">= 1 and <= 64" and max_options["doc"]
-    assert entry["requires"] == ["an exact model", "discrete actions", "index observations"]
+    assert entry["requires"] == ["discrete actions"]  # no model: its inputs fit any family
+    assert "model_needed_because" not in entry
     assert entry["requires_depend_on_params"] and "frames" in entry["requirements_doc"]
     assert entry["checks_params_against_family"] and entry["uses_demonstrations"]
     primitives = _json(capsys, "primitives")
@@ -68,7 +69,15 @@ def test_text_output_names_the_entry_point_and_bounds(capsys):
     assert out.startswith("q_learning (demonstration source)\n")
     assert "opt_suite.demonstrations.tabular:QLearningExpert" in out
     assert "    alpha: float, default 0.5, > 0 and <= 1\n" in out
-    assert "requires     an exact model, discrete actions, index observations" in out
+    assert "requires     discrete actions, index observations" in out  # a model is optional
+    assert "no model?" not in out
+
+
+def test_describe_says_why_a_baseline_needs_a_model(capsys):
+    for name in ("eigenoptions", "option_critic", "optimal"):
+        entry = _json(capsys, name)
+        assert "an exact model" in entry["requires"] and entry["model_needed_because"], name
+    assert "model_needed_because" not in _json(capsys, "random_options")
 
 
 @pytest.mark.parametrize(

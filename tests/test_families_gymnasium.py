@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import textwrap
 
@@ -73,6 +74,15 @@ def test_minigrid_dict_observation_is_its_key():
     env = Gymnasium(MINIGRID).make_env(TaskParams())
     obs, _ = env.reset(seed=0)
     assert obs.shape == (7, 7, 3) and obs.dtype == np.uint8
+
+
+def test_a_dict_observation_without_a_key_defaults_to_its_image_entry():
+    """No ``observation_key``: MiniGrid's ``image`` (the spec needs no key to fit the env)."""
+    params = dataclasses.replace(MINIGRID, observation_key=None)
+    family = Gymnasium(params)
+    assert family.observation_space.shape == (7, 7, 3)
+    obs, _ = family.make_env(TaskParams()).reset(seed=0)
+    assert obs.shape == (7, 7, 3)
 
 
 def test_frame_skip_repeats_the_action_sums_rewards_and_counts_frames():
@@ -228,10 +238,10 @@ def test_a_valid_minatar_spec_validates(tmp_path, capsys):
             ["rejects kwargs {speed: 3}", "unexpected keyword argument 'speed'"],
         ),
         (
-            '{id: "MiniGrid-Empty-Random-6x6-v0"}',
+            '{id: "MiniGrid-Empty-Random-6x6-v0", observation_key: mission}',
             "{}",
             "family.params.observation_key",
-            ["observation space is a Dict", "image"],
+            ["'mission' holds", "not an array (Box) or an index", "usable keys: direction, image"],
         ),
         (
             '{id: "MiniGrid-Empty-Random-6x6-v0", observation_key: img}',

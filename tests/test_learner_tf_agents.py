@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from opt_suite.agents.acting import NumpyCollectPolicy
 from opt_suite.agents.params import NetworkParams, PPOParams
 from opt_suite.families.chain import Chain
 from opt_suite.learners.agent_learner import TFAgentsLearner
@@ -80,14 +82,49 @@ def test_bad_budgets_are_refused(chain):
         TFAgentsLearner(TINY).run(LearnerContext(family, [], options, 0, 10))
 
 
-def test_options_with_initiation_sets_are_refused_not_ignored(chain):
+def test_options_outside_their_initiation_sets_are_masked_in_the_policy(chain):
+    """An option that may start only in state 0 gets probability 0 elsewhere, 1 - ... there."""
+    from opt_suite.learners import ppo_parts
+    from opt_suite.learners.initiation_mask import action_mask
+    from opt_suite.options.tabular import TabularOptionSet as Tabular
+
     family, test, options = chain
-    initiation = np.ones(options.beta.shape, dtype=bool)
-    initiation[:, 0] = False
-    masked = TabularOptionSet(options.mu, options.beta, options.names, initiation)
-    runs = [LearnerRun(test[0], np.random.SeedSequence(0))]
-    with pytest.raises(ValueError, match="initiation sets.*use smdp_q_learning"):
-        TFAgentsLearner(TINY).run(LearnerContext(family, runs, masked, 2, 10))
+    A, S = options.mu.shape[2], options.mu.shape[1]
+    initiation = np.zeros(options.beta.shape, dtype=bool)
+    initiation[:, 0] = True
+    masked = Tabular(options.mu, options.beta, options.names, initiation)
+    mask = action_mask(masked, A, family.observation_space)
+    np.testing.assert_array_equal(mask(np.arange(S)).numpy()[:, A], initiation[0])
+    for shared in (False, True):
+        ppo = TINY.ppo
+        ppo = dataclasses.replace(ppo, network=dataclasses.replace(ppo.network, shared=shared))
+        envs = [family.make_env(test[0]) for _ in range(2)]
+        env = ppo_parts.option_env(envs, masked, 0.99, 0.05, np.random.SeedSequence(0).spawn(2))
+        try:
+            agent = ppo_parts.ppo_agent(env, ppo, 0, mask)
+            step = env.reset()
+            observations = np.arange(S).astype(step.observation.dtype)
+            batch = step._replace(
+                observation=observations,
+                step_type=np.zeros(S, step.step_type.dtype),
+                reward=np.zeros(S, step.reward.dtype),
+                discount=np.ones(S, step.discount.dtype),
+            )
+            probs = agent.collect_policy.distribution(batch).action.probs_parameter().numpy()
+            # the NumPy policy that acts in runs: the same mask, never the option outside its set
+            acting = NumpyCollectPolicy(agent, 0)
+            many = batch._replace(observation=np.repeat(observations, 200))
+            actions, _ = acting.act(many)
+            assert not np.any(actions[np.repeat(np.arange(S), 200) > 0] == A)
+            assert np.any(actions[:200] == A)  # where it may start, it is chosen sometimes
+        finally:
+            env.close()
+        assert np.all(probs[1:, A] == 0.0), (shared, probs)  # outside the set: never chosen
+        assert probs[0, A] > 0.0  # inside it: a choice like any other
+        np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
+    # and a whole run with the set goes through (no refusal)
+    log = _run(chain, 3, options=masked, episodes=3)
+    assert log.steps.shape == (3,)
 
 
 def test_each_row_is_evaluated_by_its_own_option():

@@ -260,3 +260,31 @@ def test_the_default_vector_env_batches_make_env():
 def test_stages_run_in_order_and_equal_the_store_strings():
     assert [s.order for s in Stage] == [0, 1, 2]
     assert Stage.EVALUATION == "evaluation" and Stage("discovery") is Stage.DISCOVERY
+
+
+def test_the_work_estimate_counts_the_experts_training_frames():
+    """ppo_expert trains on each train task for ``frames``: the estimate includes them."""
+    from opt_suite.agents.source import PPOExpert
+    from opt_suite.demonstrations.tabular import OptimalExpert
+    from opt_suite.runner.estimate import estimate_work
+    from opt_suite.spec import find_spec, load_spec
+
+    spec = load_spec(find_spec("fourrooms-quick"))
+
+    class Demonstrated(Method):
+        name = "demonstrated"
+        Params = NoParams
+        uses_demonstrations = True
+
+        def discover(self, context):
+            raise NotImplementedError
+
+    methods = [Demonstrated] * len(spec.methods)
+    plain = estimate_work(spec, [0, 1], methods, 100, 4)
+    trained = estimate_work(spec, [0, 1], methods, 100, 4, expert_steps=40_000)
+    assert trained.env_steps - plain.env_steps == 2 * spec.tasks.train * 40_000
+    assert trained.expert_steps == 2 * spec.tasks.train * 40_000
+    assert "training the experts" in trained.describe()
+    assert "training the experts" not in plain.describe()
+    assert PPOExpert.training_steps(PPOExpert.Params(), 500) == PPOExpert.Params().frames
+    assert OptimalExpert.training_steps(OptimalExpert.Params(), 500) == 0  # plans, no steps

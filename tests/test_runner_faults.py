@@ -48,7 +48,9 @@ def test_a_raising_method_fails_its_cells_only_and_is_retried(tmp_path, capsys):
     assert "FAILED discovery of 'flaky', seed 0 failed: RuntimeError: fake failure while" in err
     assert "not run: evaluation of 'flaky', seed 1, test task 2 (needs failed cell" in err
     assert "24 cells (0 reused, 16 computed) 2 failed, 6 not run" in err
-    assert "rerun the same command to retry" in err
+    # a RuntimeError of the cell's own code comes back on every rerun: no "rerun to retry"
+    assert "would repeat on a rerun: fix the cause named above, then rerun" in err
+    assert "rerun the same command to retry" not in err
     statuses = _statuses(out)
     assert statuses[("discovery", "flaky", 1)] == "failed"
     assert statuses[("evaluation", "flaky", 1)] == "missing"
@@ -184,5 +186,28 @@ def test_a_failing_report_keeps_the_results_and_says_how_to_retry(tmp_path, caps
     assert run_cli(write_spec(tmp_path), "--out", out, "--workers", "0", "--quiet") == 1
     err = capsys.readouterr().err
     assert "reports not written: RuntimeError: plotting exploded" in err
-    assert f"retry with `opt-suite report {out}`" in err
+    # an error of the report code is not a reason to retry, only to fix it
+    assert f"`opt-suite report {out}` writes them once the cause is fixed" in err
+    assert "retry with" not in err
     assert set(_statuses(out).values()) == {"done"}
+
+
+def test_retry_hints_only_for_failures_a_rerun_may_not_repeat(tmp_path):
+    """A full disk or a lost worker may pass on a rerun; an env's TypeError comes back."""
+    from opt_suite.cli.run import retry_hint
+    from opt_suite.runner.cells import may_change_on_retry
+    from opt_suite.runner.scheduler import Summary
+
+    assert may_change_on_retry(OSError(errno.ENOSPC, "No space left on device"))
+    assert may_change_on_retry(MemoryError())
+    assert not may_change_on_retry(TypeError("__init__() got an unexpected keyword 'goal_pos'"))
+    assert not may_change_on_retry(ValueError("NaN"))
+    out = tmp_path / "out"
+    both = Summary(failed=[("a", "x"), ("b", "y")], deterministic=["a"])
+    assert "retry the 1 failed cell(s) that may succeed on retry (1 would fail again" in (
+        retry_hint(both, out)
+    )
+    fixed = Summary(failed=[("a", "x")], deterministic=["a"])
+    assert "rerun the same command" not in retry_hint(fixed, out)
+    transient = Summary(failed=[("a", "x")])
+    assert "rerun the same command to retry the failed cells" in retry_hint(transient, out)

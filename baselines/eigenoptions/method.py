@@ -86,6 +86,11 @@ class Eigenoptions(Method):
     requires: ClassVar[frozenset[str]] = frozenset(
         {EXACT_MODEL, DISCRETE_ACTIONS, INDEX_OBSERVATIONS}
     )
+    #: Shown by ``opt-suite describe``: why there is no model-free variant here.
+    model_needed_because: ClassVar[str] = (
+        "each eigenoption is the optimal policy of an eigenpurpose, computed by value iteration "
+        "on the task's model (the Laplacian's states are the model's)"
+    )
 
     @classmethod
     def option_count(cls, params: Any) -> int:

@@ -154,6 +154,12 @@ class OptionCritic(Method):
     requires: ClassVar[frozenset[str]] = frozenset(
         {EXACT_MODEL, DISCRETE_ACTIONS, INDEX_OBSERVATIONS}
     )
+    #: Shown by ``opt-suite describe``: why there is no model-free variant here.
+    model_needed_because: ClassVar[str] = (
+        "its compiled loop (loop.py) samples the train tasks' transitions from the model's "
+        "arrays; stepping the env instead, as smdp_q_learning does without a model, is not "
+        "written yet"
+    )
 
     @classmethod
     def option_count(cls, params: Any) -> int:

@@ -50,8 +50,14 @@ class NumpyCollectPolicy:
 
     def __init__(self, agent: Any, seed: int) -> None:
         observation = agent.time_step_spec.observation
+        actor = agent.actor_net
+        # An action mask (the options' initiation sets, opt_suite.learners.initiation_mask):
+        # masked logits become float32's lowest value, as tf-agents' masked projection does.
+        self._mask = getattr(actor, "mask_of", None)
         self._actor = NumpyActor(
-            agent.actor_net, observation.dtype.as_numpy_dtype, observation.shape.rank
+            getattr(actor, "wrapped", actor),
+            observation.dtype.as_numpy_dtype,
+            observation.shape.rank,
         )
         self._minimum = int(np.asarray(agent.action_spec.minimum))
         self._rng = np.random.default_rng(
@@ -73,6 +79,9 @@ class NumpyCollectPolicy:
                 "the env, PPO cannot act on them"
             )
         logits = self._actor.logits(observation)
+        if self._mask is not None:
+            lowest = np.finfo(np.float32).min
+            logits = np.where(self._mask.allowed(observation), logits, lowest).astype(np.float32)
         actions = sample_categorical(logits, self._rng) + self._minimum
         return actions.astype(np.int64), logits
 

@@ -118,7 +118,8 @@ def checkpoint_key(family: TaskFamily, task: Task, params: ExpertParams, seed: i
         "family": type(family).name,
         "family_params": dataclasses.asdict(family.params),
         "task": dataclasses.asdict(task.params),
-        "expert": dataclasses.asdict(params),
+        # min_complete only decides which samples are kept: the same weights with or without it
+        "expert": {k: v for k, v in dataclasses.asdict(params).items() if k != "min_complete"},
         "seed": int(seed),
         "versions": _versions(),
     }
@@ -327,17 +328,33 @@ def reports_lives(family: TaskFamily, task: Task) -> bool:
         env.close()
 
 
-def cut_message(task_id: str, steps: int, max_steps: int, lives: bool) -> str:
-    """Why a demonstration on ``task_id`` was cut, in the words of its family (lives or not)."""
+def cut_message(
+    task_id: str, steps: int, max_steps: int, lives: bool, caps: str | None = None
+) -> str:
+    """Why a demonstration on ``task_id`` was cut, in the words of its family (lives or not).
+
+    ``caps``: every cap that applies (``demonstrations.base.episode_caps``), else named generally.
+    """
     if lives:
         end, cap = "a life was lost", "or the family's max_episode_frames"
     else:
         end, cap = "the episode ended", "or the family's episode cap"
+    where = f"caps: {caps}" if caps else f"demonstrations.max_steps = {max_steps}, {cap}"
     return (
         f"demonstration on {task_id} was cut after {steps} steps before {end} "
-        f"(demonstrations.max_steps = {max_steps}, {cap}); raise them, or train the expert "
-        "longer (demonstrations.params.frames)"
+        f"({where}); raise them, or train the expert longer (demonstrations.params.frames)"
     )
+
+
+def task_caps(family: TaskFamily, task: Task, max_steps: int) -> str:
+    """Every step cap of a demonstration on ``task`` (the env's own included)."""
+    from opt_suite.demonstrations.base import episode_caps
+
+    env = family.make_env(task)
+    try:
+        return episode_caps(env, family, max_steps)
+    finally:
+        env.close()
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -348,11 +365,15 @@ class AgentDemonstrations:
       trajectories: ``trajectories_per_task`` per train task, in task order.
       experts: one per train task.
       cut: how many trajectories were cut before a life was lost.
+      was_cut: per trajectory, whether it was cut; cut_messages: per cut one, why (its task, the
+        steps reached and every cap).
     """
 
     trajectories: list[Trajectory]
     experts: list[TrainedExpert]
     cut: int
+    was_cut: list[bool] = dataclasses.field(default_factory=list)
+    cut_messages: list[str] = dataclasses.field(default_factory=list)
 
 
 def _seed(parent: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
@@ -380,6 +401,8 @@ def collect_agent_demonstrations(
       CutDemonstration: ``allow_cut`` is False and a trajectory was cut, naming its task.
     """
     trajectories, experts, cut = [], [], 0
+    was_cut: list[bool] = []
+    messages: list[str] = []
     for i, task in enumerate(train_tasks):
         expert_seed = int(_seed(seed, i, 0).generate_state(1)[0] % (2**31 - 1))
         path = None
@@ -390,13 +413,15 @@ def collect_agent_demonstrations(
         experts.append(expert)
         rng = np.random.default_rng(_seed(seed, i, 1))
         for _ in range(trajectories_per_task):
-            trajectory, was_cut = sample_demonstration(family, task, expert, rng, max_steps)
-            if was_cut and not allow_cut:
-                raise CutDemonstration(
-                    cut_message(
-                        task.task_id, len(trajectory), max_steps, reports_lives(family, task)
-                    )
-                )
+            trajectory, this_cut = sample_demonstration(family, task, expert, rng, max_steps)
+            if this_cut:
+                caps = task_caps(family, task, max_steps)
+                lives = reports_lives(family, task)
+                message = cut_message(task.task_id, len(trajectory), max_steps, lives, caps)
+                if not allow_cut:
+                    raise CutDemonstration(message)
+                messages.append(message)
             trajectories.append(trajectory)
-            cut += was_cut
-    return AgentDemonstrations(trajectories, experts, cut)
+            was_cut.append(this_cut)
+            cut += this_cut
+    return AgentDemonstrations(trajectories, experts, cut, was_cut, messages)

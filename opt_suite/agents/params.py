@@ -227,3 +227,12 @@ class ExpertParams:
         10_000_000, doc="emulator frames of training per train task (the budget)", ge=1
     )
     ppo: PPOParams = param(PPOParams(), doc="the agent")
+    min_complete: int | None = param(
+        None,
+        added_later=True,
+        doc="complete demonstrations each train task must keep: a cut one (the episode not ended "
+        "within the caps) is dropped with a warning while at least this many remain; unset: "
+        "every demonstration must be complete (a cut one fails the cell)",
+        ge=1,
+        le=100_000,
+    )

@@ -114,17 +114,30 @@ def build_networks(
 
 
 def build_agent(
-    time_step_spec: Any, action_spec: Any, params: PPOParams, seed: int
+    time_step_spec: Any,
+    action_spec: Any,
+    params: PPOParams,
+    seed: int,
+    action_mask: Callable[[Any], Any] | None = None,
 ) -> ppo_clip_agent.PPOClipAgent:
     """A clipped-PPO agent with fresh networks (see :func:`build_networks`).
 
     A shared trunk gets :class:`~opt_suite.agents.shared_trunk.SharedTrunkPPOAgent` (the same
     loss, the trunk run once per epoch), separate networks tf-agents' ``PPOClipAgent``.
+    ``action_mask`` (observations -> bool [..., actions]) gives disallowed actions probability 0
+    (the options' initiation sets: ``opt_suite.learners.initiation_mask``).
     """
     tf.config.experimental.enable_op_determinism()
     time_step_spec = tensor_spec.from_spec(time_step_spec)
     action_spec = tensor_spec.from_spec(action_spec)
     actor, value = build_networks(time_step_spec.observation, action_spec, params.network, seed)
+    if action_mask is not None and params.network.shared:
+        actor.mask_of = action_mask
+    elif action_mask is not None:
+        from opt_suite.agents.masked_actor import MaskedActorNetwork
+
+        actor = MaskedActorNetwork(actor, action_mask)
+        actor.create_variables()
     agent_class = (
         shared_trunk.SharedTrunkPPOAgent if params.network.shared else ppo_clip_agent.PPOClipAgent
     )

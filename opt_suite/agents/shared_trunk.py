@@ -53,6 +53,10 @@ class SharedActorNetwork(network.DistributionNetwork):
         )
         self.trunk = trunk
         self.head = head
+        #: observations -> bool [..., actions]: the choices allowed there (initiation sets, see
+        #: ``opt_suite.learners.initiation_mask``), or None. Applied in :meth:`distribution`, so
+        #: acting and the shared-trunk loss both see it.
+        self.mask_of: Any = None
 
     def call(self, observations, step_type=None, network_state=(), training=False, mask=None):
         """The policy's distribution on ``observations`` (tf-agents' network call)."""
@@ -62,6 +66,9 @@ class SharedActorNetwork(network.DistributionNetwork):
     def distribution(self, observations: Any, features: Any, training: bool = False, mask=None):
         """The policy's distribution on the trunk's ``features`` of ``observations``."""
         outer_rank = nest_utils.get_outer_rank(observations, self.input_tensor_spec)
+        if self.mask_of is not None:
+            found = self.mask_of(observations)
+            mask = found if mask is None else tf.logical_and(found, tf.cast(mask, tf.bool))
         distribution, _ = self.head(features, outer_rank, training=training, mask=mask)
         return distribution
 

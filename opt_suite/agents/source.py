@@ -22,11 +22,13 @@ does.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from opt_suite.agents.params import ExpertParams, network_fit, ppo_memory
 from opt_suite.component import ProblemSize
 from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource, SourceContext
+from opt_suite.families.base import Task
 from opt_suite.families.capabilities import DISCRETE_ACTIONS
 from opt_suite.trajectory import Trajectory
 
@@ -51,6 +53,11 @@ class PPOExpert(DemonstrationSource):
         return network_fit(params.ppo, family, "ppo.")
 
     @classmethod
+    def training_steps(cls, params: Any, max_steps: int) -> int:
+        """The frame budget of each train task's expert (``frames``)."""
+        return int(params.frames)
+
+    @classmethod
     def memory_estimate(cls, params: Any, size: ProblemSize) -> tuple[int, str]:
         """(bytes, what) of one expert's networks and batch, for the work estimate."""
         found = ppo_memory(params.ppo, size.observation_shape, size.num_actions)
@@ -68,6 +75,12 @@ class PPOExpert(DemonstrationSource):
         max_steps, seed, checkpoint_dir = context.max_steps, context.seed, context.checkpoint_dir
         from opt_suite.agents.expert import CutDemonstration, collect_agent_demonstrations
 
+        minimum = self.params.min_complete
+        if minimum is not None and minimum > trajectories_per_task:
+            raise DemonstrationError(
+                f"demonstrations.params.min_complete = {minimum} is more than "
+                f"demonstrations.trajectories_per_task = {trajectories_per_task}"
+            )
         try:
             result = collect_agent_demonstrations(
                 family,
@@ -77,8 +90,37 @@ class PPOExpert(DemonstrationSource):
                 max_steps,
                 seed,
                 checkpoint_dir,
-                allow_cut=False,
+                allow_cut=minimum is not None,
             )
         except CutDemonstration as exc:
             raise DemonstrationError(str(exc)) from exc
-        return result.trajectories
+        return keep_complete(result, train_tasks, trajectories_per_task, minimum or 0)
+
+
+def keep_complete(
+    result: Any, train_tasks: Sequence[Task], per_task: int, minimum: int
+) -> list[Trajectory]:
+    """The complete demonstrations; each cut one dropped with a warning line on stderr.
+
+    Raises:
+      DemonstrationError: a train task keeps fewer than ``minimum``, naming it, how many were
+        cut, and why the first was (steps reached, every cap).
+    """
+    import sys
+
+    kept: list[Trajectory] = []
+    messages = iter(result.cut_messages)
+    for i, task in enumerate(train_tasks):
+        rows = range(i * per_task, (i + 1) * per_task)
+        complete = [result.trajectories[j] for j in rows if not result.was_cut[j]]
+        why = [next(messages) for j in rows if result.was_cut[j]]
+        for message in why:
+            print(f"warning: demonstrations: dropped: {message}", file=sys.stderr)
+        if len(complete) < minimum:
+            raise DemonstrationError(
+                f"{len(complete)} of {per_task} demonstrations on {task.task_id} are complete, "
+                f"fewer than demonstrations.params.min_complete = {minimum}; the first cut: "
+                f"{why[0]}"
+            )
+        kept += complete
+    return kept

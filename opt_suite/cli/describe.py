@@ -80,6 +80,10 @@ def describe(group: str, name: str) -> dict[str, Any]:
         if entry["requires_depend_on_params"]:
             entry["requirements_doc"] = _doc_line(cls.requirements)
         entry["checks_params_against_family"] = _overrides(cls, "check_family")
+        # Why a component needs an exact model (``model_needed_because``), when it does: what a
+        # user of a gymnasium env (no model) reads before choosing it.
+        if getattr(cls, "model_needed_because", ""):
+            entry["model_needed_because"] = str(cls.model_needed_because)
     for attr in ("uses_checkpoints", "frame_budgets", "starts_policy", "clones_policy"):
         if hasattr(cls, attr):
             entry[attr] = bool(getattr(cls, attr))
@@ -195,6 +199,8 @@ def render(entry: dict[str, Any]) -> str:
             lines.append(f"               (depends on params: {entry['requirements_doc']})")
         if entry["checks_params_against_family"]:
             lines.append("               (its params are also checked against the family)")
+        if entry.get("model_needed_because"):
+            lines.append(f"  no model?    cannot run: {entry['model_needed_because']}")
     learns = [w for w in ("demonstrations", "interaction") if entry.get(f"uses_{w}")]
     if "uses_demonstrations" in entry:
         lines.append(f"  learns from  {' + '.join(learns) or 'nothing (fixed options)'}")

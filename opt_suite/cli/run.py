@@ -177,15 +177,32 @@ def run(args: argparse.Namespace) -> int:
         f"{summary.computed} computed"
         + (f", {summary.by_others} by another runner" if summary.by_others else "")
         + f") {state} in {format_duration(result.wall_s)}; wrote {', '.join(written)}"
-        + (
-            ""
-            if summary.ok
-            else f"; rerun the same command to retry the failed cells (worker output: "
-            f"{directory / 'logs'})"
-        ),
+        + ("" if summary.ok else retry_hint(summary, directory)),
         file=sys.stderr,
     )
     return 0 if summary.ok and reported else 1
+
+
+def retry_hint(summary: Any, directory: Path) -> str:
+    """What to do about failed cells: rerun only for those whose failure may not come back.
+
+    A cell is a function of its inputs and seeds: a failure of its own code (e.g. an env's
+    ``TypeError`` on a kwarg) is the same on every rerun, so "rerun to retry" would be wrong there.
+    """
+    logs = f"worker output: {directory / 'logs'}"
+    fixed = len(summary.deterministic)
+    if summary.failed and fixed == len(summary.failed):
+        return (
+            f"; the failures come from the cells' inputs and would repeat on a rerun: fix the "
+            f"cause named above, then rerun ({logs})"
+        )
+    if fixed:
+        return (
+            f"; rerun the same command to retry the {len(summary.failed) - fixed} failed cell(s) "
+            f"that may succeed on retry ({fixed} would fail again until their cause is fixed; "
+            f"{logs})"
+        )
+    return f"; rerun the same command to retry the failed cells ({logs})"
 
 
 def _run_sweep(args: argparse.Namespace, sweep: Any, directory: Path, seeds) -> int:
@@ -268,9 +285,14 @@ def _write_reports(directory: Path, own_spec: str | None, sweep: bool = False) -
             return [str(p) for p in write_sweep_reports(directory)]
         written = [str(p) for p in write_reports(directory, own_spec)]
     except Exception as exc:
+        # A full disk may be gone on retry; an error of the report code will come back.
+        then = (
+            f"retry with `opt-suite report {directory}`"
+            if isinstance(exc, OSError)
+            else f"`opt-suite report {directory}` writes them once the cause is fixed"
+        )
         print(
-            f"reports not written: {type(exc).__name__}: {exc} "
-            f"(the results are stored; retry with `opt-suite report {directory}`)",
+            f"reports not written: {type(exc).__name__}: {exc} (the results are stored; {then})",
             file=sys.stderr,
         )
         return None

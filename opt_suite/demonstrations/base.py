@@ -30,7 +30,38 @@ from opt_suite.component import Component, adapt_entry, adapt_memory
 from opt_suite.families.base import Task, TaskFamily
 from opt_suite.trajectory import Trajectory
 
-__all__ = ["DemonstrationError", "DemonstrationSource", "SourceContext", "child_seed"]
+__all__ = [
+    "DemonstrationError",
+    "DemonstrationSource",
+    "SourceContext",
+    "base_env",
+    "child_seed",
+    "episode_caps",
+]
+
+
+def base_env(env: Any) -> Any:
+    """The env the family's id names, unwrapped (what a planner reads), for a task's env."""
+    found = env.unwrapped
+    inner = getattr(found, "inner", None)  # the gymnasium family's task env wraps the named env
+    return found if inner is None else inner
+
+
+def episode_caps(env: Any, family: TaskFamily, max_steps: int) -> str:
+    """Every step cap that can cut a demonstration on ``env``, as the spec keys that set them.
+
+    ``demonstrations.max_steps``, the family's episode cap (``max_episode_steps`` or Atari's
+    ``max_episode_frames``) and the env's own (MiniGrid's ``max_steps``, a kwarg of the env).
+    """
+    parts = [f"demonstrations.max_steps = {max_steps}"]
+    for key in ("max_episode_steps", "max_episode_frames"):
+        value = getattr(family.params, key, None)
+        if isinstance(value, int):
+            parts.append(f"family.params.{key} = {value}")
+    own = getattr(base_env(env), "max_steps", None)
+    if isinstance(own, int):
+        parts.append(f"the env's own max_steps = {own} (family.params.kwargs: {{max_steps: N}})")
+    return ", ".join(parts)
 
 
 class DemonstrationError(RuntimeError):
@@ -90,6 +121,19 @@ class DemonstrationSource(Component):
     """
 
     uses_checkpoints: ClassVar[bool] = False
+
+    @classmethod
+    def training_steps(cls, params: Any, max_steps: int) -> int:
+        """At most how many env steps (frames) the source spends per train task before sampling.
+
+        Its experts' training: the work estimate (``opt-suite validate``) adds it per train task
+        and seed to the steps of the demonstrations themselves. Default: 0 (no training).
+
+        Args:
+          params: the source's params.
+          max_steps: ``demonstrations.max_steps``, the cap of an episode.
+        """
+        return 0
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

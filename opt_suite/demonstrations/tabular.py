@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -246,6 +246,8 @@ class OptimalExpert(DemonstrationSource):
     description: ClassVar[str] = "optimal policy by value iteration on the exact model (default)"
     Params: ClassVar[type] = OptimalParams
     requires: ClassVar[frozenset[str]] = _TABULAR
+    #: Shown by ``opt-suite describe``.
+    model_needed_because: ClassVar[str] = "value iteration plans on the exact model"
 
     def collect(self, context: SourceContext) -> list[Trajectory]:
         """Greedy (first best action) optimal policy; train task i samples with child (i, 1)."""
@@ -271,13 +273,19 @@ class QLearningExpert(DemonstrationSource):
         "tabular Q-learning expert, trained until optimal at the start (the paper's experts)"
     )
     Params: ClassVar[type] = QLearningParams
-    requires: ClassVar[frozenset[str]] = _TABULAR
+    # No model needed: without one it steps the env and stops on a plateau (qlearning_env.py).
+    requires: ClassVar[frozenset[str]] = frozenset({DISCRETE_ACTIONS, INDEX_OBSERVATIONS})
 
     def collect(self, context: SourceContext) -> list[Trajectory]:
-        """Train task i trains with child (i, 0) of ``seed`` and samples with child (i, 1)."""
+        """Train task i trains with child (i, 0) of ``seed`` and samples with child (i, 1).
+
+        Without an exact model, each expert learns on its task's env (:mod:`.qlearning_env`).
+        """
         family, train_tasks = context.family, context.train_tasks
         trajectories_per_task = context.trajectories_per_task
         max_steps, seed = context.max_steps, context.seed
+        if train_tasks and exact_model(family, train_tasks[0]) is None:
+            return self._without_model(family, train_tasks, trajectories_per_task, max_steps, seed)
 
         def trained(i: int, task: Task, model: TabularModel) -> np.ndarray:
             rng = np.random.default_rng(child_seed(seed, i, 0))
@@ -286,3 +294,88 @@ class QLearningExpert(DemonstrationSource):
         return _demonstrate(
             family, train_tasks, self.name, trained, trajectories_per_task, max_steps, seed
         )
+
+    def _without_model(
+        self,
+        family: TaskFamily,
+        train_tasks: Sequence[Task],
+        trajectories_per_task: int,
+        max_steps: int,
+        seed: np.random.SeedSequence,
+    ) -> list[Trajectory]:
+        """Q-learning on each train task's env, then its greedy policy's episodes.
+
+        Raises:
+          ExpertError: observations that are not indices, no plateau within max_episodes, or a
+            demonstration that did not end within ``max_steps`` (naming its task).
+        """
+        from opt_suite.demonstrations.qlearning_env import train_on_env
+
+        space = family.observation_space
+        if getattr(space, "shape", None) != () or not hasattr(space, "n"):
+            raise ExpertError(f"{self.name}: needs index (Discrete) observations; got {space}")
+        demos: list[Trajectory] = []
+        for i, task in enumerate(train_tasks):
+            env = family.make_env(task)
+            try:
+                rng = np.random.default_rng(child_seed(seed, i, 0))
+                try:
+                    expert = train_on_env(
+                        env, int(space.n), self.params, rng, max_steps, task.task_id
+                    )
+                except ValueError as exc:
+                    raise ExpertError(str(exc)) from None
+                sampler = np.random.default_rng(child_seed(seed, i, 1))
+                demos += _greedy_demonstrations(
+                    env, expert, sampler, trajectories_per_task, max_steps, task.task_id
+                )
+            finally:
+                env.close()
+        return demos
+
+
+def _greedy_demonstrations(
+    env: Any, expert: Any, rng: np.random.Generator, count: int, max_steps: int, task_id: str
+) -> list[Trajectory]:
+    """``count`` greedy episodes of a model-free expert that reach its best return.
+
+    The others (ended short of it, or cut) are dropped with a warning line; see
+    :mod:`.qlearning_env`.
+
+    Raises:
+      ExpertError: fewer than ``count`` within ``TRIES_PER_DEMONSTRATION * count`` episodes.
+    """
+    import sys
+
+    from opt_suite.demonstrations.qlearning_env import TRIES_PER_DEMONSTRATION, greedy_rollout
+
+    demos: list[Trajectory] = []
+    tries = 0
+    while len(demos) < count and tries < TRIES_PER_DEMONSTRATION * count:
+        tries += 1
+        reset_seed = int(rng.integers(2**31 - 1))
+        states, actions, rewards, ended = greedy_rollout(env, expert.policy, reset_seed, max_steps)
+        if not ended or sum(rewards) < expert.best_return:
+            why = f"return {sum(rewards):.4g}" if ended else f"cut after {len(actions)} steps"
+            print(
+                f"warning: demonstrations: dropped a greedy episode on {task_id} ({why}; the "
+                f"expert's best return is {expert.best_return:.4g})",
+                file=sys.stderr,
+            )
+            continue
+        demos.append(
+            Trajectory(
+                task_id,
+                np.array(states, dtype=np.int64),
+                np.array(actions, dtype=np.int64),
+                np.array(rewards),
+                reset_seed=reset_seed,
+            )
+        )
+    if len(demos) < count:
+        raise ExpertError(
+            f"only {len(demos)} of {tries} greedy episodes on {task_id} reached the expert's best "
+            f"return {expert.best_return:.4g} within demonstrations.max_steps={max_steps} "
+            f"steps; {count} were asked for"
+        )
+    return demos

@@ -3,7 +3,8 @@
 A family *offers* capabilities by what it is: an exact model when it mixes in
 :class:`~opt_suite.families.base.TabularModelMixin`, discrete actions when its action space is
 ``Discrete``, index observations when its observation space is ``Discrete``, image observations when
-it is a ``Box`` of rank 2 or 3, reference options when it overrides
+it is a ``Box`` of rank 2 or 3, vector observations when it is a ``Box`` of rank 1, reference
+options when it overrides
 :meth:`~opt_suite.families.base.TaskFamily.reference_options`. A method, learner or demonstration
 source *needs* some of them (its ``requires`` class attribute). ``opt-suite validate`` compares
 the two and rejects an incompatible combination at the spec key that names the component, before
@@ -20,6 +21,7 @@ __all__ = [
     "DISCRETE_ACTIONS",
     "INDEX_OBSERVATIONS",
     "IMAGE_OBSERVATIONS",
+    "VECTOR_OBSERVATIONS",
     "REFERENCE_OPTIONS",
     "offered",
     "unmet",
@@ -29,6 +31,7 @@ EXACT_MODEL = "an exact model"
 DISCRETE_ACTIONS = "discrete actions"
 INDEX_OBSERVATIONS = "index observations"
 IMAGE_OBSERVATIONS = "image observations"
+VECTOR_OBSERVATIONS = "vector observations"
 REFERENCE_OPTIONS = "reference options"
 
 
@@ -50,6 +53,8 @@ def offered(family: Any) -> frozenset[str]:
         found.add(INDEX_OBSERVATIONS)
     if isinstance(observation_space, spaces.Box) and len(observation_space.shape) in (2, 3):
         found.add(IMAGE_OBSERVATIONS)
+    if isinstance(observation_space, spaces.Box) and len(observation_space.shape) == 1:
+        found.add(VECTOR_OBSERVATIONS)
     return frozenset(found)
 
 
@@ -64,6 +69,7 @@ def unmet(who: str, requires: Iterable[str], family: Any) -> str | None:
         DISCRETE_ACTIONS,
         INDEX_OBSERVATIONS,
         IMAGE_OBSERVATIONS,
+        VECTOR_OBSERVATIONS,
         REFERENCE_OPTIONS,
     ]
     missing = [need for need in order + sorted(needs - set(order)) if need in needs - has]

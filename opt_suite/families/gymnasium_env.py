@@ -14,7 +14,8 @@ many inner steps it used, a reset reports those of its random start actions, and
 truncated after ``max_episode_steps`` inner steps (start actions included).
 
 Observations are the env's own, with two adaptations so that every learner reads them alike: a
-``Dict`` observation is replaced by its ``observation_key`` entry (MiniGrid's ``image``), and a
+``Dict`` observation is replaced by its ``observation_key`` entry (default: ``image`` when there is
+one, as in MiniGrid, else the only array or index entry), and a
 boolean ``Box`` (MinAtar's channels) becomes ``uint8`` 0/255 — the networks scale ``uint8`` frames
 by 1/255, so a set channel reads as 1.
 """
@@ -31,7 +32,13 @@ from opt_suite.families.env_kwargs import check_params
 from opt_suite.families.gymnasium_ids import register_id
 from opt_suite.params import FrozenDict
 
-__all__ = ["GymnasiumTaskEnv", "adapted_space", "make_inner"]
+__all__ = [
+    "DEFAULT_OBSERVATION_KEY",
+    "GymnasiumTaskEnv",
+    "adapted_space",
+    "make_inner",
+    "observation_entry",
+]
 
 
 def make_inner(
@@ -53,27 +60,61 @@ def make_inner(
     )
 
 
+#: The entry of a ``Dict`` observation used when the spec names none: MiniGrid's egocentric view.
+DEFAULT_OBSERVATION_KEY = "image"
+
+
+def observation_entry(space: spaces.Space, observation_key: str | None) -> str | None:
+    """The ``Dict`` entry the agents see: ``observation_key``, or the default when it is None.
+
+    The default is the ``image`` entry when there is one (MiniGrid), else the only entry that is
+    an array (``Box``) or an index (``Discrete``). None for a space that is not a ``Dict``.
+
+    Raises:
+      ValueError: no key given and no default applies, a key the space lacks, a key whose entry is
+        neither an array nor an index (e.g. MiniGrid's ``mission`` text), or a key given for a
+        space that is not a ``Dict``.
+    """
+    if not isinstance(space, spaces.Dict):
+        if observation_key is not None:
+            raise ValueError(
+                f"observation_key {observation_key!r} given, but {space} is not a Dict"
+            )
+        return None
+    keys = list(space.spaces)
+    usable = [k for k, v in space.spaces.items() if isinstance(v, spaces.Box | spaces.Discrete)]
+    if observation_key is None:
+        if DEFAULT_OBSERVATION_KEY in usable:
+            return DEFAULT_OBSERVATION_KEY
+        if len(usable) == 1:
+            return usable[0]
+        raise ValueError(
+            f"the observation space is a Dict (keys: {', '.join(keys)}) with "
+            f"{len(usable)} array or index entries and none named {DEFAULT_OBSERVATION_KEY!r}: "
+            "set observation_key to the entry the agents should see"
+        )
+    if observation_key not in space.spaces:
+        raise ValueError(
+            f"observation_key {observation_key!r} is not a key of the Dict observation "
+            f"space (keys: {', '.join(keys)})"
+        )
+    if observation_key not in usable:
+        raise ValueError(
+            f"observation_key {observation_key!r} holds {space.spaces[observation_key]}, not an "
+            f"array (Box) or an index (Discrete); usable keys: {', '.join(usable) or 'none'}"
+        )
+    return observation_key
+
+
 def adapted_space(space: spaces.Space, observation_key: str | None) -> spaces.Space:
     """The observation space the wrapper gives for the env's ``space`` (see the module docstring).
 
     Raises:
-      ValueError: a ``Dict`` space without a key, or a key it does not have.
+      ValueError: see :func:`observation_entry`.
     """
-    if isinstance(space, spaces.Dict):
-        keys = list(space.spaces)
-        if observation_key is None:
-            raise ValueError(
-                f"the observation space is a Dict (keys: {', '.join(keys)}): set "
-                "observation_key to the entry the agents should see"
-            )
-        if observation_key not in space.spaces:
-            raise ValueError(
-                f"observation_key {observation_key!r} is not a key of the Dict observation "
-                f"space (keys: {', '.join(keys)})"
-            )
-        return adapted_space(space.spaces[observation_key], None)
-    if observation_key is not None:
-        raise ValueError(f"observation_key {observation_key!r} given, but {space} is not a Dict")
+    key = observation_entry(space, observation_key)
+    if key is not None:
+        return adapted_space(space.spaces[key], None)  # type: ignore[index]
     if isinstance(space, spaces.Box) and space.dtype == np.bool_:
         return spaces.Box(0, 255, space.shape, dtype=np.uint8)
     return space
@@ -143,7 +184,7 @@ class GymnasiumTaskEnv(gymnasium.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None")
         self.render_mode = render_mode
-        self._key = observation_key
+        self._key = observation_entry(self._env.observation_space, observation_key)
         self.observation_space = adapted_space(self._env.observation_space, observation_key)
         self.action_space = self._env.action_space
         self._to_uint8 = (
@@ -163,6 +204,11 @@ class GymnasiumTaskEnv(gymnasium.Env):
         self._episode_frames = 0
         self._pending_end: tuple[bool, bool] | None = None
         self._last_obs: Any = None
+
+    @property
+    def inner(self) -> gymnasium.Env:
+        """The env the id names, unwrapped (its own state: what a scripted planner reads)."""
+        return self._env.unwrapped
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None

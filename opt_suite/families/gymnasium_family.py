@@ -18,7 +18,8 @@ A ``kwargs`` value written as a list is a set of choices: each task draws one (s
 ``TaskParams.kwargs``). The env's spaces decide what the family offers (index, image or vector
 observations; see :mod:`opt_suite.families.capabilities`), and they must be the same for every
 task. Everything about the env is checked when the spec is validated: the id is registered (or its
-package is named), the env accepts the kwargs, a ``Dict`` observation has a key, the spaces agree.
+package is named), the env accepts the kwargs, a ``Dict`` observation has an array entry to show
+(``image`` by default), the spaces agree.
 """
 
 from __future__ import annotations
@@ -56,7 +57,9 @@ class Params:
         FrozenDict(), doc="the env's keyword arguments; a list is a set of choices drawn per task"
     )
     observation_key: str | None = param(
-        None, doc="the entry of a Dict observation the agents see (MiniGrid: image)"
+        None,
+        doc="the entry of a Dict observation the agents see (default: image if it has one, "
+        "else its only array entry)",
     )
     max_episode_steps: int = param(
         10_000, doc="episodes are truncated after this many env steps (frames)", ge=1

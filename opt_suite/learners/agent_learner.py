@@ -112,9 +112,9 @@ class TFAgentsLearner(Learner):
             (see the module docstring for the episodes running when it is spent).
 
         Raises:
-          ValueError: episodes / max_steps / frames below 1, a family without discrete
-            actions, or options with initiation sets (the agent cannot be kept from choosing an
-            option outside its set: see :mod:`.option_env`).
+          ValueError: episodes / max_steps / frames below 1, or a family without discrete
+            actions. Options with initiation sets are masked in the agent's policy over options
+            (:mod:`.initiation_mask`): it never chooses one where it may not start.
         """
         pairs = self.run_with_usage(context)
         return [log for log, _ in pairs]  # counting is passive: the same logs
@@ -127,12 +127,6 @@ class TFAgentsLearner(Learner):
             raise ValueError(
                 f"{self.name}: expected episodes >= 1, max_steps >= 1 and frames >= 1, got "
                 f"{episodes}, {max_steps} and {frames}"
-            )
-        if getattr(options, "has_initiation", False):
-            raise ValueError(
-                f"{self.name}: these options have initiation sets, which this learner cannot "
-                "respect (its agent chooses among all primitives and options everywhere); use "
-                "smdp_q_learning or intra_option_q_learning"
             )
         return [self._run_one(family, r, options, episodes, max_steps, frames) for r in runs]
 
@@ -163,6 +157,7 @@ class TFAgentsLearner(Learner):
     def _agent_on(self, family: Any, run: LearnerRun, options: Any, max_steps: int) -> Any:
         """(option env of ``run``'s task, a fresh agent, the acting seed), all from ``run.seed``."""
         from opt_suite.learners import ppo_parts
+        from opt_suite.learners.initiation_mask import action_mask
 
         p = self.params
         tf_seed, env_seed = _children(run.seed, 2)
@@ -183,7 +178,8 @@ class TFAgentsLearner(Learner):
             raise
         try:
             seed = int(tf_seed.generate_state(1)[0] % (2**31 - 1))
-            agent = ppo_parts.ppo_agent(env, p.ppo, seed)
+            mask = action_mask(options, int(envs.single_action_space.n), family.observation_space)
+            agent = ppo_parts.ppo_agent(env, p.ppo, seed, mask)
             if isinstance(options, PolicyStart):  # bc_ppo: clone the actor before acting
                 ppo_parts.clone(env, agent, options, _children(run.seed, 3)[2])
         except BaseException:

@@ -45,9 +45,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
+from opt_suite.families.capabilities import DISCRETE_ACTIONS, INDEX_OBSERVATIONS
 from opt_suite.learners.base import EpisodeLog, Learner, LearnerContext
-from opt_suite.learners.smdp_q import SMDPQLearning, prepare
+from opt_suite.learners.smdp_q import SMDPQLearning, has_model, model_free, prepare
 from opt_suite.learners.smdp_tables import draw_block
 
 __all__ = ["IntraOptionQLearning"]
@@ -57,7 +57,8 @@ class IntraOptionQLearning(Learner):
     """Epsilon-greedy intra-option Q-learning over primitives + options (see the module)."""
 
     name = "intra_option_q_learning"
-    requires = frozenset({EXACT_MODEL, DISCRETE_ACTIONS, INDEX_OBSERVATIONS})
+    # No model needed: without one it steps the env (env_tabular.py); with one, the model engine.
+    requires = frozenset({DISCRETE_ACTIONS, INDEX_OBSERVATIONS})
     description = (
         "tabular intra-option Q-learning (Sutton et al. 1999, Sec. 5): every consistent option "
         "learns from every step"
@@ -83,6 +84,11 @@ class IntraOptionQLearning(Learner):
             )
         if not runs:
             return []
+        if not has_model(family):
+            found = model_free(
+                self.name, self.params, family, runs, options, episodes, max_steps, True
+            )
+            return [log for log, _ in found]
         from opt_suite.learners.intra_option_kernels import advance as _advance
 
         tasks, run_tasks, tables, hyper = prepare(

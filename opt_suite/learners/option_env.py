@@ -25,10 +25,9 @@ step has ended wait for the others. Episode ends follow tf-agents' batched conve
 ``opt_suite.agents``' adapter): ``LAST`` then, on the next step, ``FIRST`` with reward 0 and
 discount 1 for a sub-env reset in place of acting.
 
-Initiation sets (:meth:`~opt_suite.options.OptionSet.initiation`) are not masked here: the agent
-chooses among all A + m choices in every state (a mask would have to reach the agent's policy, as
-an action constraint, not only this env), so the ``tf_agents`` learner refuses option sets that
-have them, with a clear error, rather than ignore them.
+Initiation sets (:meth:`~opt_suite.options.OptionSet.initiation`) are not checked here: the
+``tf_agents`` learner masks them in its agent's policy over options (:mod:`.initiation_mask`), so
+an option is never chosen where it may not start.
 
 Randomness (the options' action and termination draws) comes from one generator per sub-env,
 seeded by the caller; budgets count emulator frames (``info["frames"]`` of the env, resets

@@ -98,13 +98,16 @@ def option_env(
     return OptionAugmentedEnv(envs, probabilities, count, gamma, termination_bump, seeds)
 
 
-def ppo_agent(env: OptionAugmentedEnv, params: PPOParams, seed: int) -> Any:
+def ppo_agent(
+    env: OptionAugmentedEnv, params: PPOParams, seed: int, action_mask: Any = None
+) -> Any:
     """The experts' PPO agent (``opt_suite.agents.ppo``) for ``env``, with discount factor 1.
 
     The env's discount is already γ^k per SMDP step, so the agent must not discount again.
+    ``action_mask``: the options' initiation sets (``initiation_mask.action_mask``), or None.
     """
     smdp = dataclasses.replace(params, gamma=1.0)
-    return ppo.build_agent(env.time_step_spec(), env.action_spec(), smdp, seed)
+    return ppo.build_agent(env.time_step_spec(), env.action_spec(), smdp, seed, action_mask)
 
 
 def learn(

@@ -29,8 +29,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from opt_suite.families.base import TabularModel, TaskFamily, exact_model
-from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
+from opt_suite.families.base import TabularModel, TabularModelMixin, TaskFamily, exact_model
+from opt_suite.families.capabilities import DISCRETE_ACTIONS, INDEX_OBSERVATIONS
 from opt_suite.learners.base import EpisodeLog, Learner, LearnerContext, LearnerRun, OptionUsage
 from opt_suite.learners.smdp_batch import run_batch
 from opt_suite.learners.smdp_scalar import ScalarOptions, ScalarRun, ScalarTables
@@ -38,7 +38,14 @@ from opt_suite.learners.smdp_tables import Hyper, OptionTables, TaskTables
 from opt_suite.options import OptionSet, TabularOptionSet
 from opt_suite.params import param
 
-__all__ = ["SMDPQLearning", "prepare", "tabulate", "untrained_returns"]
+__all__ = [
+    "SMDPQLearning",
+    "has_model",
+    "model_free",
+    "prepare",
+    "tabulate",
+    "untrained_returns",
+]
 
 
 def tabulate(options: OptionSet, num_states: int) -> TabularOptionSet:
@@ -59,7 +66,8 @@ class SMDPQLearning(Learner):
     """Epsilon-greedy tabular SMDP Q-learning over primitives + options (the paper's learner)."""
 
     name = "smdp_q_learning"
-    requires = frozenset({EXACT_MODEL, DISCRETE_ACTIONS, INDEX_OBSERVATIONS})
+    # No model needed: without one it steps the env (env_tabular.py); with one, the model engines.
+    requires = frozenset({DISCRETE_ACTIONS, INDEX_OBSERVATIONS})
     counts_usage = True
     description = (
         "tabular SMDP Q-learning over primitives + options, epsilon-greedy (paper Sec. 4.1)"
@@ -100,6 +108,9 @@ class SMDPQLearning(Learner):
         self._check_budget(episodes, max_steps)
         if not runs:
             return []
+        if not has_model(family):
+            found = model_free(self.name, self.params, family, runs, options, episodes, max_steps)
+            return [log for log, _ in found]
         tasks, run_tasks, tables, hyper = self._prepare(family, runs, options, max_steps)
         returns, steps = run_batch(
             tasks,
@@ -131,6 +142,8 @@ class SMDPQLearning(Learner):
         self._check_budget(episodes, max_steps)
         if not runs:
             return []
+        if not has_model(family):
+            return model_free(self.name, self.params, family, runs, options, episodes, max_steps)
         tasks, run_tasks, tables, hyper = self._prepare(family, runs, options, max_steps)
         scalar_options = ScalarOptions.build(tables)
         names = tuple(f"a{a}" for a in range(tasks.shape[2])) + tuple(options.names)
@@ -209,4 +222,43 @@ def untrained_returns(
     zero-shot episodes last. Shared by the tabular learners (their Params have ``alpha``).
     """
     frozen = type(learner)(dataclasses.replace(learner.params, alpha=0.0))
-    return np.asarray(frozen.run(family, [run], options, episodes, max_steps)[0].returns)
+    context = LearnerContext(family, [run], options, episodes, max_steps)
+    return np.asarray(frozen.run(context)[0].returns)
+
+
+def has_model(family: TaskFamily) -> bool:
+    """Whether the model-based engines apply (an exact model); else the env is stepped."""
+    return isinstance(family, TabularModelMixin)
+
+
+def model_free(
+    name: str,
+    params: SMDPQLearning.Params,
+    family: TaskFamily,
+    runs: Sequence[LearnerRun],
+    options: OptionSet,
+    episodes: int,
+    max_steps: int,
+    intra_option: bool = False,
+) -> list[tuple[EpisodeLog, OptionUsage]]:
+    """The tabular learners on a family without a model: Q over its Discrete(n) observations.
+
+    See :mod:`.env_tabular`; ``name`` is the caller's, for error messages.
+
+    Raises:
+      ValueError: observations that are not a ``Discrete`` space, or actions that are not.
+    """
+    from opt_suite.learners.env_tabular import run_on_envs
+
+    space, actions = family.observation_space, family.action_space
+    if getattr(space, "shape", None) != () or not hasattr(space, "n"):
+        raise ValueError(f"learner {name!r} needs index (Discrete) observations; got {space}")
+    if not hasattr(actions, "n"):
+        raise ValueError(f"learner {name!r} needs discrete actions; got {actions}")
+    S, A = int(space.n), int(actions.n)
+    p = params
+    hyper = Hyper(p.alpha, p.gamma, p.epsilon, p.termination_bump, p.q_init, max_steps)
+    tables = OptionTables.build(tabulate(options, S), S, A)
+    names = tuple(f"a{a}" for a in range(A)) + tuple(options.names)
+    found = run_on_envs(family, runs, tables, hyper, episodes, intra_option)
+    return [(log, OptionUsage(names, A, calls, steps)) for log, calls, steps in found]

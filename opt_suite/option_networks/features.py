@@ -13,7 +13,11 @@ layer" but not its input. For a grid the natural inputs are:
 - ``both``: the sum of the two first-layer contributions, i.e. the concatenated input.
 
 Families without a grid (``TabularModel.cells is None``, e.g. a chain) use the state index scaled to
-[-1, 1] as their single coordinate.
+[-1, 1] as their single coordinate, and so do families with index observations but no exact model
+(a gymnasium env such as FrozenLake: the index range is the ``Discrete`` space's ``n``,
+:func:`index_features`). On a vector observation (CartPole) ``coords`` is the vector as the env
+gives it (see ``offline_options/on_vectors.py``), and on an image ``coords``, the default, means
+its pixels through the convolutional trunk (``frames``): the default fits every observation kind.
 
 Measured choice: **coords** (the default). ``benchmarks/offline_options_choices.py`` learns options
 from one expert demonstration on each of 6 train tasks, then runs the benchmark's learner (SMDP
@@ -52,7 +56,7 @@ import numpy as np
 
 from opt_suite.families.base import TabularModel
 
-__all__ = ["FeatureKind", "StateFeatures", "state_features"]
+__all__ = ["FeatureKind", "StateFeatures", "index_features", "state_features"]
 
 FeatureKind = Literal["onehot", "coords", "both"]
 
@@ -83,10 +87,14 @@ def grid_coordinates(model: TabularModel) -> np.ndarray:
         cells = np.asarray(model.cells, dtype=np.float64)
         extent = np.maximum(cells.max(axis=0) - cells.min(axis=0), 1.0)
         scaled = 2.0 * (cells - cells.min(axis=0)) / extent - 1.0
-    else:
-        index = np.arange(model.num_states, dtype=np.float64)[:, None]
-        scaled = 2.0 * index / max(model.num_states - 1, 1) - 1.0
-    return scaled.astype(np.float32)
+        return scaled.astype(np.float32)
+    return index_coordinates(model.num_states)
+
+
+def index_coordinates(num_states: int) -> np.ndarray:
+    """float32 [S, 1]: each state index scaled to [-1, 1] (the coordinate of a state off grids)."""
+    index = np.arange(num_states, dtype=np.float64)[:, None]
+    return (2.0 * index / max(num_states - 1, 1) - 1.0).astype(np.float32)
 
 
 def state_features(model: TabularModel, kind: FeatureKind | Literal["frames"]) -> StateFeatures:
@@ -96,7 +104,23 @@ def state_features(model: TabularModel, kind: FeatureKind | Literal["frames"]) -
             "features: 'frames' (convolutional options) needs image observations; this family "
             "has state indices: use 'onehot', 'coords' or 'both'"
         )
-    if kind not in ("onehot", "coords", "both"):
-        raise ValueError(f"features: expected 'onehot', 'coords' or 'both', got {kind!r}")
+    _check_kind(kind)
     coords = None if kind == "onehot" else grid_coordinates(model)
     return StateFeatures(model.num_states, use_index=kind != "coords", coords=coords)
+
+
+def index_features(num_states: int, kind: str) -> StateFeatures:
+    """The features of every index 0..S-1 of a ``Discrete(S)`` observation, without a model.
+
+    As :func:`state_features` on a model without cells: the index scaled to [-1, 1] (``coords``),
+    a per-index weight row (``onehot``), or both.
+    """
+    _check_kind(kind)
+    coords = None if kind == "onehot" else index_coordinates(num_states)
+    return StateFeatures(num_states, use_index=kind != "coords", coords=coords)
+
+
+def _check_kind(kind: str) -> None:
+    """Raise ValueError for anything but a state input of :data:`FeatureKind`."""
+    if kind not in ("onehot", "coords", "both"):
+        raise ValueError(f"features: expected 'onehot', 'coords' or 'both', got {kind!r}")

@@ -35,6 +35,8 @@ __all__ = [
     "task_actions",
     "initial_tabular_options",
     "initial_frame_options",
+    "initial_options_over",
+    "initial_vector_options",
 ]
 
 _OPTION_STREAM, _POLICY_STREAM = 0, 1
@@ -128,17 +130,55 @@ def initial_tabular_options(
         raise ValueError(f"initial options: count must be >= 0, got {count}")
     if model is None:
         raise ValueError(f"initial options: family {family.name!r} has no tabular model")
-    state_input = state_features(model, features)
-    states = np.arange(model.num_states, dtype=np.int32)
+    return initial_options_over(
+        state_features(model, features), model.num_actions, hidden_sizes, count, seed
+    )
+
+
+def initial_options_over(
+    state_input: StateFeatures,
+    num_actions: int,
+    hidden_sizes: Sequence[int],
+    count: int,
+    seed: np.random.SeedSequence,
+) -> TabularOptionSet:
+    """``count`` untrained MLP options tabulated over every state of ``state_input``.
+
+    The states are a model's (:func:`initial_tabular_options`) or a ``Discrete`` observation
+    space's indices (:func:`~opt_suite.option_networks.features.index_features`, no model).
+    """
+    if count < 0:
+        raise ValueError(f"initial options: count must be >= 0, got {count}")
+    states = np.arange(state_input.num_states, dtype=np.int32)
     tables = [
-        tabulate(
-            new_option(state_input, model.num_actions, hidden_sizes, seed, i), state_input, states
-        )
+        tabulate(new_option(state_input, num_actions, hidden_sizes, seed, i), state_input, states)
         for i in range(count)
     ]
     if not tables:
-        return TabularOptionSet.empty(model.num_states, model.num_actions)
+        return TabularOptionSet.empty(state_input.num_states, num_actions)
     return TabularOptionSet(np.stack([m for m, _ in tables]), np.stack([b for _, b in tables]))
+
+
+def initial_vector_options(
+    dim: int,
+    num_actions: int,
+    hidden_sizes: Sequence[int],
+    count: int,
+    seed: np.random.SeedSequence,
+    prefix: str = "random",
+) -> NetworkOptionSet:
+    """``count`` untrained MLP options on vectors of width ``dim``, as Algorithm 1 line 6 draws.
+
+    Bit-for-bit the options ``offline_options`` introduces on vector observations (whose
+    features are the demonstrated vectors: only their width enters the initial weights).
+    """
+    from opt_suite.option_networks.networks import keras_vector_option_network
+
+    shape_only = StateFeatures(0, use_index=False, coords=np.zeros((0, dim), np.float32))
+    weights = [new_option(shape_only, num_actions, hidden_sizes, seed, i) for i in range(count)]
+    names = tuple(f"{prefix}-{i}" for i in range(count))
+    networks = [keras_vector_option_network(w, n) for w, n in zip(weights, names, strict=True)]
+    return NetworkOptionSet(networks, num_actions, (dim,), names)
 
 
 def initial_frame_options(

@@ -40,6 +40,7 @@ __all__ = [
     "forward",
     "option_outputs",
     "policy_probs",
+    "keras_vector_option_network",
 ]
 
 #: Network weights by name (numpy arrays at rest, tensors inside training).
@@ -145,3 +146,34 @@ def policy_probs(
 ) -> tf.Tensor:
     """π(s, ·) [U, num_options], the softmax taken in ``dtype``."""
     return tf.nn.softmax(tf.cast(forward(weights, states, coords)["pi"], dtype), axis=-1)
+
+
+def keras_vector_option_network(weights: Mapping[str, np.ndarray], name: str = "option"):
+    """An MLP option on vector observations as a standard keras model: [n, d] -> [μ, β [n, 1]].
+
+    The same numbers as :func:`option_outputs` on ``coords`` = the vectors (a test checks it), in
+    standard Dense layers only, so that an option set file rebuilds it without this module
+    (``NetworkOptionSet``). ``weights`` must have no per-state part (``index_w``): a vector has
+    no index.
+    """
+    if "index_w" in weights or "coord_w" not in weights:
+        raise ValueError("a vector option network needs coordinate weights only (no index_w)")
+    keras = tf.keras
+    dim = int(np.shape(weights["coord_w"])[0])
+    vectors = keras.Input((dim,), name="observation")
+    layers = [("coord_w", "b0")]
+    i = 1
+    while f"w{i}" in weights:
+        layers.append((f"w{i}", f"b{i}"))
+        i += 1
+    x = vectors
+    for j, (kernel, bias) in enumerate(layers):
+        layer = keras.layers.Dense(int(np.shape(weights[kernel])[1]), "relu", name=f"dense{j}")
+        x = layer(x)
+        layer.set_weights([np.asarray(weights[kernel]), np.asarray(weights[bias])])
+    outputs = []
+    for head, activation in (("mu", "softmax"), ("beta", "sigmoid")):
+        layer = keras.layers.Dense(int(np.shape(weights[f"{head}_w"])[1]), activation, name=head)
+        outputs.append(layer(x))
+        layer.set_weights([np.asarray(weights[f"{head}_w"]), np.asarray(weights[f"{head}_b"])])
+    return keras.Model(vectors, outputs, name=name)

@@ -277,6 +277,9 @@ class CellOutcome:
       episodes: (test task index, returns, steps, frames) per test task (evaluation cells).
       usage: one ``OptionUsage`` per test task (evaluation cells computed with ``record_usage``).
       files: a discovery's extra files, name -> bytes (``Discovery.files``).
+      retryable: whether a failure may not happen again on a rerun (a lost worker, a full disk);
+        False for an error of the cell's own code or a non-finite result, which the same inputs
+        and seeds give again (:func:`may_change_on_retry`).
     """
 
     cell_id: str
@@ -294,6 +297,7 @@ class CellOutcome:
     episodes: Sequence[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = ()
     usage: Sequence[Any] = ()
     files: dict[str, bytes] = dataclasses.field(default_factory=dict)
+    retryable: bool = True
 
 
 def worker_environment() -> dict[str, str]:
@@ -382,6 +386,7 @@ def execute(job: CellJob) -> CellOutcome:
             result = {}
             error = f"{job.label} failed: {type(exc).__name__}: {exc}"
             details = traceback.format_exc()
+            retryable = may_change_on_retry(exc)
         except (SystemExit, KeyboardInterrupt) as exc:
             if arrived:  # a real Ctrl-C or SIGTERM: the run unwinds (cli.run marks it interrupted)
                 raise
@@ -393,6 +398,9 @@ def execute(job: CellJob) -> CellOutcome:
                 "(an env, method or learner), not by a signal"
             )
             details = traceback.format_exc()
+            retryable = False  # the same code exits the same way on a rerun
+        else:
+            retryable = False  # a NaN from the same inputs and seeds comes back the same
     wall = time.perf_counter() - clock
     return CellOutcome(
         job.cell_id,
@@ -402,6 +410,7 @@ def execute(job: CellJob) -> CellOutcome:
         started + wall,
         wall,
         host,
+        retryable=retryable if error else True,
         **(result if not error else {}),
     )
 
@@ -434,6 +443,20 @@ def _signals_noted() -> Iterator[list[int]]:
     finally:
         for number, restored in previous.items():
             signal.signal(number, restored)
+
+
+#: Failures that come from the machine, not from the cell's inputs: a rerun may not meet them.
+_MACHINE_ERRORS = (OSError, MemoryError, TimeoutError, ConnectionError)
+
+
+def may_change_on_retry(exc: BaseException) -> bool:
+    """Whether a cell that raised ``exc`` may succeed when run again with the same inputs.
+
+    A cell is a function of its inputs and seeds, so any error of the code it runs (a
+    ``TypeError`` an env raises on a kwarg, a ``ValueError`` of a method) comes back on every
+    rerun; only the machine's failures (files, memory, time-outs, connections) may not.
+    """
+    return isinstance(exc, _MACHINE_ERRORS)
 
 
 def _checked_log(

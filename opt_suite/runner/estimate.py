@@ -50,17 +50,21 @@ FLOAT = 8
 
 @dataclasses.dataclass(frozen=True)
 class WorkEstimate:
-    """A spec's work: ``cells``, at most ``env_steps`` primitive steps, its largest array."""
+    """A spec's work: ``cells``, at most ``env_steps`` steps (experts included), largest array."""
 
     cells: int
     env_steps: int
     largest_bytes: int
     largest: str
+    expert_steps: int = 0  # of env_steps: the experts' training (demonstrations.params)
 
     def describe(self) -> str:
         """One line for people."""
+        experts = (
+            f" ({self.expert_steps:.3g} of them training the experts)" if self.expert_steps else ""
+        )
         return (
-            f"{self.cells} cells, at most {self.env_steps:.3g} env steps, largest array"
+            f"{self.cells} cells, at most {self.env_steps:.3g} env steps{experts}, largest array"
             f" {_size(self.largest_bytes)} ({self.largest})"
         )
 
@@ -83,6 +87,7 @@ def estimate_work(
     networks: Sequence[tuple[str, type[Learner] | type[DemonstrationSource], Any]] = (),
     observation: tuple[tuple[int, ...], int] | None = None,
     env: tuple[int, str] | None = None,
+    expert_steps: int = 0,
 ) -> WorkEstimate:
     """The work of running ``spec`` for ``seeds``.
 
@@ -97,6 +102,8 @@ def estimate_work(
         ``memory_estimate`` is counted on ``observation`` (methods' on the tabular model).
       observation: (one observation's shape, primitive actions) of the family.
       env: (bytes, what) of one env of the family (``TaskFamily.env_memory``), if it counts.
+      expert_steps: env steps the demonstration source trains its expert for, per train task
+        (:meth:`DemonstrationSource.training_steps`); counted when demonstrations are used.
     """
     ev, tasks = spec.evaluation, spec.tasks
     methods = len(spec.methods)
@@ -113,6 +120,10 @@ def estimate_work(
     if uses_demos:
         d = spec.demonstrations
         steps += n_seeds * tasks.train * d.trajectories_per_task * d.max_steps
+        experts = n_seeds * tasks.train * int(expert_steps)
+        steps += experts
+    else:
+        experts = 0
     if spec.report.references != "none":
         # The normalised scores' reference returns (runner/references.py): the source's expert
         # demonstrates every (seed, test task); with `measure`, a source that trains its experts
@@ -155,7 +166,7 @@ def estimate_work(
     if env is not None:
         candidates.append((int(env[0]), env[1]))
     size, what = max(candidates, key=lambda c: c[0])
-    return WorkEstimate(cells, int(steps), int(size), what)
+    return WorkEstimate(cells, int(steps), int(size), what, experts)
 
 
 def available_memory() -> int | None:

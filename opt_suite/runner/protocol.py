@@ -377,6 +377,8 @@ def work_estimate(
         int(actions.n) if isinstance(actions, gymnasium.spaces.Discrete) else 1,
     )
     states, num_actions, outcomes = shape
+    d = spec.demonstrations
+    expert_steps = components.demonstrations.training_steps(d.params, d.max_steps)
     return estimate_work(
         spec,
         seeds,
@@ -387,6 +389,7 @@ def work_estimate(
         networks,
         observation,
         env=family.env_memory(),
+        expert_steps=expert_steps,
     )
 
 

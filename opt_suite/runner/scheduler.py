@@ -37,6 +37,8 @@ class Summary:
       by_others: cells another runner on the same directory completed meanwhile.
       failed: (cell label, message) of each failed cell.
       skipped: (cell label, reason) of cells not run because a cell they need failed.
+      deterministic: labels of the failed cells whose failure a rerun gives again (an error of
+        the cell's own code, a non-finite result: ``cells.may_change_on_retry``).
       compute_s: the cells' own wall time, summed (compute only).
     """
 
@@ -47,6 +49,7 @@ class Summary:
     failed: list[tuple[str, str]] = dataclasses.field(default_factory=list)
     skipped: list[tuple[str, str]] = dataclasses.field(default_factory=list)
     compute_s: float = 0.0
+    deterministic: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -108,9 +111,13 @@ def execute_plan(
     inflight: dict[str, Cell] = {}
     elsewhere: set[str] = set()
 
-    def fail(cell: Cell, message: str, outcome: CellOutcome | None = None) -> None:
+    def fail(
+        cell: Cell, message: str, outcome: CellOutcome | None = None, retryable: bool = True
+    ) -> None:
         bad.add(cell.cell_id)
         summary.failed.append((cell.label, message))
+        if not (retryable and (outcome is None or outcome.retryable)):
+            summary.deterministic.append(cell.label)
         progress.failed += 1
         progress.message(f"FAILED {message} [cell {cell.cell_id}]")
         details = outcome.details if outcome is not None else ""
@@ -189,7 +196,8 @@ def execute_plan(
                         f"{writer.directory}: {exc}",
                     )
                 except Exception as exc:  # e.g. ragged arrays: the results are not storable
-                    fail(cell, f"{cell.label} returned results that cannot be stored: {exc!r}")
+                    message = f"{cell.label} returned results that cannot be stored: {exc!r}"
+                    fail(cell, message, retryable=False)
                 else:
                     done.add(cell.cell_id)
                     summary.computed += 1

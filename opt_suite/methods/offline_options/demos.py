@@ -15,7 +15,7 @@ import numpy as np
 
 from opt_suite.trajectory import Trajectory
 
-__all__ = ["DemoBatch", "demo_batch", "frame_demo_batch"]
+__all__ = ["DemoBatch", "demo_batch", "frame_demo_batch", "vector_demo_batch"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -87,22 +87,52 @@ def frame_demo_batch(
       ValueError: no demonstrations, or one that is not uint8 frames [T+1, H, W, C] with T >= 1
         actions in range, or frames of different shapes.
     """
+    return _numbered_batch(demonstrations, num_actions, "frames")
+
+
+def vector_demo_batch(
+    demonstrations: Sequence[Trajectory], num_actions: int
+) -> tuple[DemoBatch, np.ndarray]:
+    """As :func:`frame_demo_batch`, for vector observations [T+1, d]: (batch, float32 [U, d]).
+
+    Every observation is its own state (a continuous vector rarely repeats).
+
+    Raises:
+      ValueError: no demonstrations, or one that is not finite real vectors [T+1, d] with T >= 1
+        actions in range, or vectors of different widths.
+    """
+    return _numbered_batch(demonstrations, num_actions, "vectors")
+
+
+def _numbered_batch(
+    demonstrations: Sequence[Trajectory], num_actions: int, kind: str
+) -> tuple[DemoBatch, np.ndarray]:
+    """Every observation of every demonstration numbered once (``kind``: frames or vectors)."""
     if not demonstrations:
         raise ValueError("offline_options needs at least one demonstration, got none")
     shape = None
     for i, h in enumerate(demonstrations):
         obs, act = np.asarray(h.observations), np.asarray(h.actions)
         where = f"demonstration {i} ({h.task_id})"
-        if obs.ndim != 4 or obs.dtype != np.uint8:
+        if kind == "frames" and (obs.ndim != 4 or obs.dtype != np.uint8):
             raise ValueError(
                 f"{where}: expected uint8 frames [T+1, H, W, C] (features: frames), got "
                 f"{obs.dtype} array of shape {obs.shape}"
             )
+        if kind == "vectors" and (
+            obs.ndim != 2 or not np.issubdtype(obs.dtype, np.number) or not np.isfinite(obs).all()
+        ):
+            raise ValueError(
+                f"{where}: expected finite real vectors [T+1, d] (vector observations), got "
+                f"{obs.dtype} array of shape {obs.shape}"
+            )
         if shape is not None and obs.shape[1:] != shape:
-            raise ValueError(f"{where}: frames of shape {obs.shape[1:]}, the first had {shape}")
+            raise ValueError(f"{where}: {kind} of shape {obs.shape[1:]}, the first had {shape}")
         shape = obs.shape[1:]
         _check_actions(where, obs, act, num_actions)
-    frames = np.concatenate([np.asarray(h.observations) for h in demonstrations])
+    observations = np.concatenate([np.asarray(h.observations) for h in demonstrations])
+    if kind == "vectors":
+        observations = observations.astype(np.float32)
     lengths = np.array([len(h) for h in demonstrations], dtype=np.int32)
     horizon = int(lengths.max())
     positions = np.zeros((len(demonstrations), horizon + 1), dtype=np.int32)
@@ -110,11 +140,11 @@ def frame_demo_batch(
     offset = 0
     for b, h in enumerate(demonstrations):
         positions[b, : len(h) + 1] = offset + np.arange(len(h) + 1)
-        positions[b, len(h) + 1 :] = offset + len(h)  # padding: a valid frame, ignored by Ĵ
+        positions[b, len(h) + 1 :] = offset + len(h)  # padding: a valid state, ignored by Ĵ
         actions[b, : len(h)] = np.asarray(h.actions)
         offset += len(h) + 1
-    states = np.arange(len(frames), dtype=np.int32)
-    return DemoBatch(states, positions, actions, lengths), frames
+    states = np.arange(len(observations), dtype=np.int32)
+    return DemoBatch(states, positions, actions, lengths), observations
 
 
 def _check_actions(where: str, obs: np.ndarray, act: np.ndarray, num_actions: int) -> None:

@@ -1,9 +1,12 @@
 """``offline_options``: the method contract around Algorithm 1 (no TensorFlow at import time).
 
 Given the train tasks' demonstrations and a seed, :class:`OfflineOptions` learns options with
-Algorithm 1 and returns them tabulated over *every* state of the family, so the test-time learner
-acts by lookup. TensorFlow is imported inside :meth:`OfflineOptions.discover` and
-:func:`initial_options` only: ``opt-suite list`` and ``validate`` import this module.
+Algorithm 1. On index observations it returns them tabulated over *every* state (the exact model's
+states, or the ``Discrete`` space's indices when the family has no model), so the test-time learner
+acts by lookup; on vectors and images, as keras networks (``on_vectors.py``, ``on_frames.py``).
+No exact model is needed: see :mod:`opt_suite.option_networks.inputs`. TensorFlow is imported
+inside :meth:`OfflineOptions.discover` and :func:`initial_options` only: ``opt-suite list`` and
+``validate`` import this module.
 """
 
 from __future__ import annotations
@@ -17,14 +20,10 @@ import numpy as np
 
 from opt_suite._tf import tensorflow
 from opt_suite.families.base import TabularModel, TaskFamily
-from opt_suite.families.capabilities import (
-    DISCRETE_ACTIONS,
-    EXACT_MODEL,
-    IMAGE_OBSERVATIONS,
-    INDEX_OBSERVATIONS,
-)
-from opt_suite.methods.base import Discovery, DiscoveryContext, Method
+from opt_suite.families.capabilities import DISCRETE_ACTIONS, IMAGE_OBSERVATIONS
+from opt_suite.methods.base import Discovery, DiscoveryContext, Method, discrete_actions
 from opt_suite.methods.offline_options.params import Params
+from opt_suite.option_networks.inputs import network_input
 from opt_suite.options import TabularOptionSet
 
 __all__ = ["OfflineOptions", "POLICY_FILE", "initial_options", "load_policy", "policy_file"]
@@ -44,9 +43,8 @@ class OfflineOptions(Method):
     )
     Params: ClassVar[type] = Params
     uses_demonstrations: ClassVar[bool] = True
-    requires: ClassVar[frozenset[str]] = frozenset(
-        {EXACT_MODEL, DISCRETE_ACTIONS, INDEX_OBSERVATIONS}
-    )
+    # No exact model: Algorithm 1 needs only demonstrations (see check_family for the inputs).
+    requires: ClassVar[frozenset[str]] = frozenset({DISCRETE_ACTIONS})
 
     @classmethod
     def option_count(cls, params: Any) -> int:
@@ -55,46 +53,20 @@ class OfflineOptions(Method):
 
     @classmethod
     def requirements(cls, params: Any) -> frozenset[str]:
-        """Image observations for ``features: frames`` (conv options), else the exact model."""
+        """Image observations for ``features: frames`` (conv options), else discrete actions."""
         if getattr(params, "features", None) == "frames":
             return frozenset({DISCRETE_ACTIONS, IMAGE_OBSERVATIONS})
         return cls.requires
 
     @classmethod
     def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
-        """``features`` must match the family's observations: frames on images, else a model.
+        """``features`` must read the family's observations (:func:`network_input`).
 
         Reported at ``params.features`` with the value that fits, rather than as a missing
         capability of the family: the family is fine, the option networks' input is not.
         """
-        from opt_suite.families.capabilities import offered
-
-        has = offered(family)
-        features = getattr(params, "features", None)
-        if features == "frames" and IMAGE_OBSERVATIONS not in has:
-            fits = " or ".join(repr(f) for f in ("coords", "onehot", "both"))
-            hint = f": use {fits}" if EXACT_MODEL in has else ""
-            return [
-                (
-                    "features",
-                    f"'frames' (convolutional options) needs a family with image observations; "
-                    f"{family.name} has none{hint}",
-                )
-            ]
-        if features != "frames" and not {EXACT_MODEL, INDEX_OBSERVATIONS} <= has:
-            hint = (
-                ": its observations are images, use 'frames' (convolutional options)"
-                if IMAGE_OBSERVATIONS in has
-                else ""
-            )
-            return [
-                (
-                    "features",
-                    f"{features!r} (options tabulated over every state) needs a family with an "
-                    f"exact model and index observations; {family.name} has none{hint}",
-                )
-            ]
-        return []
+        _, problem = network_input(getattr(params, "features", "coords"), family)
+        return [] if problem is None else [("features", problem)]
 
     def discover(self, context: DiscoveryContext) -> Discovery:
         """Run Algorithm 1 on ``context.demonstrations``; options tabulated over all states.
@@ -106,18 +78,33 @@ class OfflineOptions(Method):
         tensorflow()  # quietly, before the modules below import it
         from opt_suite.methods.offline_options.algorithm import learn_options
         from opt_suite.methods.offline_options.demos import demo_batch
-        from opt_suite.option_networks.features import state_features
+        from opt_suite.option_networks.features import index_features, state_features
 
         params: Params = self.params
-        if params.features == "frames":  # image observations: conv options (on_frames.py)
+        kind, problem = "frames", None  # frames name their input; any other is the family's
+        if params.features != "frames":
+            kind, problem = network_input(params.features, context.family)
+        if problem is not None:
+            raise ValueError(f"{self.name}: features: {problem}")
+        if kind == "frames":  # image observations: conv options (on_frames.py)
             from opt_suite.methods.offline_options.on_frames import discover_on_frames
 
             return discover_on_frames(context, params, self.name)
+        if kind == "vector":  # vector observations: MLP options on the vectors (on_vectors.py)
+            from opt_suite.methods.offline_options.on_vectors import discover_on_vectors
+
+            return discover_on_vectors(context, params, self.name)
         start = time.perf_counter()
-        model = context.tabular_models(self.name)[0]
-        demos = demo_batch(context.demonstrations, model.num_states, model.num_actions)
-        features = state_features(model, params.features)
-        learned = learn_options(demos, features, model.num_actions, params, context.seed)
+        if kind == "model":  # the exact model gives the states (and a grid's cells)
+            model = context.tabular_models(self.name)[0]
+            num_states, num_actions = model.num_states, model.num_actions
+            features = state_features(model, params.features)
+        else:  # index observations without a model: the Discrete space's n indices
+            num_states = int(context.family.observation_space.n)
+            num_actions = discrete_actions(context.family, self.name)
+            features = index_features(num_states, params.features)
+        demos = demo_batch(context.demonstrations, num_states, num_actions)
+        learned = learn_options(demos, features, num_actions, params, context.seed)
         options = TabularOptionSet(learned.mu, learned.beta)
         found = learned.discovery(
             options, len(context.demonstrations), start, demonstrated_states=len(demos.states)

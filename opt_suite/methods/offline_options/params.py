@@ -123,8 +123,10 @@ class Params:
     )
     features: Literal["onehot", "coords", "both", "frames"] = param(
         "coords",
-        doc="state input of the networks on grids (measured choice: see features.py); frames: "
-        "convolutional options on image observations (Atari, see conv.py)",
+        doc="input of the networks. coords (default) fits every family: a grid cell's (row, col), "
+        "an index scaled to [-1, 1], a vector as it is, an image's pixels (conv options); "
+        "onehot/both: a weight row per index (index observations); frames: convolutional "
+        "options (images). Measured choice on grids: see features.py",
     )
     keep_options: int | None = param(
         None,

@@ -1,0 +1,160 @@
+"""Shortest-path demonstrations on MiniGrid navigation envs, computed from the env's own grid.
+
+A planner for the ``scripted`` demonstration source (``function:
+"opt_suite.demonstrations.minigrid_planner:shortest_path"``). MiniGrid (pip install
+'opt-suite[minigrid]') envs expose their grid, the agent's cell and its heading; the agent turns
+left (action 0), right (1) or moves forward (2), so the shortest action sequence to the goal is a
+breadth-first search over (cell, heading). Walls block; lava is avoided; a closed door is opened
+with ``toggle`` (5); a locked door needs the key of its colour, picked up (``pickup``, 3) first —
+DoorKey's task: go to the key, pick it up, go to the door, open it, go to the goal. Anything else
+(boxes, several keys to choose between) is an error naming what the planner does not handle.
+
+Ties between shortest paths go to the first found (actions tried in the order left, right,
+forward), so a task's demonstrations are the same for the same start: MiniGrid's starts vary with
+the reset seed, which the source draws from the spec.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+__all__ = ["shortest_path", "PlannerError"]
+
+LEFT, RIGHT, FORWARD, PICKUP, TOGGLE = 0, 1, 2, 3, 5
+#: MiniGrid's headings: 0 east, 1 south, 2 west, 3 north (``DIR_TO_VEC``).
+_STEP = ((1, 0), (0, 1), (-1, 0), (0, -1))
+
+
+class PlannerError(ValueError):
+    """The grid holds something the planner cannot solve (no path, an unsupported object)."""
+
+
+def _passable(grid: Any, x: int, y: int, opened: set) -> bool:
+    cell = grid.get(x, y)
+    if cell is None or (x, y) in opened:
+        return True
+    return cell.type != "lava" and cell.can_overlap()
+
+
+def _route(grid: Any, start: tuple, goal: Any, opened: set) -> tuple[list[int], tuple]:
+    """Turns and moves from ``start`` (x, y, heading) to a state ``goal(x, y, heading)`` accepts."""
+    parents: dict[tuple, tuple | None] = {start: None}
+    queue = collections.deque([start])
+    while queue:
+        state = queue.popleft()
+        if goal(*state):
+            actions = []
+            while parents[state] is not None:
+                state, action = parents[state]  # type: ignore[misc]
+                actions.append(action)
+            return actions[::-1], _last(parents, start, goal)
+        x, y, d = state
+        dx, dy = _STEP[d]
+        moves = [((x, y, (d - 1) % 4), LEFT), ((x, y, (d + 1) % 4), RIGHT)]
+        if 0 <= x + dx < grid.width and 0 <= y + dy < grid.height:
+            if _passable(grid, x + dx, y + dy, opened):
+                moves.append(((x + dx, y + dy, d), FORWARD))
+        for nxt, action in moves:
+            if nxt not in parents:
+                parents[nxt] = (state, action)
+                queue.append(nxt)
+    raise PlannerError("no path")
+
+
+def _last(parents: dict, start: tuple, goal: Any) -> tuple:
+    """The first state ``goal`` accepts, in the search's order (where the route ends)."""
+    return next(s for s in parents if goal(*s))
+
+
+def _find(grid: Any, kind: str) -> list[tuple[int, int, Any]]:
+    return [
+        (x, y, cell)
+        for x in range(grid.width)
+        for y in range(grid.height)
+        if (cell := grid.get(x, y)) is not None and cell.type == kind
+    ]
+
+
+def _facing(target: tuple[int, int]) -> Any:
+    def ahead(x: int, y: int, d: int) -> bool:
+        return (x + _STEP[d][0], y + _STEP[d][1]) == target
+
+    return ahead
+
+
+def shortest_path(env: Any) -> list[int]:
+    """The shortest action sequence from the agent's state to the goal of a MiniGrid ``env``.
+
+    Args:
+      env: a MiniGrid env (``MiniGridEnv``, unwrapped) just after its reset.
+
+    Raises:
+      PlannerError: not a MiniGrid env, no goal, a goal out of reach, or a locked door without
+        its key.
+    """
+    grid = getattr(env, "grid", None)
+    if grid is None or not hasattr(env, "agent_pos") or not hasattr(env, "agent_dir"):
+        raise PlannerError(
+            f"shortest_path plans on MiniGrid envs (grid, agent_pos, agent_dir); got "
+            f"{type(env).__name__}"
+        )
+    goals = _find(grid, "goal")
+    if not goals:
+        raise PlannerError("the grid has no goal cell")
+    goal_cells = {(x, y) for x, y, _ in goals}
+    start = (int(env.agent_pos[0]), int(env.agent_pos[1]), int(env.agent_dir))
+    plan: list[int] = []
+    opened: set = set()
+    state = start
+    # Closed doors that are not locked open with one toggle: route to face each on the way.
+    for x, y, door in _find(grid, "door"):
+        if not door.is_open and not door.is_locked:
+            opened.add((x, y))
+    doors = [(x, y, d) for x, y, d in _find(grid, "door") if d.is_locked]
+    try:
+        if doors:
+            if len(doors) > 1:
+                raise PlannerError(f"{len(doors)} locked doors (one is supported: DoorKey)")
+            dx, dy, door = doors[0]
+            keys = [(x, y) for x, y, k in _find(grid, "key") if k.color == door.color]
+            if len(keys) != 1:
+                raise PlannerError(f"a locked {door.color} door with {len(keys)} matching keys")
+            actions, state = _route(grid, state, _facing(keys[0]), opened)
+            plan += [*actions, PICKUP]
+            grid_key_cell = keys[0]
+            opened.add(grid_key_cell)  # picked up: the cell is free
+            actions, state = _route(grid, state, _facing((dx, dy)), opened)
+            plan += [*actions, TOGGLE]
+            opened.add((dx, dy))
+        actions, _ = _route(grid, state, lambda x, y, d: (x, y) in goal_cells, opened)
+    except PlannerError as exc:
+        raise PlannerError(f"shortest_path: {exc} from the agent at {start[:2]}") from None
+    return _with_toggles(plan + actions, start, grid)
+
+
+def _with_toggles(actions: list[int], start: tuple, grid: Any) -> list[int]:
+    """Insert a ``toggle`` before each forward move into a closed, unlocked door."""
+    out: list[int] = []
+    x, y, d = start
+    opened: set = set()
+    for action in actions:
+        if action == FORWARD:
+            nx, ny = x + _STEP[d][0], y + _STEP[d][1]
+            cell = grid.get(nx, ny)
+            if (
+                cell is not None
+                and cell.type == "door"
+                and not cell.is_open
+                and not cell.is_locked
+                and (nx, ny) not in opened
+            ):
+                out.append(TOGGLE)
+                opened.add((nx, ny))
+            x, y = nx, ny
+        elif action == LEFT:
+            d = (d - 1) % 4
+        elif action == RIGHT:
+            d = (d + 1) % 4
+        out.append(action)
+    return out

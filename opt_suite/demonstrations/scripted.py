@@ -1,0 +1,246 @@
+"""Demonstration source ``scripted``: a planner of your own, named ``module:function``.
+
+Where an env ships a planner, or one is cheap to write, its demonstrations need no trained expert
+(MiniGrid's shortest paths: :mod:`opt_suite.demonstrations.minigrid_planner`)::
+
+    demonstrations:
+      source: scripted
+      params: {function: "opt_suite.demonstrations.minigrid_planner:shortest_path"}
+      trajectories_per_task: 4
+
+**The contract.** ``function(env)`` is called once per demonstration, right after the task's env
+was reset (seeded from the spec, random start actions done). ``env`` is the env the family's id
+names, unwrapped (MiniGrid's ``MiniGridEnv``, with its ``grid``, ``agent_pos``, ``agent_dir``), so
+the planner can read its state; it must not step it. It returns the demonstration's actions, any
+iterable of ints: a list (a plan made once), or a generator, which is advanced after every step
+and so can read the state each action leads to (a closed-loop policy). The source steps the
+*task's* env with them (frame skip, reward scale and step counting as for any agent) until the
+episode ends, the actions run out or ``demonstrations.max_steps`` is reached.
+
+**Complete demonstrations.** A demonstration whose episode did not end (its actions ran out, or a
+cap cut it: ``demonstrations.max_steps`` or the family's own episode cap) is not a demonstration
+of the task. It is dropped with a warning line naming the task, the steps reached and the caps,
+while at least ``min_per_task`` complete ones remain on that task; fewer is an error.
+
+**Bad input.** A module that cannot be imported, a missing or non-callable function: located
+errors at ``demonstrations.params.function`` when the spec is validated. A function that raises,
+or returns something that is not an iterable of valid actions: one error line naming the task,
+with the function's own exception text and the line of the function where it was raised.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import sys
+import traceback
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar
+
+import numpy as np
+
+from opt_suite.demonstrations.base import (
+    DemonstrationError,
+    DemonstrationSource,
+    SourceContext,
+    base_env,
+    child_seed,
+    episode_caps,
+)
+from opt_suite.families.base import Task, TaskFamily
+from opt_suite.families.capabilities import DISCRETE_ACTIONS
+from opt_suite.params import param
+from opt_suite.trajectory import Trajectory
+
+__all__ = ["ScriptedParams", "ScriptedExpert", "resolve"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ScriptedParams:
+    """Which function plans the demonstrations, and how many must be complete."""
+
+    function: str = param(
+        "opt_suite.demonstrations.minigrid_planner:shortest_path",
+        doc="'module:function' returning a demonstration's actions for a reset env (see "
+        "opt_suite/demonstrations/scripted.py for the contract)",
+    )
+    min_per_task: int = param(
+        1,
+        doc="complete demonstrations each train task must keep; cut ones are dropped with a "
+        "warning while at least this many remain (demonstrations.trajectories_per_task at most)",
+        ge=1,
+        le=100_000,
+    )
+
+    def check(self) -> list[tuple[str, str]]:
+        """The function resolves: its module imports and it is a callable."""
+        try:
+            resolve(self.function)
+        except ValueError as exc:
+            return [("function", str(exc))]
+        return []
+
+
+def resolve(name: str) -> Callable[[Any], Iterable[int]]:
+    """The callable ``name`` ('module:function') names.
+
+    Raises:
+      ValueError: not 'module:function', a module that cannot be imported (with its error), a
+        module without that attribute, or an attribute that is not callable.
+    """
+    module_name, colon, attribute = name.partition(":")
+    if not colon or not module_name or not attribute:
+        raise ValueError(f"expected 'module:function', got {name!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # the user's module: any error while importing it is theirs
+        raise ValueError(
+            f"cannot import module {module_name!r}: {type(exc).__name__}: {exc}"
+        ) from None
+    found: Any = module
+    for part in attribute.split("."):
+        if not hasattr(found, part):
+            raise ValueError(f"module {module_name!r} has no attribute {attribute!r}")
+        found = getattr(found, part)
+    if not callable(found):
+        raise ValueError(f"{name!r} is a {type(found).__name__}, not a function")
+    return found
+
+
+def _user_error(function: str, task_id: str, exc: BaseException) -> DemonstrationError:
+    """One line: the user's exception and where in their code it was raised."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = [f for f in frames if f.filename != __file__]  # the user's frames, not this module's
+    where = f" (at {own[-1].filename}:{own[-1].lineno})" if own else ""
+    return DemonstrationError(
+        f"demonstrations.params.function {function!r} raised on {task_id}: "
+        f"{type(exc).__name__}: {exc}{where}"
+    )
+
+
+class ScriptedExpert(DemonstrationSource):
+    """Demonstrations planned by a user's ``module:function``; see the module docstring."""
+
+    name: ClassVar[str] = "scripted"
+    description: ClassVar[str] = (
+        "a planner of your own ('module:function' returning actions), e.g. MiniGrid shortest paths"
+    )
+    Params: ClassVar[type] = ScriptedParams
+    requires: ClassVar[frozenset[str]] = frozenset({DISCRETE_ACTIONS})
+
+    def collect(self, context: SourceContext) -> list[Trajectory]:
+        """Train task i resets its envs from child (i, 1) of ``seed``; see the module docstring.
+
+        Raises:
+          DemonstrationError: the function raised or returned no valid actions, or fewer than
+            ``min_per_task`` demonstrations of a task were complete.
+        """
+        family, train_tasks = context.family, context.train_tasks
+        trajectories_per_task = context.trajectories_per_task
+        max_steps, seed = context.max_steps, context.seed
+        params: ScriptedParams = self.params
+        if params.min_per_task > trajectories_per_task:
+            raise DemonstrationError(
+                f"demonstrations.params.min_per_task = {params.min_per_task} is more than "
+                f"demonstrations.trajectories_per_task = {trajectories_per_task}"
+            )
+        try:
+            plan = resolve(params.function)
+        except ValueError as exc:
+            raise DemonstrationError(f"demonstrations.params.function: {exc}") from None
+        demos: list[Trajectory] = []
+        for i, task in enumerate(train_tasks):
+            rng = np.random.default_rng(child_seed(seed, i, 1))
+            kept, cut = [], []
+            for _ in range(trajectories_per_task):
+                trajectory, ended, caps = self._one(family, task, plan, rng, max_steps)
+                (kept if ended else cut).append((trajectory, caps))
+            for trajectory, caps in cut:
+                print(
+                    f"warning: demonstrations: a scripted demonstration on {task.task_id} was "
+                    f"dropped: its episode had not ended after {len(trajectory)} steps ({caps})",
+                    file=sys.stderr,
+                )
+            if len(kept) < params.min_per_task:
+                raise DemonstrationError(
+                    f"{len(kept)} of {trajectories_per_task} scripted demonstrations on "
+                    f"{task.task_id} reached their episode's end, fewer than "
+                    f"demonstrations.params.min_per_task = {params.min_per_task}; the first was "
+                    f"cut after {len(cut[0][0])} steps ({cut[0][1]})"
+                )
+            demos += [t for t, _ in kept]
+        return demos
+
+    def _one(
+        self,
+        family: TaskFamily,
+        task: Task,
+        plan: Callable[[Any], Iterable[int]],
+        rng: np.random.Generator,
+        max_steps: int,
+    ) -> tuple[Trajectory, bool, str]:
+        """(the trajectory, whether its episode ended, the caps that apply, as words)."""
+        function = self.params.function
+        env = family.make_env(task)
+        try:
+            reset_seed = int(rng.integers(2**31 - 1))
+            obs, _ = env.reset(seed=reset_seed)
+            num_actions = int(env.action_space.n)
+            observations, actions, rewards = [obs], [], []
+            ended, truncated = False, False
+            try:
+                steps = iter(plan(base_env(env)))
+            except TypeError as exc:
+                raise DemonstrationError(
+                    f"demonstrations.params.function {function!r} on {task.task_id}: expected "
+                    f"an iterable of actions, got {exc}"
+                ) from None
+            except Exception as exc:
+                raise _user_error(function, task.task_id, exc) from None
+            while len(actions) < max_steps and not (ended or truncated):
+                try:
+                    action = next(steps)
+                except StopIteration:
+                    break
+                except Exception as exc:
+                    raise _user_error(function, task.task_id, exc) from None
+                if isinstance(action, bool) or not isinstance(action, int | np.integer):
+                    raise DemonstrationError(
+                        f"demonstrations.params.function {function!r} on {task.task_id}: "
+                        f"expected int actions, got {type(action).__name__} {action!r}"
+                    )
+                if not 0 <= int(action) < num_actions:
+                    raise DemonstrationError(
+                        f"demonstrations.params.function {function!r} on {task.task_id}: action "
+                        f"{int(action)} out of range [0, {num_actions})"
+                    )
+                obs, reward, ended, truncated, _ = env.step(int(action))
+                observations.append(obs)
+                actions.append(int(action))
+                rewards.append(float(reward))
+            caps = _caps(env, family, max_steps, len(actions), truncated)
+        finally:
+            env.close()
+        if not actions:
+            raise DemonstrationError(
+                f"demonstrations.params.function {function!r} returned no actions on {task.task_id}"
+            )
+        trajectory = Trajectory(
+            task.task_id,
+            np.asarray(np.stack([np.asarray(o) for o in observations])),
+            np.asarray(actions, dtype=np.int64),
+            np.asarray(rewards, dtype=np.float64),
+            reset_seed=reset_seed,
+        )
+        return trajectory, bool(ended), caps
+
+
+def _caps(env: Any, family: TaskFamily, max_steps: int, steps: int, truncated: bool) -> str:
+    """Which cap cut a demonstration (or that its actions ran out), and every cap that applies."""
+    if steps >= max_steps:
+        why = "cut by demonstrations.max_steps"
+    elif truncated:
+        why = "truncated by the env or the family"
+    else:
+        why = "the function's actions ran out"
+    return f"{why}; caps: {episode_caps(env, family, max_steps)}"

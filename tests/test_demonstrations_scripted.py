@@ -1,0 +1,149 @@
+"""The ``scripted`` demonstration source: MiniGrid shortest paths, a user's planner, bad input."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+from spec_fakes import where
+
+from opt_suite.cli import main
+from opt_suite.demonstrations.base import DemonstrationError, SourceContext
+from opt_suite.demonstrations.scripted import ScriptedExpert, ScriptedParams
+from opt_suite.families.base import Task
+from opt_suite.families.gymnasium_family import Gymnasium, Params
+
+
+def _tasks(family, count=2):
+    return [Task(f"{family.instance_name}/train/{i}", "train", i, family.default_task())
+            for i in range(count)]  # fmt: skip
+
+
+def _collect(family, function, per_task=3, max_steps=300, min_per_task=1):
+    source = ScriptedExpert(ScriptedParams(function=function, min_per_task=min_per_task))
+    return source.collect(
+        SourceContext(family, _tasks(family), per_task, max_steps, np.random.SeedSequence(0))
+    )
+
+
+@pytest.fixture(scope="module")
+def rooms():
+    return Gymnasium(Params(id="MiniGrid-FourRooms-v0", max_episode_steps=1000))
+
+
+@pytest.mark.parametrize("env_id", ["MiniGrid-FourRooms-v0", "MiniGrid-DoorKey-5x5-v0"])
+def test_shortest_paths_reach_the_goal(env_id):
+    family = Gymnasium(Params(id=env_id, max_episode_steps=1000))
+    demos = _collect(family, "opt_suite.demonstrations.minigrid_planner:shortest_path")
+    assert len(demos) == 6
+    for demo in demos:
+        assert demo.rewards[-1] > 0  # MiniGrid rewards only the goal
+        assert demo.observations.shape[1:] == (7, 7, 3)  # the default Dict entry: image
+    again = _collect(family, "opt_suite.demonstrations.minigrid_planner:shortest_path")
+    for a, b in zip(demos, again, strict=True):
+        np.testing.assert_array_equal(a.actions, b.actions)
+
+
+def forward_forever(env):
+    """A closed-loop planner (a generator): forward until the episode is cut."""
+    while True:
+        yield 2
+
+
+def two_steps(env):
+    return [0, 0]
+
+
+def raises(env):
+    raise RuntimeError("planner exploded")
+
+
+def not_actions(env):
+    return 42
+
+
+def strings(env):
+    return ["left"]
+
+
+def every_other_cut(env, _calls=[0]):  # noqa: B006 - counts calls across demonstrations
+    _calls[0] += 1
+    if _calls[0] % 2:
+        return [0]  # runs out before the goal: cut
+    from opt_suite.demonstrations.minigrid_planner import shortest_path
+
+    return shortest_path(env)
+
+
+def test_cut_demonstrations_are_dropped_with_a_warning_while_enough_remain(rooms, capsys):
+    every_other_cut.__defaults__[0][0] = 0
+    demos = _collect(rooms, f"{__name__}:every_other_cut", per_task=4, min_per_task=2)
+    err = capsys.readouterr().err
+    assert len(demos) == 4 and all(d.rewards[-1] > 0 for d in demos)
+    assert err.count("warning: demonstrations: a scripted demonstration on") == 4
+    assert "was dropped: its episode had not ended after 1 steps" in err
+    assert "the function's actions ran out" in err
+
+
+def test_too_few_complete_demonstrations_name_the_steps_and_every_cap(rooms):
+    with pytest.raises(DemonstrationError) as info:
+        _collect(rooms, f"{__name__}:forward_forever", per_task=2, max_steps=50)
+    message = str(info.value)
+    assert "0 of 2 scripted demonstrations on gymnasium-minigrid-fourrooms-v0/train/0" in message
+    assert "cut after 50 steps (cut by demonstrations.max_steps" in message
+    assert "family.params.max_episode_steps = 1000" in message
+    assert "the env's own max_steps = 100 (family.params.kwargs: {max_steps: N})" in message
+
+
+@pytest.mark.parametrize(
+    ("function", "words"),
+    [
+        (
+            "raises",
+            ["raised on", "RuntimeError: planner exploded", "test_demonstrations_scripted.py:"],
+        ),
+        ("not_actions", ["expected an iterable of actions", "int"]),
+        ("strings", ["expected int actions, got str 'left'"]),
+    ],
+)
+def test_a_bad_planner_is_one_line_quoting_its_own_error(rooms, function, words):
+    with pytest.raises(DemonstrationError) as info:
+        _collect(rooms, f"{__name__}:{function}", per_task=1)
+    message = str(info.value)
+    assert "\n" not in message
+    for word in words:
+        assert word in message
+
+
+@pytest.mark.parametrize(
+    ("function", "words"),
+    [
+        ("no_such_module_xyz:plan", "cannot import module 'no_such_module_xyz'"),
+        ("opt_suite.demonstrations.minigrid_planner:nothing", "has no attribute 'nothing'"),
+        ("opt_suite.demonstrations.minigrid_planner:LEFT", "is a int, not a function"),
+        ("just_a_name", "expected 'module:function'"),
+    ],
+)
+def test_validate_locates_a_function_that_does_not_resolve(tmp_path, capsys, function, words):
+    path = tmp_path / "spec.yaml"
+    path.write_text(
+        textwrap.dedent(
+            f"""\
+            name: scripted-check
+            family: {{name: gymnasium, params: {{id: MiniGrid-Empty-Random-6x6-v0}}}}
+            tasks: {{count: 3, train: 2, test: 1, seed: 0}}
+            demonstrations:
+              source: scripted
+              params: {{function: "{function}"}}
+            methods:
+              - {{name: learned, method: offline_options}}
+            evaluation: {{learner: tf_agents, episodes: 10, seeds: 1}}
+            """
+        )
+    )
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    at = where(path.read_text(), f'"{function}"')
+    assert f"{path}:{at}: demonstrations.params.function: " in err and words in err
+    assert "Traceback" not in err
