@@ -179,3 +179,21 @@ def test_fidelity_covering_options_lower_the_cover_time_of_four_rooms():
     bound_ratio = connectivity[0] / connectivity[-1]
     assert after / before < 0.8, f"cover time ratio {after / before:.3f}"
     assert bound_ratio < after / before  # the bound is the looser of the two
+
+
+def test_validate_refuses_a_walk_above_the_interaction_budget_at_its_key(tmp_path, capsys):
+    from pathlib import Path
+
+    from opt_suite.cli import main
+
+    spec = Path(__file__).parents[1] / "specs" / "fourrooms-field.yaml"
+    text = spec.read_text().replace("walk_frames: 20000", "walk_frames: 60000")
+    (tmp_path / "fourrooms-quick.yaml").write_text(
+        (spec.parent / "fourrooms-quick.yaml").read_text()
+    )
+    (tmp_path / "field.yaml").write_text(text)
+    assert main(["validate", str(tmp_path / "field.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert "methods[7].params.walk_frames: covering_options declares a discovery budget of " in err
+    assert "60000 env steps, above evaluation.interaction_budget = 50000" in err
+    assert "Traceback" not in err

@@ -29,6 +29,7 @@ import numpy as np
 
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method, discrete_actions
+from opt_suite.methods.budget import DiscoveryBudget
 from opt_suite.options import TabularOptionSet
 from opt_suite.params import param
 
@@ -90,6 +91,14 @@ class CoveringOptions(Method):
     def option_count(cls, params: Any) -> int:
         """``count`` options."""
         return int(params.count)
+
+    @classmethod
+    def discovery_budget(cls, params: Any) -> DiscoveryBudget:
+        """Demonstrations for ``observed``; ``walk_frames`` env steps for ``random_walk``."""
+        walk = params.graph == "random_walk"
+        return DiscoveryBudget(
+            params.graph == "observed", int(params.walk_frames) if walk else 0, "walk_frames"
+        )
 
     @classmethod
     def memory_hint(cls, params: Any, num_states: int, num_actions: int) -> tuple[int, str]:

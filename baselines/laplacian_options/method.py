@@ -37,6 +37,7 @@ from opt_suite.methods.base import (
     discrete_actions,
     observation_shape,
 )
+from opt_suite.methods.budget import DiscoveryBudget
 
 __all__ = ["LaplacianOptions", "TEMPERATURE"]
 
@@ -191,10 +192,14 @@ class LaplacianOptions(Method):
         return int(params.count)
 
     @classmethod
+    def discovery_budget(cls, params: Any) -> DiscoveryBudget:
+        """``walk_frames`` env steps, no demonstrations."""
+        return DiscoveryBudget(False, int(params.walk_frames), "walk_frames")
+
+    @classmethod
     def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
         """Observations must have a shape, and the networks must stay within the size bound."""
-        from opt_suite.option_networks.conv import frame_layers
-        from opt_suite.option_networks.trunk import MAX_PARAMETERS, network_parameters
+        from opt_suite.option_networks.trunk import MAX_PARAMETERS, frame_layers, network_parameters
 
         space = family.observation_space
         if space.shape is None:

@@ -79,7 +79,7 @@ def state_network(
         x = keras.layers.Activation("relu")(x)
         rest = hidden_sizes[1:]
     else:
-        from opt_suite.option_networks.conv import frame_layers
+        from opt_suite.option_networks.trunk import frame_layers
 
         shape = tuple(int(d) for d in space.shape)
         inputs = keras.Input(shape=shape, name="observation")
