@@ -18,6 +18,11 @@ from opt_suite.report.demonstrations import (
     demonstrations_markdown,
     demonstrations_warning,
 )
+from opt_suite.report.discovery_cost import (
+    DiscoveryCost,
+    discovery_cost_markdown,
+    write_discovery_axis_png,
+)
 from opt_suite.report.episodes import EpisodeTable, LearningCurves, learning_curves
 from opt_suite.report.fig1a import TrainingCurves, write_fig1a_png
 from opt_suite.report.html import write_index_html
@@ -66,6 +71,8 @@ class ReportInputs:
             axis (see :func:`opt_suite.report.episodes.learning_curves`).
         demonstrations: each train task's demonstration returns per seed (empty: no section and
             no warning; see :mod:`opt_suite.report.demonstrations`).
+        discovery: each method entry's discovery cost (:mod:`opt_suite.report.discovery_cost`;
+            empty: no section, no ``curves_with_discovery.png``).
     """
 
     episodes: EpisodeTable
@@ -79,6 +86,7 @@ class ReportInputs:
     interaction: InteractionCurves = dataclasses.field(default_factory=dict)
     frame_budget: int | None = None
     demonstrations: tuple[TaskDemonstrations, ...] = ()
+    discovery: Mapping[str, DiscoveryCost] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -141,7 +149,8 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
     """Write :data:`REPORT_FILES` into ``out_dir`` and return their paths, in that order.
 
     ``fig1a.png`` (Algorithm 1's training curves) follows when ``inputs.training`` has any, and
-    ``discovery.png`` (option discovery by interaction) when ``inputs.interaction`` has any.
+    ``discovery.png`` (option discovery by interaction) when ``inputs.interaction`` has any, and
+    ``curves_with_discovery.png`` (discovery frames on the x-axis) when a discovery stepped envs.
 
     Raises:
         ReportDataError: the episodes cannot be reported (empty, incomplete, inconsistent).
@@ -159,7 +168,11 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
             "\n".join(
                 filter(
                     None,
-                    [leaderboard_markdown(board), demonstrations_markdown(inputs.demonstrations)],
+                    [
+                        leaderboard_markdown(board),
+                        discovery_cost_markdown(inputs.discovery, analysis.curves),
+                        demonstrations_markdown(inputs.demonstrations),
+                    ],
                 )
             ),
         ),
@@ -174,6 +187,11 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
         written.append(write_fig1a_png(inputs.training, out / fig1a, inputs.spec_name))
     if discovery is not None:
         written.append(write_discovery_png(inputs.interaction, out / discovery, inputs.spec_name))
+    with_discovery = write_discovery_axis_png(
+        analysis.curves, inputs.discovery, out / "curves_with_discovery.png", inputs.spec_name
+    )
+    if with_discovery is not None:
+        written.append(with_discovery)
     return written
 
 

@@ -18,6 +18,7 @@ import yaml
 
 from opt_suite.report.build import ReportInputs
 from opt_suite.report.demonstrations import summarise_demonstrations
+from opt_suite.report.discovery_cost import discovery_costs
 from opt_suite.report.episodes import EpisodeTable, ReportDataError
 from opt_suite.report.fig1a import training_curves
 from opt_suite.report.interaction_curves import interaction_curves
@@ -178,5 +179,6 @@ def _load_inputs(directory: Path, spec_hash: str | None) -> tuple[ReportInputs, 
         interaction={m: interaction[m] for m in methods if m in interaction},
         frame_budget=frame_budget,
         demonstrations=demonstrations,
+        discovery={m: c for m, c in discovery_costs(cells).items() if m in methods},
     )
     return inputs, warnings
