@@ -110,7 +110,7 @@ class CoveringOptions(Method):
         from baselines.covering_options.fiedler import covering_edges
 
         p = self.params
-        num_states = int(context.family.observation_space.n)
+        num_states = int(getattr(context.family.observation_space, "n", 0))
         num_actions = discrete_actions(context.family, self.name)
         successor, adjacency, walk = self._graph(context, num_states, num_actions)
         active = np.flatnonzero(adjacency.any(axis=1))  # states the graph reaches

@@ -225,7 +225,6 @@ class LaplacianOptions(Method):
         p = self.params
         family = context.family
         num_actions = discrete_actions(family, self.name)
-        observation_shape(family, self.name)
         for key, message in self.check_family(p, family):
             raise ValueError(f"{self.name}: params.{key}: {message}")
         started = time.perf_counter()
@@ -243,12 +242,14 @@ class LaplacianOptions(Method):
             "spread": [float(s) for s in learned.spread],
         }
         space = family.observation_space
-        if getattr(space, "n", None) is not None and space.shape == ():
+        num_states = getattr(space, "n", None)
+        if num_states is not None and space.shape == ():
             options, info["unvisited_states"] = tabular_options(
-                q_network, p.count, walk, int(space.n), p.termination_tol
+                q_network, p.count, walk, int(num_states), p.termination_tol
             )
         else:
-            options = self._networks(q_network, num_actions, tuple(space.shape), names)
+            shape = observation_shape(family, self.name)
+            options = self._networks(q_network, num_actions, shape, names)
         info["discovery_seconds"] = round(time.perf_counter() - started, 3)
         return Discovery(
             options,
