@@ -19,7 +19,11 @@ import numpy as np
 
 from opt_suite.methods.base import DiscoveryContext, discrete_actions
 
-__all__ = ["Walk", "check_walk_budget", "uniform_random_walk"]
+__all__ = ["MAX_WALK_FRAMES", "Walk", "check_walk_budget", "uniform_random_walk"]
+
+#: The longest random walk a method may declare (env steps): 10 million is ~100x what a 40x40 grid
+#: needs to be covered. Methods bound their ``walk_frames`` params with it.
+MAX_WALK_FRAMES = 10_000_000
 
 
 @dataclasses.dataclass(frozen=True)

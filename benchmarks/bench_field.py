@@ -7,6 +7,11 @@ process); ``extra_info`` records ``ratio_to_offline_options`` (wall time over of
 measured in the same process) and the env frames the discovery stepped (its counted cost).
 
     pytest benchmarks/bench_field.py --benchmark-only
+
+Measured (2026-11-27, 2 cores shared by nine sessions, load ~10): offline_options 17.9 s; covering
+options on the exact model 0.31 s (ratio 0.017), on a 20 000-step random walk 3.8 s (0.21, 20 000
+env frames), Laplacian options on a 20 000-step walk with the defaults 15.9 s (0.89, 20 000 env
+frames). Every field method's discovery costs at most offline_options' on this spec.
 """
 
 from __future__ import annotations

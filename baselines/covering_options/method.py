@@ -27,16 +27,14 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from baselines.random_walk import MAX_WALK_FRAMES
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method, discrete_actions
 from opt_suite.methods.budget import DiscoveryBudget
 from opt_suite.options import TabularOptionSet
 from opt_suite.params import param
 
-__all__ = ["CoveringOptions", "CoveringOptionsParams", "MAX_WALK_FRAMES"]
-
-#: The longest random walk (env steps): 10 million is ~100x what a 40x40 grid needs to be covered.
-MAX_WALK_FRAMES = 10_000_000
+__all__ = ["CoveringOptions", "CoveringOptionsParams"]
 
 
 @dataclasses.dataclass(frozen=True)

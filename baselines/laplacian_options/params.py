@@ -26,13 +26,11 @@ from __future__ import annotations
 
 import dataclasses
 
+from baselines.random_walk import MAX_WALK_FRAMES
 from opt_suite.option_networks.trunk import MAX_LAYERS, MAX_UNITS
 from opt_suite.params import param
 
-__all__ = ["LaplacianOptionsParams", "MAX_WALK_FRAMES"]
-
-#: The longest random walk (env steps).
-MAX_WALK_FRAMES = 10_000_000
+__all__ = ["LaplacianOptionsParams"]
 
 
 @dataclasses.dataclass(frozen=True)

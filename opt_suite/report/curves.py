@@ -59,8 +59,17 @@ def frame_bands(
     return axis, mean, values.std(axis=0, ddof=1) / np.sqrt(values.shape[0])
 
 
-def write_curves_png(curves: Mapping[str, LearningCurves], path: Path, title: str) -> Path:
-    """Draw every method entry's learning curve into ``path`` (PNG, matplotlib's Agg backend)."""
+def write_curves_png(
+    curves: Mapping[str, LearningCurves],
+    path: Path,
+    title: str,
+    discovery_frames: Mapping[str, float] | None = None,
+) -> Path:
+    """Draw every method entry's learning curve into ``path`` (PNG, matplotlib's Agg backend).
+
+    With ``discovery_frames`` (entry -> frames its discovery stepped), the curves are drawn
+    against frames shifted right by them, on a log axis (``report/discovery_cost.py``).
+    """
     # Imported here: the report is written at the end of a run and by `opt-suite report`, while
     # `opt-suite compare` only needs numbers and must stay quick.
     import matplotlib
@@ -68,12 +77,13 @@ def write_curves_png(curves: Mapping[str, LearningCurves], path: Path, title: st
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    by_frames = uses_frames(curves)
+    by_frames = discovery_frames is not None or uses_frames(curves)
     fig, ax = plt.subplots(figsize=(7.0, 4.5), dpi=120)
     try:
         for name, c in curves.items():
             if by_frames:
                 x, mean, se = frame_bands(c)
+                x = x + (discovery_frames or {}).get(name, 0.0)
             else:
                 mean, se = curve_bands(c)
                 x = np.arange(1, mean.size + 1)
@@ -81,6 +91,10 @@ def write_curves_png(curves: Mapping[str, LearningCurves], path: Path, title: st
             ax.fill_between(x, mean - se, mean + se, color=line.get_color(), alpha=0.2, linewidth=0)
         first = next(iter(curves.values()))
         ax.set_xlabel("emulator frames" if by_frames else "episode")
+        if discovery_frames is not None:
+            ax.set_xlabel("frames: discovery + learning (log scale)")
+            ax.set_xscale("symlog", linthresh=1000.0)
+            title = f"{title} (discovery frames included)"
         ax.set_ylabel("average return (± s.e.)")
         ax.set_title(
             f"{title}: {len(first.seeds)} seeds × {len(first.tasks)} test tasks", fontsize="medium"

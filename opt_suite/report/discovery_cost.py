@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from opt_suite.report.curves import curve_bands
+from opt_suite.report.curves import write_curves_png
 from opt_suite.report.episodes import LearningCurves
 
 __all__ = [
@@ -110,27 +110,5 @@ def write_discovery_axis_png(
     """Learning curves against discovery + learning frames; None (nothing drawn) without costs."""
     if not any(c.env_frames for c in costs.values()):
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7.0, 4.5), dpi=120)
-    try:
-        for name, c in curves.items():
-            offset = costs[name].env_frames if name in costs else 0.0
-            x = offset + c.frames.reshape(-1, c.frames.shape[-1]).mean(axis=0)
-            mean, se = curve_bands(c)
-            (line,) = ax.plot(x, mean, label=name, linewidth=1.5)
-            ax.fill_between(x, mean - se, mean + se, color=line.get_color(), alpha=0.2, linewidth=0)
-        ax.set_xlabel("frames: discovery + learning (log scale)")
-        ax.set_xscale("symlog", linthresh=1000.0)
-        ax.set_ylabel("average return (± s.e.)")
-        ax.set_title(f"{title}: discovery frames included", fontsize="medium")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize="small")
-        fig.tight_layout()
-        fig.savefig(path, format="png")
-    finally:
-        plt.close(fig)
-    return path
+    offsets = {name: cost.env_frames for name, cost in costs.items()}
+    return write_curves_png(curves, path, title, discovery_frames=offsets)
