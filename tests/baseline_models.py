@@ -66,3 +66,47 @@ def corridor_models(length: int = 5) -> list[TabularModel]:
 
 def seed(n: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(n)
+
+
+class _ModelEnv(gymnasium.Env):
+    """Samples a TabularModel's transitions from its start state (for methods that walk)."""
+
+    def __init__(self, model: TabularModel) -> None:
+        self.model = model
+        self.observation_space = gymnasium.spaces.Discrete(model.num_states)
+        self.action_space = gymnasium.spaces.Discrete(model.num_actions)
+        self._state = model.start
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self._state = self.model.start
+        return self._state, {}
+
+    def step(self, action):
+        s, a = self._state, int(action)
+        k = self.np_random.choice(self.model.prob.shape[-1], p=self.model.prob[s, a])
+        self._state = int(self.model.next_state[s, a, k])
+        terminated = bool(self.model.terminal[self._state])
+        return self._state, float(self.model.reward[s, a, k]), terminated, False, {}
+
+
+class WalkFamily(ModelFamily):
+    """A ModelFamily of one layout whose envs can be stepped (random-walk methods)."""
+
+    def __init__(self, num_states: int) -> None:
+        super().__init__()
+        self.observation_space = gymnasium.spaces.Discrete(num_states)
+
+    def make_env(self, task, **kwargs):
+        return _ModelEnv(task.params)
+
+
+def room(rows: int, cols: int, slip: float = 0.0) -> TabularModel:
+    """An open rows x cols room without a goal (nothing terminates): for random walks."""
+    walls = layouts.parse("\n".join("." * cols for _ in range(rows)))
+    next_state, prob = grid_dynamics.slip_table(walls, slip)
+    cells, _ = grid_dynamics.states_of(walls)
+    return goal_model(
+        next_state, prob, start=0, goals=[], step_reward=0.0, goal_reward=0.0, cells=cells,
+        shape=walls.shape,
+    )  # fmt: skip

@@ -66,3 +66,40 @@ def test_the_runner_stores_what_the_envs_counted():
     assert problem is None
     # the method under-reports; the cell keeps the counted truth next to it
     assert result["info"] == {"env_steps": 1, "counted_env_steps": 25, "counted_env_frames": 25}
+
+
+class _DeclaredWalker(_Walker):
+    """Declares 10 env steps, then walks until something stops it."""
+
+    name = "declared-walker"
+
+    @classmethod
+    def discovery_budget(cls, params):
+        from opt_suite.methods.budget import DiscoveryBudget
+
+        return DiscoveryBudget(False, 10, None)
+
+    def discover(self, context):
+        env = context.make_env(context.train_tasks[0])
+        env.reset(seed=0)
+        for _ in range(1000):  # ignores truncation: steps past its budget
+            *_, terminated, _, _ = env.step(3)
+            if terminated:
+                env.reset()
+        raise AssertionError("the budget should have stopped the walk")
+
+
+def test_the_runner_stops_a_method_at_its_declared_discovery_budget():
+    from opt_suite.runner.protocol import discovery_steps
+
+    spec = type("S", (), {"evaluation": type("E", (), {"interaction_budget": 25})()})()
+    assert discovery_steps(_DeclaredWalker, None, spec) == 10  # declared, below the spec's
+    assert discovery_steps(_Walker, None, spec) == 25  # interacting, nothing declared
+    job = DiscoveryJob(
+        "c", "discovery of 'declared-walker', seed 0", FourRooms, FAMILY.params, TRAIN,
+        np.random.SeedSequence(0), _DeclaredWalker, None, (), discovery_steps(
+            _DeclaredWalker, None, spec
+        ),
+    )  # fmt: skip
+    with pytest.raises(BudgetExhausted, match="budget of 10 env steps is spent.*stepped past it"):
+        job.compute()

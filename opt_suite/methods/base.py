@@ -22,7 +22,7 @@ import numpy as np
 
 from opt_suite.component import Component, adapt_memory
 from opt_suite.families.base import TabularModel, Task, TaskFamily, exact_model
-from opt_suite.methods.budget import Budget, CountingEnv
+from opt_suite.methods.budget import Budget, CountingEnv, DiscoveryBudget
 from opt_suite.options import OptionSet, TabularOptionSet  # re-exported: its old home
 from opt_suite.trajectory import Trajectory  # re-exported: its old home
 
@@ -179,6 +179,17 @@ class Method(Component):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         adapt_memory(cls, "memory_hint")
+
+    @classmethod
+    def discovery_budget(cls, params: Any) -> DiscoveryBudget:
+        """What discovery with these params spends: demonstrations, env steps (see the class).
+
+        Default: the class attributes: demonstrations if ``uses_demonstrations``, env steps up to
+        ``evaluation.interaction_budget`` if ``uses_interaction``, else none. A method whose
+        params fix its env steps (a random walk of ``walk_frames``) declares them: the runner
+        then stops it there, and ``validate`` refuses more than the interaction budget.
+        """
+        return DiscoveryBudget(cls.uses_demonstrations, None if cls.uses_interaction else 0)
 
     @classmethod
     def option_count(cls, params: Any) -> int | None:

@@ -16,7 +16,28 @@ from typing import Any
 
 import gymnasium
 
-__all__ = ["Budget", "BudgetExhausted", "CountingEnv"]
+__all__ = ["Budget", "BudgetExhausted", "CountingEnv", "DiscoveryBudget"]
+
+
+@dataclasses.dataclass(frozen=True)
+class DiscoveryBudget:
+    """What a method declares its discovery spends (``Method.discovery_budget``).
+
+    Discovery cost goes on the same axis as learning cost: the leaderboard shows the env frames
+    each discovery stepped beside the frames its options' learner took, and the runner stops a
+    discovery at its declared env steps.
+
+    Attributes:
+      demonstrations: whether it reads the demonstrations (their steps are its cost too).
+      env_steps: env steps it may take through ``context.make_env``: a number it declares (e.g.
+        a random walk's length), or None for "up to ``evaluation.interaction_budget``".
+      key: the params key that sets ``env_steps`` (``walk_frames``), where ``validate`` reports a
+        declared budget above ``evaluation.interaction_budget``; None when no key does.
+    """
+
+    demonstrations: bool
+    env_steps: int | None
+    key: str | None = None
 
 
 class BudgetExhausted(RuntimeError):
@@ -49,7 +70,8 @@ class CountingEnv(gymnasium.Wrapper):
         if self.budget.left == 0:
             raise BudgetExhausted(
                 f"the interaction budget of {self.budget.limit} env steps is spent "
-                "(evaluation.interaction_budget)"
+                "(evaluation.interaction_budget, or the method's declared discovery budget): "
+                "the method stepped past it"
             )
         obs, reward, terminated, truncated, info = self.env.step(action)
         self.budget.steps += 1

@@ -33,7 +33,9 @@ import numpy as np
 import tensorflow as tf
 
 from opt_suite.option_networks.features import StateFeatures
-from opt_suite.option_networks.trunk import fitted_layers
+
+# CONV_LAYERS and frame_layers live in trunk.py (no TensorFlow: validate sizes networks with them).
+from opt_suite.option_networks.trunk import CONV_LAYERS, frame_layers
 
 __all__ = [
     "CONV_LAYERS",
@@ -45,18 +47,6 @@ __all__ = [
     "is_conv",
     "keras_option_network",
 ]
-
-#: (filters, kernel, stride) of the two convolutional layers (Mnih et al. 2013's first two).
-CONV_LAYERS = ((16, 8, 4), (32, 4, 2))
-
-
-def frame_layers(frame_shape: Sequence[int]) -> tuple[tuple[int, int, int], ...]:
-    """The convolutions of an option on frames of ``frame_shape`` (see the module docstring).
-
-    :data:`CONV_LAYERS` if they fit, else 3x3 stride-1 layers with the same filters, as many as
-    fit (``trunk.fitted_layers``).
-    """
-    return fitted_layers(frame_shape, CONV_LAYERS, default=True)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
+    "CONV_LAYERS",
     "ConvLayer",
     "MAX_FILTERS",
     "MAX_KERNEL",
@@ -35,6 +36,7 @@ __all__ = [
     "SMALL_KERNEL",
     "conv_output_sides",
     "fitted_layers",
+    "frame_layers",
     "image_sides",
     "network_parameters",
     "shrink_problem",
@@ -151,3 +153,17 @@ def network_parameters(
         count += width * int(units) + int(units)
         width = int(units)
     return count
+
+
+#: (filters, kernel, stride) of the options' two convolutional layers on frames (Mnih et al.
+#: 2013's first two; ``opt_suite.option_networks.conv``).
+CONV_LAYERS: tuple[ConvLayer, ...] = ((16, 8, 4), (32, 4, 2))
+
+
+def frame_layers(frame_shape: Sequence[int]) -> tuple[ConvLayer, ...]:
+    """The convolutions of an option on frames of ``frame_shape`` (``conv.py``'s docstring).
+
+    :data:`CONV_LAYERS` if they fit, else 3x3 stride-1 layers with the same filters, as many as
+    fit (:func:`fitted_layers`).
+    """
+    return fitted_layers(frame_shape, CONV_LAYERS, default=True)

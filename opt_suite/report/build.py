@@ -19,6 +19,11 @@ from opt_suite.report.demonstrations import (
     demonstrations_markdown,
     demonstrations_warning,
 )
+from opt_suite.report.discovery_cost import (
+    DiscoveryCost,
+    discovery_cost_markdown,
+    write_discovery_axis_png,
+)
 from opt_suite.report.episodes import EpisodeTable, LearningCurves, learning_curves
 from opt_suite.report.fig1a import TrainingCurves, write_fig1a_png
 from opt_suite.report.html import write_index_html
@@ -83,6 +88,8 @@ class ReportInputs:
             :mod:`opt_suite.report.degenerate`), each a caveat of the leaderboard.
         zero_shot: each entry's zero-shot return (:mod:`opt_suite.report.zero_shot`); empty:
             no zero-shot column.
+        discovery: each method entry's discovery cost (:mod:`opt_suite.report.discovery_cost`;
+            empty: no section, no ``curves_with_discovery.png``).
     """
 
     episodes: EpisodeTable
@@ -100,6 +107,7 @@ class ReportInputs:
     frame_unit: str = "env steps"
     degenerate: tuple[str, ...] = ()
     zero_shot: Mapping[str, ZeroShot] = dataclasses.field(default_factory=dict)
+    discovery: Mapping[str, DiscoveryCost] = dataclasses.field(default_factory=dict)
 
 
 #: Without a spec threshold, a run with reference returns is timed to this fraction of the way
@@ -232,7 +240,8 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
     another run against it (see :mod:`opt_suite.report.baseline`).
 
     ``fig1a.png`` (Algorithm 1's training curves) follows when ``inputs.training`` has any, and
-    ``discovery.png`` (option discovery by interaction) when ``inputs.interaction`` has any.
+    ``discovery.png`` (option discovery by interaction) when ``inputs.interaction`` has any, and
+    ``curves_with_discovery.png`` (discovery frames on the x-axis) when a discovery stepped envs.
 
     Raises:
         ReportDataError: the episodes cannot be reported (empty, incomplete, inconsistent).
@@ -253,7 +262,11 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
             "\n".join(
                 filter(
                     None,
-                    [leaderboard_markdown(board), demonstrations_markdown(inputs.demonstrations)],
+                    [
+                        leaderboard_markdown(board),
+                        discovery_cost_markdown(inputs.discovery, analysis.curves),
+                        demonstrations_markdown(inputs.demonstrations),
+                    ],
                 )
             ),
         ),
@@ -275,6 +288,11 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
         written.append(write_fig1a_png(inputs.training, out / fig1a, inputs.spec_name))
     if discovery is not None:
         written.append(write_discovery_png(inputs.interaction, out / discovery, inputs.spec_name))
+    with_discovery = write_discovery_axis_png(
+        analysis.curves, inputs.discovery, out / "curves_with_discovery.png", inputs.spec_name
+    )
+    if with_discovery is not None:
+        written.append(with_discovery)
     return written
 
 

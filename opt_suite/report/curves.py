@@ -126,11 +126,14 @@ def write_curves_png(
     title: str,
     references: References | None = None,
     frame_unit: str = "env steps",
+    discovery_frames: Mapping[str, float] | None = None,
 ) -> Path:
     """Draw every method entry's binned learning curve into ``path`` (PNG, matplotlib's Agg).
 
     ``references``: also a panel on the normalised scale. ``frame_unit``: what the frame axis
-    counts, for its label ("env steps", or "emulator frames" on Atari).
+    counts, for its label ("env steps", or "emulator frames" on Atari). With
+    ``discovery_frames`` (entry -> frames its discovery stepped), the curves are drawn against
+    the frame axis shifted right by them, on a log axis (``report/discovery_cost.py``).
     """
     # Imported here: the report is written at the end of a run and by `opt-suite report`, while
     # `opt-suite compare` only needs numbers and must stay quick.
@@ -139,7 +142,9 @@ def write_curves_png(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    by_frames = uses_frames(curves)
+    by_frames = discovery_frames is not None or uses_frames(curves)
+    if discovery_frames is not None:
+        title = f"{title} (discovery frames included)"
     panels = [("raw", "return")]
     if references is not None:
         panels.append(("normalised", "normalised score"))
@@ -159,12 +164,17 @@ def write_curves_png(
                         continue
                     values = normalised
                 centres, means, width = binned(x, values)
+                if discovery_frames is not None:
+                    centres = centres + discovery_frames.get(name, 0.0)
                 mean, half = _band(means)
                 (line,) = ax.plot(centres, mean, label=name, linewidth=1.5)
                 ax.fill_between(
                     centres, mean - half, mean + half, color=line.get_color(), alpha=0.2, lw=0
                 )
             ax.set_xlabel(frame_unit if by_frames else "episode")
+            if discovery_frames is not None:
+                ax.set_xlabel(f"{frame_unit}: discovery + learning (symmetric log scale)")
+                ax.set_xscale("symlog", linthresh=1000.0)
             ax.set_ylabel(ylabel)
             if kind == "normalised" and references is not None:
                 ax.set_title(

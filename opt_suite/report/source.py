@@ -20,6 +20,7 @@ import yaml
 from opt_suite.files_guard import InputError, read_bounded
 from opt_suite.report.build import ReportInputs
 from opt_suite.report.demonstrations import summarise_demonstrations
+from opt_suite.report.discovery_cost import discovery_costs
 from opt_suite.report.episodes import EpisodeTable, ReportDataError
 from opt_suite.report.fig1a import training_curves
 from opt_suite.report.interaction_curves import interaction_curves
@@ -242,6 +243,7 @@ def _load_inputs(directory: Path, store: Any) -> tuple[ReportInputs, list[str]]:
         references=references,
         degenerate=tuple(degenerate),
         zero_shot=zero_shot_returns(cells, methods),
+        discovery={m: c for m, c in discovery_costs(cells).items() if m in methods},
     )
     return inputs, warnings
 

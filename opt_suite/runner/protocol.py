@@ -192,16 +192,15 @@ class _Inputs:
     def _discovery_job(self, cell: Cell) -> DiscoveryJob:
         spec = self.spec
         method = self.components.methods[cell.position]
+        entry = spec.methods[cell.position]
         return DiscoveryJob(
             **self._common(cell),
             tasks=self.plan.train_tasks,
             seed=discovery_seed(spec.tasks.seed, cell.seed, cell.method or ""),
             method_cls=method,
-            method_params=spec.methods[cell.position].params,
+            method_params=entry.params,
             demonstrations=self._output(cell.deps[0]) if cell.deps else (),
-            interaction_budget=(
-                spec.evaluation.interaction_budget if method.uses_interaction else 0
-            ),
+            interaction_budget=discovery_steps(method, entry.params, spec),
         )
 
     def _evaluation_job(self, cell: Cell) -> EvaluationJob:
@@ -494,3 +493,17 @@ def _reuse_note(writer: StoreWriter, new_hash: str, commit: str | None, plan: Pl
         f"({row[0][:12]} -> {new_hash[:12]}): reusing {len(done)} of {len(plan.cells)} cells "
         f"whose inputs are unchanged" + (f" ({detail})" if detail else "") + code
     )
+
+
+def discovery_steps(method: type[Method], params: Any, spec: Any) -> int:
+    """The env steps the runner lets one discovery take (its counting envs stop there).
+
+    A method's declared budget (``Method.discovery_budget``) when it declares one, never above
+    ``evaluation.interaction_budget`` (``validate`` refuses more); the interaction budget for an
+    interacting method that declares none; 0 for the rest.
+    """
+    if not method.uses_interaction:
+        return 0
+    declared = method.discovery_budget(params).env_steps
+    budget = int(spec.evaluation.interaction_budget)
+    return budget if declared is None else min(int(declared), budget)

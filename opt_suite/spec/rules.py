@@ -58,6 +58,7 @@ class _Rules:
         names = self.method_names()
         self.baseline(names)
         self.frame_budget()
+        self.discovery_budgets()
         self.final_fraction()
 
     def name(self, path: KeyPath, value: Any) -> None:
@@ -310,6 +311,30 @@ class _Rules:
                 "(expected evaluation.episodes, or a learner with frame budgets such as "
                 "tf_agents)",
             )
+
+    def discovery_budgets(self) -> None:
+        """A method's declared discovery env steps fit ``evaluation.interaction_budget``."""
+        from opt_suite.spec.schema import EvaluationSpec
+
+        budget = self.get("evaluation", "interaction_budget")
+        if budget is INVALID:
+            if ("evaluation", "interaction_budget") in self.conv.marks:
+                return  # a bad budget is reported where it is written
+            budget = EvaluationSpec.__dataclass_fields__["interaction_budget"].default
+        for i in range(_length(self.conv, ("methods",))):
+            cls: type[Method] | None = self._class(("methods", i), Method)
+            params = self.get("methods", i, "params")
+            if cls is None or params is INVALID or not cls.uses_interaction:
+                continue
+            declared = cls.discovery_budget(params)
+            if declared.env_steps is not None and declared.env_steps > budget:
+                key = ("methods", i, "params", *((declared.key,) if declared.key else ()))
+                self.report(
+                    key,
+                    f"{cls.name} declares a discovery budget of {declared.env_steps} env steps, "
+                    f"above evaluation.interaction_budget = {budget} (expected at most that; "
+                    "lower one or raise the other)",
+                )
 
     def final_fraction(self) -> None:
         fraction, episodes = (

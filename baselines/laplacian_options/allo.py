@@ -1,0 +1,142 @@
+"""The augmented Lagrangian Laplacian objective (ALLO; Gomez, Bowling & Machado, ICLR 2024).
+
+Learn the d smallest eigenfunctions u_1..u_d of the Laplacian L = I - P of the random walk, with
+inner products under the walk's state distribution rho, from transitions (s, s') alone:
+
+    min_u max_beta   sum_i E[(u_i(s) - u_i(s'))^2]                                  (graph drawing)
+                   + sum_{j >= k} beta_jk (<u_j, [[u_k]]> - delta_jk)                   (duals)
+                   + b sum_{j >= k} (<u_j, [[u_k]]> - delta_jk)^2                       (barrier)
+
+(Gomez et al. 2024, Eq. 6), [[.]] a stop-gradient. The stop-gradient on the lower triangle is what
+makes the solution the eigenvectors themselves, in order, instead of any rotation of their span:
+u_j is held orthogonal to the u_k before it, never the other way round (Sec. 4). The graph-drawing
+objective of Wu, Tucker & Nachum (2019) has the same first term and a symmetric penalty, and so
+recovers the span only (their Sec. 3: "invariant to rotations"); the suite's options need each
+eigenfunction, hence ALLO.
+
+Each step: inner products on two independent batches of states (so the square of the error is
+estimated without bias: E_1 * E_2), a gradient step on u, then dual ascent
+beta += dual_rate * E (clipped to [-100, 100]) and b += barrier_rate * mean(max(E_1 * E_2, 0))
+(clipped to [0, 10 000]) — the authors' ``src/trainer/al.py`` (read, not copied).
+
+The eigenvalue of u_i is read from its graph term: E[(u_i(s) - u_i(s'))^2] = 2 <u_i, L u_i> for a
+reversible walk, so lambda_i ~ half of it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from baselines.laplacian_options.networks import network_input, stored
+from opt_suite._tf import tensorflow
+
+__all__ = ["allo_loss", "train_allo"]
+
+DUAL_CLIP = 100.0
+CHUNK = 500
+BARRIER_MAX = 10_000.0
+
+
+def allo_loss(
+    u_t: Any, u_tp1: Any, u_a: Any, u_b: Any, duals: Any, barrier: Any
+) -> tuple[Any, Any, Any, Any]:
+    """(loss, graph norms [d], errors [d, d], quadratic errors [d, d]) of one batch (Eq. 6).
+
+    Args:
+      u_t: float [n, d], u at s_t of n transitions.
+      u_tp1: float [n, d], u at their s_t+1.
+      u_a: float [m, d], u at a batch of states.
+      u_b: float [m, d], u at another, independent batch.
+      duals: float [d, d] (lower triangle used).
+      barrier: float scalar, the barrier coefficient b.
+    """
+    tf = tensorflow()
+    d = u_t.shape[-1]
+    graph = tf.reduce_mean(tf.square(u_t - u_tp1), axis=0)
+    eye = tf.eye(d)
+
+    def error(u: Any) -> Any:
+        inner = tf.matmul(u, tf.stop_gradient(u), transpose_a=True) / tf.cast(
+            tf.shape(u)[0], u.dtype
+        )
+        return tf.linalg.band_part(inner - eye, -1, 0)  # lower triangle, diagonal included
+
+    error_a, error_b = error(u_a), error(u_b)
+    errors = 0.5 * (error_a + error_b)
+    quadratic = error_a * error_b
+    loss = (
+        tf.reduce_sum(graph)
+        + tf.reduce_sum(tf.stop_gradient(duals) * errors)
+        + tf.stop_gradient(barrier) * tf.reduce_sum(quadratic)
+    )
+    return loss, graph, errors, quadratic
+
+
+def train_allo(
+    network: Any,
+    states: np.ndarray,
+    next_states: np.ndarray,
+    params: Any,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Train ``network`` (observations -> d) on the transitions; (loss curve, eigenvalues [d]).
+
+    The steps run inside one compiled loop per chunk of :data:`CHUNK` steps (a Python call per
+    step costs as much as the step on a small network); the batches' indices are drawn up front
+    from ``rng``, so the result does not depend on the chunking.
+
+    Args:
+      network: a keras model with d outputs.
+      states: the walk's s_t, [N, ...].
+      next_states: its s_t+1, [N, ...].
+      params: ``LaplacianOptionsParams`` (steps, batch_size, learning_rate, barrier and duals).
+      rng: draws the batches.
+
+    Returns:
+      (the objective per step, float [steps]; each eigenvalue, half its graph term averaged over
+      the last tenth of the steps, float [d]).
+    """
+    tf = tensorflow()
+    d = int(network.output.shape[-1])
+    duals = tf.Variable(tf.zeros((d, d)))
+    barrier = tf.Variable(float(params.barrier_initial))
+    optimizer = tf.keras.optimizers.Adam(params.learning_rate)
+    weights = network.trainable_variables
+    data, data_next = stored(states), stored(next_states)
+
+    @tf.function
+    def run(picks: Any) -> tuple[Any, Any]:
+        count = tf.shape(picks)[0]
+        losses = tf.TensorArray(tf.float32, size=count)
+        graphs = tf.TensorArray(tf.float32, size=count)
+        for i in tf.range(count):
+            with tf.GradientTape() as tape:
+                loss, graph, errors, quadratic = allo_loss(
+                    network(network_input(tf.gather(data, picks[i, 0])), training=True),
+                    network(network_input(tf.gather(data_next, picks[i, 0])), training=True),
+                    network(network_input(tf.gather(data, picks[i, 1])), training=True),
+                    network(network_input(tf.gather(data, picks[i, 2])), training=True),
+                    duals,
+                    barrier,
+                )
+            optimizer.apply_gradients(zip(tape.gradient(loss, weights), weights, strict=True))
+            duals.assign(tf.clip_by_value(duals + params.dual_rate * errors, -DUAL_CLIP, DUAL_CLIP))
+            rise = params.barrier_rate * tf.reduce_mean(tf.maximum(quadratic, 0.0))
+            barrier.assign(tf.clip_by_value(barrier + rise, 0.0, BARRIER_MAX))
+            losses = losses.write(i, loss)
+            graphs = graphs.write(i, graph)
+        return losses.stack(), graphs.stack()
+
+    size = len(states)
+    batch = min(int(params.batch_size), size)
+    picks = rng.integers(size, size=(params.steps, 3, batch)).astype(np.int32)
+    losses, graphs = [], []
+    for start in range(0, params.steps, CHUNK):
+        loss, graph = run(tf.constant(picks[start : start + CHUNK]))
+        losses.append(np.asarray(loss))
+        graphs.append(np.asarray(graph))
+    graph_all = np.concatenate(graphs)
+    tail = graph_all[-max(len(graph_all) // 10, 1) :]
+    return np.concatenate(losses).astype(np.float64), tail.mean(axis=0) / 2.0

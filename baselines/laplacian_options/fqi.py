@@ -1,0 +1,96 @@
+"""Each eigenoption by fitted Q-iteration on the random-walk transitions (Ernst et al. 2005).
+
+The eigenpurpose of eigenfunction u is the reward r = u(s') - u(s) (Machado et al. 2017, Sec. 3),
+with a ``terminate`` action worth 0. Its optimal values satisfy
+
+    Q(s, a) = E[r + gamma * max(0, max_a' Q(s', a'))]
+
+and the eigenoption stops where no action has positive value (max_a Q(s, a) <= 0). Fitted
+Q-iteration solves this offline from the same transitions the representation was learned from:
+each sweep computes the targets y = r + gamma * max(0, max_a' Q(s', a')) with the previous network,
+then fits Q(s, a) to y by a few Adam steps on minibatches. Why this: it needs no model (unlike the
+2017 method's dynamic programming), no more env steps (unlike an online Q-learner per option), and
+it runs on any observation the networks take, images included.
+
+Rewards are divided by their standard deviation over the walk, so that one temperature and one
+tolerance serve every eigenfunction (an eigenfunction's scale depends on the number of states).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from baselines.laplacian_options.networks import as_input, network_input, stored
+from opt_suite._tf import tensorflow
+
+__all__ = ["fitted_q_iteration"]
+
+
+def fitted_q_iteration(
+    network: Any,
+    states: np.ndarray,
+    actions: np.ndarray,
+    next_states: np.ndarray,
+    reward: np.ndarray,
+    params: Any,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Fit ``network`` (observations -> Q [n, m * A], m heads) to m eigenpurposes at once.
+
+    One network with a head per eigenoption (a shared trunk): one compiled training loop however
+    many options, and the trunk's features serve every eigenpurpose.
+
+    Args:
+      network: keras model with m * A outputs, head i's Q in columns i * A .. (i + 1) * A - 1
+        (trained in place).
+      states: the walk's s_t, [N, ...].
+      actions: its a_t, int [N].
+      next_states: its s_t+1, [N, ...].
+      reward: float [N, m], the (normalised) eigenpurpose rewards of each transition.
+      params: ``LaplacianOptionsParams`` (gamma, fqi_iterations, fqi_steps, batch_size,
+        learning_rate).
+      rng: draws the minibatches.
+
+    Returns:
+      The mean squared error of the fit per sweep, float [fqi_iterations].
+    """
+    tf = tensorflow()
+    heads = reward.shape[1]
+    optimizer = tf.keras.optimizers.Adam(params.learning_rate)
+    weights = network.trainable_variables
+    size = len(states)
+    batch = min(int(params.batch_size), size)
+    data, taken = stored(states), tf.constant(np.asarray(actions, dtype=np.int32))
+
+    @tf.function
+    def fit(picks: Any, targets: Any) -> Any:
+        # One sweep's fitting steps in one compiled loop (see ``allo.train_allo``).
+        total = tf.constant(0.0)
+        for i in tf.range(tf.shape(picks)[0]):
+            with tf.GradientTape() as tape:
+                q = network(network_input(tf.gather(data, picks[i])), training=True)
+                q = tf.reshape(q, (-1, heads, tf.shape(q)[-1] // heads))  # [n, m, A]
+                taken_q = tf.gather(q, tf.gather(taken, picks[i]), axis=2, batch_dims=1)
+                loss = tf.reduce_mean(tf.square(taken_q - tf.gather(targets, picks[i])))
+            optimizer.apply_gradients(zip(tape.gradient(loss, weights), weights, strict=True))
+            total += loss
+        return total / tf.cast(tf.shape(picks)[0], tf.float32)
+
+    losses = np.zeros(params.fqi_iterations)
+    for sweep in range(params.fqi_iterations):
+        after = values(network, next_states).reshape(size, heads, -1).max(axis=2)
+        targets = (reward + params.gamma * np.maximum(after, 0.0)).astype(np.float32)
+        picks = rng.integers(size, size=(params.fqi_steps, batch)).astype(np.int32)
+        losses[sweep] = float(fit(tf.constant(picks), tf.constant(targets)))
+    return losses
+
+
+def values(network: Any, observations: np.ndarray, chunk: int = 4096) -> np.ndarray:
+    """The network's outputs on every observation, float [N, outputs], in chunks."""
+    out = [
+        np.asarray(network(as_input(observations[i : i + chunk]), training=False))
+        for i in range(0, len(observations), chunk)
+    ]
+    return np.concatenate(out) if out else np.zeros((0, int(network.output.shape[-1])))

@@ -1,0 +1,162 @@
+"""Laplacian options: the ALLO objective by hand, bounds, errors, the eigenfunctions' fidelity."""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+from baseline_models import WalkFamily, room, tasks_of
+
+from baselines.laplacian_options import LaplacianOptions, LaplacianOptionsParams
+from opt_suite.methods.base import DiscoveryContext
+from opt_suite.testing import MethodContract
+from opt_suite.testing.method import context_for, tiny_setting
+
+TINY = LaplacianOptionsParams(
+    count=2,
+    walk_frames=1500,
+    steps=40,
+    batch_size=32,
+    hidden_sizes=(16,),
+    fqi_iterations=2,
+    fqi_steps=5,
+    min_spread=0.01,
+)
+
+
+class TestLaplacianOptionsContract(MethodContract):
+    method_class = LaplacianOptions
+    params = TINY
+
+
+class TestLaplacianOptionsImageContract(MethodContract):
+    method_class = LaplacianOptions
+    params = TINY
+
+    def setting(self):
+        from opt_suite.testing.image_family import image_method_setting
+
+        return image_method_setting()
+
+
+def test_allo_loss_by_hand():
+    from baselines.laplacian_options.allo import allo_loss
+    from opt_suite._tf import tensorflow
+
+    tf = tensorflow()
+    # d = 2, two transitions: u(s) - u(s') = (1, 0) and (0, 2): graph norms mean = (0.5, 2.0).
+    u_t = tf.constant([[1.0, 0.0], [0.0, 2.0]])
+    u_tp1 = tf.constant([[0.0, 0.0], [0.0, 0.0]])
+    # Batch a: rows (1, 1), (1, -1): inner = [[1, 0], [0, 1]] -> errors 0.
+    u_a = tf.constant([[1.0, 1.0], [1.0, -1.0]])
+    # Batch b: rows (2, 0), (0, 0): inner = [[2, 0], [0, 0]] -> lower errors [[1, 0], [0, -1]].
+    u_b = tf.constant([[2.0, 0.0], [0.0, 0.0]])
+    duals = tf.constant([[1.0, 5.0], [2.0, 3.0]])  # the upper 5 is never used
+    loss, graph, errors, quadratic = allo_loss(u_t, u_tp1, u_a, u_b, duals, tf.constant(4.0))
+    np.testing.assert_allclose(graph, [0.5, 2.0])
+    np.testing.assert_allclose(errors, [[0.5, 0.0], [0.0, -0.5]])
+    np.testing.assert_allclose(quadratic, 0.0)  # batch a's errors are 0
+    # 2.5 (graph) + 1 * 0.5 + 3 * -0.5 (duals) + 4 * 0 (barrier) = 1.5
+    np.testing.assert_allclose(float(loss), 1.5)
+
+
+def test_walk_past_the_budget_is_refused_before_anything_is_built():
+    params = LaplacianOptionsParams(walk_frames=5000)
+    with pytest.raises(ValueError, match="walk_frames = 5000 is above evaluation.interaction"):
+        LaplacianOptions(params).discover(context_for(tiny_setting(), 0, 3000))
+
+
+def test_bounds_are_declared_and_networks_are_sized_before_building():
+    problems = LaplacianOptions.check_family(
+        LaplacianOptionsParams(hidden_sizes=(4096, 4096, 4096, 4096)),
+        _BigImages(),
+    )
+    assert problems and problems[0][0] == "hidden_sizes" and "parameters" in problems[0][1]
+    assert LaplacianOptionsParams(hidden_sizes=(8,) * 9).check()[0][0] == "hidden_sizes"
+
+
+class _BigImages:
+    name = "big-images"
+    observation_space = gymnasium.spaces.Box(0, 255, (210, 160, 3), np.uint8)
+
+
+def test_collapsed_eigenfunction_is_an_error_not_an_option():
+    # One gradient step: the fresh network's outputs barely vary over the states.
+    params = LaplacianOptionsParams(
+        count=2, walk_frames=500, steps=1, batch_size=16, hidden_sizes=(4,), min_spread=0.9
+    )
+    with pytest.raises(ValueError, match=r"eigenfunction\(s\) \[.*\] collapsed to a constant"):
+        LaplacianOptions(params).discover(context_for(tiny_setting(), 0, 500))
+
+
+def _exact_laplacian(model):
+    """Eigenpairs of I - P, P the uniform-random policy's transition matrix (symmetric here)."""
+    import scipy.linalg
+
+    S, A = model.num_states, model.num_actions
+    P = np.zeros((S, S))
+    for a in range(A):
+        np.add.at(P, (np.arange(S)[:, None], model.next_state[:, a]), model.prob[:, a] / A)
+    return scipy.linalg.eigh(np.eye(S) - P)
+
+
+def test_fidelity_learned_eigenfunctions_match_the_exact_laplacian_and_options_climb_them():
+    """Gomez et al. (2024), Sec. 6: ALLO recovers the Laplacian's eigenvectors themselves.
+
+    A 5 x 7 open room (35 states, no goal), a 20 000-step uniform random walk, d = 4. Measured
+    (this seed): |cos| with the exact eigenvectors of I - P (within each eigenvalue's eigenspace)
+    0.999, 0.996, 0.978, 0.924 for u_0..u_3; estimated eigenvalues 0.0485, 0.094, 0.146 against
+    0.0495, 0.0955, 0.145. The options, followed greedily on the model from every state, stop at
+    the arg-max of u_1 and of u_2 from every start, and at one of u_3's two high corners (its
+    arg-max, or state 1, whose value is above 91% of the states'); asserted: above 85%. About
+    40 s alone (TensorFlow).
+    """
+    from baselines.laplacian_options.fqi import values
+    from baselines.laplacian_options.method import (
+        eigenoption_values,
+        learn_eigenfunctions,
+        tabular_options,
+    )
+
+    model = room(5, 7)
+    S = model.num_states
+    params = LaplacianOptionsParams(
+        count=3,
+        walk_frames=20000,
+        steps=2000,
+        learning_rate=0.01,
+        batch_size=128,
+        hidden_sizes=(32,),
+    )
+    context = DiscoveryContext(
+        WalkFamily(S), tasks_of(model), (), params.walk_frames, np.random.SeedSequence(0)
+    )
+    learned = learn_eigenfunctions(context, params, "test")
+    eigenvalues, vectors = _exact_laplacian(model)
+    u = values(learned.network, np.arange(S))
+    for i in range(4):
+        same = np.abs(eigenvalues - eigenvalues[i]) < 1e-6  # rotation within an eigenspace
+        cosine = np.linalg.norm(vectors[:, same].T @ (u[:, i] / np.linalg.norm(u[:, i])))
+        assert cosine >= 0.9, f"u_{i}: |cos| {cosine:.3f}"
+    np.testing.assert_allclose(learned.eigenvalues[1:], eigenvalues[1:4], atol=0.01)
+
+    space = gymnasium.spaces.Discrete(S)
+    q_network, _ = eigenoption_values(learned, params, space, 4, context.seed, "test")
+    options, unvisited = tabular_options(q_network, 3, learned.walk, S, params.termination_tol)
+    assert unvisited == 0
+    likeliest = np.argmax(model.prob, axis=2)
+    for o in range(3):
+        e = u[:, o + 1]
+        ends = []
+        for start in range(S):
+            state = start
+            for _ in range(3 * S):
+                if options.beta[o, state] == 1.0:
+                    break
+                action = int(np.argmax(options.mu[o, state]))
+                state = int(model.next_state[state, action, likeliest[state, action]])
+            else:
+                pytest.fail(f"option {o} did not stop within {3 * S} steps from {start}")
+            ends.append(state)
+        rank = (e[ends][:, None] >= e[None, :]).mean(axis=1)  # fraction of states at or below
+        assert rank.min() >= 0.85, f"option {o} stops at rank {rank.min():.2f}"
