@@ -220,8 +220,10 @@ def test_a_frame_budget_runs_end_to_end_and_reports_on_frames(tmp_path):
     board = json.loads((out / "leaderboard.json").read_text())
     assert board["protocol"]["frames"] == 300 and board["protocol"]["episodes"] == 100
     text = (out / "leaderboard.md").read_text()
-    assert "300 emulator frames per method entry" in text
-    assert "Budget in frames: each run is read at 100 evenly spaced points" in text
+    # The chain family reports no frames: its budget counts env steps, and the tables say so.
+    assert "300 env steps per method entry" in text
+    assert "Budget in env steps: each run is read at 100 evenly spaced points" in text
+    assert "steps_to_threshold" in text and board["protocol"]["threshold_unit"] == "frames"
 
 
 def test_the_nothing_learned_caveat_names_the_frame_budget():

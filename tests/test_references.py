@@ -79,3 +79,20 @@ def test_none_measures_nothing_and_an_error_is_a_warning(tmp_path):
     assert warnings == ["no normalised scores: reference returns not measured: boom"]
     path.write_text("{not json")
     assert load_references(path, warnings) is None and "not a reference returns file" in warnings[1]
+
+
+def test_families_without_a_model_sample_the_random_policy(tmp_path, monkeypatch):
+    # The quick spec's first test task, its model hidden: 20 sampled random episodes instead of
+    # the exact evaluation. Random walks of at most 500 steps vary a lot (s.e. of 20 episodes:
+    # tens of return units), so the check is loose but catches a wrong horizon or sign.
+    spec = load_spec(QUICK)
+    components = resolve_components(spec)
+    family, _, test, _ = plan_spec(spec, [0], components)
+    model = refs.exact_model(family, test[0])
+    exact = refs.uniform_random_return(model, spec.evaluation.max_steps)
+    monkeypatch.setattr(refs, "exact_model", lambda *a: None)
+    path = refs.measure_references(spec, components, family, test[:1], [0], tmp_path)
+    sampled = load_references(path, [])
+    assert sampled is not None
+    assert abs(sampled.random[0, 0] - exact) < 0.35 * abs(exact)
+    assert sampled.random[0, 0] >= -spec.evaluation.max_steps  # -1 per step, at most 500 steps

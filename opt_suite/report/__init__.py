@@ -4,8 +4,11 @@
 everything below it works on plain data (:class:`EpisodeTable`), so it is tested without a store:
 
 * :mod:`~opt_suite.report.episodes` -- the episode table and its per-method learning-curve grids;
-* :mod:`~opt_suite.report.metrics` -- per-run metrics (auc, final_return, episodes_to_threshold);
-* :mod:`~opt_suite.report.leaderboard` -- aggregation (mean ± s.e., IQM + CI, P(improvement));
+* :mod:`~opt_suite.report.metrics` -- per-run metrics (auc, final_return, episodes_to_threshold,
+  jump_start, improvement);
+* :mod:`~opt_suite.report.normalise` -- per-task normalised scores from the reference returns;
+* :mod:`~opt_suite.report.leaderboard` -- aggregation (mean ± s.e., IQM with seed and task CIs,
+  both P(improvement)s);
 * :mod:`~opt_suite.report.tables`, :mod:`~opt_suite.report.curves`, :mod:`~opt_suite.report.html`
   -- the files;
 * :mod:`~opt_suite.report.baseline`, :mod:`~opt_suite.report.gate` -- the CI baseline and the
