@@ -15,11 +15,13 @@ the env by its gymnasium id and may draw some of its keyword arguments per task:
       vary: {start_actions: [1, 20], reward_scale: [0.0, 10.0], frame_skip: [1, 2, 3]}
 
 A ``kwargs`` value written as a list is a set of choices: each task draws one (stored in its
-``TaskParams.kwargs``). The env's spaces decide what the family offers (index, image or vector
-observations; see :mod:`opt_suite.families.capabilities`), and they must be the same for every
-task. Everything about the env is checked when the spec is validated: the id is registered (or its
-package is named), the env accepts the kwargs, a ``Dict`` observation has an array entry to show
-(``image`` by default), the spaces agree.
+``TaskParams.kwargs``); a list passed as the value itself is written as the only choice
+(``goal_pos: [[6, 6]]``). Validation builds and resets the env with each draw, so a drawn value
+of the wrong shape is a located error, not a failed run. The env's spaces decide what the family
+offers (index, image or vector observations; see :mod:`opt_suite.families.capabilities`), and they
+must be the same for every task. Everything about the env is checked when the spec is validated:
+the id is registered (or its package is named), the env accepts the kwargs, a ``Dict``
+observation has an array entry to show (``image`` by default), the spaces agree.
 """
 
 from __future__ import annotations
@@ -79,7 +81,12 @@ class Params:
             try:
                 found = probe(self.id, drawn, self.observation_key)
             except _Rejected as exc:
-                return [(exc.field, str(exc))]
+                return [
+                    (
+                        exc.field,
+                        str(exc) + (_list_hint(self.kwargs) if exc.field == "kwargs" else ""),
+                    )
+                ]
             if first is None:
                 first = (_text(drawn), found)
             elif found != first[1]:
@@ -154,6 +161,13 @@ def probe(
         # 3.2 GB): it is built with at most ENV_MEMORY more bytes, and what it took is kept.
         with capped(ENV_MEMORY) as allocated:
             env = make_inner(env_id, dict(kwargs), max_episode_steps=1)
+            try:
+                # Some envs only use a kwarg at reset (MiniGrid's goal_pos): a value of the
+                # wrong shape must fail here, not in the run.
+                env.reset(seed=0)
+            except BaseException:
+                env.close()
+                raise
         _BUILT[(env_id, kwargs)] = allocated.peak
     except UnknownEnvId as exc:
         raise _Rejected("id", str(exc)) from None
@@ -190,6 +204,18 @@ def _draws(kwargs: FrozenDict) -> list[FrozenDict]:
         return [FrozenDict(fixed | dict(zip(choices, c, strict=True))) for c in combos]
     first = {k: v[0] for k, v in choices.items()}
     return [FrozenDict(fixed | first | {k: c}) for k, v in choices.items() for c in v]
+
+
+def _list_hint(kwargs: FrozenDict) -> str:
+    """How to pass a list itself, when a kwarg written as a list of scalars was drawn from."""
+    for key, value in kwargs.items():
+        if isinstance(value, tuple) and value and not any(isinstance(v, tuple) for v in value):
+            literal = "[" + ", ".join(map(repr, value)) + "]"
+            return (
+                f" (kwargs.{key}: a list is a set of choices, one drawn per task; to pass the "
+                f"list itself, write it as the only choice: {key}: [{literal}])"
+            )
+    return ""
 
 
 def _text(kwargs: dict) -> str:

@@ -26,7 +26,7 @@ import numpy as np
 
 from opt_suite.report.baseline import Baseline, BaselineRuns
 from opt_suite.report.build import ReportInputs
-from opt_suite.report.gate import compare_runs
+from opt_suite.report.gate import Comparison, compare_runs
 from opt_suite.report.metrics import HIGHER_IS_BETTER
 
 __all__ = ["GateRates", "fresh_seed_groups", "gate_rates", "relabelled", "task_ranges", "worse"]
@@ -131,10 +131,13 @@ def gate_rates(
     alarms, smallest = 0, []
     flagged = {name: 0 for name in baseline.methods}
     caught = {f: {name: 0 for name in baseline.methods} for f in fractions}
-    settings = {"metric": metric, "alpha": alpha, "permutations": permutations}
+
+    def gate(paired: Baseline) -> Comparison:
+        return compare_runs(inputs, paired, metric=metric, alpha=alpha, permutations=permutations)
+
     for group in groups:
         paired = relabelled(baseline, group)
-        result = compare_runs(inputs, paired, **settings)
+        result = gate(paired)
         alarms += bool(result.regressions)
         smallest.append(min(r.p_value for r in result.rows))
         for name in result.regressions:
@@ -142,6 +145,6 @@ def gate_rates(
         for fraction in fractions:
             for name in baseline.methods:
                 degraded = worse(paired, name, metric, fraction * ranges)
-                if name in compare_runs(inputs, degraded, **settings).regressions:
+                if name in gate(degraded).regressions:
                     caught[fraction][name] += 1
     return GateRates(metric, alpha, len(groups), alarms, flagged, caught, tuple(smallest))

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from opt_suite.files_guard import InputError, read_bounded
 from opt_suite.report.episodes import COLUMNS, EpisodeTable, label_key
 from opt_suite.report.leaderboard import Estimate, Improvement, Leaderboard
 from opt_suite.report.metrics import HIGHER_IS_BETTER, JUMP_START_FRACTION, SMOOTHING_WINDOW
@@ -400,8 +401,9 @@ def leaderboard_markdown(board: Leaderboard) -> str:
 def leaderboard_warnings(directory: Path) -> list[str]:
     """The warnings of the leaderboard written in ``directory`` (empty if none or unreadable)."""
     try:
-        doc = json.loads((Path(directory) / "leaderboard.json").read_text())
-    except (OSError, ValueError):
+        data = read_bounded(Path(directory) / "leaderboard.json", 1 << 26, "leaderboard file")
+        doc = json.loads(data)
+    except (InputError, ValueError):
         return []
     warnings = doc.get("warnings") if isinstance(doc, dict) else None
     return [str(w) for w in warnings] if isinstance(warnings, list) else []

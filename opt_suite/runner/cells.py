@@ -4,8 +4,9 @@ A :class:`CellJob` (one subclass per stage: :class:`DemonstrationsJob`, :class:`
 :class:`EvaluationJob`) carries everything the cell needs — registered classes (pickled by
 reference), their params, the tasks, the cell's seed and the outputs of the cells it depends on —
 so a worker needs neither the registry, the spec file nor the results directory. :func:`execute`
-never raises: an exception, or a non-finite number in the output, becomes a failed
-:class:`CellOutcome` whose message names the cell.
+never raises: an exception (``SystemExit`` and ``KeyboardInterrupt`` raised by the cell's code
+included), or a non-finite number in the output, becomes a failed :class:`CellOutcome` whose
+message names the cell; only a real Ctrl-C or SIGTERM unwinds it.
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ import gymnasium
 
 from opt_suite import registry
 from opt_suite.families.base import Task, TaskFamily, exact_model
+from opt_suite.files_guard import read_bounded
+from opt_suite.options.base import MAX_FILE_BYTES
 from opt_suite.runner.backends import Backend, make_backend
 from opt_suite.runner.cells import (
     CellJob,
@@ -158,7 +160,8 @@ class _Inputs:
             self._cache[cell_id] = (
                 load_demonstrations(folder)
                 if stage is Stage.DEMONSTRATIONS
-                else (folder / OPTIONS_FILE).read_bytes()
+                # Through the guard: a regular file of bounded size, read without blocking.
+                else read_bounded(folder / OPTIONS_FILE, MAX_FILE_BYTES, "option-set file")
             )
         return self._cache[cell_id]
 

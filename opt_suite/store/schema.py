@@ -223,13 +223,15 @@ def connect(path: str | Path, *, create: bool) -> sqlite3.Connection:
     path = Path(path)
     if not create and not path.exists():
         raise StoreError(f"no results store at {path} (run `opt-suite run SPEC --out DIR` first)")
-    if path.is_symlink():
-        # A link to another run's store would append this run there (and its -wal/-shm files
-        # would be created beside the link, not beside the database): never followed.
-        raise StoreError(
-            f"{path}: the results store is a symlink (to {os.readlink(path)}); a store is never "
-            f"read or written through a link{_MOVE_ASIDE.format(path=path, name=path.name)}"
-        )
+    for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        if part.is_symlink():
+            # A link to another run's store would append this run there; SQLite writes its
+            # -wal and -shm files through links too: none is ever followed.
+            aside = _MOVE_ASIDE.format(path=part, name=part.name)
+            raise StoreError(
+                f"{part}: the results store is a symlink (to {os.readlink(part)}); a store is "
+                f"never read or written through a link{aside}"
+            )
     if path.exists():
         # SQLite would block on a FIFO, and report a directory or device as a disk I/O error.
         try:

@@ -63,8 +63,25 @@ def test_the_work_estimate_counts_the_env_as_built(tmp_path):
     from opt_suite.params import FrozenDict
 
     small = Gymnasium(Params("MiniGrid-Empty-5x5-v0", FrozenDict(size=8), "image"))
-    large = Gymnasium(Params("MiniGrid-Empty-5x5-v0", FrozenDict(size=400), "image"))
+    large = Gymnasium(Params("MiniGrid-Empty-5x5-v0", FrozenDict(size=600), "image"))
     assert small.params.check() == [] and large.params.check() == []
     (small_bytes, what), (large_bytes, _) = small.env_memory(), large.env_memory()
     assert "MiniGrid-Empty-5x5-v0 env as built" in what
-    assert large_bytes >= 400 * 400 * 8 > 100 * small_bytes  # a pointer per cell of 400x400
+    assert large_bytes >= 600 * 600 * 8 > 100 * small_bytes  # a pointer per cell of 600x600
+
+
+def test_a_literal_list_kwarg_is_written_as_the_only_choice_and_a_wrong_shape_is_located(
+    tmp_path, capsys
+):
+    """``agent_start_pos: [1, 1]`` means "1 or 1": MiniGrid takes it at reset, so validate
+    resets the env and says how to write the list itself; ``[[2, 3]]`` passes it."""
+    text = SPEC.replace("size: {size}", "agent_start_pos: {value}").replace("5x5", "8x8")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text.format(value="[1, 1]"))
+    capsys.readouterr()
+    assert main(["validate", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert f"{spec}:4:" in err and "rejects kwargs {agent_start_pos: 1}" in err, err
+    assert "write it as the only choice: agent_start_pos: [[1, 1]]" in err
+    spec.write_text(text.format(value="[[2, 3]]"))
+    assert main(["validate", str(spec)]) == 0, capsys.readouterr().err

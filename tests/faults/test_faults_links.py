@@ -51,3 +51,17 @@ def test_a_symlinked_results_store_is_refused_and_the_other_store_untouched(spec
     assert hashlib.sha256(store.read_bytes()).hexdigest() == before
     assert main(["report", str(out)]) == 2  # readers refuse it too
     assert "is a symlink" in capsys.readouterr().err
+
+
+def test_a_symlinked_write_ahead_log_is_refused(spec, tmp_path, capsys):
+    """SQLite writes results.sqlite-wal through a link: the store refuses it before opening."""
+    outside = tmp_path / "precious.txt"
+    outside.write_text("the user's own file\n")
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "results.sqlite-wal").symlink_to(outside)
+    capsys.readouterr()
+    code = run_cli(spec, "--out", out, "--workers", "0", "--quiet", "--no-report")
+    err = capsys.readouterr().err
+    assert code == 2 and "results.sqlite-wal: the results store is a symlink" in err, err
+    assert outside.read_text() == "the user's own file\n"
