@@ -66,6 +66,8 @@ class ReportInputs:
             axis (see :func:`opt_suite.report.episodes.learning_curves`).
         demonstrations: each train task's demonstration returns per seed (empty: no section and
             no warning; see :mod:`opt_suite.report.demonstrations`).
+        demonstrations_asked: the spec's ``demonstrations.trajectories_per_task`` (a task that
+            kept fewer is warned about), or None.
     """
 
     episodes: EpisodeTable
@@ -79,6 +81,7 @@ class ReportInputs:
     interaction: InteractionCurves = dataclasses.field(default_factory=dict)
     frame_budget: int | None = None
     demonstrations: tuple[TaskDemonstrations, ...] = ()
+    demonstrations_asked: int | None = None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -131,7 +134,9 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
                 inputs.episodes,
             ),
             # Options learned from demonstrations that score nothing test nothing: say so.
-            *filter(None, [demonstrations_warning(inputs.demonstrations)]),
+            *filter(
+                None, [demonstrations_warning(inputs.demonstrations, inputs.demonstrations_asked)]
+            ),
         ),
         frame_budget=inputs.frame_budget,
     )

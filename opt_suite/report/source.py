@@ -70,6 +70,17 @@ def report_settings(spec_yaml: str) -> ReportSpec:
     return settings
 
 
+def demonstrations_asked(spec_yaml: str) -> int | None:
+    """The stored spec's ``demonstrations.trajectories_per_task``, or None (unset or unreadable)."""
+    try:
+        document = yaml.safe_load(spec_yaml) or {}
+    except yaml.YAMLError:
+        return None
+    section = document.get("demonstrations") if isinstance(document, dict) else None
+    value = section.get("trajectories_per_task") if isinstance(section, dict) else None
+    return value if _integer(value) and value >= 1 else None
+
+
 def evaluation_frames(spec_yaml: str) -> int | None:
     """The stored spec's ``evaluation.frames`` (a frame budget), or None for an episode budget.
 
@@ -178,5 +189,6 @@ def _load_inputs(directory: Path, spec_hash: str | None) -> tuple[ReportInputs, 
         interaction={m: interaction[m] for m in methods if m in interaction},
         frame_budget=frame_budget,
         demonstrations=demonstrations,
+        demonstrations_asked=demonstrations_asked(spec_yaml),
     )
     return inputs, warnings
