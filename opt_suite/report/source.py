@@ -78,7 +78,7 @@ def demonstrations_asked(spec_yaml: str) -> int | None:
         return None
     section = document.get("demonstrations") if isinstance(document, dict) else None
     value = section.get("trajectories_per_task") if isinstance(section, dict) else None
-    return value if _integer(value) and value >= 1 else None
+    return int(value) if value is not None and _integer(value) and value >= 1 else None
 
 
 def evaluation_frames(spec_yaml: str) -> int | None:
