@@ -161,11 +161,12 @@ class RandomOptions(Method):
             initial_tabular_options,
             initial_vector_options,
         )
-        from opt_suite.option_networks.inputs import network_input, readable
+        from opt_suite.option_networks.inputs import index_count, network_input, readable
 
         nested = self.params.offline_options
         count, seed = self.params.count, context.seed
-        kind, problem = "frames", None
+        kind: str | None = "frames"
+        problem: str | None = None
         if nested.features != "frames":
             kind, problem = network_input(nested.features, context.family)
         if problem is not None and readable(context.family):
@@ -182,7 +183,7 @@ class RandomOptions(Method):
             return Discovery(initial_vector_options(dim, actions, nested.hidden_sizes, count, seed))
         if kind == "index":  # over the Discrete space's indices, as offline_options tabulates
             actions = discrete_actions(context.family, self.name)
-            state_input = index_features(int(context.family.observation_space.n), nested.features)
+            state_input = index_features(index_count(context.family), nested.features)
             options = initial_options_over(state_input, actions, nested.hidden_sizes, count, seed)
         elif kind == "model":
             model = context.tabular_models(self.name)[0]

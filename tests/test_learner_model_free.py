@@ -20,6 +20,7 @@ from opt_suite.learners.intra_option_q import IntraOptionQLearning
 from opt_suite.learners.smdp_q import SMDPQLearning, model_free
 from opt_suite.options import TabularOptionSet
 from opt_suite.params import FrozenDict
+from opt_suite.testing import LearnerContract
 
 EPISODES, MAX_STEPS = 8, 400
 
@@ -85,3 +86,33 @@ def test_frozenlake_usage_rows_sum_to_the_episode_steps(lake):
     for log, usage in pairs:
         np.testing.assert_array_equal(usage.steps.sum(axis=1), log.steps)
         assert usage.names == ("a0", "a1", "a2", "a3", "option-0", "option-1")
+
+
+def _lake_setting():
+    from opt_suite.testing.learner import LearnerSetting
+
+    family = Gymnasium(GymParams(id="FrozenLake-v1", max_episode_steps=100))
+    tasks = tuple(
+        Task(f"{family.instance_name}/test/{i}", "test", i, family.default_task()) for i in range(2)
+    )
+    rng = np.random.default_rng(0)
+    options = TabularOptionSet(rng.dirichlet(np.ones(4), size=(2, 16)), rng.uniform(size=(2, 16)))
+    return LearnerSetting(family, tasks, options, TabularOptionSet.empty(16, 4))
+
+
+class TestModelFreeSMDPContract(LearnerContract):
+    """The learner contract (seeded, batching-independent, well-formed logs) without a model."""
+
+    learner_class = SMDPQLearning
+    params = SMDPQLearning.Params()
+
+    def setting(self):
+        return _lake_setting()
+
+
+class TestModelFreeIntraOptionContract(LearnerContract):
+    learner_class = IntraOptionQLearning
+    params = IntraOptionQLearning.Params()
+
+    def setting(self):
+        return _lake_setting()

@@ -54,3 +54,20 @@ def test_a_return_of_zero_that_reached_the_goal_is_not_silent():
     summary = summarise_demonstrations([(0, [path, _demo("fr/train/0", [-1.0, 10.0])])])
     assert summary[0].returns == (0.0,)
     assert demonstrations_warning(summary) is None
+
+
+def test_warning_when_a_train_task_kept_fewer_demonstrations_than_asked():
+    """A source that drops cut demonstrations leaves fewer: the report says which tasks."""
+    from opt_suite.report.source import demonstrations_asked
+
+    summary = summarise_demonstrations(
+        [(0, [_demo("a/train/0", [1.0]), _demo("a/train/0", [1.0]), _demo("a/train/1", [1.0])])]
+    )
+    assert demonstrations_warning(summary, asked=2) == (
+        "demonstrations dropped: 1 train task(s) kept fewer than the 2 demonstrations asked for "
+        "(a/train/1 (seed 0): 1); the source dropped cut or failed ones (its warnings are in the "
+        "worker output)"
+    )
+    assert demonstrations_warning(summary, asked=1) is None
+    assert demonstrations_asked("demonstrations: {trajectories_per_task: 4}\n") == 4
+    assert demonstrations_asked("name: x\n") is None

@@ -151,7 +151,8 @@ class ScriptedExpert(DemonstrationSource):
         demos: list[Trajectory] = []
         for i, task in enumerate(train_tasks):
             rng = np.random.default_rng(child_seed(seed, i, 1))
-            kept, cut = [], []
+            kept: list[tuple[Trajectory, str]] = []
+            cut: list[tuple[Trajectory, str]] = []
             for _ in range(trajectories_per_task):
                 trajectory, ended, caps = self._one(family, task, plan, rng, max_steps)
                 (kept if ended else cut).append((trajectory, caps))
@@ -186,7 +187,9 @@ class ScriptedExpert(DemonstrationSource):
             reset_seed = int(rng.integers(2**31 - 1))
             obs, _ = env.reset(seed=reset_seed)
             num_actions = int(env.action_space.n)
-            observations, actions, rewards = [obs], [], []
+            observations: list[Any] = [obs]
+            actions: list[int] = []
+            rewards: list[float] = []
             ended, truncated = False, False
             try:
                 steps = iter(plan(base_env(env)))

@@ -1,9 +1,10 @@
 """Tabular experts: demonstrations from optimal policies computed or learned on the exact model.
 
 The paper (Section 4.1) demonstrates each train task with "sample trajectories from optimal
-policies, learned using Q-learning". Two sources produce such policies; both need the family's
-exact model and sample the demonstrations in the real (slippery) task, observations being state
-indices:
+policies, learned using Q-learning". Two sources produce such policies, observations being state
+indices; ``optimal`` needs the family's exact model, ``q_learning`` uses it when there is one (and
+otherwise learns on the env: :mod:`.qlearning_env`); both sample the demonstrations in the real
+(slippery) task:
 
 - ``optimal`` (the default): value iteration on the exact model (S&B eq. 4.10) and its greedy
   policy — optimal by construction, whatever the reward scale, and fast.
@@ -270,7 +271,8 @@ class QLearningExpert(DemonstrationSource):
 
     name: ClassVar[str] = "q_learning"
     description: ClassVar[str] = (
-        "tabular Q-learning expert, trained until optimal at the start (the paper's experts)"
+        "tabular Q-learning expert (the paper's), trained until optimal at the start; without a "
+        "model, on the env until its greedy return plateaus"
     )
     Params: ClassVar[type] = QLearningParams
     # No model needed: without one it steps the env and stops on a plateau (qlearning_env.py).

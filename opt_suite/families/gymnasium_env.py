@@ -114,7 +114,8 @@ def adapted_space(space: spaces.Space, observation_key: str | None) -> spaces.Sp
     """
     key = observation_entry(space, observation_key)
     if key is not None:
-        return adapted_space(space.spaces[key], None)  # type: ignore[index]
+        assert isinstance(space, spaces.Dict)  # observation_entry returns a key for Dicts only
+        return adapted_space(space[key], None)
     if isinstance(space, spaces.Box) and space.dtype == np.bool_:
         return spaces.Box(0, 255, space.shape, dtype=np.uint8)
     return space

@@ -29,7 +29,7 @@ from opt_suite.families.capabilities import (
     offered,
 )
 
-__all__ = ["InputKind", "network_input", "readable"]
+__all__ = ["InputKind", "index_count", "network_input", "readable"]
 
 InputKind = Literal["model", "index", "vector", "frames"]
 
@@ -71,3 +71,11 @@ def network_input(features: str, family: Any) -> tuple[InputKind | None, str | N
 def readable(family: Any) -> bool:
     """Whether some option network reads ``family``'s observations (indices, vectors, images)."""
     return bool({INDEX_OBSERVATIONS, VECTOR_OBSERVATIONS, IMAGE_OBSERVATIONS} & offered(family))
+
+
+def index_count(family: Any) -> int:
+    """n, the number of indices of ``family``'s ``Discrete`` observations (``index`` input)."""
+    n = getattr(family.observation_space, "n", None)
+    if n is None:
+        raise ValueError(f"{family.name} has no index observations: {family.observation_space}")
+    return int(n)

@@ -90,6 +90,8 @@ class ReportInputs:
             no zero-shot column.
         discovery: each method entry's discovery cost (:mod:`opt_suite.report.discovery_cost`;
             empty: no section, no ``curves_with_discovery.png``).
+        demonstrations_asked: the spec's ``demonstrations.trajectories_per_task`` (a task that
+            kept fewer is warned about), or None.
     """
 
     episodes: EpisodeTable
@@ -108,6 +110,7 @@ class ReportInputs:
     degenerate: tuple[str, ...] = ()
     zero_shot: Mapping[str, ZeroShot] = dataclasses.field(default_factory=dict)
     discovery: Mapping[str, DiscoveryCost] = dataclasses.field(default_factory=dict)
+    demonstrations_asked: int | None = None
 
 
 #: Without a spec threshold, a run with reference returns is timed to this fraction of the way
@@ -196,7 +199,9 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
                 inputs.episodes,
             ),
             # Options learned from demonstrations that score nothing test nothing: say so.
-            *filter(None, [demonstrations_warning(inputs.demonstrations)]),
+            *filter(
+                None, [demonstrations_warning(inputs.demonstrations, inputs.demonstrations_asked)]
+            ),
             *filter(None, [_threshold_caveat(analysis)]),
             *filter(
                 None,

@@ -75,10 +75,28 @@ def summarise_demonstrations(
     return tuple(out)
 
 
-def demonstrations_warning(summary: Sequence[TaskDemonstrations]) -> str | None:
-    """A warning when demonstrations score nothing (all, or every one of some train tasks)."""
+def demonstrations_warning(
+    summary: Sequence[TaskDemonstrations], asked: int | None = None
+) -> str | None:
+    """A warning when demonstrations score nothing (all, or every one of some train tasks).
+
+    With ``asked`` (the spec's ``demonstrations.trajectories_per_task``), also when a train task
+    kept fewer: a source dropped cut ones (``ppo_expert``'s ``min_complete``, ``scripted``,
+    model-free ``q_learning``), so the options learned from fewer than the spec asked for.
+    """
     if not summary:
         return None
+    short = [t for t in summary if asked is not None and len(t.returns) < asked]
+    if short:
+        kept = ", ".join(f"{t.task_id} (seed {t.seed}): {len(t.returns)}" for t in short[:6])
+        more = ", …" if len(short) > 6 else ""
+        dropped = (
+            f"demonstrations dropped: {len(short)} train task(s) kept fewer than the "
+            f"{asked} demonstrations asked for ({kept}{more}); the source dropped cut or "
+            "failed ones (its warnings are in the worker output)"
+        )
+        other = demonstrations_warning(summary)
+        return dropped if other is None else f"{dropped}; {other}"
     silent_flags = [s for task in summary for s in task.silent]
     zero = sum(silent_flags)
     if zero == len(silent_flags):

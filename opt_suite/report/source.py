@@ -76,6 +76,17 @@ def report_settings(spec_yaml: str) -> ReportSpec:
     return settings
 
 
+def demonstrations_asked(spec_yaml: str) -> int | None:
+    """The stored spec's ``demonstrations.trajectories_per_task``, or None (unset or unreadable)."""
+    try:
+        document = yaml.safe_load(spec_yaml) or {}
+    except yaml.YAMLError:
+        return None
+    section = document.get("demonstrations") if isinstance(document, dict) else None
+    value = section.get("trajectories_per_task") if isinstance(section, dict) else None
+    return int(value) if value is not None and _integer(value) and value >= 1 else None
+
+
 def evaluation_frames(spec_yaml: str) -> int | None:
     """The stored spec's ``evaluation.frames`` (a frame budget), or None for an episode budget.
 
@@ -244,6 +255,7 @@ def _load_inputs(directory: Path, store: Any) -> tuple[ReportInputs, list[str]]:
         degenerate=tuple(degenerate),
         zero_shot=zero_shot_returns(cells, methods),
         discovery={m: c for m, c in discovery_costs(cells).items() if m in methods},
+        demonstrations_asked=demonstrations_asked(spec_yaml),
     )
     return inputs, warnings
 

@@ -368,6 +368,12 @@ def work_estimate(
     """The estimate of :mod:`.estimate` for a spec whose family and train tasks are built."""
     model = exact_model(family, train[0]) if train else None
     shape = (None, None, 1) if model is None else model.next_state.shape
+    index_space, action_space = family.observation_space, family.action_space
+    if model is None and isinstance(index_space, gymnasium.spaces.Discrete):
+        # No model but index observations: the tabular learners' Q and the options' tables are
+        # over the n indices all the same (one outcome: no model array is built).
+        if isinstance(action_space, gymnasium.spaces.Discrete):
+            shape = (int(index_space.n), int(action_space.n), 1)
     networks: list[tuple[str, type[Learner] | type[DemonstrationSource], Any]] = [
         ("evaluation", components.learner, spec.evaluation.params)
     ]

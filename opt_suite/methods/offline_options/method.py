@@ -23,7 +23,7 @@ from opt_suite.families.base import TabularModel, TaskFamily
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, IMAGE_OBSERVATIONS
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method, discrete_actions
 from opt_suite.methods.offline_options.params import Params
-from opt_suite.option_networks.inputs import network_input
+from opt_suite.option_networks.inputs import index_count, network_input
 from opt_suite.options import TabularOptionSet
 
 __all__ = ["OfflineOptions", "POLICY_FILE", "initial_options", "load_policy", "policy_file"]
@@ -81,7 +81,9 @@ class OfflineOptions(Method):
         from opt_suite.option_networks.features import index_features, state_features
 
         params: Params = self.params
-        kind, problem = "frames", None  # frames name their input; any other is the family's
+        # frames name their input; any other is the family's
+        kind: str | None = "frames"
+        problem: str | None = None
         if params.features != "frames":
             kind, problem = network_input(params.features, context.family)
         if problem is not None:
@@ -100,7 +102,7 @@ class OfflineOptions(Method):
             num_states, num_actions = model.num_states, model.num_actions
             features = state_features(model, params.features)
         else:  # index observations without a model: the Discrete space's n indices
-            num_states = int(context.family.observation_space.n)
+            num_states = index_count(context.family)
             num_actions = discrete_actions(context.family, self.name)
             features = index_features(num_states, params.features)
         demos = demo_batch(context.demonstrations, num_states, num_actions)
