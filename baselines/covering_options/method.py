@@ -28,6 +28,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from baselines.random_walk import MAX_WALK_FRAMES
+from opt_suite.component import ProblemSize
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method, discrete_actions
 from opt_suite.methods.budget import DiscoveryBudget
@@ -99,9 +100,12 @@ class CoveringOptions(Method):
         )
 
     @classmethod
-    def memory_hint(cls, params: Any, num_states: int, num_actions: int) -> tuple[int, str]:
-        """The dense weights and Laplacian: states x states float64, three of them."""
-        return 3 * 8 * num_states * num_states, "the dense graph and Laplacian: states x states"
+    def memory_estimate(cls, params: Any, size: ProblemSize) -> tuple[int, str] | None:
+        """The dense weights and Laplacian: states x states float64, three of them (tabular)."""
+        if size.num_states is None:
+            return None
+        n = size.num_states
+        return 3 * 8 * n * n, "the dense graph and Laplacian: states x states"
 
     def discover(self, context: DiscoveryContext) -> Discovery:
         """Covering options of the train tasks' state graph."""
