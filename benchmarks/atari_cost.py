@@ -47,7 +47,7 @@ def main() -> None:
 
     from ale_py.vector_env import AtariVectorEnv
 
-    from opt_suite.families.atari import Atari, Params, TaskParams
+    from opt_suite.families.atari.family import Atari, Params, TaskParams
     from opt_suite.families.env_batch import step_rows
 
     family = Atari(Params(game=args.game))

@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from opt_suite.agents import acting  # noqa: E402
 from opt_suite.agents.params import PPOParams  # noqa: E402
-from opt_suite.families.atari import Atari, TaskParams  # noqa: E402
+from opt_suite.families.atari.family import Atari, TaskParams  # noqa: E402
 from opt_suite.learners import ppo_parts  # noqa: E402
 from opt_suite.learners.agent_learner import TFAgentsLearner  # noqa: E402
 from opt_suite.methods.offline_options.params import Params  # noqa: E402

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opt_suite.families import fourrooms
-from opt_suite.families.chain import Chain
-from opt_suite.families.fourrooms import FourRooms, Params, Variation
+from opt_suite.families.tabular import fourrooms
+from opt_suite.families.tabular.chain import Chain
+from opt_suite.families.tabular.fourrooms import FourRooms, Params, Variation
 
 PAPER = FourRooms(Params())
 TASKS = [t.params for t in sum(PAPER.make_tasks(Variation(), (), 30, 6, 24, seed=0), [])]

@@ -24,7 +24,7 @@ import pytest
 from baselines.covering_options import CoveringOptions, CoveringOptionsParams
 from baselines.laplacian_options import LaplacianOptions, LaplacianOptionsParams
 from opt_suite.demonstrations import collect_demonstrations
-from opt_suite.families.fourrooms import FourRooms
+from opt_suite.families.tabular.fourrooms import FourRooms
 from opt_suite.methods.base import DiscoveryContext
 from opt_suite.methods.offline_options import OfflineOptions
 from opt_suite.methods.offline_options import Params as OfflineParams

@@ -20,7 +20,7 @@ import time
 import numpy as np
 import pytest
 
-from opt_suite.families.fourrooms import FourRooms, Params, Variation
+from opt_suite.families.tabular.fourrooms import FourRooms, Params, Variation
 from opt_suite.learners.base import LearnerRun
 from opt_suite.learners.intra_option_q import IntraOptionQLearning
 from opt_suite.learners.smdp_q import SMDPQLearning

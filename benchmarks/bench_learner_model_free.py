@@ -21,9 +21,9 @@ import time
 import numpy as np
 
 from opt_suite.families.base import Task
-from opt_suite.families.fourrooms import FourRooms, Params, Variation
-from opt_suite.families.gymnasium_family import Gymnasium
-from opt_suite.families.gymnasium_family import Params as GymParams
+from opt_suite.families.gymnasium.family import Gymnasium
+from opt_suite.families.gymnasium.family import Params as GymParams
+from opt_suite.families.tabular.fourrooms import FourRooms, Params, Variation
 from opt_suite.learners.base import LearnerRun
 from opt_suite.learners.smdp_q import SMDPQLearning
 from opt_suite.options import TabularOptionSet

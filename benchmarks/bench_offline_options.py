@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from opt_suite.demonstrations import collect_demonstrations
-from opt_suite.families.fourrooms import FourRooms, Params, Variation
+from opt_suite.families.tabular.fourrooms import FourRooms, Params, Variation
 from opt_suite.methods.base import DiscoveryContext
 from opt_suite.methods.offline_options import OfflineOptions
 from opt_suite.methods.offline_options import Params as OfflineParams

@@ -16,7 +16,7 @@ import pytest
 
 from baselines.option_critic import OptionCritic, OptionCriticParams
 from opt_suite.families.base import Task
-from opt_suite.families.fourrooms import FourRooms, Params, TaskParams
+from opt_suite.families.tabular.fourrooms import FourRooms, Params, TaskParams
 from opt_suite.methods.base import DiscoveryContext
 
 BUDGET = 2_000_000

@@ -57,7 +57,7 @@ tf.config.threading.set_inter_op_parallelism_threads(1)
 from opt_suite.agents import ppo  # noqa: E402
 from opt_suite.agents.environment import GymnasiumPyEnvironment  # noqa: E402
 from opt_suite.agents.params import PPOParams  # noqa: E402
-from opt_suite.families.atari import Atari, TaskParams  # noqa: E402
+from opt_suite.families.atari.family import Atari, TaskParams  # noqa: E402
 from opt_suite.params import FrozenDict  # noqa: E402
 
 FAMILY = Atari(Atari.Params(game="breakout"))
@@ -199,8 +199,8 @@ def update_cpu_s() -> dict[str, float]:
 
 def minatar() -> tuple[Any, Any, PPOParams]:
     """MinAtar Breakout (sticky actions off), one task, the minatar-breakout spec's expert PPO."""
-    from opt_suite.families.gymnasium_family import Gymnasium, Params
-    from opt_suite.families.gymnasium_family import TaskParams as GymnasiumTask
+    from opt_suite.families.gymnasium.family import Gymnasium, Params
+    from opt_suite.families.gymnasium.family import TaskParams as GymnasiumTask
     from opt_suite.spec.load import load_sweep
 
     spec = load_sweep(Path(__file__).parent.parent / "specs" / "minatar-breakout.yaml").base

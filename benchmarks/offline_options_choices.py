@@ -26,7 +26,7 @@ import numpy as np
 
 import opt_suite  # noqa: F401  (sets the Keras flavour before TensorFlow loads)
 from opt_suite.demonstrations import collect_demonstrations
-from opt_suite.families.fourrooms import FourRooms
+from opt_suite.families.tabular.fourrooms import FourRooms
 from opt_suite.learners.base import LearnerRun
 from opt_suite.learners.smdp_q import SMDPQLearning
 from opt_suite.methods.base import DiscoveryContext

@@ -5,9 +5,9 @@ from __future__ import annotations
 import gymnasium
 import numpy as np
 
-from opt_suite.families import grid_dynamics, layouts
 from opt_suite.families.base import TabularModel, TabularModelMixin, Task, TaskFamily
-from opt_suite.families.tabular_task import goal_model
+from opt_suite.families.tabular import grid_dynamics, layouts
+from opt_suite.families.tabular.task import goal_model
 
 
 def grid(text: str, start: int, goal: int, slip: float = 0.0, **rewards: float) -> TabularModel:

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from opt_suite.agents.environment import GymnasiumPyEnvironment, space_spec
-from opt_suite.families.atari import Atari, Params, TaskParams
-from opt_suite.families.chain import Chain
-from opt_suite.families.chain import Params as ChainParams
-from opt_suite.families.chain import TaskParams as ChainTask
+from opt_suite.families.atari.family import Atari, Params, TaskParams
+from opt_suite.families.tabular.chain import Chain
+from opt_suite.families.tabular.chain import Params as ChainParams
+from opt_suite.families.tabular.chain import TaskParams as ChainTask
 
 from tf_agents.environments import tf_py_environment, utils  # isort: skip
 from tf_agents.specs import array_spec  # isort: skip

@@ -17,7 +17,7 @@ from opt_suite.agents.expert import (
     train_expert,
 )
 from opt_suite.agents.params import ExpertParams, NetworkParams, PPOParams
-from opt_suite.families.atari import Atari, Variation
+from opt_suite.families.atari.family import Atari, Variation
 
 FAMILY = Atari()
 TRAIN, _ = FAMILY.make_tasks(Variation(), (), 3, 2, 1, seed=0)

@@ -9,10 +9,10 @@ import pytest
 
 from opt_suite.agents.expert import AgentDemonstrations, checkpoint_key, cut_message, task_caps
 from opt_suite.agents.params import ExpertParams
-from opt_suite.agents.source import PPOExpert, keep_complete
 from opt_suite.demonstrations.base import DemonstrationError, SourceContext
+from opt_suite.demonstrations.ppo_expert import PPOExpert, keep_complete
 from opt_suite.families.base import Task
-from opt_suite.families.gymnasium_family import Gymnasium, Params
+from opt_suite.families.gymnasium.family import Gymnasium, Params
 from opt_suite.trajectory import Trajectory
 
 MINIGRID = Gymnasium(Params(id="MiniGrid-FourRooms-v0", max_episode_steps=1000))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from opt_suite.agents.params import NetworkParams, PPOParams
-from opt_suite.families.atari import Atari, Variation
+from opt_suite.families.atari.family import Atari, Variation
 from opt_suite.learners.agent_learner import TFAgentsLearner
 from opt_suite.methods.offline_options import OfflineOptions
 from opt_suite.methods.offline_options.params import Params

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from opt_suite.agents.params import ExpertParams, NetworkParams, PPOParams
-from opt_suite.families.atari import Atari, Params
+from opt_suite.families.atari.family import Atari, Params
 from opt_suite.spec import to_plain
 from opt_suite.store import ResultsStore
 
@@ -203,7 +203,7 @@ def test_the_smoke_spec_runs_end_to_end_and_a_rerun_reuses_its_experts(smoke_run
 def _check_show_options_starts_inside_the_demonstrations(out):
     """The run's demonstrations replay (reset seed + actions); show-options draws every option."""
     from opt_suite.cli import main
-    from opt_suite.families.atari import Atari
+    from opt_suite.families.atari.family import Atari
     from opt_suite.plots.option_strips import replay_demonstration
 
     with ResultsStore(out) as store:

@@ -160,7 +160,7 @@ def test_fidelity_covering_options_lower_the_cover_time_of_four_rooms():
     0.35: the bound falls faster than the cover time it bounds, as expected of a loose bound, and
     the measured cover time must fall too. About 3 s.
     """
-    from opt_suite.families.fourrooms import FourRooms
+    from opt_suite.families.tabular.fourrooms import FourRooms
 
     family = FourRooms(FourRooms.Params(layout="sutton-13x13", slip=0.1))
     variation = FourRooms.Variation(start_region="anywhere", goal_region="anywhere")

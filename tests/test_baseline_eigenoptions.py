@@ -210,7 +210,7 @@ def test_partial_eigendecomposition_gives_the_smallest_pairs(room_models):
 def test_what_the_authors_termination_tolerance_changes(layout, train, changed):
     # The authors' policy iteration terminates within 0.001 of terminate's value 0; ours uses 1e-9.
     # Measured (purpose.py): the same termination on 13x13, many more terminating states on 40x40.
-    from opt_suite.families.fourrooms import FourRooms
+    from opt_suite.families.tabular.fourrooms import FourRooms
 
     family = FourRooms(FourRooms.Params(layout=layout, slip=0.1))
     variation = FourRooms.Variation(start_region="anywhere", goal_region="anywhere")

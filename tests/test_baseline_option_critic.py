@@ -14,8 +14,8 @@ from baselines.option_critic import loop as oc_loop
 from baselines.option_critic.method import _task_arrays, loop_config
 from opt_suite import registry
 from opt_suite.families.base import TabularModel
-from opt_suite.families.fourrooms import FourRooms, TaskParams
-from opt_suite.families.fourrooms import Params as FourRoomsParams
+from opt_suite.families.tabular.fourrooms import FourRooms, TaskParams
+from opt_suite.families.tabular.fourrooms import Params as FourRoomsParams
 from opt_suite.methods.base import DiscoveryContext
 from opt_suite.spec import load_spec
 from opt_suite.testing import MethodContract

@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from opt_suite.families.fourrooms import FourRooms, Params, Variation
+from opt_suite.families.tabular.fourrooms import FourRooms, Params, Variation
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method
 from opt_suite.methods.budget import BudgetExhausted
 from opt_suite.options import TabularOptionSet

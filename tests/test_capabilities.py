@@ -18,8 +18,8 @@ from opt_suite.families.capabilities import (
     offered,
     unmet,
 )
-from opt_suite.families.chain import Chain
-from opt_suite.families.fourrooms import FourRooms
+from opt_suite.families.tabular.chain import Chain
+from opt_suite.families.tabular.fourrooms import FourRooms
 
 REAL_LOAD = registry.load
 
@@ -174,7 +174,7 @@ def test_validate_rejects_tabular_components_on_atari(tmp_path, capsys):
 
 def test_the_offline_options_default_fits_images_vectors_and_indices(tmp_path, capsys):
     """No features given: the default reads every observation kind; none needs a model."""
-    from opt_suite.families.gymnasium_family import Gymnasium, Params
+    from opt_suite.families.gymnasium.family import Gymnasium, Params
     from opt_suite.methods.offline_options import OfflineOptions
     from opt_suite.methods.offline_options.params import Params as OfflineParams
     from opt_suite.option_networks.inputs import network_input

@@ -11,7 +11,7 @@ import pytest
 
 from opt_suite import registry
 from opt_suite.cli import describe, main
-from opt_suite.families.fourrooms import FourRooms
+from opt_suite.families.tabular.fourrooms import FourRooms
 from opt_suite.learners.agent_learner import TFAgentsLearner
 from opt_suite.methods.offline_options.method import OfflineOptions
 
@@ -26,7 +26,7 @@ def test_family_offers_and_every_params_section(capsys):
     assert entry["kind"] == "family" and entry["env_id"] == "opt_suite/FourRooms-v0"
     assert {"an exact model", "discrete actions", "index observations"} <= set(entry["offers"])
     assert entry["offers"] == sorted(FourRooms(FourRooms.Params()).capabilities)
-    assert entry["entry_point"]["value"] == "opt_suite.families.fourrooms:FourRooms"
+    assert entry["entry_point"]["value"] == "opt_suite.families.tabular.fourrooms:FourRooms"
     assert set(entry["params"]) == {"family.params", "tasks.vary", "tasks.list[]"}
     layout = next(r for r in entry["params"]["family.params"] if r["key"] == "layout")
     assert layout["default"] == "paper-40x40" and "sutton-13x13" in layout["type"]

@@ -1,6 +1,6 @@
 """The Atari family under the env contract: no exact model, frames, frame skips."""
 
-from opt_suite.families.atari import Atari, Params
+from opt_suite.families.atari.family import Atari, Params
 from opt_suite.testing import EnvContract
 
 

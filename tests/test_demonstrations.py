@@ -15,8 +15,8 @@ from opt_suite.demonstrations import (
     train_expert,
 )
 from opt_suite.demonstrations.tabular import QLearningParams as ExpertSpec
-from opt_suite.families import fourrooms
 from opt_suite.families.base import Task
+from opt_suite.families.tabular import fourrooms
 from opt_suite.spec.schema import DemonstrationsSpec
 from opt_suite.tabular import optimal_actions, policy_evaluation, reachable_states, value_iteration
 

@@ -8,7 +8,7 @@ import pytest
 from opt_suite.demonstrations.base import SourceContext
 from opt_suite.demonstrations.tabular import ExpertError, QLearningExpert, QLearningParams
 from opt_suite.families.base import Task
-from opt_suite.families.gymnasium_family import Gymnasium, Params
+from opt_suite.families.gymnasium.family import Gymnasium, Params
 from opt_suite.params import FrozenDict
 
 FAST = QLearningParams(epsilon=0.5, check_every=50)

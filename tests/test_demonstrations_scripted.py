@@ -12,7 +12,7 @@ from opt_suite.cli import main
 from opt_suite.demonstrations.base import DemonstrationError, SourceContext
 from opt_suite.demonstrations.scripted import ScriptedExpert, ScriptedParams
 from opt_suite.families.base import Task
-from opt_suite.families.gymnasium_family import Gymnasium, Params
+from opt_suite.families.gymnasium.family import Gymnasium, Params
 
 
 def _tasks(family, count=2):

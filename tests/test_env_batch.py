@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opt_suite.families.atari import Atari, Params, TaskParams
+from opt_suite.families.atari.family import Atari, Params, TaskParams
 from opt_suite.families.env_batch import SequentialBatch, make_env_batch, step_rows
 from opt_suite.learners.option_env import OptionAugmentedEnv
 
@@ -73,8 +73,8 @@ def test_thread_batch_is_the_task_env_step_for_step(family, task, max_steps):
 
 
 def test_make_env_batch_uses_the_familys_own_batch_else_sequential():
-    from opt_suite.families.atari_threads import AtariThreadBatch
-    from opt_suite.families.chain import Chain
+    from opt_suite.families.atari.threads import AtariThreadBatch
+    from opt_suite.families.tabular.chain import Chain
 
     family = Atari()
     batch = make_env_batch(family, TaskParams(), 2, 100)

@@ -12,7 +12,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from opt_suite import registry
-from opt_suite.families.atari import (
+from opt_suite.families.atari.family import (
     Atari,
     AtariTaskEnv,
     Params,
@@ -51,7 +51,7 @@ def test_registered_family_and_env_id():
 
 
 def test_module_does_not_import_tensorflow():
-    code = "import sys, opt_suite.families.atari; print('tensorflow' in sys.modules)"
+    code = "import sys, opt_suite.families.atari.family; print('tensorflow' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"

@@ -6,7 +6,7 @@ import gymnasium
 import numpy as np
 import pytest
 
-from opt_suite.families.chain import Chain, Params, TaskParams, Variation
+from opt_suite.families.tabular.chain import Chain, Params, TaskParams, Variation
 from opt_suite.testing import FamilyContract
 
 CHAIN = Chain()  # Appendix D: 7 states

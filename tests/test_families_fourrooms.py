@@ -8,8 +8,8 @@ import gymnasium
 import numpy as np
 import pytest
 
-from opt_suite.families import grid_dynamics, layouts
-from opt_suite.families.fourrooms import FourRooms, Params, TaskParams, Variation
+from opt_suite.families.tabular import grid_dynamics, layouts
+from opt_suite.families.tabular.fourrooms import FourRooms, Params, TaskParams, Variation
 from opt_suite.testing import FamilyContract
 
 SUTTON = FourRooms(Params(layout="sutton-13x13"))

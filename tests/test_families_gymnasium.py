@@ -12,9 +12,9 @@ import pytest
 
 from opt_suite.cli import main
 from opt_suite.families.capabilities import IMAGE_OBSERVATIONS, INDEX_OBSERVATIONS
-from opt_suite.families.gymnasium_env import GymnasiumTaskEnv
-from opt_suite.families.gymnasium_family import Gymnasium, Params, TaskParams, Variation
-from opt_suite.families.gymnasium_ids import register_id
+from opt_suite.families.gymnasium.env import GymnasiumTaskEnv
+from opt_suite.families.gymnasium.family import Gymnasium, Params, TaskParams, Variation
+from opt_suite.families.gymnasium.ids import register_id
 from opt_suite.params import FrozenDict
 from opt_suite.spec import load_spec, parse_spec
 from opt_suite.testing import EnvContract
@@ -294,7 +294,7 @@ def test_bad_input_is_one_located_line_and_exit_2(tmp_path, capsys, params, vary
 def test_a_missing_package_names_the_extra(monkeypatch):
     import sys
 
-    from opt_suite.families import gymnasium_ids
+    from opt_suite.families.gymnasium import ids as gymnasium_ids
 
     for module in ("minatar", "minatar.gym"):
         monkeypatch.setitem(sys.modules, module, None)  # `import minatar.gym` now fails

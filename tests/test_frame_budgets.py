@@ -116,7 +116,7 @@ def test_cell_ids_name_the_frame_budget(tmp_path):
 
 def test_tf_agents_stops_at_the_frame_budget():
     from opt_suite.agents.params import NetworkParams, PPOParams
-    from opt_suite.families.chain import Chain
+    from opt_suite.families.tabular.chain import Chain
     from opt_suite.learners.agent_learner import TFAgentsLearner
     from opt_suite.learners.base import LearnerContext, LearnerRun
     from opt_suite.methods.base import TabularOptionSet

@@ -6,7 +6,8 @@ import sys
 CODE = """
 import sys
 import opt_suite, gymnasium
-heavy = [m for m in ('tensorflow', 'tf_agents', 'opt_suite.families.fourrooms') if m in sys.modules]
+heavy = ('tensorflow', 'tf_agents', 'opt_suite.families.tabular.fourrooms')
+heavy = [m for m in heavy if m in sys.modules]
 ids = sorted(i for i in gymnasium.registry if i.startswith('opt_suite/'))
 env = gymnasium.make('opt_suite/FourRooms-v0')
 obs, _ = env.reset(seed=0)
@@ -40,8 +41,8 @@ def test_make_vec_of_atari_is_the_thread_batch_and_the_sync_env_step_for_step():
     import numpy as np
 
     import opt_suite.families  # noqa: F401  (registers the ids)
-    from opt_suite.families.atari import Atari, Params, TaskParams
-    from opt_suite.families.atari_threads import AtariThreadVectorEnv
+    from opt_suite.families.atari.family import Atari, Params, TaskParams
+    from opt_suite.families.atari.threads import AtariThreadVectorEnv
 
     task = dict(start_actions=3, reward_scale=2.0, frame_skip=3)
     threads = gymnasium.make_vec("opt_suite/Atari-v0", num_envs=3, max_episode_frames=300, **task)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from tabular_toys import FOUR_ROOMS_11, ToyFamily, corridor, grid_model, toy_tasks
 
-from opt_suite.families import fourrooms
 from opt_suite.families.base import TabularModel
+from opt_suite.families.tabular import fourrooms
 from opt_suite.learners.base import LearnerContext, LearnerRun
 from opt_suite.learners.smdp_batch import HANDOFF_RUNS, run_batch
 from opt_suite.learners.smdp_q import SMDPQLearning

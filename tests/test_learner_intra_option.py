@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from tabular_toys import FOUR_ROOMS_11, ToyFamily, grid_model, toy_tasks
 
-from opt_suite.families.fourrooms import FourRooms, Params, Variation
+from opt_suite.families.tabular.fourrooms import FourRooms, Params, Variation
 from opt_suite.learners.base import LearnerContext, LearnerRun
 from opt_suite.learners.intra_option_kernels import intra_option_update
 from opt_suite.learners.intra_option_q import IntraOptionQLearning

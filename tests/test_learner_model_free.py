@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from opt_suite.families.base import Task
-from opt_suite.families.fourrooms import FourRooms, Params, Variation
-from opt_suite.families.gymnasium_family import Gymnasium
-from opt_suite.families.gymnasium_family import Params as GymParams
+from opt_suite.families.gymnasium.family import Gymnasium
+from opt_suite.families.gymnasium.family import Params as GymParams
+from opt_suite.families.tabular.fourrooms import FourRooms, Params, Variation
 from opt_suite.learners.base import LearnerContext, LearnerRun
 from opt_suite.learners.intra_option_q import IntraOptionQLearning
 from opt_suite.learners.smdp_q import SMDPQLearning, model_free

@@ -12,7 +12,7 @@ import pytest
 
 from opt_suite.agents.acting import NumpyCollectPolicy
 from opt_suite.agents.params import NetworkParams, PPOParams
-from opt_suite.families.chain import Chain
+from opt_suite.families.tabular.chain import Chain
 from opt_suite.learners.agent_learner import TFAgentsLearner
 from opt_suite.learners.base import LearnerContext, LearnerRun
 from opt_suite.methods.base import TabularOptionSet
@@ -201,7 +201,7 @@ def atari_learner_setting() -> LearnerSetting:
     frames) and the contract learns nine times; two options, each row run by its own, are checked
     by ``test_each_row_is_evaluated_by_its_own_option`` and the PixelGrid contract.
     """
-    from opt_suite.families.atari import Atari
+    from opt_suite.families.atari.family import Atari
     from opt_suite.option_networks.initial import initial_frame_options
     from opt_suite.options.network import NetworkOptionSet
 

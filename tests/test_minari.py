@@ -6,9 +6,9 @@ import pytest
 from opt_suite.cli import main
 from opt_suite.demonstrations import DemonstrationError, collect_demonstrations
 from opt_suite.demonstrations.minari_io import MinariParams, MinariSource, export_demonstrations
-from opt_suite.families.chain import Chain
-from opt_suite.families.chain import Params as ChainParams
-from opt_suite.families.fourrooms import FourRooms, Params, Variation
+from opt_suite.families.tabular.chain import Chain
+from opt_suite.families.tabular.chain import Params as ChainParams
+from opt_suite.families.tabular.fourrooms import FourRooms, Params, Variation
 from opt_suite.spec.schema import DemonstrationsSpec
 
 FAMILY = FourRooms(Params(layout="sutton-13x13"))

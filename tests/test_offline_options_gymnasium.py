@@ -15,7 +15,7 @@ from opt_suite._tf import tensorflow
 tensorflow()
 
 from opt_suite.families.base import Task  # noqa: E402
-from opt_suite.families.gymnasium_family import Gymnasium, Params, TaskParams  # noqa: E402
+from opt_suite.families.gymnasium.family import Gymnasium, Params, TaskParams  # noqa: E402
 from opt_suite.methods.base import DiscoveryContext  # noqa: E402
 from opt_suite.methods.offline_options import OfflineOptions  # noqa: E402
 from opt_suite.methods.offline_options.demos import vector_demo_batch  # noqa: E402

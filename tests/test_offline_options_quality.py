@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from opt_suite.demonstrations import collect_demonstrations
-from opt_suite.families.fourrooms import FourRooms
+from opt_suite.families.tabular.fourrooms import FourRooms
 from opt_suite.learners.base import LearnerContext, LearnerRun
 from opt_suite.learners.smdp_q import SMDPQLearning
 from opt_suite.methods.base import DiscoveryContext, TabularOptionSet

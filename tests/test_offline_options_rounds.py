@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from opt_suite.demonstrations import collect_demonstrations
-from opt_suite.families.fourrooms import FourRooms
+from opt_suite.families.tabular.fourrooms import FourRooms
 from opt_suite.methods.base import DiscoveryContext
 from opt_suite.methods.offline_options import OfflineOptions, Params
 from opt_suite.runner.seeding import demonstrations_seed, discovery_seed

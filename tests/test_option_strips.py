@@ -8,7 +8,7 @@ import types
 import numpy as np
 import pytest
 
-from opt_suite.families.atari import Atari, TaskParams, Variation
+from opt_suite.families.atari.family import Atari, TaskParams, Variation
 from opt_suite.option_networks.initial import initial_frame_options
 from opt_suite.plots.option_strips import run_option, save_option_strip
 

@@ -245,7 +245,7 @@ def test_the_work_estimate_asks_each_method_for_its_options():
 
 
 def test_the_default_vector_env_batches_make_env():
-    from opt_suite.families.fourrooms import FourRooms
+    from opt_suite.families.tabular.fourrooms import FourRooms
 
     family = FourRooms(FourRooms.Params())
     train, _ = family.make_tasks(FourRooms.Variation(), (), 2, 1, 1, seed=0)
@@ -264,7 +264,7 @@ def test_stages_run_in_order_and_equal_the_store_strings():
 
 def test_the_work_estimate_counts_the_experts_training_frames():
     """ppo_expert trains on each train task for ``frames``: the estimate includes them."""
-    from opt_suite.agents.source import PPOExpert
+    from opt_suite.demonstrations.ppo_expert import PPOExpert
     from opt_suite.demonstrations.tabular import OptimalExpert
     from opt_suite.runner.estimate import estimate_work
     from opt_suite.spec import find_spec, load_spec

@@ -10,10 +10,10 @@ from spec_fakes import where
 
 from baselines.reference_options import ReferenceOptions
 from opt_suite.cli import main
-from opt_suite.families import grid_dynamics, layouts
-from opt_suite.families.chain import Chain
-from opt_suite.families.fourrooms import FourRooms, Params, Variation
-from opt_suite.families.hallway_options import GREEDY, hallway_options
+from opt_suite.families.tabular import grid_dynamics, layouts
+from opt_suite.families.tabular.chain import Chain
+from opt_suite.families.tabular.fourrooms import FourRooms, Params, Variation
+from opt_suite.families.tabular.hallway_options import GREEDY, hallway_options
 from opt_suite.methods.base import DiscoveryContext
 from opt_suite.options import from_bytes, to_bytes
 from opt_suite.testing import MethodContract

@@ -86,7 +86,7 @@ def test_the_digest_follows_the_source_and_nothing_else(tmp_path, monkeypatch):
 
 
 def test_provider_names_package_version_and_source():
-    from opt_suite.families.chain import Chain
+    from opt_suite.families.tabular.chain import Chain
 
     named = versions.provider(Chain)
     assert named is not None and named.startswith("opt-suite ")

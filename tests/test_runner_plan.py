@@ -6,9 +6,9 @@ import dataclasses
 
 import numpy as np
 
-from opt_suite.families.chain import Chain
-from opt_suite.families.chain import Params as ChainParams
-from opt_suite.families.chain import Variation as ChainVariation
+from opt_suite.families.tabular.chain import Chain
+from opt_suite.families.tabular.chain import Params as ChainParams
+from opt_suite.families.tabular.chain import Variation as ChainVariation
 from opt_suite.runner import seeding
 from opt_suite.runner.plan import build_plan
 from opt_suite.spec.schema import (

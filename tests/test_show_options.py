@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from opt_suite.cli import main
-from opt_suite.families.grid_dynamics import MOVES
+from opt_suite.families.tabular.grid_dynamics import MOVES
 from opt_suite.methods.base import TabularOptionSet
 from opt_suite.plots.option_data import (
     demonstrated_action_probs,
@@ -166,7 +166,7 @@ def test_the_task_panel_draws_the_declared_goal_not_a_hole():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from opt_suite.families.fourrooms import FourRooms, Params, TaskParams
+    from opt_suite.families.tabular.fourrooms import FourRooms, Params, TaskParams
     from opt_suite.plots.options import _task_panels
 
     family = FourRooms(Params(layout="sutton-13x13"))

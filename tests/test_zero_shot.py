@@ -75,7 +75,7 @@ def test_the_leaderboard_shows_them_as_their_own_column(runs):
 def test_the_tabular_learners_untrained_policy_is_uniform_and_seeded():
     # alpha = 0: Q stays at q_init, every choice is a tie broken uniformly; the returns depend
     # on the run's seed alone, and differ from a learning run's with the same seed.
-    from opt_suite.families.chain import Chain
+    from opt_suite.families.tabular.chain import Chain
 
     family = Chain(Chain.Params(num_states=5))
     (task,), _ = family.make_tasks(Chain.Variation(), (), 2, 1, 1, 0)

@@ -5,7 +5,7 @@ seed's demonstrations with one objective (``--lambda2``, ``--lambda1``, ``--like
 paper spec's offline-options values by default): Ĵ and its terms under the method's own policy over
 options (Algorithm 1 stores it in its cell as ``policy.npz``; other methods have none: "—") and
 under π fitted as a table with the options frozen, and per demonstration which option explains
-which segment and where terminations fall (:mod:`opt_suite.report.diagnose`). It writes
+which segment and where terminations fall (:mod:`opt_suite.analysis.diagnosis`). It writes
 ``diagnose.md`` and ``diagnose.json`` into RUN_DIR and changes nothing else: no cell is touched.
 
     opt-suite diagnose RUN_DIR [--methods NAME...] [--seeds LIST] [--spec NAME_OR_HASH]
@@ -110,8 +110,9 @@ def diagnose_run(directory: Path, args: argparse.Namespace) -> tuple[Path, Path,
     from opt_suite._tf import tensorflow
 
     tensorflow()  # quietly, before the objective imports it
+    from opt_suite.analysis.diagnosis import diagnose_option_set
     from opt_suite.objective import JhatConfig
-    from opt_suite.report.diagnose import diagnose_option_set, render_markdown, to_json
+    from opt_suite.report.diagnose import render_markdown, to_json
     from opt_suite.store.files import write_text_atomic
 
     started = time.perf_counter()

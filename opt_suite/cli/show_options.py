@@ -78,7 +78,7 @@ def _setting(spec: Any, task_index: int):
 def _draw(out: Path, spec, options, demos, args, label: str, seed: int) -> Path:
     import numpy as np
 
-    from opt_suite.families.grid_dynamics import MOVES
+    from opt_suite.families.tabular.grid_dynamics import MOVES
     from opt_suite.plots.option_data import epsilon_greedy_policy
     from opt_suite.plots.options import save_options_figure
     from opt_suite.plots.policy_on_task import greedy_path, learn_q

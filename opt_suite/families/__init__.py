@@ -13,7 +13,7 @@ env takes ``env_id`` and ``max_episode_frames``, names ``gymnasium.make`` keeps 
 
 Families with a native batch also register a ``vector_entry_point``:
 ``gymnasium.make_vec("opt_suite/Atari-v0", num_envs=8)`` steps Atari on ale-py's C++ threads
-(:class:`~opt_suite.families.atari_threads.AtariThreadVectorEnv`).
+(:class:`~opt_suite.families.atari.threads.AtariThreadVectorEnv`).
 
 A family's ``max_episode_steps`` param is gymnasium's ``TimeLimit`` (``make_env`` passes it to
 ``gymnasium.make``); the registered default equals the param's default. Nothing here imports
@@ -29,17 +29,17 @@ __all__ = ["ENV_IDS", "VECTOR_ENTRY_POINTS", "register_envs"]
 #: Families with a native batch: versioned id -> its ``vector_entry_point`` (gymnasium.make_vec
 #: uses it instead of a SyncVectorEnv of single envs).
 VECTOR_ENTRY_POINTS: dict[str, str] = {
-    "opt_suite/Atari-v0": "opt_suite.families.atari_threads:make_vector_env",
+    "opt_suite/Atari-v0": "opt_suite.families.atari.threads:make_vector_env",
 }
 
 # Versioned gymnasium id -> (entry point "module:Env class", default max_episode_steps or None).
 ENV_IDS: dict[str, tuple[str, int | None]] = {
-    "opt_suite/FourRooms-v0": ("opt_suite.families.fourrooms:FourRoomsEnv", 1000),
-    "opt_suite/Chain-v0": ("opt_suite.families.chain:ChainEnv", 100),
+    "opt_suite/FourRooms-v0": ("opt_suite.families.tabular.fourrooms:FourRoomsEnv", 1000),
+    "opt_suite/Chain-v0": ("opt_suite.families.tabular.chain:ChainEnv", 100),
     # Atari episodes are capped in emulator frames by the env itself (max_episode_frames).
-    "opt_suite/Atari-v0": ("opt_suite.families.atari:AtariTaskEnv", None),
+    "opt_suite/Atari-v0": ("opt_suite.families.atari.family:AtariTaskEnv", None),
     # Any gymnasium env by id, capped in its own steps by the wrapper (max_episode_frames).
-    "opt_suite/Gymnasium-v0": ("opt_suite.families.gymnasium_env:GymnasiumTaskEnv", None),
+    "opt_suite/Gymnasium-v0": ("opt_suite.families.gymnasium.env:GymnasiumTaskEnv", None),
 }
 
 

@@ -22,7 +22,7 @@ reset, for envs that report none).
 
 :class:`SequentialBatch` serves any gymnasium env by stepping the rows one after the other. A family
 can ship a faster batch by overriding :meth:`TaskFamily.make_env_batch` (the Atari family steps its
-emulators on C++ threads, :mod:`opt_suite.families.atari_threads`); the default is the sequential
+emulators on C++ threads, :mod:`opt_suite.families.atari.threads`); the default is the sequential
 one (:func:`sequential_batch`).
 """
 

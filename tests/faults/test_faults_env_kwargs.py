@@ -59,7 +59,7 @@ def test_an_env_that_needs_gigabytes_to_build_is_a_located_error(tmp_path, capsy
 
 
 def test_the_work_estimate_counts_the_env_as_built(tmp_path):
-    from opt_suite.families.gymnasium_family import Gymnasium, Params
+    from opt_suite.families.gymnasium.family import Gymnasium, Params
     from opt_suite.params import FrozenDict
 
     small = Gymnasium(Params("MiniGrid-Empty-5x5-v0", FrozenDict(size=8), "image"))

@@ -29,8 +29,8 @@ Hallways are named by the side of the map they sit on: ``north`` joins the two n
 
 Rooms and hallways can also be *derived* from the grid alone (:func:`doorways`, :func:`floor_plan`),
 so that anything built on them — the hand-made hallway options of
-:mod:`opt_suite.families.hallway_options` — works on any map, not only on the named ones; on the
-named maps the derivation finds exactly the declared hallways (a test checks it).
+:mod:`opt_suite.families.tabular.hallway_options` — works on any map, not only on the named ones;
+on the named maps the derivation finds exactly the declared hallways (a test checks it).
 """
 
 from __future__ import annotations

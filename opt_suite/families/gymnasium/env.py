@@ -29,7 +29,7 @@ import numpy as np
 from gymnasium import spaces
 
 from opt_suite.families.env_kwargs import check_params
-from opt_suite.families.gymnasium_ids import register_id
+from opt_suite.families.gymnasium.ids import register_id
 from opt_suite.params import FrozenDict
 
 __all__ = [
@@ -167,7 +167,7 @@ class GymnasiumTaskEnv(gymnasium.Env):
         frame_skip: int = 1,
         render_mode: str | None = None,
     ) -> None:
-        from opt_suite.families.gymnasium_family import Params, TaskParams
+        from opt_suite.families.gymnasium.family import Params, TaskParams
 
         # As validate checks them (made outside the spec loader). Params.check() is left out:
         # it builds the very env this constructor is about to build.

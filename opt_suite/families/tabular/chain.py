@@ -25,7 +25,7 @@ import gymnasium
 import numpy as np
 
 from opt_suite.families.base import TabularModel, TabularModelMixin, Task, TaskFamily
-from opt_suite.families.tabular_task import (
+from opt_suite.families.tabular.task import (
     AGENT,
     FREE,
     GOAL,

@@ -2,7 +2,7 @@
 
 The paper's three kinds of task variation — random start actions (the initial-state
 distribution), a reward scale (the reward function) and a frame skip (the transition function) —
-apply to any env, not only Atari (:mod:`opt_suite.families.gymnasium_env` says how). A spec names
+apply to any env, not only Atari (:mod:`opt_suite.families.gymnasium.env` says how). A spec names
 the env by its gymnasium id and may draw some of its keyword arguments per task::
 
     family:
@@ -35,8 +35,8 @@ import gymnasium
 import numpy as np
 
 from opt_suite.families.base import Task, TaskFamily
-from opt_suite.families.gymnasium_env import adapted_space, make_inner
-from opt_suite.families.gymnasium_ids import UnknownEnvId, register_id
+from opt_suite.families.gymnasium.env import adapted_space, make_inner
+from opt_suite.families.gymnasium.ids import UnknownEnvId, register_id
 from opt_suite.families.paper_variations import draw, range_problems
 from opt_suite.memory_limit import capped
 from opt_suite.params import FrozenDict, param

@@ -26,7 +26,7 @@ import collections
 
 import numpy as np
 
-from opt_suite.families import grid_dynamics, layouts
+from opt_suite.families.tabular import grid_dynamics, layouts
 from opt_suite.options import TabularOptionSet
 
 __all__ = ["GREEDY", "hallway_options"]

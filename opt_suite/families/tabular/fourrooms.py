@@ -21,10 +21,10 @@ from typing import Any, Literal, TypeAlias
 import gymnasium
 import numpy as np
 
-from opt_suite.families import grid_dynamics, layouts  # importing the package registers the ids
 from opt_suite.families.base import TabularModel, TabularModelMixin, Task, TaskFamily
-from opt_suite.families.hallway_options import hallway_options
-from opt_suite.families.tabular_task import (
+from opt_suite.families.tabular import grid_dynamics, layouts  # its parent registers the ids
+from opt_suite.families.tabular.hallway_options import hallway_options
+from opt_suite.families.tabular.task import (
     AGENT,
     FREE,
     GOAL,
@@ -59,7 +59,7 @@ Cell = tuple[int, int]
 class Params:
     """Family-wide settings (spec key ``family.params``)."""
 
-    layout: LayoutName = param("paper-40x40", doc="map (see opt_suite.families.layouts)")
+    layout: LayoutName = param("paper-40x40", doc="map (see opt_suite.families.tabular.layouts)")
     dynamics: Literal["slip", "random-neighbour"] = param(
         "slip",
         doc="'slip': the paper's (intended move w.p. 1-slip, else another direction uniformly); "

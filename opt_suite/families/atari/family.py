@@ -28,7 +28,7 @@ Batched acting: ``ale_py.vector_env.AtariVectorEnv`` steps its sub-envs in locks
 random *no-op* starts (``noop_max``), so it cannot give one sub-env its random start actions while
 the others wait. Acting with options (some sub-envs step while others wait) therefore uses
 :meth:`Atari.make_env_batch`: one single-env ``AtariVectorEnv`` per sub-env, each on its own C++
-thread, with the start actions played from Python (:mod:`opt_suite.families.atari_threads`). The
+thread, with the start actions played from Python (:mod:`opt_suite.families.atari.threads`). The
 experts' lockstep batches use :func:`make_vector_env`, gymnasium's ``SyncVectorEnv`` of this env.
 """
 
@@ -187,9 +187,9 @@ class Atari(TaskFamily):
         """``num_envs`` copies of ``task`` stepped on C++ threads, any subset at a time.
 
         The option-augmented env's batch (:mod:`opt_suite.families.env_batch`): an
-        :class:`~opt_suite.families.atari_threads.AtariThreadBatch`, the same task frame for frame.
+        :class:`~opt_suite.families.atari.threads.AtariThreadBatch`, the same task frame for frame.
         """
-        from opt_suite.families.atari_threads import thread_batch
+        from opt_suite.families.atari.threads import thread_batch
 
         task_params = task.params if isinstance(task, Task) else task
         return thread_batch(self, task_params, num_envs, max_steps)

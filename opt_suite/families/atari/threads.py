@@ -1,7 +1,8 @@
 """Atari tasks stepped on ale-py's C++ threads: the fast ``EnvBatch`` of the Atari family.
 
-Stepping :class:`~opt_suite.families.atari.AtariTaskEnv` one by one runs every emulator frame on the
-Python thread (ale-py's ``act`` holds the GIL), so a batch of 8 envs used one core of two. ale-py's
+Stepping :class:`~opt_suite.families.atari.family.AtariTaskEnv` one by one runs every emulator
+frame on the Python thread (ale-py's ``act`` holds the GIL), so a batch of 8 envs used one core of
+two. ale-py's
 ``AtariVectorEnv`` emulates and preprocesses on C++ threads, but it steps all its sub-envs in
 lockstep and can only start episodes with no-ops. So each sub-env here is its own one-env
 ``AtariVectorEnv`` with one thread: :meth:`AtariThreadBatch.send_at` starts a sub-env's step
@@ -211,7 +212,7 @@ class AtariThreadVectorEnv(gymnasium.vector.VectorEnv):
         frame_skip: int = 4,
         max_episode_steps: int | None = None,
     ) -> None:
-        from opt_suite.families.atari import Params, TaskParams
+        from opt_suite.families.atari.family import Params, TaskParams
         from opt_suite.families.env_kwargs import check_params
 
         params = Params(game, action_set, max_episode_frames)  # type: ignore[arg-type]
