@@ -93,11 +93,15 @@ class Component(abc.ABC):
         return None
 
 
-def _positional(function: Callable[..., Any]) -> int:
-    """How many positional parameters ``function`` takes besides ``self``."""
+def _legacy(function: Callable[..., Any]) -> bool:
+    """Whether ``function(self, ...)`` takes the old positional arguments, not one ``context``.
+
+    The old signatures all start ``(self, family, ...)``; a new one may add keywords after
+    ``context`` without being mistaken for an old one.
+    """
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     params = [p for p in inspect.signature(function).parameters.values() if p.kind in kinds]
-    return len(params) - 1
+    return len(params) > 2 and params[1].name != "context"
 
 
 def adapt_entry(
@@ -111,7 +115,7 @@ def adapt_entry(
     when the class is defined, naming the migration.
     """
     own = cls.__dict__.get(entry)
-    if own is None or getattr(own, "__isabstractmethod__", False) or _positional(own) <= 1:
+    if own is None or getattr(own, "__isabstractmethod__", False) or not _legacy(own):
         return
     warnings.warn(
         f"{cls.__module__}.{cls.__qualname__}.{entry}: positional arguments are deprecated;"

@@ -136,8 +136,10 @@ def test_a_plugin_on_the_context_signatures_is_not_warned_about(recwarn):
         name = "new_source"
         Params = NoParams
 
-        def collect(self, context):
-            return []
+        def collect(self, context, extra=None):  # a keyword after context is not the old form
+            return [extra]
+
+    assert NewSource().collect(None) == [None]  # type: ignore[arg-type]
 
     assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)]
 
