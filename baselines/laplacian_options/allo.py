@@ -9,9 +9,9 @@ inner products under the walk's state distribution rho, from transitions (s, s')
 
 (Gomez et al. 2024's augmented Lagrangian), [[.]] a stop-gradient. The stop-gradient on the lower
 triangle is what makes the solution the eigenvectors themselves, in order, instead of any rotation
-of their span: u_j is held orthogonal to the u_k before it, never the other way round. The graph-
-drawing objective of Wu, Tucker & Nachum (2019) has the same first term and a symmetric penalty,
-and so recovers the span only (its minimisers are invariant to rotations); the suite's options need
+of their span: u_j is held orthogonal to the u_k before it, never the other way round. The
+graph-drawing objective of Wu, Tucker & Nachum (2019) has the same first term and a symmetric
+penalty, and so recovers the span only (its minimisers are invariant to rotations); the suite's options need
 each eigenfunction, hence ALLO.
 
 Each step: inner products on two independent batches of states (so the square of the error is
