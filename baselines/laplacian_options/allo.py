@@ -11,8 +11,8 @@ inner products under the walk's state distribution rho, from transitions (s, s')
 triangle is what makes the solution the eigenvectors themselves, in order, instead of any rotation
 of their span: u_j is held orthogonal to the u_k before it, never the other way round. The
 graph-drawing objective of Wu, Tucker & Nachum (2019) has the same first term and a symmetric
-penalty, and so recovers the span only (its minimisers are invariant to rotations); the suite's options need
-each eigenfunction, hence ALLO.
+penalty, and so recovers the span only (its minimisers are invariant to rotations); the suite's
+options need each eigenfunction, hence ALLO.
 
 Each step: inner products on two independent batches of states (so the square of the error is
 estimated without bias: E_1 * E_2), a gradient step on u, then dual ascent
