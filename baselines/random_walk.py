@@ -1,8 +1,8 @@
 """Transitions of a uniform-random policy on the train tasks, within a declared frame budget.
 
 Covering options (``graph: random_walk``) and the Laplacian options learn from the same thing: the
-steps of a uniformly random policy (Jinnai et al. 2019, Sec. 5: "a random walk"; Wu, Tucker &
-Nachum 2019, Sec. 5: "transitions collected by a uniformly random policy"). The walk steps envs
+steps of a uniformly random policy (the random walk of Jinnai et al. 2019's online setting, and the
+uniform-random data of Wu, Tucker & Nachum 2019 and Gomez et al. 2024). The walk steps envs
 from ``context.make_env``, so every step is counted into the discovery's budget and the runner stops
 a method that oversteps it (:mod:`opt_suite.methods.budget`).
 

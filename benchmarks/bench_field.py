@@ -8,10 +8,10 @@ measured in the same process) and the env frames the discovery stepped (its coun
 
     pytest benchmarks/bench_field.py --benchmark-only
 
-Measured (2026-11-27, 2 cores shared by nine sessions, load ~10): offline_options 17.9 s; covering
-options on the exact model 0.31 s (ratio 0.017), on a 20 000-step random walk 3.8 s (0.21, 20 000
-env frames), Laplacian options on a 20 000-step walk with the defaults 15.9 s (0.89, 20 000 env
-frames). Every field method's discovery costs at most offline_options' on this spec.
+Measured (2026-11-27, 2 shared cores, load ~5-7; docs/performance.md): offline_options 2.8 s;
+covering options on the exact model 0.04 s (ratio 0.015), on a 20 000-step random walk 0.38 s
+(0.135, 20 000 env frames); Laplacian options with their defaults (20 000-step walk, 10 000 ALLO
+steps of 512) 24.1 s (8.6, 20 000 env frames): above offline_options' cost, stated there.
 """
 
 from __future__ import annotations

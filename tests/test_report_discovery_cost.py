@@ -58,3 +58,25 @@ def test_the_leaderboard_tables_discovery_beside_learning_and_draws_the_shifted_
     plain = dataclasses.replace(inputs, discovery={})
     assert [p.name for p in write_report_files(plain, tmp_path / "without")] == list(REPORT_FILES)
     assert "Discovery cost" not in (tmp_path / "without" / "leaderboard.md").read_text()
+
+
+def test_a_discovery_is_charged_the_demonstrations_it_declares_it_reads():
+    from baselines.covering_options import CoveringOptions, CoveringOptionsParams
+    from baselines.eigenoptions import Eigenoptions, EigenoptionsParams
+    from opt_suite.runner.cells import DiscoveryJob
+    from opt_suite.testing.method import tiny_setting
+
+    setting = tiny_setting()
+    steps = sum(len(t.actions) for t in setting.demonstrations)
+
+    def info(method_cls, params):
+        job = DiscoveryJob(
+            "c", "discovery", type(setting.family), setting.family.params, setting.train_tasks,
+            np.random.SeedSequence(0), method_cls, params, setting.demonstrations, 0,
+        )  # fmt: skip
+        return job.compute()[0]["info"]
+
+    # Eigenoptions declare demonstrations (the class default); covering options on the exact
+    # model are given them (uses_demonstrations, for graph: observed) but do not read them.
+    assert info(Eigenoptions, EigenoptionsParams(count=2))["demonstration_steps"] == steps > 0
+    assert "demonstration_steps" not in info(CoveringOptions, CoveringOptionsParams(count=2))

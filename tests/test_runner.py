@@ -88,7 +88,12 @@ def test_demonstrations_are_collected_once_per_seed_and_stored(tmp_path, capsys)
         }
         # only the method that declares uses_demonstrations receives them
         infos = {c.method: c.info for c in store.cells() if c.kind == "discovery"}
-        assert infos == {"demo-a": {"budget": 0, "demos": 2}, "plain": {"budget": 0, "demos": 0}}
+        # ... and is charged their steps (report/discovery_cost.py)
+        steps = sum(len(d.actions) for d in demos)
+        assert infos == {
+            "demo-a": {"budget": 0, "demos": 2, "demonstration_steps": steps},
+            "plain": {"budget": 0, "demos": 0},
+        }
     # a second demonstration-using entry reuses the stored demonstrations
     more = (*methods, method("demo-b", "fake_demo_options", num_options=1))
     capsys.readouterr()

@@ -1,7 +1,7 @@
 """The expected cover time of a random walk on a graph, by seeded simulation (the fidelity measure).
 
 Jinnai et al. (2019) evaluate covering options by the expected number of steps a random walk takes
-to visit every state (Sec. 6, "expected cover time"). An option adds an edge, so the walk with
+to visit every state (the expected cover time). An option adds an edge, so the walk with
 options is the walk on the graph with the option edges added: from s it moves to s' with
 probability W[s, s'] / sum_s'' W[s, s''] (an option is one more choice where it can start). The
 exact expected cover time is exponential to compute; a few hundred walks, vectorised over walks,

@@ -4,7 +4,7 @@ Jinnai, Park, Abel & Konidaris, "Discovering Options for Exploration by Minimizi
 (ICML 2019), Algorithm 1. The expected cover time of a random walk on a connected graph G is bounded
 by its algebraic connectivity lambda_2 (Broder & Karlin 1989):
 
-    E[C(G)] <= n^2 ln n / lambda_2(G)                       (Jinnai et al. 2019, Thm. 1 / Eq. 2)
+    E[C(G)] <= n^2 ln n / lambda_2(G)              (Broder & Karlin 1989; Jinnai et al. 2019)
 
 so an option that raises lambda_2 the most lowers the bound the most. Adding the edge between the
 arg-min and the arg-max of the Fiedler vector (the eigenvector of lambda_2) is the first-order

@@ -4,7 +4,7 @@ Read top to bottom, as the paper's Algorithm 1:
 
 1. the state graph G of the train tasks: from the family's exact model (``graph: known``, the
    paper's setting), from the demonstrations' transitions (``observed``), or from a uniform random
-   walk of ``walk_frames`` env steps (``random_walk``, the paper's Sec. 5 online variant's data);
+   walk of ``walk_frames`` env steps (``random_walk``, the data of the paper's online setting);
    states the data never reach are not part of the graph;
 2. repeat: the Fiedler vector of G's normalised Laplacian; a point option between its arg-min and
    arg-max; that edge added to G (``fiedler.py``);
@@ -44,8 +44,7 @@ class CoveringOptionsParams:
 
     count: int = param(
         8,
-        doc="options in total (Jinnai et al. 2019 evaluate 2 to 8 on their grid domains; 8 is "
-        "the suite's, as for eigenoptions)",
+        doc="options in total (the suite's default, as eigenoptions'; the paper varies it)",
         ge=1,
         le=256,
     )

@@ -7,12 +7,12 @@ inner products under the walk's state distribution rho, from transitions (s, s')
                    + sum_{j >= k} beta_jk (<u_j, [[u_k]]> - delta_jk)                   (duals)
                    + b sum_{j >= k} (<u_j, [[u_k]]> - delta_jk)^2                       (barrier)
 
-(Gomez et al. 2024, Eq. 6), [[.]] a stop-gradient. The stop-gradient on the lower triangle is what
-makes the solution the eigenvectors themselves, in order, instead of any rotation of their span:
-u_j is held orthogonal to the u_k before it, never the other way round (Sec. 4). The graph-drawing
-objective of Wu, Tucker & Nachum (2019) has the same first term and a symmetric penalty, and so
-recovers the span only (their Sec. 3: "invariant to rotations"); the suite's options need each
-eigenfunction, hence ALLO.
+(Gomez et al. 2024's augmented Lagrangian), [[.]] a stop-gradient. The stop-gradient on the lower
+triangle is what makes the solution the eigenvectors themselves, in order, instead of any rotation
+of their span: u_j is held orthogonal to the u_k before it, never the other way round. The
+graph-drawing objective of Wu, Tucker & Nachum (2019) has the same first term and a symmetric
+penalty, and so recovers the span only (its minimisers are invariant to rotations); the suite's
+options need each eigenfunction, hence ALLO.
 
 Each step: inner products on two independent batches of states (so the square of the error is
 estimated without bias: E_1 * E_2), a gradient step on u, then dual ascent
@@ -42,7 +42,7 @@ BARRIER_MAX = 10_000.0
 def allo_loss(
     u_t: Any, u_tp1: Any, u_a: Any, u_b: Any, duals: Any, barrier: Any
 ) -> tuple[Any, Any, Any, Any]:
-    """(loss, graph norms [d], errors [d, d], quadratic errors [d, d]) of one batch (Eq. 6).
+    """(loss, graph norms [d], errors [d, d], quadratic errors [d, d]) of one batch (see above).
 
     Args:
       u_t: float [n, d], u at s_t of n transitions.

@@ -152,7 +152,8 @@ class DiscoveryJob(CellJob):
         for name in found.files:  # plain names beside the cell's own files
             if name in ("options.npz", "cell.json") or not name or "/" in name or name[0] == ".":
                 raise ValueError(f"Discovery.files: a file may not be named {name!r}")
-        if self.demonstrations:  # the experts' steps it read: its discovery cost, beside frames
+        reads = self.method_cls.discovery_budget(self.method_params).demonstrations
+        if self.demonstrations and reads:  # the experts' steps it read: its cost, beside frames
             info["demonstration_steps"] = int(sum(len(t.actions) for t in self.demonstrations))
         if self.interaction_budget:  # what the context's envs counted, whatever the method says
             info["counted_env_steps"] = context.budget.steps
