@@ -214,3 +214,23 @@ def test_public_scoring_on_hand_made_options():
     alone = fit_pi_table(TabularOptionSet.empty(6, 2), demos, config).score.total
     assert -1.01 < alone <= -1.0
     assert fit_pi_table(wrong, demos, config).score.total >= alone - 1e-9
+
+
+def test_degenerate_options_are_a_section_and_a_warning(run_dir, tmp_path, monkeypatch, capsys):
+    # With the thresholds at 0 every option counts as a copy: the wiring, not the rule (which
+    # tests/test_report_degenerate.py checks by hand), is what this tests.
+    import opt_suite.report.degenerate as degenerate
+
+    run = tmp_path / "run"
+    shutil.copytree(run_dir, run)
+    monkeypatch.setattr(degenerate, "COPY_TERMINATION", 0.0)
+    monkeypatch.setattr(degenerate, "COPY_ACTION", 0.0)
+    capsys.readouterr()
+    assert diagnose(run, "--methods", "eigenoptions", "--seeds", "0") == 0
+    err = capsys.readouterr().err
+    data = json.loads((run / "diagnose.json").read_text())
+    flagged = data["degenerate_options"]
+    assert len(flagged) == 2 and all(f.startswith("eigenoptions, seed 0: option ") for f in flagged)
+    assert all("is a copy of primitive" in f for f in flagged)
+    assert err.count("warning: degenerate option: eigenoptions, seed 0") == 2
+    assert "## Degenerate options" in (run / "diagnose.md").read_text()

@@ -258,6 +258,8 @@ def test_tf_agents_option_usage_is_recorded_within_a_frame_budget(tmp_path, caps
     assert main(["option-usage", str(out)]) == 0, capsys.readouterr().err
     usage_md = (out / "option_usage.md").read_text()
     assert "1 evaluation cells counted their option choices" in usage_md
+    assert "PPO (tf-agents) over primitives + options" in usage_md
+    assert "| emulator frames inside options |" in usage_md
     from opt_suite.learners.base import OptionUsage
     from opt_suite.store import ResultsStore
 

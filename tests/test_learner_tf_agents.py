@@ -254,6 +254,7 @@ def test_option_usage_is_counted_without_changing_a_number(chain):
     assert usage.names == ("a0", "a1", *options.names)
     assert usage.calls.shape == usage.steps.shape == (4, 3)
     np.testing.assert_array_equal(usage.steps.sum(axis=1), log.steps)
+    np.testing.assert_array_equal(usage.frames, usage.steps)  # chains use one frame a step
     # A primitive is one step per decision; an option at least one step per call.
     np.testing.assert_array_equal(usage.steps[:, :2], usage.calls[:, :2])
     assert np.all(usage.steps[:, 2] >= usage.calls[:, 2])

@@ -321,3 +321,30 @@ def test_sweep_variants_get_their_own_files(tmp_path, capsys):
         assert f"variant {name}" in text and "2 evaluation cells counted" in text
     assert usage(tmp_path / "run", "--variant", "nope") == 2
     assert "--variant 'nope': the sweep has" in capsys.readouterr().err
+
+
+def test_counted_frames_survive_a_file_and_add_a_frame_share(tmp_path):
+    # The tf_agents learner also counts the frames each choice used (e.g. 4 per step on Atari).
+    run = hand_made()
+    frames = 4 * run.steps
+    frames[0, 0] = 3  # a0's 4 steps of episode 0 used 3 frames, not 16 (say, a cut frame skip)
+    usage = OptionUsage(run.names, 2, run.calls, run.steps, frames)
+    usage.save(tmp_path / "u.npz")
+    np.testing.assert_array_equal(OptionUsage.load(tmp_path / "u.npz").frames, frames)
+    OptionUsage(run.names, 2, run.calls, run.steps).save(tmp_path / "plain.npz")
+    assert OptionUsage.load(tmp_path / "plain.npz").frames is None
+    with pytest.raises(ValueError, match="expected frames of shape"):
+        OptionUsage(run.names, 2, run.calls, run.steps, frames[:, :2])
+    counted = RunUsage("ours", 0, 3, run.names, 2, run.calls, run.steps, frames)
+    t = totals([counted])
+    # steps: (4+6) + 8*(1+1+3) + 2 = 52, 6 + 8*3 = 30 in options; frames 4*52 - 13 = 195, 120
+    assert (t.frames, t.option_frames) == (195, 120)
+    assert t.option_frame_share == pytest.approx(120 / 195)
+    assert totals([counted, run]).frames is None  # not every run counted them: no share
+    [row] = run_rows([counted])
+    assert row["option_frame_share"] == f"{round(120 / 195, 4):g}"
+    assert "option_frame_share" not in run_rows([run])[0]
+    text = usage_markdown([counted], learner="PPO (tf-agents) over primitives + options")
+    assert "emulator frames inside options | 61.5% |" in text
+    assert "(PPO (tf-agents) over primitives + options)" in text
+    assert "emulator frames" not in usage_markdown([run])

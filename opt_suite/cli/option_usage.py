@@ -39,6 +39,12 @@ from opt_suite.run_view import RunViewError
 
 __all__ = ["add_arguments", "run", "REPLAY_DIFFERS"]
 
+# How option_usage.md names the learners that count option usage.
+LEARNERS = {
+    "smdp_q_learning": "SMDP Q-learning over primitives + options",
+    "tf_agents": "PPO (tf-agents) over primitives + options",
+}
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare RUN_DIR and the selections."""
@@ -130,7 +136,8 @@ def _write(directory: Path, args: argparse.Namespace) -> list[Path]:
             continue
         title = spec.name + (f", variant {variant}" if variant else "")
         fraction = spec.report.final_fraction
-        written += write_usage_files(runs, out, fraction, title, notes, args.per_episode)
+        learner = LEARNERS.get(spec.evaluation.learner, spec.evaluation.learner)
+        written += write_usage_files(runs, out, fraction, title, notes, args.per_episode, learner)
     return written
 
 

@@ -26,7 +26,8 @@ Deterministic per run seed: TensorFlow's global seed, the envs' reset seeds and 
 all derive from it.
 
 Option usage (``counts_usage``): per logged episode, the decisions that chose each of the A + m
-choices and the primitive steps taken while each ran, counted by the option-augmented env as the
+choices, the primitive steps taken while each ran and the emulator frames those steps used (resets'
+frames belong to no choice), counted by the option-augmented env as the
 agent acts (integer increments: counting changes no number, ``run_with_usage`` equals ``run``).
 Within a frame budget the counts are those of the episodes that ended within it, like the curve.
 """
@@ -223,6 +224,7 @@ class TFAgentsLearner(Learner):
             env.num_actions,
             np.array([u[0] for _, u in kept], np.int64).reshape(-1, choices),
             np.array([u[1] for _, u in kept], np.int64).reshape(-1, choices),
+            np.array([u[2] for _, u in kept], np.int64).reshape(-1, choices),
         )
         return log, usage
 

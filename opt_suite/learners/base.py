@@ -62,12 +62,15 @@ class OptionUsage:
       calls: int [episodes, O], decisions of the policy over options that chose each one.
       steps: int [episodes, O], primitive steps taken while each one ran (a primitive: 1 per
         call); a row sums to the episode's steps.
+      frames: int [episodes, O], emulator frames those steps used, or None when the learner
+        does not count them (a family that skips no frames uses one per step).
     """
 
     names: tuple[str, ...]
     num_primitives: int
     calls: np.ndarray
     steps: np.ndarray
+    frames: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         calls, steps = np.asarray(self.calls), np.asarray(self.steps)
@@ -76,19 +79,25 @@ class OptionUsage:
                 f"OptionUsage: expected calls and steps of shape [episodes, {len(self.names)}],"
                 f" got {calls.shape} and {steps.shape}"
             )
+        if self.frames is not None and np.shape(self.frames) != steps.shape:
+            raise ValueError(
+                f"OptionUsage: expected frames of shape {steps.shape}, got {np.shape(self.frames)}"
+            )
         if not 0 <= self.num_primitives <= len(self.names):
             raise ValueError(f"OptionUsage: num_primitives {self.num_primitives} out of range")
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the counts to one ``.npz`` file (how an evaluation cell keeps them)."""
+        arrays: dict[str, Any] = {
+            "names": np.array(self.names, dtype=str),
+            "num_primitives": np.int64(self.num_primitives),
+            "calls": np.asarray(self.calls, dtype=np.int64),
+            "steps": np.asarray(self.steps, dtype=np.int64),
+        }
+        if self.frames is not None:  # only when counted: other learners' files keep their bytes
+            arrays["frames"] = np.asarray(self.frames, dtype=np.int64)
         with open(path, "wb") as f:
-            np.savez_compressed(
-                f,
-                names=np.array(self.names, dtype=str),
-                num_primitives=np.int64(self.num_primitives),
-                calls=np.asarray(self.calls, dtype=np.int64),
-                steps=np.asarray(self.steps, dtype=np.int64),
-            )
+            np.savez_compressed(f, **arrays)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> OptionUsage:
@@ -105,6 +114,7 @@ class OptionUsage:
                     int(f["num_primitives"]),
                     f["calls"],
                     f["steps"],
+                    f["frames"] if "frames" in f.files else None,
                 )
         except (KeyError, OSError, InputError) as exc:
             raise ValueError(f"{path}: not an option-usage file ({exc})") from None

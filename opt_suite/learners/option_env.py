@@ -162,12 +162,14 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
         self.option_calls = 0
         self.episodes: list[EpisodeRecord] = []
         # Option usage, counted per sub-env over its running episode (A + m choices, primitives
-        # first): decisions that chose each, and primitive steps taken while each ran. A finished
-        # episode's counts go to `usage`, one (calls, steps) pair per entry of `episodes`.
+        # first): decisions that chose each, primitive steps taken while each ran and the frames
+        # those steps used. A finished episode's counts go to `usage`, one (calls, steps, frames)
+        # triple per entry of `episodes`.
         choices = self.num_actions + self.num_options
         self._calls = np.zeros((self._n, choices), np.int64)
         self._choice_steps = np.zeros((self._n, choices), np.int64)
-        self.usage: list[tuple[np.ndarray, np.ndarray]] = []
+        self._choice_frames = np.zeros((self._n, choices), np.int64)
+        self.usage: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     # tf-agents API ---------------------------------------------------------------------------
 
@@ -246,6 +248,7 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
             self.frames += frames
             self.primitive_steps += 1
             self._choice_steps[i, actions[i]] += 1
+            self._choice_frames[i, actions[i]] += frames
             reward[i] += discount[i] * r
             discount[i] *= self._gamma
             ran[i] += 1
@@ -283,9 +286,11 @@ class OptionAugmentedEnv(py_environment.PyEnvironment):
         self._episode_steps[i] = 0
         self._calls[i] = 0
         self._choice_steps[i] = 0
+        self._choice_frames[i] = 0
 
     def _end_episode(self, i: int) -> None:
-        self.usage.append((self._calls[i].copy(), self._choice_steps[i].copy()))
+        counts = (self._calls[i], self._choice_steps[i], self._choice_frames[i])
+        self.usage.append(tuple(c.copy() for c in counts))  # type: ignore[arg-type]
         self.episodes.append(
             EpisodeRecord(
                 i, float(self._episode_return[i]), int(self._episode_steps[i]), self.frames

@@ -60,6 +60,8 @@ class RunUsage:
       num_primitives: A.
       calls: int [episodes, O], decisions that chose each choice.
       steps: int [episodes, O], primitive steps taken while each choice ran.
+      frames: int [episodes, O], emulator frames those steps used (None: not counted; the
+        ``tf_agents`` learner counts them).
     """
 
     method: str
@@ -69,6 +71,7 @@ class RunUsage:
     num_primitives: int
     calls: np.ndarray
     steps: np.ndarray
+    frames: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         calls, steps = np.asarray(self.calls), np.asarray(self.steps)
@@ -89,6 +92,14 @@ class RunUsage:
             )
         object.__setattr__(self, "calls", as_int[0])
         object.__setattr__(self, "steps", as_int[1])
+        if self.frames is not None:
+            frames = np.asarray(self.frames)
+            if frames.shape != steps.shape or (frames < 0).any():
+                raise ValueError(
+                    f"{self.method} seed {self.seed} task {self.task}: frames {frames.shape} are"
+                    f" not counts >= 0 of shape {steps.shape}"
+                )
+            object.__setattr__(self, "frames", frames.astype(np.int64))
 
     @property
     def option_names(self) -> tuple[str, ...]:
@@ -109,6 +120,8 @@ class UsageTotals:
       episodes: episodes summed over.
       decisions, option_calls, steps, option_steps: sums.
       option_calls_each, option_steps_each: per option (empty when the runs' options differ).
+      frames, option_frames: emulator frames of all steps and of those inside options (None
+        unless every run counted frames).
     """
 
     episodes: int
@@ -118,6 +131,15 @@ class UsageTotals:
     option_steps: int
     option_calls_each: tuple[int, ...] = ()
     option_steps_each: tuple[int, ...] = ()
+    frames: int | None = None
+    option_frames: int | None = None
+
+    @property
+    def option_frame_share(self) -> float:
+        """Fraction of the emulator frames used inside options (NaN when not counted or none)."""
+        if not self.frames or self.option_frames is None:
+            return math.nan
+        return self.option_frames / self.frames
 
     @property
     def option_fraction(self) -> float:
@@ -162,6 +184,8 @@ def totals(runs: Sequence[RunUsage], part: str = "all", fraction: float = 0.1) -
     same = len({(r.num_primitives, r.names) for r in runs}) == 1
     m = len(runs[0].option_names) if runs and same else 0
     calls_each, steps_each = np.zeros(m, np.int64), np.zeros(m, np.int64)
+    counted = bool(runs) and all(r.frames is not None for r in runs)
+    frames = option_frames = 0
     for r in runs:
         n = final_episode_count(r.episodes, fraction) if r.episodes else 0
         rows = {"all": slice(None), "first": slice(None, n), "last": slice(-n, None)}[part]
@@ -175,6 +199,10 @@ def totals(runs: Sequence[RunUsage], part: str = "all", fraction: float = 0.1) -
         if m:
             calls_each += calls[:, a:].sum(axis=0)
             steps_each += taken[:, a:].sum(axis=0)
+        if counted:
+            used = np.asarray(r.frames)[rows]
+            frames += int(used.sum())
+            option_frames += int(used[:, a:].sum())
     return UsageTotals(
         episodes,
         decisions,
@@ -183,6 +211,8 @@ def totals(runs: Sequence[RunUsage], part: str = "all", fraction: float = 0.1) -
         option_steps,
         tuple(int(c) for c in calls_each),
         tuple(int(s) for s in steps_each),
+        frames if counted else None,
+        option_frames if counted else None,
     )
 
 
@@ -218,6 +248,10 @@ def run_rows(runs: Sequence[RunUsage], fraction: float = 0.1) -> list[dict[str, 
             "option_step_share": _number(t.option_step_share),
             "mean_option_length": _number(t.mean_option_length),
         }
+        if t.frames is not None:  # only learners that count frames add these columns
+            row["frames"] = t.frames
+            row["option_frames"] = t.option_frames
+            row["option_frame_share"] = _number(t.option_frame_share)
         counts = zip(t.option_calls_each, t.option_steps_each, strict=True)
         own = dict(zip(r.option_names, counts, strict=True))
         for name in names:
@@ -285,6 +319,12 @@ def _method_section(method: str, runs: Sequence[RunUsage], fraction: float) -> l
         + " | ".join(_length(parts[p].mean_option_length) for p in parts)
         + " |",
     ]
+    if parts["all"].frames is not None:
+        lines.append(
+            "| emulator frames inside options | "
+            + " | ".join(_percent(parts[p].option_frame_share) for p in parts)
+            + " |"
+        )
     per_run = np.array([totals([r]).option_fraction for r in runs], dtype=np.float64)
     per_run = per_run[~np.isnan(per_run)]
     if per_run.size > 1:
@@ -320,7 +360,11 @@ def _seed_runs(runs: Sequence[RunUsage], seed: int) -> list[RunUsage]:
 
 
 def usage_markdown(
-    runs: Sequence[RunUsage], fraction: float = 0.1, title: str = "", notes: Sequence[str] = ()
+    runs: Sequence[RunUsage],
+    fraction: float = 0.1,
+    title: str = "",
+    notes: Sequence[str] = (),
+    learner: str = "SMDP Q-learning over primitives + options",
 ) -> str:
     """The Markdown summary: per method, option fraction (all / first / last), length, per option.
 
@@ -336,7 +380,7 @@ def usage_markdown(
     lines = [
         f"# Option usage{': ' + title if title else ''}",
         "",
-        "How the test-time learner (SMDP Q-learning over primitives + options) used each method's "
+        f"How the test-time learner ({learner}) used each method's "
         "options. A *decision* is one choice of the policy over options (a primitive action or an "
         "option); an option runs for several primitive steps until it terminates. Numbers pooled "
         "over runs are ratios of sums. First / last: each run's first and last "
@@ -367,11 +411,12 @@ def write_usage_files(
     title: str = "",
     notes: Sequence[str] = (),
     per_episode: bool = False,
+    learner: str = "SMDP Q-learning over primitives + options",
 ) -> list[Path]:
     """Write ``option_usage.csv`` and ``option_usage.md`` (and the per-episode CSV if asked)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    markdown = usage_markdown(runs, fraction, title, notes)  # checks before anything is written
+    markdown = usage_markdown(runs, fraction, title, notes, learner)  # checks before any write
     written = [_write_csv(directory / CSV_NAME, run_rows(runs, fraction))]
     path = directory / MARKDOWN_NAME
     path.write_text(markdown, encoding="utf-8")

@@ -111,6 +111,7 @@ def view_usage(
                 int(usage.num_primitives),
                 np.asarray(usage.calls),
                 np.asarray(usage.steps),
+                None if usage.frames is None else np.asarray(usage.frames),
             )
         )
     notes += _notes(view, missing, read, counter, time.perf_counter() - started)
