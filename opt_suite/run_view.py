@@ -16,7 +16,6 @@ runner (it re-plans with :func:`opt_suite.runner.protocol.plan_spec`), below ``r
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 from opt_suite.stages import Stage
 from opt_suite.store import DB_NAME, ResultsStore, RunInfo, StoreError
 from opt_suite.store.reader import select_spec
+from opt_suite.store.schema import StoreDatabaseError
 
 __all__ = [
     "RunView",
@@ -160,13 +160,13 @@ class RunView:
                 raise
         except RunViewError:
             raise
-        except StoreError as exc:
-            raise RunViewError(str(exc)) from None
-        except sqlite3.Error as exc:
+        except StoreDatabaseError as exc:
             raise RunViewError(
                 f"the results store {self.directory / DB_NAME} is damaged ({exc}): rerun"
                 " `opt-suite run SPEC --out DIR` into a fresh directory"
             ) from None
+        except StoreError as exc:
+            raise RunViewError(str(exc)) from None
         self._spec: Any = None
         self._components: Any = None
         self._plans: dict[tuple[int, ...], Any] = {}

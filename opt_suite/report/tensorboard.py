@@ -69,7 +69,7 @@ def run_name(env_id: str, exp_name: str, seed: int, timestamp: int) -> str:
 
 def collect(view: RunView) -> tuple[list[ExportRun], int]:
     """Every run to write and the run's start time; RunViewError unless the run is complete."""
-    import sqlite3
+    from opt_suite.store.schema import StoreDatabaseError
 
     store = view.store
     try:
@@ -77,7 +77,7 @@ def collect(view: RunView) -> tuple[list[ExportRun], int]:
         tasks = {t.index: t.task_id for t in store.tasks("test")}
         episodes = store.episodes()
         curves = store.curves()
-    except sqlite3.Error as exc:
+    except StoreDatabaseError as exc:
         raise RunViewError(f"the results store in {view.directory} is damaged ({exc})") from None
     problem = _incomplete(view.info.status, cells)
     if problem:
