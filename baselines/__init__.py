@@ -19,6 +19,7 @@ None imports TensorFlow or numba at import time.
 
 from baselines.compile import Compile, CompileParams
 from baselines.eigenoptions import Eigenoptions, EigenoptionsParams
+from baselines.love import Love, LoveParams
 from baselines.option_critic import OptionCritic, OptionCriticParams
 from baselines.primitives import Primitives, PrimitivesParams
 from baselines.random_options import RandomOptions, RandomOptionsParams
@@ -37,4 +38,6 @@ __all__ = [
     "ReferenceOptionsParams",
     "Compile",
     "CompileParams",
+    "Love",
+    "LoveParams",
 ]

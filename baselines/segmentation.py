@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -25,21 +25,36 @@ from opt_suite.families.capabilities import (
     IMAGE_OBSERVATIONS,
     INDEX_OBSERVATIONS,
 )
-from opt_suite.methods.base import DiscoveryContext
+from opt_suite.methods.base import DiscoveryContext, Method
+from opt_suite.option_networks.trunk import MAX_LAYERS
 from opt_suite.options import OptionSet
 
 __all__ = [
     "FeatureChoice",
     "SegmentInputs",
+    "SegmentingMethod",
     "boundary_f1",
     "feature_problems",
     "feature_requirements",
+    "features_param",
+    "hidden_layer_problems",
     "segment_inputs",
     "skill_option_set",
 ]
 
 #: The option networks' input, as offline_options' ``features``.
 FeatureChoice = Literal["onehot", "coords", "both", "frames"]
+
+
+def features_param() -> Any:
+    """The ``features`` param of the segmentation baselines (offline_options' choices)."""
+    from opt_suite.params import param
+
+    return param(
+        "coords",
+        doc="state input of the networks, as offline_options' features; frames: conv networks "
+        "on image observations",
+    )
 
 
 def feature_requirements(features: str) -> frozenset[str]:
@@ -64,6 +79,45 @@ def feature_problems(method: str, features: str, family: Any) -> list[tuple[str,
         hint = ": its observations are images, use 'frames'" if IMAGE_OBSERVATIONS in has else ""
         need = "a family with an exact model and index observations (skills tabulated over states)"
     return [("features", f"{method}: {features!r} needs {need}; {family.name} has none{hint}")]
+
+
+def hidden_layer_problems(hidden_sizes: Sequence[int]) -> list[tuple[str, str]]:
+    """``hidden_sizes`` must hold 1 to MAX_LAYERS layers, as a Params ``check`` problem."""
+    if not hidden_sizes or len(hidden_sizes) > MAX_LAYERS:
+        return [
+            (
+                "hidden_sizes",
+                f"expected 1 to {MAX_LAYERS} hidden layers, got {len(hidden_sizes)}",
+            )
+        ]
+    return []
+
+
+class SegmentingMethod(Method):
+    """What CompILE and LOVE declare alike: demonstrations in, at most one option per skill.
+
+    Subclasses name the params field holding their number of skills in :attr:`skills_param`; the
+    family requirements follow ``params.features`` (images for frames, else a model).
+    """
+
+    skills_param: ClassVar[str]
+    uses_demonstrations: ClassVar[bool] = True
+    requires: ClassVar[frozenset[str]] = feature_requirements("coords")
+
+    @classmethod
+    def option_count(cls, params: Any) -> int:
+        """At most one option per skill (latent)."""
+        return int(getattr(params, cls.skills_param))
+
+    @classmethod
+    def requirements(cls, params: Any) -> frozenset[str]:
+        """Image observations with ``features: frames``, else an exact model and state indices."""
+        return feature_requirements(params.features)
+
+    @classmethod
+    def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
+        """``features`` must fit the family's observations (reported at ``params.features``)."""
+        return feature_problems(cls.name, params.features, family)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -98,7 +152,7 @@ class SegmentInputs:
 
 
 def segment_inputs(
-    context: DiscoveryContext, method: str, features: str, min_actions: int = 1
+    context: DiscoveryContext, method: str, features: FeatureChoice, min_actions: int = 1
 ) -> SegmentInputs:
     """``context.demonstrations`` padded, with the networks' input (TensorFlow loads here).
 

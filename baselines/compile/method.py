@@ -11,16 +11,16 @@ rooms) and keras conv networks on image families (``features: frames``), as offl
 from __future__ import annotations
 
 import time
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from baselines.compile.params import CompileParams
-from baselines.segmentation import feature_problems, feature_requirements
-from opt_suite.methods.base import Discovery, DiscoveryContext, Method
+from baselines.segmentation import SegmentingMethod
+from opt_suite.methods.base import Discovery, DiscoveryContext
 
 __all__ = ["Compile"]
 
 
-class Compile(Method):
+class Compile(SegmentingMethod):
     """CompILE: Gumbel-softmax segments, one latent each; each used latent's decoder an option."""
 
     name: ClassVar[str] = "compile"
@@ -29,23 +29,7 @@ class Compile(Method):
         "Poisson length prior; each latent's decoder an option"
     )
     Params: ClassVar[type] = CompileParams
-    uses_demonstrations: ClassVar[bool] = True
-    requires: ClassVar[frozenset[str]] = feature_requirements("coords")
-
-    @classmethod
-    def option_count(cls, params: Any) -> int:
-        """At most one option per latent category."""
-        return int(params.latent_dim)
-
-    @classmethod
-    def requirements(cls, params: Any) -> frozenset[str]:
-        """Image observations with ``features: frames``, else an exact model and state indices."""
-        return feature_requirements(params.features)
-
-    @classmethod
-    def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
-        """``features`` must fit the family's observations (reported at ``params.features``)."""
-        return feature_problems(cls.name, params.features, family)
+    skills_param: ClassVar[str] = "latent_dim"
 
     def discover(self, context: DiscoveryContext) -> Discovery:
         """Segment ``context.demonstrations``; an option per latent the segments use.

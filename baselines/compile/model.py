@@ -36,7 +36,13 @@ import tensorflow as tf
 
 from baselines.compile.params import CompileParams
 from baselines.segmentation import SegmentInputs
-from baselines.skill_networks import fit, init_skills, skill_outputs, unstack_skills
+from baselines.skill_networks import (
+    demo_tensors,
+    fit,
+    init_skills,
+    skill_outputs,
+    unstack_skills,
+)
 from opt_suite.option_networks.networks import forward, glorot_uniform, init_weights
 
 __all__ = ["CompileResult", "train_compile", "poisson_log_prior"]
@@ -174,7 +180,9 @@ def compile_loss(
     last = tf.one_hot(lengths, width)
     mask = inside
     nll = kl_z = term = 0.0
-    samples_b, samples_z, log_cumsums = [], [], []
+    samples_b: list[tf.Tensor] = []
+    samples_z: list[tf.Tensor] = []
+    log_cumsums: list[tf.Tensor] = []
     starts = first
     probs_b0 = None
     for i in range(params.num_segments):
@@ -231,27 +239,18 @@ def compile_loss(
 
 
 def _batch(inputs: SegmentInputs, prior_rate: float) -> dict[str, tf.Tensor]:
+    """The demonstrations with actions [B, T+1] (end of sequence and padding: A) and the prior."""
     demos = inputs.demos
     lengths = demos.lengths
-    actions = np.full(demos.positions.shape, inputs.num_actions, np.int32)  # EOS / padding: A
-    actions[:, :-1] = np.where(
-        np.arange(demos.actions.shape[1])[None, :] < lengths[:, None],
-        demos.actions,
-        inputs.num_actions,
-    )
-    states, coords = inputs.state_input()
-    batch = {
-        "states": tf.constant(states, tf.int32),
-        "positions": tf.constant(demos.positions, tf.int32),
+    actions = np.full(demos.positions.shape, inputs.num_actions, np.int32)
+    steps = np.arange(demos.actions.shape[1])[None, :] < lengths[:, None]
+    actions[:, :-1] = np.where(steps, demos.actions, inputs.num_actions)
+    log_prior = poisson_log_prior(demos.positions.shape[1], prior_rate)
+    return {
+        **demo_tensors(inputs),
         "actions": tf.constant(actions, tf.int32),
-        "lengths": tf.constant(lengths, tf.int32),
-        "log_prior": tf.constant(
-            poisson_log_prior(demos.positions.shape[1], prior_rate), tf.float32
-        ),
+        "log_prior": tf.constant(log_prior, tf.float32),
     }
-    if coords is not None:
-        batch["coords"] = tf.constant(coords)
-    return batch
 
 
 def train_compile(
@@ -286,21 +285,23 @@ def train_compile(
     return CompileResult(options, used, boundaries, latents, curves)
 
 
-@tf.function(reduce_retracing=True)
+@tf.function
 def _gradients(
     weights: Any, batch: dict[str, tf.Tensor], noise_b: tf.Tensor, noise_z: tf.Tensor, params: Any
 ) -> tuple[dict[str, tf.Tensor], Any]:
     """The loss parts and the gradient of the loss w.r.t. every weight.
 
-    Module-level and shape-relaxed, so that it is traced once per params and input structure, not
-    once per run (tracing the unrolled segments and their LSTMs dominates a short run's cost).
+    Module-level, so that runs on inputs of the same shapes and params share one trace (tracing
+    the unrolled segments and their LSTMs dominates a short run's cost). Not shape-relaxed: a
+    relaxed retrace may order float operations differently, and the same seed must give the same
+    options bit for bit.
     """
     with tf.GradientTape() as tape:
         parts, _ = compile_loss(weights, batch, noise_b, noise_z, params, hard=False)
     return parts, tape.gradient(parts["loss"], weights, unconnected_gradients="zero")
 
 
-@tf.function(reduce_retracing=True)
+@tf.function
 def _read(
     weights: Any, batch: dict[str, tf.Tensor], zeros_b: tf.Tensor, zeros_z: tf.Tensor, params: Any
 ) -> dict[str, tf.Tensor]:
