@@ -34,6 +34,7 @@ __all__ = [
     "SegmentInputs",
     "SegmentingMethod",
     "boundary_f1",
+    "check_activation_memory",
     "feature_problems",
     "feature_requirements",
     "features_param",
@@ -188,6 +189,39 @@ def segment_inputs(
     return SegmentInputs(
         demos, state_features(model, features), model.num_actions, False, model.num_states
     )
+
+
+#: The most bytes the K skill networks' activations on every demonstrated frame may take (the
+#: forward pass and its gradient hold them all at once: full-batch training).
+MAX_ACTIVATION_BYTES = 4 << 30
+
+
+def check_activation_memory(inputs: SegmentInputs, skills: int, method: str, key: str) -> None:
+    """Refuse, before anything is built, K conv skills whose activations on all frames won't fit.
+
+    Each skill's conv layers run on every demonstrated frame (U of them) in one batch; their
+    float32 outputs, kept for the gradient, take about 2 x 4 x U x K x (sum of the layers' output
+    sizes) bytes. Atari demonstrations of thousands of frames with dozens of skills pass 4 GiB.
+
+    Raises:
+      ValueError: naming the frames, the skills (``key``) and the estimate.
+    """
+    if not inputs.frames:
+        return
+    from opt_suite.option_networks.trunk import conv_output_sides
+
+    features = inputs.features
+    sides = conv_output_sides(features.frame_shape[:2], features.layers)
+    per_frame = sum(h * w * f for (h, w), (f, _, _) in zip(sides, features.layers, strict=True))
+    per_frame += int(np.prod(features.frame_shape))  # the float input
+    needed = 2 * 4 * len(features.coords) * skills * per_frame
+    if needed > MAX_ACTIVATION_BYTES:
+        raise ValueError(
+            f"{method}: {skills} conv skills ({key}) on {len(features.coords)} demonstrated "
+            f"frames need about {needed / 2**30:.1f} GiB of activations in full-batch training "
+            f"(at most {MAX_ACTIVATION_BYTES / 2**30:.0f} GiB); lower {key} or use fewer or "
+            "shorter demonstrations"
+        )
 
 
 def skill_option_set(

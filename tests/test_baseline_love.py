@@ -207,3 +207,15 @@ def test_a_non_finite_objective_is_an_error_not_a_nan_option():
         fit("love", start, gradients, lambda i: (scales[i],), 3, 0.1)
     _, curves = fit("love", start, gradients, lambda i: (1.0,), 3, 0.1)
     assert curves["loss"].shape == (3,) and curves["loss"][-1] < curves["loss"][0]
+
+
+def test_conv_skills_too_large_for_memory_are_refused_before_training():
+    """Atari-sized frames x many skills: a clear error naming the key, not an out-of-memory."""
+    from baselines.segmentation import SegmentInputs, check_activation_memory
+    from opt_suite.option_networks.conv import FrameFeatures
+
+    frames = np.zeros((3000, 84, 84, 2), np.uint8)
+    inputs = SegmentInputs(None, FrameFeatures.of(frames), 6, True, 0)
+    with pytest.raises(ValueError, match=r"love: 64 conv skills \(num_skills\) on 3000 .* GiB"):
+        check_activation_memory(inputs, 64, "love", "num_skills")
+    check_activation_memory(inputs, 2, "love", "num_skills")  # about 1.0 GiB: fine

@@ -42,11 +42,16 @@ class Compile(SegmentingMethod):
           ValueError: no demonstrations, or one with fewer actions than ``num_segments``.
           FloatingPointError: the ELBO or a learned option turns non-finite.
         """
-        from baselines.segmentation import segment_inputs, skill_option_set
+        from baselines.segmentation import (
+            check_activation_memory,
+            segment_inputs,
+            skill_option_set,
+        )
 
         params: CompileParams = self.params
         start = time.perf_counter()
         inputs = segment_inputs(context, self.name, params.features, params.num_segments)
+        check_activation_memory(inputs, params.latent_dim, self.name, "latent_dim")
         from baselines.compile.model import train_compile
 
         result = train_compile(inputs, params, context.seed)

@@ -44,11 +44,16 @@ class Love(SegmentingMethod):
           ValueError: no demonstrations, or one of the wrong kind.
           FloatingPointError: the objective or a learned option turns non-finite.
         """
-        from baselines.segmentation import segment_inputs, skill_option_set
+        from baselines.segmentation import (
+            check_activation_memory,
+            segment_inputs,
+            skill_option_set,
+        )
 
         params: LoveParams = self.params
         start = time.perf_counter()
         inputs = segment_inputs(context, self.name, params.features)
+        check_activation_memory(inputs, params.num_skills, self.name, "num_skills")
         from baselines.love.model import train_love
 
         result = train_love(inputs, params, context.seed)
