@@ -13,7 +13,9 @@ and the methods' ``info``).
 
 from __future__ import annotations
 
+import abc
 import dataclasses
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Literal
 
@@ -25,13 +27,14 @@ from opt_suite.families.capabilities import (
     IMAGE_OBSERVATIONS,
     INDEX_OBSERVATIONS,
 )
-from opt_suite.methods.base import DiscoveryContext, Method
+from opt_suite.methods.base import Discovery, DiscoveryContext, Method
 from opt_suite.option_networks.trunk import MAX_LAYERS
 from opt_suite.options import OptionSet
 
 __all__ = [
     "FeatureChoice",
     "SegmentInputs",
+    "Segmentation",
     "SegmentingMethod",
     "boundary_f1",
     "check_activation_memory",
@@ -94,16 +97,88 @@ def hidden_layer_problems(hidden_sizes: Sequence[int]) -> list[tuple[str, str]]:
     return []
 
 
-class SegmentingMethod(Method):
-    """What CompILE and LOVE declare alike: demonstrations in, at most one option per skill.
+@dataclasses.dataclass(frozen=True, eq=False)
+class Segmentation:
+    """A fitted segmentation model's skills and its reading of the demonstrations.
 
-    Subclasses name the params field holding their number of skills in :attr:`skills_param`; the
-    family requirements follow ``params.features`` (images for frames, else a model).
+    Attributes:
+      skills: the weights of every skill's option network (``mu`` and ``beta`` heads), in order.
+      used: the skills some segment of the demonstrations is assigned to, sorted.
+      boundaries: per demonstration, the steps t >= 1 at which a new segment starts.
+      segment_skills: per demonstration, the skill of each segment in order.
+      curves: per training step, the objective and its parts.
+    """
+
+    skills: list[dict[str, np.ndarray]]
+    used: list[int]
+    boundaries: list[list[int]]
+    segment_skills: list[list[int]]
+    curves: dict[str, np.ndarray]
+
+
+class SegmentingMethod(Method):
+    """What CompILE and LOVE share: demonstrations in, segments read, an option per used skill.
+
+    Subclasses set :attr:`skills_param` (the params field holding their number of skills) and
+    :attr:`termination` (how an option's beta is obtained, stated in ``info``), and implement
+    :meth:`segment`. The family requirements follow ``params.features`` (images for frames, else a
+    model).
     """
 
     skills_param: ClassVar[str]
+    termination: ClassVar[str]
     uses_demonstrations: ClassVar[bool] = True
     requires: ClassVar[frozenset[str]] = feature_requirements("coords")
+
+    @abc.abstractmethod
+    def segment(self, inputs: SegmentInputs, seed: np.random.SeedSequence) -> Segmentation:
+        """Fit the model to the demonstrations (TensorFlow is loaded) and read their segments."""
+
+    def min_actions(self) -> int:
+        """The fewest actions a demonstration needs (default 1)."""
+        return 1
+
+    def option_prefix(self) -> str:
+        """The options' names are ``{prefix}-{i}`` (default: the method's name)."""
+        return self.name
+
+    def settings_info(self) -> dict[str, Any]:
+        """Settings to record in ``info`` beside the segmentation (default: none)."""
+        return {}
+
+    def discover(self, context: DiscoveryContext) -> Discovery:
+        """Segment ``context.demonstrations``; one option per skill some segment uses.
+
+        Info: the boundaries and skills read from each demonstration (``boundaries``,
+        ``segment_skills``), the skills kept (``skills_used``), the mean segment length, how the
+        options terminate, and :meth:`settings_info`.
+
+        Raises:
+          ValueError: no demonstrations, one shorter than :meth:`min_actions` or of the wrong kind,
+            or conv skills too large for memory.
+          FloatingPointError: the objective or a learned option turns non-finite.
+        """
+        start = time.perf_counter()
+        features = self.params.features
+        inputs = segment_inputs(context, self.name, features, self.min_actions())
+        skills = self.option_count(self.params)
+        check_activation_memory(inputs, skills, self.name, self.skills_param)
+        found = self.segment(inputs, context.seed)
+        used = [found.skills[k] for k in found.used]
+        options = skill_option_set(used, inputs, self.option_prefix())
+        segments = sum(len(seq) for seq in found.segment_skills)
+        info = {
+            **self.settings_info(),
+            "options_kept": len(options),
+            "skills_used": found.used,
+            "boundaries": found.boundaries,
+            "segment_skills": found.segment_skills,
+            "mean_segment_length": float(inputs.demos.lengths.sum()) / max(segments, 1),
+            "demonstrations": len(context.demonstrations),
+            "termination": self.termination,
+            "wall_time_s": round(time.perf_counter() - start, 3),
+        }
+        return Discovery(options=options, curves=found.curves, info=info)
 
     @classmethod
     def option_count(cls, params: Any) -> int:

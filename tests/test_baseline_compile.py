@@ -50,8 +50,8 @@ def test_recovers_the_sub_task_boundaries_of_synthetic_demonstrations():
     # The options act as the sub-policies they decode: in a demonstrated state, the option of
     # the segment's latent puts most mass on the demonstrated action.
     demo = context.demonstrations[0]
-    latent = found.info["segment_latents"][0][0]
-    option = found.info["latents_used"].index(latent)
+    latent = found.info["segment_skills"][0][0]
+    option = found.info["skills_used"].index(latent)
     mu, _ = found.options.probabilities(demo.observations[:1])
     assert int(np.argmax(mu[0, option])) == int(demo.actions[0])
 

@@ -28,14 +28,13 @@ as a tensor; weights are drawn as the option networks draw theirs.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
 import tensorflow as tf
 
 from baselines.compile.params import CompileParams
-from baselines.segmentation import SegmentInputs
+from baselines.segmentation import Segmentation, SegmentInputs
 from baselines.skill_networks import (
     demo_tensors,
     fit,
@@ -45,7 +44,7 @@ from baselines.skill_networks import (
 )
 from opt_suite.option_networks.networks import forward, glorot_uniform, init_weights
 
-__all__ = ["CompileResult", "train_compile", "poisson_log_prior"]
+__all__ = ["train_compile", "poisson_log_prior"]
 
 NEG_INF = -1e30
 EPS = 1e-17
@@ -62,25 +61,6 @@ def poisson_log_prior(length: int, rate: float) -> np.ndarray:
     values = np.arange(1, length + 1, dtype=np.float64)
     unnormalised = values * log(rate) - rate - np.array([lgamma(v + 1.0) for v in values])
     return unnormalised - np.logaddexp.reduce(unnormalised)
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class CompileResult:
-    """A trained CompILE model's options and its reading of the demonstrations.
-
-    Attributes:
-      options: the weights of every latent's option network, in latent order.
-      used: the latents some segment of the demonstrations decodes with (argmax), sorted.
-      boundaries: per demonstration, the steps t >= 1 at which a new segment starts.
-      latents: per demonstration, the latent of each non-empty segment in order.
-      curves: per-iteration ``loss``, ``nll``, ``kl_z``, ``kl_b``, ``termination``.
-    """
-
-    options: list[dict[str, np.ndarray]]
-    used: list[int]
-    boundaries: list[list[int]]
-    latents: list[list[int]]
-    curves: dict[str, np.ndarray]
 
 
 def _dense(rng: np.random.Generator, fan_in: int, fan_out: int) -> tuple[np.ndarray, np.ndarray]:
@@ -255,8 +235,10 @@ def _batch(inputs: SegmentInputs, prior_rate: float) -> dict[str, tf.Tensor]:
 
 def train_compile(
     inputs: SegmentInputs, params: CompileParams, seed: np.random.SeedSequence
-) -> CompileResult:
+) -> Segmentation:
     """Full-batch Adam on the negative ELBO for ``params.iterations`` steps, then read the segments.
+
+    The segments are read with argmax boundaries and latents (no noise); empty segments dropped.
 
     Raises:
       FloatingPointError: the loss or a gradient turns non-finite (naming the iteration).
@@ -282,7 +264,7 @@ def train_compile(
     )
     used = sorted({z for seq in latents for z in seq})
     options = unstack_skills(variables["options"], range(count))
-    return CompileResult(options, used, boundaries, latents, curves)
+    return Segmentation(options, used, boundaries, latents, curves)
 
 
 @tf.function

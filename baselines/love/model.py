@@ -26,14 +26,13 @@ the skills written instead (0.005, the README's).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
 import tensorflow as tf
 
 from baselines.love.params import LoveParams
-from baselines.segmentation import SegmentInputs
+from baselines.segmentation import Segmentation, SegmentInputs
 from baselines.skill_networks import (
     demo_tensors,
     fit,
@@ -43,30 +42,9 @@ from baselines.skill_networks import (
 )
 from opt_suite.option_networks.networks import forward, init_policy
 
-__all__ = ["LoveResult", "love_terms", "train_love"]
+__all__ = ["love_terms", "read_segments", "train_love"]
 
 EPS = 1e-12
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class LoveResult:
-    """A trained model's skills and its reading of the demonstrations.
-
-    Attributes:
-      skills: the weights of every skill's option network, in skill order.
-      used: the skills some segment of the demonstrations is assigned to, sorted.
-      boundaries: per demonstration, the steps t >= 1 where the posterior puts a boundary
-        (probability > 1/2).
-      skill_sequences: per demonstration, the skill of each segment (most probable over it).
-      curves: per Adam step: ``loss``, ``reconstruction``, ``kl``, ``description_length``,
-        ``nll`` (-log p(a | s) per demonstration) and ``boundaries`` (expected per demonstration).
-    """
-
-    skills: list[dict[str, np.ndarray]]
-    used: list[int]
-    boundaries: list[list[int]]
-    skill_sequences: list[list[int]]
-    curves: dict[str, np.ndarray]
 
 
 def _logaddexp(a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
@@ -174,8 +152,11 @@ def _posterior(weights: Any, batch: dict[str, tf.Tensor]) -> tuple[tf.Tensor, tf
 
 def train_love(
     inputs: SegmentInputs, params: LoveParams, seed: np.random.SeedSequence
-) -> LoveResult:
+) -> Segmentation:
     """Fit the skills by full-batch Adam on the variant's objective; read the segments.
+
+    Boundaries are the steps t >= 1 where the posterior's q(m_t = 1) > 1/2; a segment's skill is
+    the one of largest total q(z_t = k) over its steps (:func:`read_segments`).
 
     Raises:
       FloatingPointError: the loss or a gradient turns non-finite (naming the iteration).
@@ -203,7 +184,7 @@ def train_love(
     boundaries, sequences = read_segments(gamma, boundary, inputs.demos.lengths)
     used = sorted({k for seq in sequences for k in seq})
     skills = unstack_skills(variables["skills"], range(params.num_skills))
-    return LoveResult(skills, used, boundaries, sequences, curves)
+    return Segmentation(skills, used, boundaries, sequences, curves)
 
 
 def read_segments(
