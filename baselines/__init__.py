@@ -23,6 +23,7 @@ None imports TensorFlow or numba at import time.
 from baselines.bc_ppo import BCPPO, BCPPOParams
 from baselines.compile import Compile, CompileParams
 from baselines.eigenoptions import Eigenoptions, EigenoptionsParams
+from baselines.love import Love, LoveParams
 from baselines.option_critic import OptionCritic, OptionCriticParams
 from baselines.primitives import Primitives, PrimitivesParams
 from baselines.random_options import RandomOptions, RandomOptionsParams
@@ -43,4 +44,6 @@ __all__ = [
     "ReferenceOptionsParams",
     "Compile",
     "CompileParams",
+    "Love",
+    "LoveParams",
 ]

@@ -13,9 +13,11 @@ and the methods' ``info``).
 
 from __future__ import annotations
 
+import abc
 import dataclasses
+import time
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -25,21 +27,38 @@ from opt_suite.families.capabilities import (
     IMAGE_OBSERVATIONS,
     INDEX_OBSERVATIONS,
 )
-from opt_suite.methods.base import DiscoveryContext
+from opt_suite.methods.base import Discovery, DiscoveryContext, Method
+from opt_suite.option_networks.trunk import MAX_LAYERS
 from opt_suite.options import OptionSet
 
 __all__ = [
     "FeatureChoice",
     "SegmentInputs",
+    "Segmentation",
+    "SegmentingMethod",
     "boundary_f1",
+    "check_activation_memory",
     "feature_problems",
     "feature_requirements",
+    "features_param",
+    "hidden_layer_problems",
     "segment_inputs",
     "skill_option_set",
 ]
 
 #: The option networks' input, as offline_options' ``features``.
 FeatureChoice = Literal["onehot", "coords", "both", "frames"]
+
+
+def features_param() -> Any:
+    """The ``features`` param of the segmentation baselines (offline_options' choices)."""
+    from opt_suite.params import param
+
+    return param(
+        "coords",
+        doc="state input of the networks, as offline_options' features; frames: conv networks "
+        "on image observations",
+    )
 
 
 def feature_requirements(features: str) -> frozenset[str]:
@@ -64,6 +83,117 @@ def feature_problems(method: str, features: str, family: Any) -> list[tuple[str,
         hint = ": its observations are images, use 'frames'" if IMAGE_OBSERVATIONS in has else ""
         need = "a family with an exact model and index observations (skills tabulated over states)"
     return [("features", f"{method}: {features!r} needs {need}; {family.name} has none{hint}")]
+
+
+def hidden_layer_problems(hidden_sizes: Sequence[int]) -> list[tuple[str, str]]:
+    """``hidden_sizes`` must hold 1 to MAX_LAYERS layers, as a Params ``check`` problem."""
+    if not hidden_sizes or len(hidden_sizes) > MAX_LAYERS:
+        return [
+            (
+                "hidden_sizes",
+                f"expected 1 to {MAX_LAYERS} hidden layers, got {len(hidden_sizes)}",
+            )
+        ]
+    return []
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Segmentation:
+    """A fitted segmentation model's skills and its reading of the demonstrations.
+
+    Attributes:
+      skills: the weights of every skill's option network (``mu`` and ``beta`` heads), in order.
+      used: the skills some segment of the demonstrations is assigned to, sorted.
+      boundaries: per demonstration, the steps t >= 1 at which a new segment starts.
+      segment_skills: per demonstration, the skill of each segment in order.
+      curves: per training step, the objective and its parts.
+    """
+
+    skills: list[dict[str, np.ndarray]]
+    used: list[int]
+    boundaries: list[list[int]]
+    segment_skills: list[list[int]]
+    curves: dict[str, np.ndarray]
+
+
+class SegmentingMethod(Method):
+    """What CompILE and LOVE share: demonstrations in, segments read, an option per used skill.
+
+    Subclasses set :attr:`skills_param` (the params field holding their number of skills) and
+    :attr:`termination` (how an option's beta is obtained, stated in ``info``), and implement
+    :meth:`segment`. The family requirements follow ``params.features`` (images for frames, else a
+    model).
+    """
+
+    skills_param: ClassVar[str]
+    termination: ClassVar[str]
+    uses_demonstrations: ClassVar[bool] = True
+    requires: ClassVar[frozenset[str]] = feature_requirements("coords")
+
+    @abc.abstractmethod
+    def segment(self, inputs: SegmentInputs, seed: np.random.SeedSequence) -> Segmentation:
+        """Fit the model to the demonstrations (TensorFlow is loaded) and read their segments."""
+
+    def min_actions(self) -> int:
+        """The fewest actions a demonstration needs (default 1)."""
+        return 1
+
+    def option_prefix(self) -> str:
+        """The options' names are ``{prefix}-{i}`` (default: the method's name)."""
+        return self.name
+
+    def settings_info(self) -> dict[str, Any]:
+        """Settings to record in ``info`` beside the segmentation (default: none)."""
+        return {}
+
+    def discover(self, context: DiscoveryContext) -> Discovery:
+        """Segment ``context.demonstrations``; one option per skill some segment uses.
+
+        Info: the boundaries and skills read from each demonstration (``boundaries``,
+        ``segment_skills``), the skills kept (``skills_used``), the mean segment length, how the
+        options terminate, and :meth:`settings_info`.
+
+        Raises:
+          ValueError: no demonstrations, one shorter than :meth:`min_actions` or of the wrong kind,
+            or conv skills too large for memory.
+          FloatingPointError: the objective or a learned option turns non-finite.
+        """
+        start = time.perf_counter()
+        features = self.params.features
+        inputs = segment_inputs(context, self.name, features, self.min_actions())
+        skills = self.option_count(self.params)
+        check_activation_memory(inputs, skills, self.name, self.skills_param)
+        found = self.segment(inputs, context.seed)
+        used = [found.skills[k] for k in found.used]
+        options = skill_option_set(used, inputs, self.option_prefix())
+        segments = sum(len(seq) for seq in found.segment_skills)
+        info = {
+            **self.settings_info(),
+            "options_kept": len(options),
+            "skills_used": found.used,
+            "boundaries": found.boundaries,
+            "segment_skills": found.segment_skills,
+            "mean_segment_length": float(inputs.demos.lengths.sum()) / max(segments, 1),
+            "demonstrations": len(context.demonstrations),
+            "termination": self.termination,
+            "wall_time_s": round(time.perf_counter() - start, 3),
+        }
+        return Discovery(options=options, curves=found.curves, info=info)
+
+    @classmethod
+    def option_count(cls, params: Any) -> int:
+        """At most one option per skill (latent)."""
+        return int(getattr(params, cls.skills_param))
+
+    @classmethod
+    def requirements(cls, params: Any) -> frozenset[str]:
+        """Image observations with ``features: frames``, else an exact model and state indices."""
+        return feature_requirements(params.features)
+
+    @classmethod
+    def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
+        """``features`` must fit the family's observations (reported at ``params.features``)."""
+        return feature_problems(cls.name, params.features, family)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -98,7 +228,7 @@ class SegmentInputs:
 
 
 def segment_inputs(
-    context: DiscoveryContext, method: str, features: str, min_actions: int = 1
+    context: DiscoveryContext, method: str, features: FeatureChoice, min_actions: int = 1
 ) -> SegmentInputs:
     """``context.demonstrations`` padded, with the networks' input (TensorFlow loads here).
 
@@ -134,6 +264,39 @@ def segment_inputs(
     return SegmentInputs(
         demos, state_features(model, features), model.num_actions, False, model.num_states
     )
+
+
+#: The most bytes the K skill networks' activations on every demonstrated frame may take (the
+#: forward pass and its gradient hold them all at once: full-batch training).
+MAX_ACTIVATION_BYTES = 4 << 30
+
+
+def check_activation_memory(inputs: SegmentInputs, skills: int, method: str, key: str) -> None:
+    """Refuse, before anything is built, K conv skills whose activations on all frames won't fit.
+
+    Each skill's conv layers run on every demonstrated frame (U of them) in one batch; their
+    float32 outputs, kept for the gradient, take about 2 x 4 x U x K x (sum of the layers' output
+    sizes) bytes. Atari demonstrations of thousands of frames with dozens of skills pass 4 GiB.
+
+    Raises:
+      ValueError: naming the frames, the skills (``key``) and the estimate.
+    """
+    if not inputs.frames:
+        return
+    from opt_suite.option_networks.trunk import conv_output_sides
+
+    features = inputs.features
+    sides = conv_output_sides(features.frame_shape[:2], features.layers)
+    per_frame = sum(h * w * f for (h, w), (f, _, _) in zip(sides, features.layers, strict=True))
+    per_frame += int(np.prod(features.frame_shape))  # the float input
+    needed = 2 * 4 * len(features.coords) * skills * per_frame
+    if needed > MAX_ACTIVATION_BYTES:
+        raise ValueError(
+            f"{method}: {skills} conv skills ({key}) on {len(features.coords)} demonstrated "
+            f"frames need about {needed / 2**30:.1f} GiB of activations in full-batch training "
+            f"(at most {MAX_ACTIVATION_BYTES / 2**30:.0f} GiB); lower {key} or use fewer or "
+            "shorter demonstrations"
+        )
 
 
 def skill_option_set(

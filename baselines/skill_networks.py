@@ -19,7 +19,26 @@ import tensorflow as tf
 
 from opt_suite.option_networks.networks import forward, init_option
 
-__all__ = ["fit", "init_skills", "skill_outputs", "unstack_skills"]
+__all__ = ["demo_tensors", "fit", "init_skills", "skill_outputs", "unstack_skills"]
+
+
+def demo_tensors(inputs: Any) -> dict[str, tf.Tensor]:
+    """The padded demonstrations of a ``SegmentInputs`` as the models' batch of tensors.
+
+    ``states`` int32 [U], ``coords`` (the U states' inputs, absent for one-hot input),
+    ``positions`` int32 [B, T+1], ``actions`` int32 [B, T], ``lengths`` int32 [B].
+    """
+    states, coords = inputs.state_input()
+    demos = inputs.demos
+    batch = {
+        "states": tf.constant(states, tf.int32),
+        "positions": tf.constant(demos.positions, tf.int32),
+        "actions": tf.constant(demos.actions, tf.int32),
+        "lengths": tf.constant(demos.lengths, tf.int32),
+    }
+    if coords is not None:
+        batch["coords"] = tf.constant(coords)
+    return batch
 
 
 def init_skills(

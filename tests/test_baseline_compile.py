@@ -50,8 +50,8 @@ def test_recovers_the_sub_task_boundaries_of_synthetic_demonstrations():
     # The options act as the sub-policies they decode: in a demonstrated state, the option of
     # the segment's latent puts most mass on the demonstrated action.
     demo = context.demonstrations[0]
-    latent = found.info["segment_latents"][0][0]
-    option = found.info["latents_used"].index(latent)
+    latent = found.info["segment_skills"][0][0]
+    option = found.info["skills_used"].index(latent)
     mu, _ = found.options.probabilities(demo.observations[:1])
     assert int(np.argmax(mu[0, option])) == int(demo.actions[0])
 
@@ -110,3 +110,33 @@ def test_features_that_do_not_fit_the_family_are_a_located_validate_error():
         dataclasses.replace(TINY, features="frames"), four_rooms
     )
     assert key == "features" and "image observations" in message
+
+
+IMAGE_SPEC = """
+name: compile-on-minatar
+family:
+  name: gymnasium
+  params: {id: "MinAtar/Breakout-v1", kwargs: {sticky_action_prob: 0.0}}
+tasks: {count: 2, train: 1, test: 1}
+demonstrations: {source: ppo_expert, params: {frames: 1000}}
+methods:
+  - name: compile-states
+    method: compile
+  - name: compile-frames
+    method: compile
+    params: {features: frames, latent_dim: 4}
+evaluation: {learner: tf_agents}
+"""
+
+
+def test_validate_names_the_features_that_an_image_family_cannot_take(tmp_path, capsys):
+    """``opt-suite validate``: a located line at params.features, exit 2; frames pass."""
+    from opt_suite.cli import main
+
+    path = tmp_path / "spec.yaml"
+    path.write_text(IMAGE_SPEC)
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert "spec.yaml:9:5:" in err[0] and "methods[0].params.features" in err[0]
+    assert "use 'frames'" in err[0]

@@ -1,27 +1,33 @@
 """``compile``: CompILE (Kipf et al., ICML 2019) as a baseline method (no TensorFlow at import).
 
-Reads top to bottom as the paper's pipeline: pad the state-action demonstrations
-(:mod:`baselines.segmentation`), fit the segmentation model by the ELBO (:mod:`.model`), read each
-demonstration's segments with argmax boundaries and latents, and return one option per latent that
-some segment uses: its decoder as the option's policy, its fitted termination head as beta (see
-:mod:`.model` for that rule). Options are tabulated over every state on tabular families (four
-rooms) and keras conv networks on image families (``features: frames``), as offline_options'.
+Reads top to bottom as the paper's pipeline (:class:`baselines.segmentation.SegmentingMethod`):
+pad the state-action demonstrations, fit the segmentation model by the ELBO (:mod:`.model`), read
+each demonstration's segments with argmax boundaries and latents, and return one option per latent
+that some segment uses: its decoder as the option's policy, its fitted termination head as beta
+(see :mod:`.model` for that rule). Options are tabulated over every state on tabular families
+(four rooms) and keras conv networks on image families (``features: frames``), as
+offline_options'.
 """
 
 from __future__ import annotations
 
-import time
-from typing import Any, ClassVar
+from typing import ClassVar
+
+import numpy as np
 
 from baselines.compile.params import CompileParams
-from baselines.segmentation import feature_problems, feature_requirements
-from opt_suite.methods.base import Discovery, DiscoveryContext, Method
+from baselines.segmentation import Segmentation, SegmentingMethod, SegmentInputs
 
 __all__ = ["Compile"]
 
 
-class Compile(Method):
-    """CompILE: Gumbel-softmax segments, one latent each; each used latent's decoder an option."""
+class Compile(SegmentingMethod):
+    """CompILE: Gumbel-softmax segments, one latent each; each used latent's decoder an option.
+
+    Curves (one point per Adam step): ``loss`` (negative ELBO + termination loss), ``nll``,
+    ``kl_z``, ``kl_b``, ``termination``. A demonstration with fewer actions than ``num_segments``
+    is an error.
+    """
 
     name: ClassVar[str] = "compile"
     description: ClassVar[str] = (
@@ -29,56 +35,15 @@ class Compile(Method):
         "Poisson length prior; each latent's decoder an option"
     )
     Params: ClassVar[type] = CompileParams
-    uses_demonstrations: ClassVar[bool] = True
-    requires: ClassVar[frozenset[str]] = feature_requirements("coords")
+    skills_param: ClassVar[str] = "latent_dim"
+    termination: ClassVar[str] = "beta head fitted to the inferred segment ends"
 
-    @classmethod
-    def option_count(cls, params: Any) -> int:
-        """At most one option per latent category."""
-        return int(params.latent_dim)
+    def min_actions(self) -> int:
+        """One action per segment at least."""
+        return int(self.params.num_segments)
 
-    @classmethod
-    def requirements(cls, params: Any) -> frozenset[str]:
-        """Image observations with ``features: frames``, else an exact model and state indices."""
-        return feature_requirements(params.features)
-
-    @classmethod
-    def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
-        """``features`` must fit the family's observations (reported at ``params.features``)."""
-        return feature_problems(cls.name, params.features, family)
-
-    def discover(self, context: DiscoveryContext) -> Discovery:
-        """Segment ``context.demonstrations``; an option per latent the segments use.
-
-        Curves (one point per Adam step): ``loss`` (negative ELBO + termination loss), ``nll``,
-        ``kl_z``, ``kl_b``, ``termination``. Info: the boundaries and latents read from each
-        demonstration, the latents kept, the mean segment length.
-
-        Raises:
-          ValueError: no demonstrations, or one with fewer actions than ``num_segments``.
-          FloatingPointError: the ELBO or a learned option turns non-finite.
-        """
-        from baselines.segmentation import segment_inputs, skill_option_set
-
-        params: CompileParams = self.params
-        start = time.perf_counter()
-        inputs = segment_inputs(context, self.name, params.features, params.num_segments)
+    def segment(self, inputs: SegmentInputs, seed: np.random.SeedSequence) -> Segmentation:
+        """Fit CompILE's ELBO (:func:`.model.train_compile`)."""
         from baselines.compile.model import train_compile
 
-        result = train_compile(inputs, params, context.seed)
-        options = skill_option_set([result.options[k] for k in result.used], inputs, "compile")
-        segments = sum(len(codes) for codes in result.latents)
-        return Discovery(
-            options=options,
-            curves=result.curves,
-            info={
-                "options_kept": len(options),
-                "latents_used": result.used,
-                "boundaries": result.boundaries,
-                "segment_latents": result.latents,
-                "mean_segment_length": float(inputs.demos.lengths.sum()) / max(segments, 1),
-                "demonstrations": len(context.demonstrations),
-                "termination": "beta head fitted to the inferred segment ends",
-                "wall_time_s": round(time.perf_counter() - start, 3),
-            },
-        )
+        return train_compile(inputs, self.params, seed)

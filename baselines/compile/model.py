@@ -28,18 +28,23 @@ as a tensor; weights are drawn as the option networks draw theirs.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
 import tensorflow as tf
 
 from baselines.compile.params import CompileParams
-from baselines.segmentation import SegmentInputs
-from baselines.skill_networks import fit, init_skills, skill_outputs, unstack_skills
+from baselines.segmentation import Segmentation, SegmentInputs
+from baselines.skill_networks import (
+    demo_tensors,
+    fit,
+    init_skills,
+    skill_outputs,
+    unstack_skills,
+)
 from opt_suite.option_networks.networks import forward, glorot_uniform, init_weights
 
-__all__ = ["CompileResult", "train_compile", "poisson_log_prior"]
+__all__ = ["train_compile", "poisson_log_prior"]
 
 NEG_INF = -1e30
 EPS = 1e-17
@@ -56,25 +61,6 @@ def poisson_log_prior(length: int, rate: float) -> np.ndarray:
     values = np.arange(1, length + 1, dtype=np.float64)
     unnormalised = values * log(rate) - rate - np.array([lgamma(v + 1.0) for v in values])
     return unnormalised - np.logaddexp.reduce(unnormalised)
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class CompileResult:
-    """A trained CompILE model's options and its reading of the demonstrations.
-
-    Attributes:
-      options: the weights of every latent's option network, in latent order.
-      used: the latents some segment of the demonstrations decodes with (argmax), sorted.
-      boundaries: per demonstration, the steps t >= 1 at which a new segment starts.
-      latents: per demonstration, the latent of each non-empty segment in order.
-      curves: per-iteration ``loss``, ``nll``, ``kl_z``, ``kl_b``, ``termination``.
-    """
-
-    options: list[dict[str, np.ndarray]]
-    used: list[int]
-    boundaries: list[list[int]]
-    latents: list[list[int]]
-    curves: dict[str, np.ndarray]
 
 
 def _dense(rng: np.random.Generator, fan_in: int, fan_out: int) -> tuple[np.ndarray, np.ndarray]:
@@ -174,7 +160,9 @@ def compile_loss(
     last = tf.one_hot(lengths, width)
     mask = inside
     nll = kl_z = term = 0.0
-    samples_b, samples_z, log_cumsums = [], [], []
+    samples_b: list[tf.Tensor] = []
+    samples_z: list[tf.Tensor] = []
+    log_cumsums: list[tf.Tensor] = []
     starts = first
     probs_b0 = None
     for i in range(params.num_segments):
@@ -231,33 +219,26 @@ def compile_loss(
 
 
 def _batch(inputs: SegmentInputs, prior_rate: float) -> dict[str, tf.Tensor]:
+    """The demonstrations with actions [B, T+1] (end of sequence and padding: A) and the prior."""
     demos = inputs.demos
     lengths = demos.lengths
-    actions = np.full(demos.positions.shape, inputs.num_actions, np.int32)  # EOS / padding: A
-    actions[:, :-1] = np.where(
-        np.arange(demos.actions.shape[1])[None, :] < lengths[:, None],
-        demos.actions,
-        inputs.num_actions,
-    )
-    states, coords = inputs.state_input()
-    batch = {
-        "states": tf.constant(states, tf.int32),
-        "positions": tf.constant(demos.positions, tf.int32),
+    actions = np.full(demos.positions.shape, inputs.num_actions, np.int32)
+    steps = np.arange(demos.actions.shape[1])[None, :] < lengths[:, None]
+    actions[:, :-1] = np.where(steps, demos.actions, inputs.num_actions)
+    log_prior = poisson_log_prior(demos.positions.shape[1], prior_rate)
+    return {
+        **demo_tensors(inputs),
         "actions": tf.constant(actions, tf.int32),
-        "lengths": tf.constant(lengths, tf.int32),
-        "log_prior": tf.constant(
-            poisson_log_prior(demos.positions.shape[1], prior_rate), tf.float32
-        ),
+        "log_prior": tf.constant(log_prior, tf.float32),
     }
-    if coords is not None:
-        batch["coords"] = tf.constant(coords)
-    return batch
 
 
 def train_compile(
     inputs: SegmentInputs, params: CompileParams, seed: np.random.SeedSequence
-) -> CompileResult:
+) -> Segmentation:
     """Full-batch Adam on the negative ELBO for ``params.iterations`` steps, then read the segments.
+
+    The segments are read with argmax boundaries and latents (no noise); empty segments dropped.
 
     Raises:
       FloatingPointError: the loss or a gradient turns non-finite (naming the iteration).
@@ -283,24 +264,26 @@ def train_compile(
     )
     used = sorted({z for seq in latents for z in seq})
     options = unstack_skills(variables["options"], range(count))
-    return CompileResult(options, used, boundaries, latents, curves)
+    return Segmentation(options, used, boundaries, latents, curves)
 
 
-@tf.function(reduce_retracing=True)
+@tf.function
 def _gradients(
     weights: Any, batch: dict[str, tf.Tensor], noise_b: tf.Tensor, noise_z: tf.Tensor, params: Any
 ) -> tuple[dict[str, tf.Tensor], Any]:
     """The loss parts and the gradient of the loss w.r.t. every weight.
 
-    Module-level and shape-relaxed, so that it is traced once per params and input structure, not
-    once per run (tracing the unrolled segments and their LSTMs dominates a short run's cost).
+    Module-level, so that runs on inputs of the same shapes and params share one trace (tracing
+    the unrolled segments and their LSTMs dominates a short run's cost). Not shape-relaxed: a
+    relaxed retrace may order float operations differently, and the same seed must give the same
+    options bit for bit.
     """
     with tf.GradientTape() as tape:
         parts, _ = compile_loss(weights, batch, noise_b, noise_z, params, hard=False)
     return parts, tape.gradient(parts["loss"], weights, unconnected_gradients="zero")
 
 
-@tf.function(reduce_retracing=True)
+@tf.function
 def _read(
     weights: Any, batch: dict[str, tf.Tensor], zeros_b: tf.Tensor, zeros_z: tf.Tensor, params: Any
 ) -> dict[str, tf.Tensor]:

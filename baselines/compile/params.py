@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from baselines.segmentation import FeatureChoice
-from opt_suite.option_networks.trunk import MAX_LAYERS, MAX_UNITS
+from baselines.segmentation import FeatureChoice, features_param, hidden_layer_problems
+from opt_suite.option_networks.trunk import MAX_UNITS
 from opt_suite.params import param
 
 __all__ = ["CompileParams", "MAX_LATENTS", "MAX_SEGMENTS"]
@@ -49,8 +49,8 @@ class CompileParams:
     prior_rate: float = param(
         3.0, doc="rate of the Poisson prior on segment lengths (modules.py: 3)", gt=0, le=1000
     )
-    beta_b: float = param(0.1, doc="weight of the KL on boundaries (modules.py: 0.1)", ge=0)
-    beta_z: float = param(0.1, doc="weight of the KL on latents (modules.py: 0.1)", ge=0)
+    beta_b: float = param(0.1, doc="weight of the KL on boundaries (modules.py: 0.1)", ge=0, le=1e6)
+    beta_z: float = param(0.1, doc="weight of the KL on latents (modules.py: 0.1)", ge=0, le=1e6)
     temp_b: float = param(
         1.0, doc="Gumbel-softmax temperature of the boundaries (modules.py: 1)", gt=0, le=100
     )
@@ -69,11 +69,7 @@ class CompileParams:
         ge=1,
         le=MAX_UNITS,
     )
-    features: FeatureChoice = param(
-        "coords",
-        doc="state input of the networks, as offline_options' features; frames: conv networks "
-        "on image observations",
-    )
+    features: FeatureChoice = features_param()
     iterations: int = param(
         100, doc="full-batch Adam steps (train.py --iterations: 100)", ge=1, le=100_000
     )
@@ -85,15 +81,9 @@ class CompileParams:
         doc="weight of the termination loss that fits each latent's beta head to the inferred "
         "boundaries (not in the paper: its decoders have no termination)",
         ge=0,
+        le=1e6,
     )
 
     def check(self) -> list[tuple[str, str]]:
-        """At least one decoder layer, at most MAX_LAYERS."""
-        if not self.hidden_sizes or len(self.hidden_sizes) > MAX_LAYERS:
-            return [
-                (
-                    "hidden_sizes",
-                    f"expected 1 to {MAX_LAYERS} hidden layers, got {len(self.hidden_sizes)}",
-                )
-            ]
-        return []
+        """At least one hidden layer, at most MAX_LAYERS."""
+        return hidden_layer_problems(self.hidden_sizes)
