@@ -16,6 +16,12 @@ feeds both heads from it. Its terms are tf-agents' own (``policy_gradient_loss``
 ``entropy_regularization_loss`` are called as they are; the value term is tf-agents' unclipped
 squared error), so the loss is tf-agents' ``get_loss`` on the same networks, value for value and
 gradient for gradient (a test checks both) — at about half the arithmetic.
+
+Why it is kept though no bundled spec uses it and it learned worse on MinAtar Breakout
+(docs/networks.md: paired auc of the same code and seeds, significantly lower): it is the
+originals' architecture, which a user reproducing A3C's or PPO's Atari setting asks for by name,
+and it is 1.2–1.4× the frames per CPU second of separate networks where CPU is the budget. It is
+opt-in (``ppo.network.shared``, default false) and pinned to tf-agents' own loss by its tests.
 """
 
 from __future__ import annotations

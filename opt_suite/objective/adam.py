@@ -19,7 +19,15 @@ from typing import NamedTuple
 
 import tensorflow as tf
 
-__all__ = ["BETA1", "BETA2", "EPSILON", "AdamState", "adam_ascent"]
+__all__ = [
+    "BETA1",
+    "BETA2",
+    "EPSILON",
+    "AdamState",
+    "adam_ascent",
+    "adam_ascent_all",
+    "zero_moments",
+]
 
 #: Kingma & Ba's defaults (Algorithm 1). 1 − β is written as a literal below: in float64,
 #: ``1.0 - 0.9`` is one ulp below 0.1, and the literal keeps both loops' numbers as they were.
@@ -52,3 +60,24 @@ def adam_ascent(
     v = BETA2 * state.v + _ONE_MINUS_BETA2 * tf.square(grad)
     scale = learning_rate * tf.sqrt(1.0 - BETA2**t) / (1.0 - BETA1**t)
     return weight + scale * m / (tf.sqrt(v) + EPSILON), AdamState(m, v)
+
+
+def zero_moments(weights: dict[str, tf.Tensor]) -> dict[str, AdamState]:
+    """Adam's moments before the first step, for every tensor of ``weights``."""
+    return {k: AdamState(tf.zeros_like(w), tf.zeros_like(w)) for k, w in weights.items()}
+
+
+def adam_ascent_all(
+    weights: dict[str, tf.Tensor],
+    grads: dict[str, tf.Tensor],
+    moments: dict[str, AdamState],
+    step: tf.Tensor,
+    learning_rate,
+) -> tuple[dict[str, tf.Tensor], dict[str, AdamState]]:
+    """:func:`adam_ascent` on every tensor of a dict of weights: (new weights, new moments)."""
+    new_weights, new_moments = {}, {}
+    for key, w in weights.items():
+        new_weights[key], new_moments[key] = adam_ascent(
+            w, grads[key], moments[key], step, learning_rate
+        )
+    return new_weights, new_moments

@@ -30,6 +30,10 @@ the others wait. Acting with options (some sub-envs step while others wait) ther
 :meth:`Atari.make_env_batch`: one single-env ``AtariVectorEnv`` per sub-env, each on its own C++
 thread, with the start actions played from Python (:mod:`opt_suite.families.atari.threads`). The
 experts' lockstep batches use :func:`make_vector_env`, gymnasium's ``SyncVectorEnv`` of this env.
+
+Length (424 lines, over the 400 the tree aims for): the Atari family and its task env are one
+contract (the env realises exactly the family's Params and TaskParams); the thread batch already
+lives apart (threads.py).
 """
 
 from __future__ import annotations

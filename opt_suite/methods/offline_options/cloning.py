@@ -24,7 +24,8 @@ import tensorflow as tf
 
 from opt_suite.methods.offline_options.demos import DemoBatch
 from opt_suite.methods.offline_options.params import Params
-from opt_suite.methods.offline_options.training import _adam_ascent, batch_tensors
+from opt_suite.methods.offline_options.training import batch_tensors
+from opt_suite.objective.adam import adam_ascent_all, zero_moments
 from opt_suite.option_networks.networks import Weights, option_outputs
 
 __all__ = ["cloning_likelihood", "clone_option"]
@@ -84,7 +85,7 @@ def clone_option(
             tape.watch(weights)
             value = likelihood(weights)
         grads = tape.gradient(value, weights)
-        new_weights, new_moments = _adam_ascent(
+        new_weights, new_moments = adam_ascent_all(
             weights, grads, moments, t, tf.constant(params.learning_rate, tf.float32)
         )
         finite = tf.reduce_all(
@@ -92,7 +93,7 @@ def clone_option(
         )
         return new_weights, new_moments, tf.logical_and(finite, tf.math.is_finite(value))
 
-    moments = {k: (tf.zeros_like(w), tf.zeros_like(w)) for k, w in trained.items()}
+    moments = zero_moments(trained)
     curve = [float(likelihood(trained))]
     t = 0
     for _ in range(params.epochs):

@@ -41,6 +41,9 @@ so it is traced once per process and structure (likelihood form, feature kind, d
 lengths, the number of options and of states never retrace it.
 Each epoch's curves are Ĵ's parts evaluated *after* its updates, so the last point, Ĵ_N, is the
 objective of exactly the option that Algorithm 1 keeps or rejects.
+
+Length (485 lines, over the 400 the tree aims for): one compiled round of Algorithm 1 (tables from
+networks, Ĵ, the ascent, the plateau rule) is one tf.function; its helpers exist only for it.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ import tensorflow as tf
 from opt_suite.methods.offline_options.demos import DemoBatch
 from opt_suite.methods.offline_options.params import Params
 from opt_suite.objective import JhatConfig, JhatParts, jhat, weighted_total
-from opt_suite.objective.adam import AdamState, adam_ascent
+from opt_suite.objective.adam import adam_ascent_all, zero_moments
 from opt_suite.option_networks.networks import Weights, option_outputs, policy_probs
 
 __all__ = [
@@ -202,16 +205,6 @@ def _parts(option, policy, frozen_log_mu, frozen_beta, batch, states, coords, co
     return JhatParts(*(tf.cast(x, tf.float32) for x in parts))
 
 
-def _adam_ascent(weights, grads, moments, step, learning_rate):
-    """One Adam step *up* the gradient on every weight; returns (weights, moments) as new dicts."""
-    new_weights, new_moments = {}, {}
-    for key, w in weights.items():
-        new_weights[key], new_moments[key] = adam_ascent(
-            w, grads[key], moments[key], step, learning_rate
-        )
-    return new_weights, new_moments
-
-
 def _train(option, policy, frozen_log_mu, frozen_beta, batch, states, coords, hyper, likelihood):
     """Epochs of ``steps_per_epoch`` Adam steps until Ĵ plateaus, the cap, or a non-finite value.
 
@@ -237,7 +230,7 @@ def _train(option, policy, frozen_log_mu, frozen_beta, batch, states, coords, hy
     # One flat namespace of trainable weights for Adam: "option/w1", "policy/pi_w", ...
     flat = {f"option/{k}": w for k, w in option.items()}
     flat.update({f"policy/{k}": w for k, w in policy.items()})
-    moments = {k: AdamState(tf.zeros_like(w), tf.zeros_like(w)) for k, w in flat.items()}
+    moments = zero_moments(flat)
 
     def parts_of(weights) -> JhatParts:
         nets: dict[str, dict[str, tf.Variable]] = {"option": {}, "policy": {}}
@@ -281,7 +274,7 @@ def _train(option, policy, frozen_log_mu, frozen_beta, batch, states, coords, hy
                 status = tf.constant(1)
                 break
             step += 1
-            flat, moments = _adam_ascent(flat, grads, moments, step, hyper["learning_rate"])
+            flat, moments = adam_ascent_all(flat, grads, moments, step, hyper["learning_rate"])
         if status != 0:
             break
         latest = row(parts_of(flat))
