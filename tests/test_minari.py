@@ -5,6 +5,7 @@ import pytest
 
 from opt_suite.cli import main
 from opt_suite.demonstrations import DemonstrationError, collect_demonstrations
+from opt_suite.demonstrations.base import SourceContext
 from opt_suite.demonstrations.minari_io import MinariParams, MinariSource, export_demonstrations
 from opt_suite.families.tabular.chain import Chain
 from opt_suite.families.tabular.chain import Params as ChainParams
@@ -44,18 +45,18 @@ def test_a_dataset_of_other_spaces_is_refused(exported):
     train, _ = chain.make_tasks(chain.Variation(), (), 1, 1, 0, seed=0)
     source = MinariSource(MinariParams(str(folder)))
     with pytest.raises(DemonstrationError, match="observation space Discrete.* disagrees"):
-        source.collect(chain, train, 1, 100, np.random.SeedSequence(0))
+        source.collect(SourceContext(chain, train, 1, 100, np.random.SeedSequence(0)))
 
 
 def test_too_few_episodes_or_a_missing_dataset_are_named(exported, tmp_path):
     _, folder = exported
     source = MinariSource(MinariParams(str(folder)))
     with pytest.raises(DemonstrationError, match="2 episodes for train task .*expected .* = 3"):
-        source.collect(FAMILY, TRAIN, 3, 1000, np.random.SeedSequence(0))
+        source.collect(SourceContext(FAMILY, TRAIN, 3, 1000, np.random.SeedSequence(0)))
     with pytest.raises(DemonstrationError, match="demonstrations.params.dataset 'nowhere'"):
-        MinariSource(MinariParams("nowhere")).collect(FAMILY, TRAIN, 1, 100, None)
+        MinariSource(MinariParams("nowhere")).collect(SourceContext(FAMILY, TRAIN, 1, 100, None))
     with pytest.raises(DemonstrationError, match="has .* steps, more than"):
-        source.collect(FAMILY, TRAIN, 1, 2, np.random.SeedSequence(0))
+        source.collect(SourceContext(FAMILY, TRAIN, 1, 2, np.random.SeedSequence(0)))
 
 
 def test_an_episode_that_does_not_reach_a_goal_is_an_error(exported, tmp_path):
@@ -69,7 +70,7 @@ def test_an_episode_that_does_not_reach_a_goal_is_an_error(exported, tmp_path):
         f["episode_0"]["terminations"][-1] = False
     source = MinariSource(MinariParams(str(folder)))
     with pytest.raises(DemonstrationError, match="episode 0 for .* does not reach a goal"):
-        source.collect(FAMILY, TRAIN, 2, 1000, np.random.SeedSequence(0))
+        source.collect(SourceContext(FAMILY, TRAIN, 2, 1000, np.random.SeedSequence(0)))
 
 
 def test_export_demos_cli_needs_a_run(tmp_path, capsys):

@@ -191,7 +191,7 @@ def test_unknown_keys_with_and_without_suggestion():
     )
     assert one_problem(("seeds: 2", "seeds: 2\n  zzz: 1")) == (
         "x.yaml:30:3: evaluation.zzz: unknown key (expected one of: learner, params, episodes, "
-        "frames, max_steps, seeds, interaction_budget)"
+        "frames, max_steps, seeds, interaction_budget, zero_shot_episodes)"
     )
     assert one_problem(
         ("    method: primitives\n", "    method: primitives\n    params: {x: 1}\n")

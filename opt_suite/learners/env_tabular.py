@@ -153,7 +153,7 @@ def _observation(obs: Any, num_states: int) -> int:
 def _run(env, options: _Options, hyper: Hyper, rng: np.random.Generator, seed: int,  # noqa: C901
          episodes: int, intra_option: bool) -> RunResult:  # fmt: skip
     """One run: ``episodes`` episodes of (SMDP or intra-option) Q-learning on ``env``."""
-    from opt_suite.learners.intra_option_q import intra_option_update
+    from opt_suite.learners.intra_option_kernels import intra_option_update
 
     act_cum, det_action, beta, explore = (
         options.action_cum,

@@ -305,8 +305,28 @@ def run_protocol(
     finally:
         runner.close()
     if summary is not None and test and references_wanted(spec, components, family, test[0]):
-        _measure_references(spec, components, family, test, seeds, directory, stream)
+        # Every seed the store holds, not only this run's: the report reads them all (a run of
+        # --seeds 1-2 into a folder that holds seed 0); measured ones are reused from their files.
+        stored = _stored_seeds(directory)
+        every = sorted(set(seeds) | set(stored))
+        _measure_references(spec, components, family, test, every, directory, stream)
     return RunResult(summary, directory, run_id, time.monotonic() - start, reuse_note)
+
+
+def _stored_seeds(directory: Path) -> list[int]:
+    """The seeds the run directory's store holds evaluations of (none when it cannot say)."""
+    from opt_suite.store import ResultsStore, StoreError
+
+    try:
+        store = ResultsStore(directory)
+    except StoreError:
+        return []
+    try:
+        return [int(s) for s in store.seeds()]
+    except StoreError:
+        return []
+    finally:
+        store.close()
 
 
 def _measure_references(
