@@ -172,7 +172,9 @@ class LearnerChecks(Checks):
         assert len(first) == 1, f"zero_shot gave {len(first)} return arrays for 1 run"
         returns = np.asarray(first[0])
         assert returns.shape == (2,) and np.all(np.isfinite(returns)), returns
-        np.testing.assert_array_equal(returns, learner.zero_shot(context)[0])
+        again = learner.zero_shot(context)
+        assert again is not None, "zero_shot measured once, then returned None"
+        np.testing.assert_array_equal(returns, again[0])
 
 
 def check_learner(
