@@ -348,3 +348,18 @@ def test_counted_frames_survive_a_file_and_add_a_frame_share(tmp_path):
     assert "emulator frames inside options | 61.5% |" in text
     assert "(PPO (tf-agents) over primitives + options)" in text
     assert "emulator frames" not in usage_markdown([run])
+
+
+def test_the_files_are_never_written_through_a_symlink(run_dir, tmp_path, capsys):
+    # A link in the run folder named like an output would make the write change its target,
+    # outside the folder (issue 29): the link is replaced by a regular file, the target kept.
+    run = tmp_path / "run"
+    shutil.copytree(run_dir, run)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the suite's\n")
+    for name in ("option_usage.md", "option_usage.csv"):
+        (run / name).symlink_to(outside)
+    assert usage(run) == 0, capsys.readouterr().err
+    assert outside.read_text() == "not the suite's\n"
+    for name in ("option_usage.md", "option_usage.csv"):
+        assert not (run / name).is_symlink() and (run / name).stat().st_size > 0

@@ -143,6 +143,7 @@ def _write(directory: Path, args: argparse.Namespace) -> list[Path]:
 
 def run(args: argparse.Namespace) -> int:
     """Replay, verify and write the files; 0 on success, 2 otherwise."""
+    from opt_suite.files_guard import InputError
     from opt_suite.registry import RegistryError
     from opt_suite.report.episodes import ReportDataError
     from opt_suite.spec import SpecError
@@ -158,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"opt-suite option-usage: the stored spec does not load: {REPLAY_DIFFERS}",
               file=sys.stderr)  # fmt: skip
         return 2
-    except (StoreError, RegistryError, ReportDataError, ValueError) as exc:
+    except (StoreError, RegistryError, ReportDataError, ValueError, InputError) as exc:
         print(f"opt-suite option-usage: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

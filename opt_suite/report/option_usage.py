@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from opt_suite.files_guard import output_file
 from opt_suite.report.metrics import final_episode_count
 
 __all__ = [
@@ -401,6 +402,7 @@ def usage_markdown(
 
 def _write_csv(path: Path, rows: Sequence[dict[str, object]]) -> Path:
     fields = list(dict.fromkeys(k for row in rows for k in row))
+    path = output_file(path, "an option-usage table")  # never written through a symlink
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=fields, restval="")
         writer.writeheader()
@@ -422,7 +424,7 @@ def write_usage_files(
     directory.mkdir(parents=True, exist_ok=True)
     markdown = usage_markdown(runs, fraction, title, notes, learner)  # checks before any write
     written = [_write_csv(directory / CSV_NAME, run_rows(runs, fraction))]
-    path = directory / MARKDOWN_NAME
+    path = output_file(directory / MARKDOWN_NAME, "the option-usage page")
     path.write_text(markdown, encoding="utf-8")
     written.append(path)
     if per_episode:
