@@ -93,11 +93,6 @@ def fit(
     Raises:
       FloatingPointError: the loss or a gradient is not finite at some step (no weight is read).
     """
-    # Same seed, same skills, whatever else the process runs: TensorFlow's multi-threaded CPU
-    # kernels may sum in a scheduling-dependent order (measured: LOVE's contract run twice in one
-    # loaded process gave skills 1e-8 apart), so deterministic kernels are asked for, as the PPO
-    # agents do (opt_suite.agents.ppo.build_agent); a process-wide switch, set before any op here.
-    tf.config.experimental.enable_op_determinism()
     variables = {
         group: {key: tf.Variable(v, name=f"{group}/{key}") for key, v in weights.items()}
         for group, weights in initial.items()

@@ -140,3 +140,37 @@ def test_validate_names_the_features_that_an_image_family_cannot_take(tmp_path, 
     assert len(err) == 1, err
     assert "spec.yaml:9:5:" in err[0] and "methods[0].params.features" in err[0]
     assert "use 'frames'" in err[0]
+
+
+def test_the_compiled_loss_and_segmentation_are_the_eager_ones():
+    # The training loop runs compile_loss inside tf.functions (one trace per shape); run eagerly
+    # on the same weights and noise, it must give the same loss, the same parts and the same
+    # argmax segmentation: a trace that differed from the written loss would train something else.
+    from baselines.compile.model import _batch, _gradients, _read, compile_loss, init_compile
+    from baselines.segmentation import segment_inputs
+    from opt_suite.objective.jhat import tf
+
+    context, _ = segmented_demonstrations(4, seed=1)
+    params = dataclasses.replace(TINY, num_segments=3)
+    inputs = segment_inputs(context, "compile", params.features, params.num_segments)
+    weights = init_compile(inputs, params, np.random.SeedSequence(7))
+    batch = _batch(inputs, params.prior_rate)
+    n, b = params.num_segments, len(inputs.demos.lengths)
+    width = inputs.demos.positions.shape[1]
+    rng = np.random.default_rng(3)
+    noise_b = tf.constant(rng.gumbel(size=(n, b, width)).astype(np.float32))
+    noise_z = tf.constant(rng.gumbel(size=(n, b, params.latent_dim)).astype(np.float32))
+    eager, _ = compile_loss(weights, batch, noise_b, noise_z, params, hard=False)
+    traced, grads = _gradients(weights, batch, noise_b, noise_z, params)
+    assert set(eager) == set(traced) and np.isfinite(float(eager["loss"]))
+    for key in eager:
+        np.testing.assert_allclose(float(traced[key]), float(eager[key]), rtol=1e-5, atol=1e-6)
+    assert all(np.all(np.isfinite(g)) for g in tf.nest.flatten(grads))
+    zeros_b, zeros_z = tf.zeros((n, b, width)), tf.zeros((n, b, params.latent_dim))
+    _, hard = compile_loss(weights, batch, zeros_b, zeros_z, params, hard=True)
+    read = _read(weights, batch, zeros_b, zeros_z, params)
+    for key in ("b", "z"):
+        np.testing.assert_array_equal(read[key].numpy(), hard[key].numpy())
+    # Hard boundaries are one step per segment (one-hot over time), hard latents one-hot too.
+    np.testing.assert_allclose(hard["b"].numpy().sum(axis=-1), 1.0)
+    np.testing.assert_allclose(hard["z"].numpy().sum(axis=-1), 1.0)
