@@ -28,11 +28,14 @@ def test_costs_are_the_mean_over_done_discoveries_of_what_was_counted():
         _Cell("discovery", "walk", "failed", {"counted_env_frames": 10**9}),  # not a cost paid
         _Cell("discovery", "demos", "done", {"demonstration_steps": 40}),
         _Cell("evaluation", "walk", "done", {"counted_env_frames": 5}),  # not discovery
+        # option-critic on a tabular family steps the exact model: no env counted its frames
+        _Cell("discovery", "model", "done", {"counted_env_frames": 0, "env_steps": 5000}),
     ]
     costs = discovery_costs(cells)
     assert costs == {
         "walk": DiscoveryCost(2000.0, 0.0, 2),  # the counted frames, not the method's env_steps
         "demos": DiscoveryCost(0.0, 40.0, 1),
+        "model": DiscoveryCost(5000.0, 0.0, 1),  # nothing counted: the steps it reports
     }
 
 

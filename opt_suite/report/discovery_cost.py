@@ -61,9 +61,12 @@ def discovery_costs(cells: Iterable[Any]) -> dict[str, DiscoveryCost]:
         if str(cell.kind) != "discovery" or cell.status != "done" or cell.method is None:
             continue
         info = cell.info or {}
-        found.setdefault(cell.method, []).append(
-            (float(info.get("counted_env_frames", 0)), float(info.get("demonstration_steps", 0)))
-        )
+        # The frames the budget-counting envs saw; a method that steps the exact model instead
+        # (option-critic on a tabular family: no env is made, so nothing is counted) pays its
+        # own env_steps, which the method contract checks against the interaction budget.
+        frames = float(info.get("counted_env_frames", 0)) or float(info.get("env_steps", 0))
+        demonstrated = float(info.get("demonstration_steps", 0))
+        found.setdefault(cell.method, []).append((frames, demonstrated))
     return {
         method: DiscoveryCost(
             float(np.mean([f for f, _ in costs])), float(np.mean([d for _, d in costs])), len(costs)
