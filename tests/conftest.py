@@ -2,17 +2,19 @@
 (opt_suite/_numerics.py) are in the environment before anything imports NumPy or TensorFlow, and
 numbers computed in the test process are those of the worker processes and of every machine.
 
-For the same reason the test process runs TensorFlow as the runner's workers do
-(``runner.cells.worker_environment``): one inter-op thread and deterministic kernels. With
-independent ops run concurrently, two fits of one seed in one process could differ in their last
-bit (measured on LOVE's same-seed contract: 1e-7 apart, 0 with one inter-op thread), while the
-runner's cells never run that way. The BLAS and intra-op thread counts are left to the machine:
-the tests of the workers' own environment check that the runner sets them.
+For the same reason the test process runs TensorFlow as the runner's workers do: their inter-op
+thread count and deterministic kernels, taken from ``runner.cells.worker_environment`` (the one
+place that says how workers run; importing it loads no TensorFlow). With independent ops run
+concurrently, two fits of one seed in one process could differ in their last bit (measured on
+LOVE's same-seed contract: 1e-7 apart, 0 with one inter-op thread), while the runner's cells never
+run that way. The BLAS and intra-op thread counts are left to the machine: the tests of the
+workers' own environment check that the runner sets them.
 """
 
 import os
 
-os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
-os.environ.setdefault("TF_DETERMINISTIC_OPS", "1")
+import opt_suite  # noqa: F401
+from opt_suite.runner.cells import worker_environment
 
-import opt_suite  # noqa: E402,F401
+for _key in ("TF_NUM_INTEROP_THREADS", "TF_DETERMINISTIC_OPS"):
+    os.environ.setdefault(_key, worker_environment()[_key])
