@@ -10,7 +10,7 @@ import pytest
 from opt_suite import stats
 from opt_suite.report.baseline import Baseline, BaselineRuns
 from opt_suite.report.metrics import METRICS
-from opt_suite.report.pairwise import compare_entries
+from opt_suite.report.pairwise import compare_entries, comparison_markdown, comparison_rows
 
 
 def _runs(entries: dict[str, tuple[tuple[int, ...], np.ndarray]]) -> Baseline:
@@ -67,3 +67,58 @@ def test_unknown_entries_and_metrics_are_named() -> None:
         compare_entries(runs, "x", "z")
     with pytest.raises(KeyError, match="unknown metric 'reward'"):
         compare_entries(runs, "x", "x", metric="reward")
+
+
+def _estimate(v: float) -> dict[str, float]:
+    return {
+        "iqm": v,
+        "ci_low": v - 1,
+        "ci_high": v + 1,
+        "task_ci_low": v - 2,
+        "task_ci_high": v + 2,
+    }
+
+
+def test_rows_read_the_leaderboards_normalised_iqm_when_it_has_one_else_the_raw() -> None:
+    y = np.arange(40, dtype=np.float64).reshape(5, 8)
+    runs = _runs({"x": ((0, 1, 2, 3, 4), y + 100.0), "y": ((0, 1, 2, 3, 4), y)})
+    raw = {"methods": {"x": {"auc": _estimate(7.0)}, "y": {"auc": _estimate(3.0)}}}
+    both = {
+        **raw,
+        "normalised": {"methods": {"x": {"auc": _estimate(0.9)}, "y": {"auc": _estimate(0.2)}}},
+    }
+    (row,) = comparison_rows(runs, raw, "x", ["y"])
+    assert row["scale"] == "raw" and row["entry_iqm"]["iqm"] == 3.0
+    (row,) = comparison_rows(runs, both, "x", ["y"])
+    assert row["scale"] == "normalised" and row["x_iqm"]["iqm"] == 0.9
+    assert (row["tasks_won"], row["verdict"]) == (8, "beats")
+    table = comparison_markdown([row])
+    assert "| y | 0.20 [-0.80, 1.20] [-1.80, 2.20] | 0.90" in table
+    assert "8 / 0 / 0 | x beats y |" in table
+
+
+def test_against_the_runs_baseline_every_number_is_the_leaderboards() -> None:
+    from opt_suite.report.leaderboard import build_leaderboard
+    from opt_suite.report.metrics import MethodMetrics
+    from opt_suite.report.tables import leaderboard_json
+
+    rng = np.random.default_rng(7)
+    values = {n: rng.normal(size=(5, 6)) + shift for n, shift in (("a", 0.3), ("base", 0.0))}
+    metrics = {
+        n: MethodMetrics(n, (0, 1, 2, 3, 4), tuple(range(6)), {k: v for k in METRICS})
+        for n, v in values.items()
+    }
+    board = build_leaderboard(
+        metrics,
+        spec_name="s",
+        spec_hash="h",
+        episodes=10,
+        baseline="base",
+        bootstrap=300,
+        thresholds={str(t): 0.0 for t in range(6)},
+    )
+    doc = leaderboard_json(board)
+    runs = _runs({n: ((0, 1, 2, 3, 4), v) for n, v in values.items()})
+    (row,) = comparison_rows(runs, doc, "a", ["base"])
+    assert row["p"] == doc["probability_of_improvement"]["methods"]["a"]["auc"]
+    assert row["paired_p"] == doc["paired_probability_of_improvement"]["methods"]["a"]["auc"]

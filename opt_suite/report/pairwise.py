@@ -20,6 +20,8 @@ experts would otherwise mix a seed's luck into the comparison.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +29,7 @@ from opt_suite.report.baseline import Baseline
 from opt_suite.report.leaderboard import Improvement, improvement, oriented, rng_for
 from opt_suite.report.metrics import METRICS
 
-__all__ = ["EntryComparison", "compare_entries"]
+__all__ = ["EntryComparison", "compare_entries", "comparison_markdown", "comparison_rows"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,9 +64,17 @@ class EntryComparison:
 
 
 def compare_entries(
-    runs: Baseline, x: str, y: str, metric: str = "auc", reps: int = 2000
+    runs: Baseline,
+    x: str,
+    y: str,
+    metric: str = "auc",
+    reps: int = 2000,
+    baseline: str | None = None,
 ) -> EntryComparison:
     """X's runs against Y's in ``runs`` (a loaded ``runs.json``) on ``metric``.
+
+    ``baseline``: the run's ``report.baseline``; when Y is it, the generator is the leaderboard's
+    own, so that with the leaderboard's ``reps`` every number equals the leaderboard's.
 
     Raises:
         KeyError: an entry or metric the file does not hold (the message names it).
@@ -81,10 +91,11 @@ def compare_entries(
     if tuple(map(str, rx.tasks)) != tuple(map(str, ry.tasks)):
         raise ValueError(f"{runs.path}: {x!r} and {y!r} ran different test tasks")
     vx, vy = rx.metrics[metric], ry.metrics[metric]
-    p = improvement(metric, vx, vy, reps, rng_for(x, metric, "vs", y))
+    tag = () if y == baseline else ("vs", y)  # the leaderboard's streams against its baseline
+    p = improvement(metric, vx, vy, reps, rng_for(x, metric, "poi", *tag))
     paired = None
     if rx.seeds == ry.seeds:
-        paired = improvement(metric, vx, vy, reps, rng_for(x, metric, "paired vs", y), True)
+        paired = improvement(metric, vx, vy, reps, rng_for(x, metric, "paired", *tag), True)
     ox, oy = oriented(metric, vx), oriented(metric, vy)
     # per task: the share of (run of X, run of Y) pairs X wins, ties counting half (rliable's P)
     per_task = np.mean(
@@ -100,3 +111,90 @@ def compare_entries(
         tasks_tied=int(np.sum(per_task == 0.5)),
         tasks_lost=int(np.sum(per_task < 0.5)),
     )
+
+
+def _interval(e: Improvement | None) -> dict[str, float] | None:
+    return None if e is None else dataclasses.asdict(e)
+
+
+def comparison_rows(
+    runs: Baseline, leaderboard: dict[str, Any], x: str, others: Sequence[str], metric: str = "auc"
+) -> list[dict[str, Any]]:
+    """X against each of ``others``: one JSON-ready row per entry, for a results page's table.
+
+    Each row holds the entry's IQM of ``metric`` as its leaderboard (``leaderboard.json``) gives
+    it -- on the normalised scale when the leaderboard has one, else raw (``scale`` says which) --
+    and X against it (:func:`compare_entries`): P, the paired P, the task tallies and the verdict.
+    """
+    normalised = leaderboard.get("normalised") or {}
+    scale = "normalised" if normalised.get("methods") else "raw"
+    table = normalised["methods"] if scale == "normalised" else leaderboard["methods"]
+    reps = int(leaderboard.get("protocol", {}).get("bootstrap", 2000))
+    baseline = (leaderboard.get("probability_of_improvement") or {}).get("baseline")
+    rows = []
+    for y in others:
+        c = compare_entries(runs, x, y, metric, reps, baseline)
+        rows.append(
+            {
+                "x": x,
+                "entry": y,
+                "metric": metric,
+                "scale": scale,
+                "x_iqm": table[x][metric],
+                "entry_iqm": table[y][metric],
+                "p": _interval(c.improvement),
+                "paired_p": _interval(c.paired),
+                "tasks_won": c.tasks_won,
+                "tasks_tied": c.tasks_tied,
+                "tasks_lost": c.tasks_lost,
+                "verdict": c.verdict(),
+            }
+        )
+    return rows
+
+
+def _fmt_iqm(e: Mapping[str, float]) -> str:
+    return (
+        f"{e['iqm']:.2f} [{e['ci_low']:.2f}, {e['ci_high']:.2f}]"
+        f" [{e['task_ci_low']:.2f}, {e['task_ci_high']:.2f}]"
+    )
+
+
+def _fmt_p(p: Mapping[str, float] | None) -> str:
+    if p is None:
+        return "—"
+    return (
+        f"{p['probability']:.2f} [{p['ci_low']:.2f}, {p['ci_high']:.2f}]"
+        f" [{p['task_ci_low']:.2f}, {p['task_ci_high']:.2f}]"
+    )
+
+
+def comparison_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The rows of :func:`comparison_rows` as a Markdown table (one X, one metric)."""
+    if not rows:
+        return ""
+    x, metric, scale = rows[0]["x"], rows[0]["metric"], rows[0]["scale"]
+    lines = [
+        f"| {x} against | {metric} IQM ({scale}) [seeds] [tasks] | {x}: {metric} IQM"
+        f" | P({x} > entry) [seeds] [tasks] | paired P [seeds] [tasks]"
+        " | test tasks won / tied / lost | verdict |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['entry']} | {_fmt_iqm(r['entry_iqm'])} | {_fmt_iqm(r['x_iqm'])}"
+            f" | {_fmt_p(r['p'])} | {_fmt_p(r['paired_p'])}"
+            f" | {r['tasks_won']} / {r['tasks_tied']} / {r['tasks_lost']} | {x} {r['verdict']}"
+            f" {r['entry']} |"
+        )
+    lines += [
+        "",
+        f"P({x} > entry): per test task, the share of all pairs (run of {x}, run of the entry)"
+        f" that {x} wins, ties counting half, averaged over tasks (rliable's probability of"
+        " improvement, on the raw metric). Paired P: the share of (seed, task) pairs won, where"
+        " both ran the same seeds (common random numbers). [seeds]: 95% percentile bootstrap"
+        " resampling seeds within each task; [tasks]: resampling test tasks, then seeds within"
+        " them. A task is won when its own P > 0.5. Verdict: beats / loses to when the [tasks]"
+        " interval of P lies above / below 0.5, else ties.",
+    ]
+    return "\n".join(lines) + "\n"
