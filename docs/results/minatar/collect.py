@@ -1,15 +1,25 @@
-"""Copy the published files of the MinAtar Breakout study out of its finished run directory.
+"""Copy and tabulate the published files of the MinAtar "options or imitation?" study.
 
-Called by ``regenerate.sh`` (which runs the spec first); usable alone on an existing run:
+Called by ``regenerate.sh`` (which runs the specs first); usable alone on finished runs:
 
     python docs/results/minatar/collect.py RUNS_DIR
 
-``RUNS_DIR/minatar-breakout/`` is the ``--out`` directory of ``opt-suite run minatar-breakout``
-(a lambda1 sweep). Writes, next to this file: the sweep table (``sweep.md``, ``sweep.csv``), each
-variant's leaderboard, per-run data (``runs.json``) and curves (``lambda1=<v>/``), ``experts.md``
-(each PPO expert's training returns, from its checkpoint, and its demonstrations' returns) and
-``provenance.json`` (spec hashes, commit, package versions, wall time of every run). Only reads
-the run's files and store; it computes no result itself.
+``RUNS_DIR/minatar-breakout-controls/`` is the ``--out`` directory of ``opt-suite run
+minatar-breakout-controls`` (a lambda1 sweep) and ``RUNS_DIR/minatar-asterix-controls/`` that of
+``opt-suite run minatar-asterix-controls`` (one variant). For each game it writes, under
+``breakout/`` and ``asterix/`` next to this file:
+
+- each variant's report files (``leaderboard.md``/``.json``, ``runs.json``, ``curves.png``) and,
+  for the sweep, ``sweep.md``/``sweep.csv``;
+- ``controls.md``/``controls.json``: offline-options against every other entry -- primitives,
+  untrained options, the demonstration-fair controls and the ablations -- with the leaderboard's
+  own statistics (:func:`opt_suite.report.pairwise.comparison_rows`);
+- ``experts.md``: each PPO expert's training returns (the train tasks' and, with ``references:
+  measure``, the test tasks' reference experts);
+- ``provenance.json`` (here): spec hashes, commit, package versions, wall time of every run.
+
+It reads the runs' files and stores and computes nothing the report does not, except the
+pairwise comparisons (the report's statistics, applied to pairs other than the baseline).
 """
 
 from __future__ import annotations
@@ -21,44 +31,107 @@ from pathlib import Path
 
 import numpy as np
 
+from opt_suite.report import load_baseline
+from opt_suite.report.pairwise import comparison_markdown, comparison_rows
 from opt_suite.run_view import run_provenance as runs_of  # one way to reopen a run
 
 HERE = Path(__file__).resolve().parent
-RUN = "minatar-breakout"
+#: page folder -> the run directory's name under RUNS_DIR
+GAMES = {"breakout": "minatar-breakout-controls", "asterix": "minatar-asterix-controls"}
+#: the method whose options the study asks about, and the entries it is compared with
+SUBJECT = "offline-options"
+COMPARED = (
+    "primitives",
+    "random-options",
+    "bc-option-never",
+    "bc-option-every-step",
+    "bc-ppo",
+    "offline-options-keep-3",
+    "offline-options-likelihood-only",
+)
 #: ``runs.json``: the variant's per-run data (every (method, seed, task) run's metrics), which
-#: `opt-suite compare MYRUN --baseline lambda1=<v>/runs.json` accepts.
-VARIANT_FILES = ("leaderboard.md", "leaderboard.json", "runs.json", "curves.png")
+#: `opt-suite compare MYRUN --baseline <game>/<variant>/runs.json` accepts.
+REPORT_FILES = ("leaderboard.md", "leaderboard.json", "runs.json", "curves.png")
+#: written by `opt-suite option-usage` (regenerate.sh), copied when present
+USAGE_FILES = ("option_usage.md", "option_usage.csv")
 
 
 def main(runs_dir: Path) -> int:
     """Copy and tabulate; exit status 2 (with a message) when a run file is missing."""
-    run = runs_dir / RUN
-    for name in ("sweep.md", "sweep.csv"):
-        if not (run / name).is_file():
-            print(f"collect.py: missing {run / name} (run regenerate.sh first)", file=sys.stderr)
+    provenance = {}
+    for page, name in GAMES.items():
+        run = runs_dir / name
+        if not (run / "leaderboard.json").is_file() and not (run / "sweep.md").is_file():
+            print(f"collect.py: no report in {run} (run regenerate.sh first)", file=sys.stderr)
             return 2
-        shutil.copyfile(run / name, HERE / name)
-    for variant in sorted(p for p in (run / "variants").iterdir() if p.is_dir()):
-        (HERE / variant.name).mkdir(exist_ok=True)
-        for name in VARIANT_FILES:
-            if (variant / name).is_file():
-                shutil.copyfile(variant / name, HERE / variant.name / name)
-    (HERE / "experts.md").write_text(experts_table(run))
-    provenance = runs_of(run)
+        out = HERE / page  # regenerate.sh empties it first and draws the options into it
+        out.mkdir(exist_ok=True)
+        reports = _copy_reports(run, out)
+        tables, data = [], {}
+        for label, folder in reports:
+            rows = comparison_rows(
+                load_baseline(folder / "runs.json"),
+                json.loads((folder / "leaderboard.json").read_text()),
+                SUBJECT,
+                [c for c in COMPARED if _has(folder, c)],
+            )
+            data[label] = rows
+            tables += [f"## {label}", "", comparison_markdown(rows)]
+        head = [
+            f"# {SUBJECT} against every other use of the same demonstrations: {page}",
+            "",
+            f"Generated by `collect.py` from each variant's `runs.json` and `leaderboard.json`"
+            f" (the run `{name}`). auc: the mean return over the frame budget.",
+            "",
+        ]
+        (out / "controls.md").write_text("\n".join(head + tables))
+        (out / "controls.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        (out / "experts.md").write_text(experts_table(run))
+        provenance[name] = runs_of(run)
     (HERE / "provenance.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
     print(f"collect.py: wrote {HERE}")
     return 0
 
 
+def _has(folder: Path, entry: str) -> bool:
+    return entry in json.loads((folder / "runs.json").read_text())["methods"]
+
+
+def _copy_reports(run: Path, out: Path) -> list[tuple[str, Path]]:
+    """Copy a run's report (or each sweep variant's) into ``out``; (label, copied folder) each."""
+    if (run / "sweep.md").is_file():
+        for name in ("sweep.md", "sweep.csv"):
+            shutil.copyfile(run / name, out / name)
+        copied = []
+        for variant in sorted(p for p in (run / "variants").iterdir() if p.is_dir()):
+            target = out / variant.name
+            target.mkdir(exist_ok=True)
+            _copy(variant, target)
+            copied.append((variant.name, target))
+        return copied
+    _copy(run, out)
+    return [("the run", out)]
+
+
+def _copy(source: Path, target: Path) -> None:
+    for name in REPORT_FILES:
+        shutil.copyfile(source / name, target / name)
+    for name in USAGE_FILES:
+        if (source / name).is_file():
+            shutil.copyfile(source / name, target / name)
+
+
 def experts_table(run: Path) -> str:
     """Each expert checkpoint: frames trained, mean return of its first and last 100 episodes."""
     lines = [
-        "# The PPO experts (one per train task and seed)",
+        "# The PPO experts (one per train task and seed; with references: measure, also one per"
+        " test task and seed)",
         "",
         "Generated by `collect.py` from the checkpoints in the run's `experts/` folder.",
         "Returns are as the task scores them (its reward scale included); 'first 100' is",
-        "the untrained policy. The demonstrations' own returns are in each variant's",
-        "leaderboard.md (section Demonstrations).",
+        "the untrained policy. The demonstrations' own returns are in each leaderboard.md",
+        "(section Demonstrations); the test tasks' expert returns (the 1 of the normalised",
+        "scores) are in each runs.json (references).",
         "",
         "| checkpoint | frames | episodes | first 100: mean return | last 100: mean return |",
         "|---|---:|---:|---:|---:|",

@@ -3,21 +3,48 @@
 #
 #   bash docs/results/minatar/regenerate.sh [RUNS_DIR]      (default RUNS_DIR: results)
 #
-# Needs MinAtar (pip install 'opt-suite[minatar]'; GPL-3.0). Runs the minatar-breakout spec (a
-# lambda1 sweep: cells already in RUNS_DIR are reused, so a rerun of a finished study only rewrites
-# the files), draws the learned options' strips, and copies everything here (collect.py).
-# README.md is written by hand from these files. Measured cost: see README.md.
+# Needs MinAtar (pip install 'opt-suite[minatar]'; GPL-3.0). Runs minatar-breakout-controls (a
+# lambda1 sweep) and minatar-asterix-controls (cells already in a run directory are reused, so a
+# rerun of a finished study only rewrites the files), draws every variant's learned options and
+# counts how the learner used them, and copies everything here (collect.py). README.md is written
+# by hand from these files. Measured cost: see README.md.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 runs=${1:-results}
 mkdir -p "$runs"
 
-opt-suite run minatar-breakout --out "$runs/minatar-breakout" --workers 2 --quiet
+# minatar-field (docs/results/field/) runs every entry of minatar-breakout-controls on the same
+# cells, plus three more methods: when its run is there, a copy of it is the controls run with
+# nothing left to compute (the same cell ids; the field's reports are moved aside by the run).
+if [[ -d "$runs/minatar-field" && ! -d "$runs/minatar-breakout-controls" ]]; then
+  cp -r "$runs/minatar-field" "$runs/minatar-breakout-controls"
+fi
+opt-suite run minatar-breakout-controls --out "$runs/minatar-breakout-controls" --workers 2 --quiet
+opt-suite run minatar-asterix-controls --out "$runs/minatar-asterix-controls" --workers 2 --quiet
 
-# The strips of the run's latest variant (lambda1 = 0.1: show-options reads the latest run), and
-# of the untrained options, on test task 0.
-rm -rf "$here/options"
-opt-suite show-options "$runs/minatar-breakout" --method offline-options --out "$here/options"
-opt-suite show-options "$runs/minatar-breakout" --method random-options --out "$here/options"
+# Every variant's kept options, drawn on test task 0 of seed 0 (strips of frames from a state
+# inside a demonstration), and the learner's use of every option set (share of decisions and of
+# frames per option over learning, from the counts each evaluation cell recorded).
+for game in breakout asterix; do
+  run="$runs/minatar-$game-controls"
+  rm -rf "${here:?}/$game"
+  mkdir -p "$here/$game"
+  if [[ -f "$run/sweep.json" ]]; then
+    variants=$(python -c 'import json, sys
+for v in json.load(open(sys.argv[1]))["variants"]:
+    print(v["name"], v["spec_hash"][:12])' "$run/sweep.json")
+  else
+    variants="the-run $(python -c 'import json, sys
+print(json.load(open(sys.argv[1]))["spec"]["hash"][:12])' "$run/leaderboard.json")"
+  fi
+  while read -r name hash; do
+    for method in offline-options offline-options-keep-3 offline-options-likelihood-only \
+      bc-option-never bc-option-every-step random-options; do
+      opt-suite show-options "$run" --spec "$hash" --method "$method" \
+        --out "$here/$game/options/$name"
+    done
+  done <<< "$variants"
+  opt-suite option-usage "$run"
+done
 
 python "$here/collect.py" "$runs"
