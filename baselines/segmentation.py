@@ -27,7 +27,7 @@ from opt_suite.families.capabilities import (
     IMAGE_OBSERVATIONS,
     INDEX_OBSERVATIONS,
 )
-from opt_suite.methods.base import Discovery, DiscoveryContext, Method
+from opt_suite.methods.base import DISCOVERY_WARNINGS, Discovery, DiscoveryContext, Method
 from opt_suite.option_networks.trunk import MAX_LAYERS
 from opt_suite.options import OptionSet
 
@@ -154,8 +154,8 @@ class SegmentingMethod(Method):
         options terminate, and :meth:`settings_info`.
 
         Raises:
-          ValueError: no demonstrations, one shorter than :meth:`min_actions` or of the wrong kind,
-            or conv skills too large for memory.
+          ValueError: no demonstrations, all shorter than :meth:`min_actions` (shorter ones are
+            left out with a warning), one of the wrong kind, or conv skills too large for memory.
           FloatingPointError: the objective or a learned option turns non-finite.
         """
         start = time.perf_counter()
@@ -174,7 +174,8 @@ class SegmentingMethod(Method):
             "boundaries": found.boundaries,
             "segment_skills": found.segment_skills,
             "mean_segment_length": float(inputs.demos.lengths.sum()) / max(segments, 1),
-            "demonstrations": len(context.demonstrations),
+            "demonstrations": len(context.demonstrations) - len(inputs.dropped),
+            DISCOVERY_WARNINGS: list(inputs.dropped),
             "termination": self.termination,
             "wall_time_s": round(time.perf_counter() - start, 3),
         }
@@ -207,6 +208,7 @@ class SegmentInputs:
       num_actions: A.
       frames: whether the observations are frames (conv networks, a network option set).
       num_states: S of a tabular family (0 on frames).
+      dropped: one line per demonstration left out as too short (:func:`short_demonstrations`).
     """
 
     demos: Any
@@ -214,6 +216,7 @@ class SegmentInputs:
     num_actions: int
     frames: bool
     num_states: int
+    dropped: tuple[str, ...] = ()
 
     def state_input(self) -> tuple[np.ndarray, np.ndarray | None]:
         """(int32 [U] state indices, float inputs [U, ...] or None) of the demonstrated states.
@@ -233,8 +236,9 @@ def segment_inputs(
     """``context.demonstrations`` padded, with the networks' input (TensorFlow loads here).
 
     Raises:
-      ValueError: no train task or demonstration, a demonstration of fewer than ``min_actions``
-        actions (it cannot hold the segments the method needs), or one of the wrong kind.
+      ValueError: no train task or demonstration, every demonstration of fewer than
+        ``min_actions`` actions (none can hold the segments the method needs; shorter ones are
+        left out and named in ``dropped``), or one of the wrong kind.
     """
     from opt_suite._tf import tensorflow
 
@@ -248,22 +252,43 @@ def segment_inputs(
         raise ValueError(f"{method}: needs at least one train task, got none")
     if not context.demonstrations:
         raise ValueError(f"{method}: needs at least one demonstration, got none")
-    for i, h in enumerate(context.demonstrations):
-        if len(h) < min_actions:
-            raise ValueError(
-                f"{method}: demonstration {i} ({h.task_id}) has {len(h)} actions, shorter than "
-                f"the {min_actions} segments the method splits each demonstration into; lower "
-                "num_segments or drop the demonstration"
-            )
+    kept, short = short_demonstrations(context.demonstrations, min_actions)
+    if not kept:
+        i, h = short[0]
+        raise ValueError(
+            f"{method}: every demonstration is shorter than the {min_actions} segments the method"
+            f" splits each into (demonstration {i} ({h.task_id}) has {len(h)} actions); lower"
+            " num_segments or demonstrate longer"
+        )
+    dropped = tuple(
+        f"{method}: dropped demonstration {i} ({h.task_id}): {len(h)} action(s), fewer than the"
+        f" {min_actions} segments the method splits each demonstration into"
+        for i, h in short
+    )
     if features == "frames":
         actions = task_actions(context.family, context.train_tasks[0], method)
-        demos, frames = frame_demo_batch(context.demonstrations, actions)
-        return SegmentInputs(demos, FrameFeatures.of(frames), actions, True, 0)
+        demos, frames = frame_demo_batch(kept, actions)
+        return SegmentInputs(demos, FrameFeatures.of(frames), actions, True, 0, dropped)
     model = context.tabular_models(method)[0]
-    demos = demo_batch(context.demonstrations, model.num_states, model.num_actions)
+    demos = demo_batch(kept, model.num_states, model.num_actions)
     return SegmentInputs(
-        demos, state_features(model, features), model.num_actions, False, model.num_states
+        demos, state_features(model, features), model.num_actions, False, model.num_states, dropped
     )
+
+
+def short_demonstrations(
+    demonstrations: Sequence[Any], min_actions: int
+) -> tuple[list[Any], list[tuple[int, Any]]]:
+    """(demonstrations of at least ``min_actions`` actions, (index, demonstration) of the rest).
+
+    A demonstration too short to hold the segments cannot be segmented: it is left out of the fit
+    (and named in the cell's warnings, which the report shows) rather than failing the method,
+    e.g. a MinAtar Breakout demonstration whose ball is lost during the task's random start
+    actions has one action.
+    """
+    kept = [h for h in demonstrations if len(h) >= min_actions]
+    short = [(i, h) for i, h in enumerate(demonstrations) if len(h) < min_actions]
+    return kept, short
 
 
 #: The most bytes the K skill networks' activations on every demonstrated frame may take (the

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -64,11 +65,23 @@ def test_poisson_prior_is_normalised_and_peaks_at_the_rate():
     np.testing.assert_allclose(log_p[1], log_p[2])
 
 
-def test_a_demonstration_shorter_than_the_segments_is_a_clear_error():
+def test_demonstrations_shorter_than_the_segments_are_left_out_with_a_warning():
     setting = tiny_setting()
-    shortest = min(len(h) for h in setting.demonstrations)
-    params = dataclasses.replace(TINY, num_segments=shortest + 1)
-    with pytest.raises(ValueError, match=r"compile: demonstration \d+ .* shorter than"):
+    lengths = sorted(len(h) for h in setting.demonstrations)
+    assert lengths[0] < lengths[-1], lengths  # the setting has a short and a long one
+    # Segments one more than the shortest demonstration: it is dropped and named, the rest fit.
+    params = dataclasses.replace(TINY, num_segments=lengths[0] + 1)
+    found = Compile(params).discover(context_for(setting, 0, 0))
+    short = sum(n < lengths[0] + 1 for n in lengths)
+    assert found.info["demonstrations"] == len(lengths) - short
+    assert len(found.info["warnings"]) == short
+    assert all(
+        re.match(r"compile: dropped demonstration \d+ \(.*\): \d+ action", w)
+        for w in found.info["warnings"]
+    )
+    # Longer than every demonstration: nothing is left to segment, a clear error.
+    params = dataclasses.replace(TINY, num_segments=lengths[-1] + 1)
+    with pytest.raises(ValueError, match=r"compile: every demonstration is shorter than"):
         Compile(params).discover(context_for(setting, 0, 0))
 
 

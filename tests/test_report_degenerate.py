@@ -134,3 +134,36 @@ def test_options_of_one_step_per_call_are_flagged_from_their_counts():
         " ≥ 20): it terminates after (almost) every step, like a primitive (its actions are not"
         " checked: a network option set)"
     )
+
+
+def test_discovery_warnings_are_caveats_of_the_leaderboard_once_per_line_with_their_seeds():
+    from report_fakes import linear_table
+
+    from opt_suite.methods.base import DISCOVERY_WARNINGS
+    from opt_suite.report.build import ReportInputs, analyse, leaderboard
+    from opt_suite.report.source import discovery_warnings
+    from opt_suite.report.tables import leaderboard_markdown
+
+    def cell(method: str, seed: int, warnings: list[str], status: str = "done"):
+        info = {DISCOVERY_WARNINGS: warnings}
+        return types.SimpleNamespace(
+            kind="discovery", method=method, seed=seed, status=status, info=info
+        )
+
+    line = "compile: dropped demonstration 2 (t/0): 1 action(s), fewer than the 3 segments"
+    cells = [
+        cell("compile", 1, [line]),
+        cell("compile", 0, [line]),
+        cell("love", 0, ["other"], status="failed"),  # a failed cell's info is not read
+        cell("gone", 0, ["not reported"]),  # an entry the report leaves out
+    ]
+    lines = discovery_warnings(cells, ["compile", "love"])
+    assert lines == [f"discovery of 'compile' (seed 0, 1): {line}"]
+    inputs = ReportInputs(
+        episodes=linear_table({"a": 0.0, "b": 1.0}),
+        spec_name="s",
+        spec_hash="0" * 64,
+        discovery_warnings=tuple(lines),
+    )
+    text = leaderboard_markdown(leaderboard(inputs, analyse(inputs)))
+    assert f"discovery of 'compile' (seed 0, 1): {line}" in text

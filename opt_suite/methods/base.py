@@ -31,6 +31,7 @@ __all__ = [
     "OptionSet",
     "TabularOptionSet",
     "DiscoveryContext",
+    "DISCOVERY_WARNINGS",
     "Discovery",
     "Method",
     "discrete_actions",
@@ -132,6 +133,12 @@ def observation_shape(family: TaskFamily, method: str) -> tuple[int, ...]:
     return space.shape
 
 
+#: ``Discovery.info`` key of a list of one-line warnings about the discovery (e.g. demonstrations a
+#: method had to leave out): the report names each beside the leaderboard, so a method that ran on
+#: less than it was given says so instead of passing silently.
+DISCOVERY_WARNINGS = "warnings"
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Discovery:
     """What a method returns.
@@ -141,7 +148,8 @@ class Discovery:
       curves: named per-step/epoch training curves to store with the run (e.g. ``jhat``,
         ``log_prob``, ``terminations`` per epoch for offline_options; steps per episode for
         option-critic). Arrays of any 1-D length.
-      info: small JSON-serialisable facts (e.g. number of options kept, wall time).
+      info: small JSON-serialisable facts (e.g. number of options kept, wall time); a list of
+        one-line warnings under :data:`DISCOVERY_WARNINGS` reaches the report.
       files: extra files (name -> bytes) stored in the discovery cell's folder beside the option
         set, digest-checked like it (``ResultsStore.recorded_file``); e.g. offline_options'
         ``policy.npz``, the policy over options it trained. They never reach the learner.

@@ -92,6 +92,8 @@ class ReportInputs:
             empty: no section, no ``curves_with_discovery.png``).
         demonstrations_asked: the spec's ``demonstrations.trajectories_per_task`` (a task that
             kept fewer is warned about), or None.
+        discovery_warnings: the warnings discovery cells recorded
+            (``opt_suite.methods.base.DISCOVERY_WARNINGS``), each a caveat of the leaderboard.
     """
 
     episodes: EpisodeTable
@@ -111,6 +113,7 @@ class ReportInputs:
     zero_shot: Mapping[str, ZeroShot] = dataclasses.field(default_factory=dict)
     discovery: Mapping[str, DiscoveryCost] = dataclasses.field(default_factory=dict)
     demonstrations_asked: int | None = None
+    discovery_warnings: tuple[str, ...] = ()
 
 
 #: Without a spec threshold, a run with reference returns is timed to this fraction of the way
@@ -209,6 +212,8 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
             ),
             # A kept option that is a primitive under another name, or never used, is no option.
             *(f"degenerate option: {line}" for line in inputs.degenerate),
+            # A method that ran on less than it was given (e.g. demonstrations it left out).
+            *inputs.discovery_warnings,
         ),
         frame_budget=inputs.frame_budget,
         references=inputs.references,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -256,6 +257,7 @@ def _load_inputs(directory: Path, store: Any) -> tuple[ReportInputs, list[str]]:
         zero_shot=zero_shot_returns(cells, methods),
         discovery={m: c for m, c in discovery_costs(cells).items() if m in methods},
         demonstrations_asked=demonstrations_asked(spec_yaml),
+        discovery_warnings=tuple(discovery_warnings(cells, methods)),
     )
     return inputs, warnings
 
@@ -339,3 +341,23 @@ def _recorded_usage(store: Any, cells: Any, discovery: Any) -> tuple[Any, Any, i
     calls = np.concatenate([np.asarray(u.calls) for u in usages])
     steps = np.concatenate([np.asarray(u.steps) for u in usages])
     return calls, steps, first.num_primitives, first.names[first.num_primitives :]
+
+
+def discovery_warnings(cells: Iterable[Any], methods: Iterable[str]) -> list[str]:
+    """The warnings discovery cells recorded (``Discovery.info[DISCOVERY_WARNINGS]``), one per line.
+
+    Repeated lines of one method (the same warning on every seed) are shown once with their seeds.
+    """
+    from opt_suite.methods.base import DISCOVERY_WARNINGS
+
+    reported = set(methods)
+    seeds: dict[tuple[str, str], list[int]] = {}
+    for c in cells:
+        if c.kind != Stage.DISCOVERY or c.status != "done" or c.method not in reported:
+            continue
+        for line in c.info.get(DISCOVERY_WARNINGS) or ():
+            seeds.setdefault((str(c.method), str(line)), []).append(int(c.seed))
+    return [
+        f"discovery of {method!r} (seed {', '.join(map(str, sorted(s)))}): {line}"
+        for (method, line), s in seeds.items()
+    ]
