@@ -13,12 +13,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 runs=${1:-results}
 mkdir -p "$runs"
 
-# minatar-field (docs/results/field/) runs every entry of minatar-breakout-controls on the same
-# cells, plus three more methods: when its run is there, a copy of it is the controls run with
-# nothing left to compute (the same cell ids; the field's reports are moved aside by the run).
-if [[ -d "$runs/minatar-field" && ! -d "$runs/minatar-breakout-controls" ]]; then
-  cp -r "$runs/minatar-field" "$runs/minatar-breakout-controls"
-fi
 opt-suite run minatar-breakout-controls --out "$runs/minatar-breakout-controls" --workers 2 --quiet
 opt-suite run minatar-asterix-controls --out "$runs/minatar-asterix-controls" --workers 2 --quiet
 
