@@ -42,18 +42,6 @@ NOT_YET_BACKED: dict[str, set[str]] = {
         "6.6",
         "61.0",
     },
-    "minatar": {
-        # "Against the earlier runs": aucs of runs at commits 8441c4f/fc9ab5a and 09c840e, whose
-        # data is not committed.
-        "5.07",
-        "5.38",
-        "2.96",
-        "2.80",
-        "2.54",
-        "3.97",
-        # A probability bound read off seed 0's options.npz (not a committed table).
-        "0.999",
-    },
 }
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*\.\d+%?")

@@ -2,7 +2,7 @@
 
 Called by ``regenerate.sh`` (which runs the specs first); usable alone on finished runs:
 
-    python docs/results/minatar/collect.py RUNS_DIR
+    python docs/results/minatar/collect.py RUNS_DIR [--games breakout asterix]
 
 ``RUNS_DIR/minatar-breakout-controls/`` is the ``--out`` directory of ``opt-suite run
 minatar-breakout-controls`` (a lambda1 sweep) and ``RUNS_DIR/minatar-asterix-controls/`` that of
@@ -24,6 +24,7 @@ pairwise comparisons (the report's statistics, applied to pairs other than the b
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import sys
@@ -56,10 +57,14 @@ REPORT_FILES = ("leaderboard.md", "leaderboard.json", "runs.json", "curves.png")
 USAGE_FILES = ("option_usage.md", "option_usage.csv")
 
 
-def main(runs_dir: Path) -> int:
-    """Copy and tabulate; exit status 2 (with a message) when a run file is missing."""
-    provenance = {}
-    for page, name in GAMES.items():
+def main(runs_dir: Path, games: list[str]) -> int:
+    """Copy and tabulate ``games`` (default: both); exit status 2 when a run file is missing."""
+    provenance_file = HERE / "provenance.json"
+    # the other game's entry stays when only one is collected (an older page's list does not)
+    old = json.loads(provenance_file.read_text()) if provenance_file.is_file() else {}
+    provenance = old if isinstance(old, dict) else {}
+    for page in games or list(GAMES):
+        name = GAMES[page]
         run = runs_dir / name
         if not (run / "leaderboard.json").is_file() and not (run / "sweep.md").is_file():
             print(f"collect.py: no report in {run} (run regenerate.sh first)", file=sys.stderr)
@@ -88,7 +93,7 @@ def main(runs_dir: Path) -> int:
         (out / "controls.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
         (out / "experts.md").write_text(experts_table(run))
         provenance[name] = runs_of(run)
-    (HERE / "provenance.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
+    provenance_file.write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
     print(f"collect.py: wrote {HERE}")
     return 0
 
@@ -147,4 +152,8 @@ def experts_table(run: Path) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("results")))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs_dir", nargs="?", type=Path, default=Path("results"))
+    parser.add_argument("--games", nargs="+", choices=list(GAMES), default=[])
+    args = parser.parse_args()
+    sys.exit(main(args.runs_dir, args.games))
