@@ -144,3 +144,52 @@ def test_a_missing_study_fails_unless_pending_is_allowed(tmp_path, capsys, monke
         "fourrooms-field",
         "minatar-field",
     ]
+
+
+@pytest.mark.slow
+def test_collect_reads_a_sweeps_variant_end_to_end(tmp_path, monkeypatch):
+    # A two-variant sweep on four rooms at a toy budget stands in for minatar-field: the table
+    # must come from the chosen variant's report and store, with every column filled.
+    from opt_suite.cli import main
+
+    spec = tmp_path / "field-toy.yaml"
+    spec.write_text(
+        "extends: fourrooms-quick\nname: field-toy\n"
+        "tasks: {count: 4, train: 2, test: 2}\n"
+        "methods:\n"
+        "  - {name: primitives, method: primitives}\n"
+        "  - name: offline-options\n    method: offline_options\n"
+        "    params: {epochs: 1, max_epochs: 1, steps_per_epoch: 1, max_options: 1}\n"
+        "  - {name: covering-options-walk, method: covering_options,"
+        " params: {count: 2, graph: random_walk, walk_frames: 500}}\n"
+        "evaluation: {episodes: 10, seeds: 2}\n"
+        "sweep: {grid: {methods.offline-options.params.lambda1: [0.0, 0.1]}}\n"
+    )
+    runs = tmp_path / "runs"
+    assert (
+        main(["run", str(spec), "--out", str(runs / "field-toy"), "--workers", "0", "--quiet"]) == 0
+    )
+    collect = _collect()
+    monkeypatch.setattr(collect, "HERE", tmp_path / "out")
+    monkeypatch.setattr(
+        collect, "STUDIES", (collect.Study("field-toy", "toy four rooms", "lambda1=0.0"),)
+    )
+    assert collect.main([str(runs)]) == 0
+    study = json.loads((tmp_path / "out" / "field.json").read_text())["studies"][0]
+    board = json.loads((runs / "field-toy/variants/lambda1=0.0/leaderboard.json").read_text())
+    assert study["spec_hash"] == board["spec"]["hash"] and study["seeds"] == 2
+    rows = study["methods"]
+    assert set(rows) == {"primitives", "offline-options", "covering-options-walk"}
+    walk, paper = rows["covering-options-walk"], rows["offline-options"]
+    assert walk["discovery_env_frames"] == 500 and walk["demonstration_steps"] == 0
+    assert paper["demonstration_steps"] > 0 and paper["discovery_s"] > 0
+    assert walk["options"] == {"0": 2, "1": 2} and rows["primitives"]["options"] == {"0": 0, "1": 0}
+    assert (
+        paper["verdict_vs_offline_options"] == "—"
+        and rows["primitives"]["verdict_vs_primitives"] == "—"
+    )
+    assert walk["verdict_vs_primitives"] in {"beats", "ties", "loses"}
+    assert walk["normalised_auc"] == board["normalised"]["methods"]["covering-options-walk"]["auc"]
+    for name in ("leaderboard.md", "leaderboard.json", "runs.json", "curves.png", "sweep.md"):
+        assert (tmp_path / "out" / "field-toy" / name).is_file(), name
+    assert "| covering-options-walk |" in (tmp_path / "out" / "field.md").read_text()
