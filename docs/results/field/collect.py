@@ -154,26 +154,40 @@ def cell_costs(view: RunView) -> dict[str, dict[str, Any]]:
     """Per method entry: its cells' compute seconds (discovery and learning) and options kept.
 
     ``wall_s`` is each cell's compute alone, recorded by the worker that ran it (a cell reused
-    from an earlier run keeps the seconds it took then). ``options`` lists the option-set size
-    of each seed's discovery, from the stored option sets.
+    from an earlier run keeps the seconds it took then): summed over the entry's cells, and its
+    mean per discovery (one per seed) and per learning run (one per seed and test task).
+    ``options`` lists the option-set size of each seed's discovery, from the stored option sets.
     """
-    found: dict[str, dict[str, Any]] = {}
+    discovery: dict[str, list[float]] = {}
+    learning: dict[str, list[float]] = {}
+    options: dict[str, dict[str, int | None]] = {}
+    demonstrations = 0.0
     for cell in view.store.cells():
-        if cell.method is None or cell.status != "done":
+        if cell.status != "done":
             continue
-        entry = found.setdefault(
-            cell.method, {"discovery_s": 0.0, "learning_s": 0.0, "learning_cells": 0, "options": {}}
-        )
-        if cell.kind == "discovery":
-            entry["discovery_s"] += float(cell.wall_s or 0.0)
-            options = view.store.option_set(cell.method, cell.seed)
-            entry["options"][str(cell.seed)] = None if options is None else len(options)
-        elif cell.kind == "evaluation":
-            entry["learning_s"] += float(cell.wall_s or 0.0)
-            entry["learning_cells"] += 1
-    demos = [c for c in view.store.cells() if c.kind == "demonstrations" and c.status == "done"]
-    found["(demonstrations)"] = {"discovery_s": sum(float(c.wall_s or 0.0) for c in demos)}
-    return found
+        seconds = float(cell.wall_s or 0.0)
+        if cell.kind == "demonstrations":
+            demonstrations += seconds
+        elif cell.kind == "discovery" and cell.method is not None:
+            discovery.setdefault(cell.method, []).append(seconds)
+            found = view.store.option_set(cell.method, cell.seed)
+            options.setdefault(cell.method, {})[str(cell.seed)] = (
+                None if found is None else len(found)
+            )
+        elif cell.kind == "evaluation" and cell.method is not None:
+            learning.setdefault(cell.method, []).append(seconds)
+    costs: dict[str, dict[str, Any]] = {
+        m: {
+            "discovery_s": sum(discovery.get(m, [])),
+            "discovery_s_per_seed": float(np.mean(discovery.get(m, [0.0]))),
+            "learning_s": sum(learning.get(m, [])),
+            "learning_s_per_run": float(np.mean(learning.get(m, [0.0]))),
+            "options": dict(sorted(options.get(m, {}).items(), key=lambda kv: int(kv[0]))),
+        }
+        for m in {*discovery, *learning}
+    }
+    costs["(demonstrations)"] = {"discovery_s": demonstrations}
+    return costs
 
 
 def degenerate_counts(warnings: Sequence[str], methods: Sequence[str]) -> dict[str, int]:
@@ -247,7 +261,7 @@ def _interval(e: Mapping[str, float], point: str) -> str:
 
 
 def _options(kept: Mapping[str, int | None]) -> str:
-    return "/".join("?" if n is None else str(n) for _, n in sorted(kept.items())) or "—"
+    return "/".join("?" if n is None else str(n) for n in kept.values()) or "—"  # seed order
 
 
 def field_markdown(studies: Sequence[dict[str, Any]], pending: Sequence[Study]) -> str:
@@ -288,7 +302,7 @@ def field_markdown(studies: Sequence[dict[str, Any]], pending: Sequence[Study]) 
             "",
             "| method | options kept (per seed) | degenerate-option flags | zero-shot return"
             " | discovery env frames | demonstration steps | learning frames per run"
-            " | discovery s (all seeds) | learning s (all runs) |",
+            " | discovery s per seed | learning s per run |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for m, r in s["methods"].items():
@@ -297,7 +311,7 @@ def field_markdown(studies: Sequence[dict[str, Any]], pending: Sequence[Study]) 
                 f"| {m} | {_options(r['options'])} | {r['degenerate_option_flags']}"
                 f" | {'—' if z is None else f'{z:.2f}'} | {r['discovery_env_frames']:,.0f}"
                 f" | {r['demonstration_steps']:,.0f} | {r['learning_frames']:,.0f}"
-                f" | {r['discovery_s']:.1f} | {r['learning_s']:.1f} |"
+                f" | {r['discovery_s_per_seed']:.1f} | {r['learning_s_per_run']:.2f} |"
             )
         lines += [
             "",
