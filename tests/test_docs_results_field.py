@@ -40,6 +40,14 @@ def test_regenerate_script_runs_both_field_specs_then_collects():
     assert "collect.py" in script
 
 
+def test_readme_states_a_verdict_first_and_links_files_that_exist():
+    readme = (FOLDER / "README.md").read_text()
+    first = readme.split("\n\n")[1]
+    assert re.match(r"\*\*Verdict[^*]*\*\*", first), first
+    for link in re.findall(r"\]\(([^)#:]+)\)", readme):
+        assert (FOLDER / link).exists(), link
+
+
 def _p(low, high, task_low, task_high):
     return {"ci_low": low, "ci_high": high, "task_ci_low": task_low, "task_ci_high": task_high}
 
