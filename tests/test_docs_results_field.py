@@ -81,6 +81,7 @@ def test_discovery_cost_table_reads_the_reports_section_and_refuses_its_absence(
 
 
 def _runs_json(path: Path, methods: dict[str, list[list[float]]]) -> Path:
+    # Each entry's seeds are as many as its rows (an incomplete run has fewer).
     doc = {
         "format": "opt-suite-baseline",
         "version": 1,
@@ -89,7 +90,7 @@ def _runs_json(path: Path, methods: dict[str, list[list[float]]]) -> Path:
         "thresholds": {"0": 0.0, "1": 0.0},
         "methods": {
             name: {
-                "seeds": [0, 1],
+                "seeds": list(range(len(auc))),
                 "tasks": [0, 1],
                 "metrics": {
                     k: auc
@@ -126,6 +127,18 @@ def test_paired_against_offline_options_is_the_reports_paired_p(tmp_path):
     assert found["below"]["probability"] == 0.0 and collect.verdict(found["below"]) == "loses"
     with pytest.raises(collect.CollectError, match="no entry 'primitives'"):
         collect.paired_against(path, "primitives", 200)
+
+
+def test_an_entry_without_all_pairs_is_an_error_unless_incomplete_runs_are_allowed(tmp_path):
+    collect = _collect()
+    # "failed" lost seed 1 (a failed discovery): no pairs with offline-options' two seeds.
+    path = _runs_json(
+        tmp_path / "runs.json",
+        {"offline-options": [[1.0, 2.0], [3.0, 4.0]], "failed": [[2.0, 3.0]]},
+    )
+    with pytest.raises(collect.CollectError, match="'failed' and 'offline-options' ran different"):
+        collect.paired_against(path, "offline-options", 200)
+    assert collect.paired_against(path, "offline-options", 200, allow_unpaired=True) == {}
 
 
 def test_degenerate_counts_do_not_confuse_entries_sharing_a_prefix():

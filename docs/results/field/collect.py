@@ -4,6 +4,7 @@ Called by ``regenerate.sh`` (which runs the specs first); usable alone on existi
 
     python docs/results/field/collect.py RUNS_DIR
     python docs/results/field/collect.py --pending-ok RUNS_DIR   # a study not run yet: "pending"
+    python docs/results/field/collect.py --allow-incomplete RUNS_DIR  # failed cells: said loudly
 
 ``RUNS_DIR/fourrooms-field/`` and ``RUNS_DIR/minatar-field/`` are the ``--out`` directories of
 ``opt-suite run``. minatar-field is a sweep over offline-options' lambda1 (0, 0.01, 0.1: the
@@ -88,6 +89,10 @@ class CollectError(RuntimeError):
     """A run's files are missing or do not say what the table needs; the message names them."""
 
 
+class MissingRun(CollectError):
+    """A study's report files are not there: its run has not finished (``--pending-ok``)."""
+
+
 def verdict(p: Mapping[str, float] | None) -> str:
     """``beats``, ``loses`` or ``ties`` by :data:`VERDICT_RULE` ("—" without a comparison)."""
     if p is None:
@@ -99,11 +104,15 @@ def verdict(p: Mapping[str, float] | None) -> str:
     return "ties"
 
 
-def paired_against(runs_json: Path, reference: str, bootstrap: int) -> dict[str, dict[str, float]]:
+def paired_against(
+    runs_json: Path, reference: str, bootstrap: int, allow_unpaired: bool = False
+) -> dict[str, dict[str, float]]:
     """Each entry's paired P(auc > ``reference``'s auc) with both intervals, from ``runs.json``.
 
     The report's own estimator and seeding (:func:`opt_suite.report.leaderboard.improvement`);
     only the reference entry differs from the leaderboard's (which is ``report.baseline``).
+    An entry whose seeds or tasks differ from the reference's (an incomplete run: some of its
+    cells failed) has no pairs: an error, or left out with ``allow_unpaired``.
     """
     runs = load_baseline(runs_json)
     if reference not in runs.methods:
@@ -114,6 +123,8 @@ def paired_against(runs_json: Path, reference: str, bootstrap: int) -> dict[str,
         if name == reference:
             continue
         if (x.seeds, x.tasks) != (y.seeds, y.tasks):
+            if allow_unpaired:
+                continue
             raise CollectError(
                 f"{runs_json}: {name!r} and {reference!r} ran different seeds or tasks (no pairs)"
             )
@@ -197,12 +208,19 @@ def degenerate_counts(warnings: Sequence[str], methods: Sequence[str]) -> dict[s
     }
 
 
-def study_rows(study: Study, runs_dir: Path, out: Path) -> dict[str, Any]:
-    """Copy one study's report files into ``out`` and return its part of ``field.json``."""
+def study_rows(
+    study: Study, runs_dir: Path, out: Path, allow_incomplete: bool = False
+) -> dict[str, Any]:
+    """Copy one study's report files into ``out`` and return its part of ``field.json``.
+
+    An incomplete run (failed or missing cells: the leaderboard's "incomplete run" caveats) is an
+    error unless ``allow_incomplete``; then the caveats go into the table, and an entry that
+    lacks some of primitives' seeds or tasks gets the verdict ``incomplete``, not one by the rule.
+    """
     source = study.report_dir(runs_dir)
     for name in FILES:
         if not (source / name).is_file():
-            raise CollectError(f"missing {source / name} (run regenerate.sh first)")
+            raise MissingRun(f"missing {source / name} (run regenerate.sh first)")
     out.mkdir(parents=True, exist_ok=True)
     for name in FILES + OPTIONAL_FILES:
         if (source / name).is_file():
@@ -212,13 +230,17 @@ def study_rows(study: Study, runs_dir: Path, out: Path) -> dict[str, Any]:
             shutil.copyfile(runs_dir / study.spec / name, out / name)
     board = json.loads((source / "leaderboard.json").read_text())
     incomplete = [w for w in board["warnings"] if w.startswith("incomplete run")]
-    if incomplete:
-        raise CollectError(f"{source}: {incomplete[0]}")
+    if incomplete and not allow_incomplete:
+        raise CollectError(f"{source}: {incomplete[0]} (--allow-incomplete tabulates it anyway)")
     normalised = board.get("normalised")
     if normalised is None:
         raise CollectError(f"{source}/leaderboard.json: no normalised scores (no references)")
     vs_primitives = board["paired_probability_of_improvement"]["methods"]
-    vs_paper = paired_against(source / "runs.json", PAPER, board["protocol"]["bootstrap"])
+    vs_paper = paired_against(
+        source / "runs.json", PAPER, board["protocol"]["bootstrap"], allow_incomplete
+    )
+    runs = load_baseline(source / "runs.json").methods
+    whole = (runs[PRIMITIVES].seeds, runs[PRIMITIVES].tasks)
     costs = discovery_cost_table((source / "leaderboard.md").read_text(), source)
     with RunView(runs_dir / study.spec, spec_hash=board["spec"]["hash"]) as view:
         seconds = cell_costs(view)
@@ -229,12 +251,14 @@ def study_rows(study: Study, runs_dir: Path, out: Path) -> dict[str, Any]:
     for m in methods:
         p_prim = vs_primitives.get(m, {}).get(METRIC)
         p_paper = vs_paper.get(m)
+        complete = (runs[m].seeds, runs[m].tasks) == whole
         rows[m] = {
             "normalised_auc": normalised["methods"][m][METRIC],
             "p_auc_over_primitives": p_prim,
             "p_auc_over_offline_options": p_paper,
-            "verdict_vs_primitives": verdict(p_prim),
-            "verdict_vs_offline_options": verdict(p_paper),
+            "verdict_vs_primitives": verdict(p_prim) if complete else "incomplete",
+            "verdict_vs_offline_options": verdict(p_paper) if complete else "incomplete",
+            "seeds_run": list(runs[m].seeds),
             "zero_shot_return": zero_shot.get(m, {}).get("mean"),
             "degenerate_option_flags": flags[m],
             **costs[m],
@@ -249,6 +273,7 @@ def study_rows(study: Study, runs_dir: Path, out: Path) -> dict[str, Any]:
         "tasks": board["protocol"]["tasks"],
         "normalisation": normalised["definition"],
         "demonstrations_s": seconds["(demonstrations)"]["discovery_s"],
+        "incomplete": incomplete,
         "methods": rows,
     }
 
@@ -286,6 +311,11 @@ def field_markdown(studies: Sequence[dict[str, Any]], pending: Sequence[Study]) 
             f"{s['seeds']} seeds x {s['tasks']} test tasks per method; spec hash"
             f" `{s['spec_hash'][:12]}`; normalisation: {s['normalisation']}.",
             "",
+            *(
+                f"> **Incomplete run** (tabulated with --allow-incomplete): {w}"
+                for w in s["incomplete"]
+            ),
+            *([""] if s["incomplete"] else []),
             "| method | vs primitives | vs offline-options | normalised auc: IQM [seeds] [tasks]"
             " | P(auc > primitives) [pairs] [tasks] | P(auc > offline-options) [pairs] [tasks] |",
             "|---|---|---|---:|---:|---:|",
@@ -336,6 +366,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs_dir", type=Path)
     parser.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="tabulate a run with failed or missing cells, its caveats in the table",
+    )
+    parser.add_argument(
         "--pending-ok",
         action="store_true",
         help="a study whose report is missing is written as pending instead of failing",
@@ -344,9 +379,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     done, pending = [], []
     for study in STUDIES:
         try:
-            done.append(study_rows(study, args.runs_dir, HERE / study.spec))
+            done.append(study_rows(study, args.runs_dir, HERE / study.spec, args.allow_incomplete))
         except CollectError as exc:
-            if not args.pending_ok or "missing" not in str(exc):
+            if not (args.pending_ok and isinstance(exc, MissingRun)):
                 print(f"collect.py: {exc}", file=sys.stderr)
                 return 2
             print(f"collect.py: {study.spec} is PENDING ({exc})", file=sys.stderr)
