@@ -5,7 +5,9 @@ Called by ``regenerate.sh`` (which runs the specs first); usable alone on existi
     python docs/results/gymnasium/collect.py RUNS_DIR
 
 Each domain is the ``--out`` directory of one spec in ``RUNS_DIR`` (:data:`DOMAINS`); MinAtar's is
-the ``lambda1 = 0`` variant of ``minatar-field`` (a sweep), run on its own (an hour and more). For
+the ``lambda1 = 0`` variant of ``minatar-field`` (a sweep), run on its own (an hour and more), or,
+while that is not there, of ``minatar-breakout-controls``: the spec it extends, whose entries are
+exactly the ones compared here (the field's three extra methods are not), on the same cells. For
 each domain found, copies its report's ``leaderboard.md``, ``leaderboard.json``, ``runs.json`` and
 ``curves.png`` into ``<domain>/`` here; a domain whose run is missing or unfinished is a
 "pending" row, never an error, so the page can be written before the slowest run ends.
@@ -49,6 +51,7 @@ from opt_suite.report.baseline import load_baseline
 from opt_suite.report.leaderboard import estimate, improvement, rng_for
 from opt_suite.report.normalise import References, normalised_scores
 from opt_suite.run_view import run_provenance
+from opt_suite.store import DB_NAME, ResultsStore
 
 HERE = Path(__file__).resolve().parent
 #: (folder here, what the page calls it, observations, the run folder in RUNS_DIR, its report
@@ -59,6 +62,8 @@ DOMAINS = (
     ("minigrid-doorkey", "MiniGrid DoorKey 6x6", "egocentric image", "minigrid-doorkey", "."),
     ("minatar", "MinAtar Breakout", "image", "minatar-field", "variants/lambda1=0.0"),
 )
+#: A run folder to read when the domain's own is not there: the same entries on the same cells.
+FALLBACK = {"minatar-field": "minatar-breakout-controls"}
 METHOD = "offline-options"
 #: The comparators, in the table's order; a domain shows those its spec runs (bc-ppo needs the
 #: tf_agents learner, so FrozenLake's SMDP Q-learning has none).
@@ -87,11 +92,17 @@ def main(runs_dir: Path, out: Path = HERE) -> int:
     provenance: dict[str, Any] = {}
     costs: list[str] = []
     diagnostics: list[str] = []
+    unfinished: list[str] = []
     for folder, label, kind, run, report in DOMAINS:
+        if run in FALLBACK and not (runs_dir / run / report / "runs.json").is_file():
+            other = runs_dir / FALLBACK[run]
+            if (other / report / "runs.json").is_file() or not (runs_dir / run).is_dir():
+                run = FALLBACK[run]
         source = runs_dir / run / report
         if not (source / "runs.json").is_file():
             print(f"collect.py: {label}: no {source / 'runs.json'} yet: pending", file=sys.stderr)
             rows.append({"domain": label, "observations": kind, "verdict": "pending"})
+            unfinished.append(unfinished_line(label, runs_dir / run))
             continue
         (out / folder).mkdir(exist_ok=True)
         for name in REPORT_FILES:
@@ -102,7 +113,7 @@ def main(runs_dir: Path, out: Path = HERE) -> int:
         provenance[folder] = run_provenance(runs_dir / run)
         costs += cost_lines(label, provenance[folder], runs_dir / f"{run}.timing")
     (out / "verdict.md").write_text(verdict_table(rows))
-    (out / "cost.md").write_text(cost_table(costs))
+    (out / "cost.md").write_text(cost_table(costs, unfinished))
     (out / "diagnostics.md").write_text(diagnostics_table(diagnostics))
     (out / "verdict.csv").write_text(verdict_csv(rows))
     (out / "provenance.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
@@ -307,7 +318,19 @@ def cost_lines(label: str, runs: list[dict[str, Any]], timing: Path) -> list[str
     return lines
 
 
-def cost_table(lines: list[str]) -> str:
+def unfinished_line(label: str, run: Path) -> str:
+    """How far a domain's run got: its cells done of those planned, its evaluation cells' times."""
+    if not (run / DB_NAME).is_file():
+        return f"| {label} | not started | | |"
+    with ResultsStore(run) as store:
+        cells = store.cells()
+    done = [c for c in cells if c.status == "done"]
+    times = sorted(c.wall_s for c in done if c.kind == "evaluation" and c.wall_s is not None)
+    spread = f"{times[0]:.0f}–{times[-1]:.0f}" if times else "—"
+    return f"| {label} | {len(done)} of {len(cells)} | {len(times)} | {spread} |"
+
+
+def cost_table(lines: list[str], unfinished: list[str]) -> str:
     """The cost table: every run's wall time, cells and the machine's load around it."""
     head = [
         "# What each run cost",
@@ -321,6 +344,18 @@ def cost_table(lines: list[str]) -> str:
         "| load at start | load at end | commit |",
         "|---|---|---|---:|---:|---:|---:|---|---|---|",
     ]
+    if unfinished:
+        head_unfinished = [
+            "",
+            "## Runs not finished",
+            "",
+            "From the run's store (`opt-suite run` resumes it): cells done of those its spec",
+            "plans, and the wall time of each finished evaluation cell (one PPO run).",
+            "",
+            "| domain | cells done | evaluation cells done | their wall time, s |",
+            "|---|---|---:|---|",
+        ]
+        lines = lines + head_unfinished + unfinished
     return "\n".join(head + lines) + "\n"
 
 
