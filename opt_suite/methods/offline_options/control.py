@@ -158,6 +158,7 @@ class BCOption(Method):
             if kind == "frames":
                 options: Any = frame_option_set([weights], features.frame_shape, actions, name)
             else:
+                assert coords is not None  # the vector branch above set it to the vectors
                 options = vector_option_set([weights], actions, int(coords.shape[1]), name)
         else:
             mu, _ = tabulate(weights, features, np.arange(features.num_states, dtype=np.int32))
