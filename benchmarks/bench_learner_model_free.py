@@ -24,7 +24,7 @@ from opt_suite.families.base import Task
 from opt_suite.families.gymnasium.family import Gymnasium
 from opt_suite.families.gymnasium.family import Params as GymParams
 from opt_suite.families.tabular.fourrooms import FourRooms, Params, Variation
-from opt_suite.learners.base import LearnerRun
+from opt_suite.learners.base import LearnerContext, LearnerRun
 from opt_suite.learners.smdp_q import SMDPQLearning
 from opt_suite.options import TabularOptionSet
 from opt_suite.params import FrozenDict
@@ -47,7 +47,7 @@ def _options(num_states: int) -> TabularOptionSet:
 def _steps_per_cpu_s(family, task, num_states, episodes) -> float:
     runs = [LearnerRun(task, np.random.SeedSequence(0))]
     start = time.process_time()
-    logs = LEARNER.run(family, runs, _options(num_states), episodes, 1000)
+    logs = LEARNER.run(LearnerContext(family, runs, _options(num_states), episodes, 1000))
     return sum(int(log.steps.sum()) for log in logs) / (time.process_time() - start)
 
 

@@ -147,3 +147,23 @@ def test_validate_locates_a_function_that_does_not_resolve(tmp_path, capsys, fun
     at = where(path.read_text(), f'"{function}"')
     assert f"{path}:{at}: demonstrations.params.function: " in err and words in err
     assert "Traceback" not in err
+
+
+def test_a_key_already_carried_is_not_fetched_again():
+    """Random start actions can pick DoorKey's key up: the plan then goes to the door directly."""
+    import gymnasium as gym
+
+    from opt_suite.demonstrations.minigrid_planner import PICKUP, shortest_path
+
+    env = gym.make("MiniGrid-DoorKey-5x5-v0").unwrapped
+    env.reset(seed=0)
+    (key_cell,) = [(x, y) for x in range(env.grid.width) for y in range(env.grid.height)
+                   if (c := env.grid.get(x, y)) is not None and c.type == "key"]  # fmt: skip
+    env.carrying = env.grid.get(*key_cell)  # as a pickup would: carried, gone from the grid
+    env.grid.set(*key_cell, None)
+    plan = shortest_path(env)
+    assert PICKUP not in plan
+    reward = 0.0
+    for action in plan:
+        _, reward, terminated, _, _ = env.step(action)
+    assert terminated and reward > 0  # the door opens with the carried key; the goal is reached

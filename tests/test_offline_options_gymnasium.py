@@ -1,4 +1,5 @@
-"""``offline_options`` without a model: FrozenLake (index observations), CartPole (vectors).
+"""``offline_options`` (and its control ``bc_option``) without a model: FrozenLake (index
+observations), CartPole (vectors).
 
 Tiny budgets (a few epochs, one or two options): these check that Algorithm 1 reads each
 observation kind through the ``gymnasium`` family and that what it returns acts on the env's own
@@ -161,3 +162,35 @@ def test_random_options_are_offline_options_initial_networks_without_a_model(
     log_mu, _ = option_outputs(second, None, vectors)
     mu, _ = pole_set.probabilities(vectors)
     np.testing.assert_allclose(mu[:, 1], np.exp(log_mu.numpy()), rtol=1e-5, atol=1e-6)
+
+
+def test_bc_option_clones_without_a_model(lake, pole, pole_demos):
+    """Issue 25's control where offline_options runs: a table over FrozenLake's indices, an MLP
+    on CartPole's vectors, each preferring the demonstrated action and terminating as declared."""
+    from opt_suite.methods.offline_options.control import BCOption, BCOptionParams
+
+    bc = OfflineParams(epochs=4, max_epochs=4, steps_per_epoch=5, learning_rate=0.03)
+    demo = rollout(lake, lambda obs, t: LAKE_PATH[t], len(LAKE_PATH), 0)
+    for termination, value in (("never", 0.0), ("every_step", 1.0)):
+        found = discover_with(BCOption(BCOptionParams(termination, bc)), lake, [demo])
+        options = found.options
+        assert isinstance(options, TabularOptionSet) and options.mu.shape == (1, 16, 4)
+        states = demo.observations[:-1]
+        # 4 actions: chance 0.25 (the default input, one coordinate per index, after 20 steps)
+        assert np.mean(np.argmax(options.mu[0, states], axis=1) == demo.actions) > 0.5
+        assert np.all(options.beta == value)
+        found = discover_with(BCOption(BCOptionParams(termination, bc)), pole, pole_demos)
+        assert isinstance(found.options, NetworkOptionSet)
+        assert found.info["likelihood"] > found.info["likelihood_initial"]
+        vectors = np.concatenate([h.observations[:-1] for h in pole_demos])
+        actions = np.concatenate([h.actions for h in pole_demos])
+        mu, beta = found.options.probabilities(vectors)
+        assert mu.shape == (len(vectors), 1, 2)
+        # A two-action policy (push towards the fall) imitated better than chance.
+        assert np.mean(np.argmax(mu[:, 0], axis=1) == actions) > 0.6
+        np.testing.assert_allclose(beta, value, atol=1e-30)
+
+
+def discover_with(method, family, demos):
+    task = Task(f"{family.instance_name}/train/0", "train", 0, family.default_task())
+    return method.discover(DiscoveryContext(family, [task], demos, 0, np.random.SeedSequence(11)))

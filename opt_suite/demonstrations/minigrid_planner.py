@@ -6,8 +6,10 @@ A planner for the ``scripted`` demonstration source (``function:
 left (action 0), right (1) or moves forward (2), so the shortest action sequence to the goal is a
 breadth-first search over (cell, heading). Walls block; lava is avoided; a closed door is opened
 with ``toggle`` (5); a locked door needs the key of its colour, picked up (``pickup``, 3) first —
-DoorKey's task: go to the key, pick it up, go to the door, open it, go to the goal. Anything else
-(boxes, several keys to choose between) is an error naming what the planner does not handle.
+DoorKey's task: go to the key, pick it up, go to the door, open it, go to the goal (a key the
+agent already carries, e.g. picked up by a task's random start actions, is not fetched again).
+Anything else (boxes, several keys to choose between) is an error naming what the planner does
+not handle.
 
 Ties between shortest paths go to the first found (actions tried in the order left, right,
 forward), so a task's demonstrations are the same for the same start: MiniGrid's starts vary with
@@ -117,13 +119,17 @@ def shortest_path(env: Any) -> list[int]:
             if len(doors) > 1:
                 raise PlannerError(f"{len(doors)} locked doors (one is supported: DoorKey)")
             dx, dy, door = doors[0]
-            keys = [(x, y) for x, y, k in _find(grid, "key") if k.color == door.color]
-            if len(keys) != 1:
-                raise PlannerError(f"a locked {door.color} door with {len(keys)} matching keys")
-            actions, state = _route(grid, state, _facing(keys[0]), opened)
-            plan += [*actions, PICKUP]
-            grid_key_cell = keys[0]
-            opened.add(grid_key_cell)  # picked up: the cell is free
+            # The task's random start actions can pick the key up (pickup is one of DoorKey's
+            # seven actions): then it is carried, not on the grid, and the route skips it.
+            carried = getattr(env, "carrying", None)
+            has_key = carried is not None and carried.type == "key" and carried.color == door.color
+            if not has_key:
+                keys = [(x, y) for x, y, k in _find(grid, "key") if k.color == door.color]
+                if len(keys) != 1:
+                    raise PlannerError(f"a locked {door.color} door with {len(keys)} matching keys")
+                actions, state = _route(grid, state, _facing(keys[0]), opened)
+                plan += [*actions, PICKUP]
+                opened.add(keys[0])  # picked up: the cell is free
             actions, state = _route(grid, state, _facing((dx, dy)), opened)
             plan += [*actions, TOGGLE]
             opened.add((dx, dy))

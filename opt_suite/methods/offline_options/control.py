@@ -12,9 +12,10 @@ entry's params, so one YAML anchor serves both — but by behaviour cloning
   option is one more action that imitates the demonstrators.
 
 If the learned options beat neither, their gain over primitives is imitation, not temporal
-abstraction nor the options Ĵ chose. Tabular families get the option tabulated over every state
-(β exactly 0 or 1); image families (``features: frames``) a conv network whose β head is replaced
-by a constant logit ∓100 (σ(100) = 1 exactly in float32; σ(−100) < 1e-43).
+abstraction nor the options Ĵ chose. Index observations (with an exact model or without one)
+get the option tabulated over every state (β exactly 0 or 1); vectors an MLP and images
+(``features: frames``) a conv network, each with its β head replaced by a constant logit ∓100
+(σ(100) = 1 exactly in float32; σ(−100) < 1e-43). Like offline_options, it needs no model.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from opt_suite._tf import tensorflow
-from opt_suite.methods.base import Discovery, DiscoveryContext, Method
+from opt_suite.methods.base import Discovery, DiscoveryContext, Method, discrete_actions
 from opt_suite.methods.offline_options.method import OfflineOptions
 from opt_suite.methods.offline_options.params import Params
+from opt_suite.option_networks.inputs import index_count, network_input
 from opt_suite.params import param
 
 __all__ = ["BCOption", "BCOptionParams", "BETA_LOGIT"]
@@ -85,12 +87,26 @@ class BCOption(Method):
         return [(f"offline_options.{key}" if key else "offline_options", m) for key, m in found]
 
     def discover(self, context: DiscoveryContext) -> Discovery:
-        """Clone one option on ``context.demonstrations``; β fixed by ``termination``."""
+        """Clone one option on ``context.demonstrations``; β fixed by ``termination``.
+
+        The option reads the family's observations as offline_options' would
+        (:func:`network_input`): a table over every state (an exact model's, or a ``Discrete``
+        space's indices without one), an MLP on vectors, or a conv network on frames.
+        """
         tensorflow()  # quietly, before the modules below import it
         from opt_suite.methods.offline_options.cloning import clone_option
-        from opt_suite.methods.offline_options.demos import demo_batch, frame_demo_batch
+        from opt_suite.methods.offline_options.demos import (
+            demo_batch,
+            frame_demo_batch,
+            vector_demo_batch,
+        )
+        from opt_suite.methods.offline_options.on_vectors import vector_option_set
         from opt_suite.option_networks.conv import FrameFeatures
-        from opt_suite.option_networks.features import state_features
+        from opt_suite.option_networks.features import (
+            StateFeatures,
+            index_features,
+            state_features,
+        )
         from opt_suite.option_networks.initial import (
             frame_option_set,
             new_option,
@@ -103,28 +119,47 @@ class BCOption(Method):
         settings: Params = self.params.offline_options
         never = self.params.termination == "never"
         name = f"bc-{self.params.termination.replace('_', '-')}"
-        if settings.features == "frames":
+        kind: str | None = "frames"  # frames name their input; any other is the family's
+        if settings.features != "frames":
+            kind, problem = network_input(settings.features, context.family)
+            if problem is not None:
+                raise ValueError(f"{self.name}: offline_options.features: {problem}")
+        if kind == "frames":
             if not context.train_tasks:
                 raise ValueError(f"{self.name}: needs at least one train task, got none")
             actions = task_actions(context.family, context.train_tasks[0], self.name)
             demos, frames = frame_demo_batch(context.demonstrations, actions)
             features: Any = FrameFeatures.of(frames)
             coords: np.ndarray | None = frames
+        elif kind == "vector":  # every demonstrated vector is its own state (on_vectors.py)
+            actions = discrete_actions(context.family, self.name)
+            demos, vectors = vector_demo_batch(context.demonstrations, actions)
+            features = StateFeatures(len(vectors), use_index=False, coords=vectors)
+            coords = vectors
         else:
-            model = context.tabular_models(self.name)[0]
-            actions = model.num_actions
-            demos = demo_batch(context.demonstrations, model.num_states, actions)
-            features = state_features(model, settings.features)
+            if kind == "model":  # the exact model gives the states (and a grid's cells)
+                model = context.tabular_models(self.name)[0]
+                num_states, actions = model.num_states, model.num_actions
+                features = state_features(model, settings.features)
+            else:  # index observations without a model: the Discrete space's n indices
+                num_states = index_count(context.family)
+                actions = discrete_actions(context.family, self.name)
+                features = index_features(num_states, settings.features)
+            demos = demo_batch(context.demonstrations, num_states, actions)
             coords = None if features.coords is None else features.coords[demos.states]
         # Algorithm 1's first option o' (line 6), from this run's seed.
         initial = new_option(features, actions, settings.hidden_sizes, context.seed, 0)
         weights, curve = clone_option(initial, demos, coords, settings)
-        if settings.features == "frames":
+        if kind in ("frames", "vector"):  # a network: β's head made a constant logit
             weights["beta_w"] = np.zeros_like(weights["beta_w"])
             weights["beta_b"] = np.full_like(
                 weights["beta_b"], -BETA_LOGIT if never else BETA_LOGIT
             )
-            options: Any = frame_option_set([weights], features.frame_shape, actions, name)
+            if kind == "frames":
+                options: Any = frame_option_set([weights], features.frame_shape, actions, name)
+            else:
+                assert coords is not None  # the vector branch above set it to the vectors
+                options = vector_option_set([weights], actions, int(coords.shape[1]), name)
         else:
             mu, _ = tabulate(weights, features, np.arange(features.num_states, dtype=np.int32))
             beta = np.zeros((1, len(mu))) if never else np.ones((1, len(mu)))

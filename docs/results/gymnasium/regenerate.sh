@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Regenerates every generated file of docs/results/gymnasium/ with one command:
+#
+#   bash docs/results/gymnasium/regenerate.sh [RUNS_DIR]      (default RUNS_DIR: results)
+#
+# Needs MiniGrid (pip install 'opt-suite[minigrid]'). Runs the three bundled specs of the
+# gymnasium domains into RUNS_DIR (cells already there are reused, so a rerun of finished studies
+# only rewrites the files), then copies their reports here and writes the verdict table
+# (collect.py). The MinAtar row is read from RUNS_DIR/minatar-field, the lambda1 = 0 variant of
+# `opt-suite run minatar-field` (over an hour: run it yourself, as below; until it is there the row
+# is "pending"). README.md is written by hand from these files. Measured cost: see README.md.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+runs=${1:-results}
+mkdir -p "$runs"
+
+# Each spec's wall time beside the machine's load (uptime) at its start and end, appended to
+# RUNS_DIR/<spec>.timing (one pair per run): the page's cost table (cost.md, by collect.py) quotes
+# them, since a shared machine can double a wall time.
+for spec in gymnasium-frozenlake gymnasium-cartpole minigrid-doorkey; do
+  echo "start $(date -u +%T) $(uptime)" >> "$runs/$spec.timing"
+  start=$(date +%s)
+  opt-suite run "$spec" --out "$runs/$spec" --workers 2 --quiet
+  echo "end $(date -u +%T) $(uptime)" >> "$runs/$spec.timing"
+  echo "rc 0 wall_s $(( $(date +%s) - start ))" >> "$runs/$spec.timing"
+  # options kept per seed and how the learner called them (option_usage.md, into the run folder)
+  opt-suite option-usage "$runs/$spec"
+done
+# The MinAtar row (needs pip install 'opt-suite[minatar]'; GPL-3.0), when wanted:
+#   opt-suite run minatar-field --out "$runs/minatar-field" --workers 2 --quiet
+
+python "$here/collect.py" "$runs"
