@@ -15,11 +15,11 @@ option-critic's discovery curves in both settings; the sensitivity sweep's table
 ``sensitivity.md`` (variants x methods, auc IQM) and the sensitivity table inside README.md
 (between its ``sensitivity`` markers); ``provenance.json`` (spec hashes, commit, package
 versions, wall time of every run). For README.md's "why" section and its options-or-imitation
-verdict (issue 25): ``opt-suite diagnose``'s files of the why run, each why run's and the
-related-tasks run's leaderboard and per-run data (``why/``), ``why/summary.json`` (every number
-the two sections print: the leaderboards' aggregates and intervals, per-task wins, and
-offline-options against each control), the tables between README.md's ``cause`` and
-``hypothesis`` markers, and ``provenance-why.json``.
+verdict (issue 25): ``opt-suite diagnose``'s files of the why runs' option sets, each why
+run's and the related-tasks run's leaderboard and per-run data (``why/``),
+``why/summary.json`` (every number the two sections print: the leaderboards' aggregates and
+intervals, per-task wins, and offline-options against each control), the tables between
+README.md's ``cause`` and ``hypothesis`` markers, and ``provenance-why.json``.
 
 It computes no aggregate of its own: IQMs, P's and their intervals are the leaderboards'. The
 per-task wins and offline-options' P against the controls (whose leaderboard compares each entry
@@ -125,10 +125,11 @@ def _missing(path: Path) -> bool:
 def collect_cause(runs_dir: Path, readme: Path) -> int:
     """The "why" section and the options-or-imitation verdict (exit status 2: a file missing).
 
-    Needs the three why runs (the first with ``opt-suite diagnose``'s files) and the related-tasks
-    run: ``collect.py --cause RUNS_DIR`` refreshes these two sections alone.
+    Needs the three why runs (the intra-option one with ``opt-suite diagnose``'s files: the three
+    share every option set) and the related-tasks run: ``collect.py --cause RUNS_DIR`` refreshes
+    these two sections alone.
     """
-    diagnosed = runs_dir / WHY[0][0]
+    diagnosed = runs_dir / WHY[1][0]
     sources = [diagnosed / "diagnose.md", diagnosed / "diagnose.json"]
     for run, _, _ in (*WHY, RELATED):
         sources += [runs_dir / run / "leaderboard.json", runs_dir / run / "runs.json"]
