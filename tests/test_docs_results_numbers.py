@@ -38,9 +38,6 @@ NOT_YET_BACKED: dict[str, set[str]] = {
         "-866.8",
         "-867.6",
         "-869.8",
-        # Wall times in minutes (provenance.json holds seconds of other runs).
-        "6.6",
-        "61.0",
     },
     "minatar": {
         # "Against the earlier runs": aucs of runs at commits 8441c4f/fc9ab5a and 09c840e, whose
