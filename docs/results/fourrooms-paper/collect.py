@@ -123,33 +123,46 @@ def _missing(path: Path) -> bool:
 
 
 def collect_cause(runs_dir: Path, readme: Path) -> int:
-    """The "why" section and the options-or-imitation verdict (exit status 2: a file missing).
+    """The "why" section and the options-or-imitation verdict.
 
-    Needs the three why runs (the intra-option one with ``opt-suite diagnose``'s files: the three
-    share every option set) and the related-tasks run: ``collect.py --cause RUNS_DIR`` refreshes
-    these two sections alone.
+    Needs the intra-option why run with ``opt-suite diagnose``'s files (the three why runs share
+    every option set) and the related-tasks run (exit status 2 without them); ``collect.py
+    --cause RUNS_DIR`` refreshes these two sections alone. A why run not finished yet (no
+    leaderboard) is left out of the tables, which say so, its old copies in ``why/`` are
+    removed (no stale numbers), and the exit status is 3.
     """
     diagnosed = runs_dir / WHY[1][0]
-    sources = [diagnosed / "diagnose.md", diagnosed / "diagnose.json"]
-    for run, _, _ in (*WHY, RELATED):
-        sources += [runs_dir / run / "leaderboard.json", runs_dir / run / "runs.json"]
-    if any(_missing(path) for path in sources):
+    required = [diagnosed / "diagnose.md", diagnosed / "diagnose.json"]
+    for run in (WHY[1][0], RELATED[0]):
+        required += [runs_dir / run / "leaderboard.json", runs_dir / run / "runs.json"]
+    if any(_missing(path) for path in required):
         return 2
     for name in ("diagnose.md", "diagnose.json"):
         shutil.copyfile(diagnosed / name, HERE / name)
     WHY_DIR.mkdir(exist_ok=True)
-    for run, _, prefix in (*WHY, RELATED):
-        for name in ("leaderboard", "runs"):
-            shutil.copyfile(runs_dir / run / f"{name}.json", WHY_DIR / f"{name}-{prefix}.json")
+    collected, missing = [], []
+    for run, learner, prefix in (*WHY, RELATED):
+        copies = {name: WHY_DIR / f"{name}-{prefix}.json" for name in ("leaderboard", "runs")}
+        if not all((runs_dir / run / f"{name}.json").is_file() for name in copies):
+            print(f"collect.py: {runs_dir / run} is not finished (no leaderboard.json or "
+                  f"runs.json): the {learner} rows are left out", file=sys.stderr)  # fmt: skip
+            missing.append(run)
+            for copy in copies.values():
+                copy.unlink(missing_ok=True)
+            continue
+        for name, copy in copies.items():
+            shutil.copyfile(runs_dir / run / f"{name}.json", copy)
+        collected.append(run)
     # Everything below reads the copies: the committed files alone rebuild the tables.
     summary = why_summary()
+    summary["not_collected"] = missing
     (WHY_DIR / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     diagnosis = json.loads((HERE / "diagnose.json").read_text())
     text = with_block(readme.read_text(), "cause", cause_table(diagnosis, summary))
     readme.write_text(with_block(text, "hypothesis", hypothesis_table(summary)))
-    why = {run: runs_of(runs_dir / run) for run, _, _ in (*WHY, RELATED)}
+    why = {run: runs_of(runs_dir / run) for run in collected}
     (HERE / "provenance-why.json").write_text(json.dumps(why, indent=1, sort_keys=True) + "\n")
-    return 0
+    return 3 if missing else 0
 
 
 def task_wins(x: np.ndarray, y: np.ndarray) -> dict[str, int]:
@@ -181,6 +194,8 @@ def why_summary() -> dict:
     """
     out: dict = {"baseline": BASELINE, "settings": {}}
     for run, learner, prefix in (*WHY, RELATED):
+        if not (WHY_DIR / f"leaderboard-{prefix}.json").is_file():
+            continue  # not collected (collect_cause says so)
         board = json.loads((WHY_DIR / f"leaderboard-{prefix}.json").read_text())
         runs = load_baseline(WHY_DIR / f"runs-{prefix}.json").methods
         normalised = board.get("normalised", {}).get("methods", {})
@@ -306,6 +321,8 @@ def cause_table(diagnosis: dict, summary: dict) -> str:
         "|---|---|---:|---:|---:|",
     ]
     for _, _, prefix in WHY:
+        if prefix not in summary["settings"]:
+            continue
         setting = summary["settings"][prefix]
         ranked = sorted(setting["methods"].items(), key=lambda kv: -kv[1]["auc_iqm"])
         for method, row in ranked:
@@ -313,9 +330,10 @@ def cause_table(diagnosis: dict, summary: dict) -> str:
                 f"| {setting['learner']} | {method} | {number(row['auc_iqm'], 1)} "
                 f"{interval(row['auc_ci'], 1)} | " + " | ".join(improvement_cells(row)) + " |"
             )
-    first = summary["settings"][WHY[0][2]]
+    first = next(summary["settings"][p] for _, _, p in WHY if p in summary["settings"])
     lines += [
         "",
+        *not_collected(summary),
         f"{first['seeds']} seeds × {first['tasks']} test tasks × {first['episodes']} episodes per "
         "entry and learner, rows by auc IQM; P as the leaderboard computes it (per task, all "
         "pairs of seeds; averaged over tasks), with its seed and task bootstrap intervals; a task "
@@ -326,6 +344,14 @@ def cause_table(diagnosis: dict, summary: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def not_collected(summary: dict) -> list[str]:
+    """A line naming the why runs the tables leave out (none: no line)."""
+    if not summary["not_collected"]:
+        return []
+    names = ", ".join(f"`{run}`" for run in summary["not_collected"])
+    return [f"**Not collected yet: {names}** (not finished when collect.py ran).", ""]
+
+
 def hypothesis_table(summary: dict) -> str:
     """The controls beside offline-options on related tasks and in the paper setting (SMDP Q)."""
     lines = [
@@ -334,7 +360,12 @@ def hypothesis_table(summary: dict) -> str:
         "won |",
         "|---|---|---:|---:|---:|---:|---:|",
     ]
-    for prefix, label in ((RELATED[2], "related"), (WHY[0][2], "paper (random goals)")):
+    settings = [(RELATED[2], "related")] + [
+        (prefix, f"paper (random goals), {learner}") for _, learner, prefix in WHY[:2]
+    ]
+    for prefix, label in settings:
+        if prefix not in summary["settings"]:
+            continue
         setting = summary["settings"][prefix]
         for method in HYPOTHESIS:
             row = setting["methods"][method]
@@ -348,13 +379,15 @@ def hypothesis_table(summary: dict) -> str:
             cells = [label, method, normalised, *improvement_cells(row)]
             cells += improvement_cells(vs) if vs is not None else ["—", "—"]
             lines.append("| " + " | ".join(cells) + " |")
-    related, paper = (summary["settings"][p] for p in (RELATED[2], WHY[0][2]))
+    related = summary["settings"][RELATED[2]]
+    paper = next(summary["settings"][p] for _, _, p in WHY if p in summary["settings"])
     lines += [
         "",
-        f"related: `specs/fourrooms-related-controls.yaml`, {related['seeds']} seeds × "
-        f"{related['tasks']} test tasks × {related['episodes']} episodes; paper: "
-        f"`fourrooms-paper-why.yaml`, {paper['seeds']} seeds × {paper['tasks']} test tasks × "
-        f"{paper['episodes']} episodes; both SMDP Q-learning. Normalised: "
+        *not_collected(summary),
+        f"related: `specs/fourrooms-related-controls.yaml` (SMDP Q-learning), {related['seeds']} "
+        f"seeds × {related['tasks']} test tasks × {related['episodes']} episodes; paper: "
+        f"`fourrooms-paper-why.yaml` (and `-intra.yaml`), {paper['seeds']} seeds × "
+        f"{paper['tasks']} test tasks × {paper['episodes']} episodes. Normalised: "
         f"{related['normalisation']}. ([`why/summary.json`](why/summary.json))",
     ]
     return "\n".join(lines) + "\n"
