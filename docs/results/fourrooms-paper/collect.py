@@ -249,6 +249,8 @@ def why_summary() -> dict:
 def with_block(text: str, name: str, body: str) -> str:
     """``text`` with the lines between the ``<!-- name:begin -->`` and ``name:end`` markers set."""
     begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    if begin not in text or end not in text.split(begin, 1)[1]:
+        raise ValueError(f"README.md: no {begin} ... {end} block for collect.py to write")
     head, rest = text.split(begin, 1)
     _, tail = rest.split(end, 1)
     return f"{head}{begin}\n{body.strip()}\n{end}{tail}"
@@ -339,7 +341,7 @@ def cause_table(diagnosis: dict, summary: dict) -> str:
         "pairs of seeds; averaged over tasks), with its seed and task bootstrap intervals; a task "
         "is won when the entry's P on that task alone is above 0.5 "
         "([`why/summary.json`](why/summary.json), from each run's leaderboard and per-run data "
-        "in [`why/`](why/)).",
+        "in `why/`).",
     ]
     return "\n".join(lines) + "\n"
 
