@@ -12,6 +12,7 @@ from opt_suite.learners.intra_option_kernels import intra_option_update
 from opt_suite.learners.intra_option_q import IntraOptionQLearning
 from opt_suite.learners.smdp_q import SMDPQLearning
 from opt_suite.options import TabularOptionSet
+from opt_suite.spec.canonical import to_plain
 from opt_suite.testing import LearnerContract
 
 EAGER_AND_COMPILED = [intra_option_update.py_func, intra_option_update]
@@ -22,8 +23,12 @@ class TestIntraOptionQLearningContract(LearnerContract):
     params = IntraOptionQLearning.Params()
 
 
-def _update(update, q_s, q_s2, mu_a, beta_s2, available_s2, r, done):
-    update(q_s, q_s2, np.array(mu_a), np.array(beta_s2), np.array(available_s2), r, done, 0.5, 0.9)
+def _update(update, q_s, q_s2, mu_a, beta_s2, available_s2, r, done, bumps=(-1, 0.0, 0.0)):
+    """``bumps``: (running option, bump on its beta, bump on the others'); none by default."""
+    update(
+        q_s, q_s2, np.array(mu_a), np.array(beta_s2), np.array(available_s2), r, done, 0.5, 0.9,
+        *bumps,
+    )  # fmt: skip
     return q_s
 
 
@@ -56,6 +61,26 @@ def test_update_by_hand(update):
 
 
 @pytest.mark.parametrize("update", EAGER_AND_COMPILED)
+def test_update_with_the_termination_bump_in_the_target(update):
+    """o1 runs and took its 3rd step (bump 0.05: + 0.15 on its beta); o2 reads the step as its
+    first (+ 0.05); o0 is primitive-like (beta 1: its U is the max whatever the bump). alpha 0.5.
+
+    max_o' Q(s', o') = 4. o0: target -1 + 0.9 * 4 = 2.6; 1 + 0.5 * (2.6 - 1) = 1.8.
+    o1: b = 0.25 + 0.15 = 0.4, U = 0.6 * 3 + 0.4 * 4 = 3.4, target -1 + 0.9 * 3.4 = 2.06;
+        2 + 0.5 * 0.5 * (2.06 - 2) = 2.015 (without the bump: U = 3.25, 1.98125).
+    o2: b = 0.25 + 0.05 = 0.3, U = 0.7 * 3 + 0.3 * 4 = 3.3, target 1.97; 2 + 0.25 * -0.03 = 1.9925.
+    """
+    q_s2 = np.array([4.0, 3.0, 3.0])
+    args = ([1.0, 0.5, 0.5], [1.0, 0.25, 0.25], [True, True, True], -1, False)
+    q = _update(update, np.array([1.0, 2.0, 2.0]), q_s2, *args, bumps=(1, 0.15, 0.05))
+    np.testing.assert_allclose(q, [1.8, 2.015, 1.9925])
+    # Past min(1, .): o1 at its 16th step, 0.25 + 0.8 >= 1, so U is the max alone: target 2.6;
+    # 2 + 0.25 * (2.6 - 2) = 2.15 (not (1 - 1.05) * 3 + 1.05 * 4, which would give 2.17475).
+    q = _update(update, np.array([1.0, 2.0, 2.0]), q_s2, *args, bumps=(1, 0.8, 0.05))
+    np.testing.assert_allclose(q, [1.8, 2.15, 1.9925])
+
+
+@pytest.mark.parametrize("update", EAGER_AND_COMPILED)
 def test_update_when_the_step_stays_in_place(update):
     """s' = s (a move into a wall): one array; the max and each Q(s', o) are read before writes.
 
@@ -84,6 +109,51 @@ def test_with_primitives_only_it_is_smdp_q_learning_exactly():
     for a, b in zip(ours, smdp, strict=True):
         np.testing.assert_array_equal(a.steps, b.steps)
         np.testing.assert_array_equal(a.returns, b.returns)
+
+
+def _hallway_runs(params, episodes=8):
+    family = FourRooms(Params(layout="sutton-13x13"))
+    _, test = family.make_tasks(Variation(), (), 3, 1, 2, seed=0)
+    return IntraOptionQLearning(params).run(
+        LearnerContext(
+            family, _runs(test, range(2)), family.reference_options(None), episodes, 1000
+        )
+    )
+
+
+def test_by_default_the_numbers_are_those_before_bump_in_target_existed():
+    """Steps per episode of four hallway-option runs, recorded at commit 05fd221 (before the
+    param): the default leaves beta alone in the target, float for float."""
+    logs = _hallway_runs(IntraOptionQLearning.Params())
+    assert [log.steps.tolist() for log in logs] == [
+        [610, 224, 293, 86, 63, 7, 3, 8],
+        [29, 3, 24, 125, 3, 143, 3, 3],
+        [147, 101, 16, 11, 156, 7, 14, 20],
+        [19, 23, 18, 92, 100, 70, 51, 16],
+    ]
+    assert [float(log.returns.sum()) for log in logs] == [-1206.0, -245.0, -384.0, -301.0]
+
+
+def test_bump_in_target_changes_the_numbers_with_options_and_not_with_primitives():
+    on = IntraOptionQLearning.Params(bump_in_target=True)
+    off = IntraOptionQLearning.Params()
+    with_options = [log.steps.tolist() for log in _hallway_runs(on)]
+    assert with_options != [log.steps.tolist() for log in _hallway_runs(off)]
+    # Primitives' beta is 1: their U is the max whatever the bump, so nothing changes.
+    family = FourRooms(Params(layout="sutton-13x13"))
+    _, test = family.make_tasks(Variation(), (), 4, 1, 3, seed=0)
+    empty = TabularOptionSet.empty(int(family.observation_space.n), 4)
+    context = LearnerContext(family, _runs(test, range(2)), empty, 10, 300)
+    for a, b in zip(
+        IntraOptionQLearning(on).run(context), IntraOptionQLearning(off).run(context), strict=True
+    ):
+        np.testing.assert_array_equal(a.returns, b.returns)
+
+
+def test_bump_in_target_keeps_every_existing_spec_hash():
+    """Left out of the canonical form at its default (``added_later``), kept when set."""
+    assert to_plain(IntraOptionQLearning.Params()) == to_plain(SMDPQLearning.Params())
+    assert to_plain(IntraOptionQLearning.Params(bump_in_target=True))["bump_in_target"] is True
 
 
 def test_an_option_that_may_start_only_at_the_goal_is_never_chosen():

@@ -33,10 +33,14 @@ def rooms():
     return family, runs, family.reference_options(None)
 
 
-@pytest.mark.parametrize("intra", [False, True], ids=["smdp", "intra_option"])
-def test_stepping_the_env_equals_the_model_engines_bit_for_bit(rooms, intra):
+@pytest.mark.parametrize(
+    ("intra", "bump_in_target"),
+    [(False, False), (True, False), (True, True)],
+    ids=["smdp", "intra_option", "intra_option_bump_in_target"],
+)
+def test_stepping_the_env_equals_the_model_engines_bit_for_bit(rooms, intra, bump_in_target):
     family, runs, options = rooms
-    params = SMDPQLearning.Params(epsilon=0.2)
+    params = IntraOptionQLearning.Params(epsilon=0.2, bump_in_target=bump_in_target)
     learner = IntraOptionQLearning(params) if intra else SMDPQLearning(params)
     with_model = learner.run(LearnerContext(family, runs, options, EPISODES, MAX_STEPS))
     stepped = model_free(

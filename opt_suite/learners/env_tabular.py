@@ -163,11 +163,12 @@ def _run(env, options: _Options, hyper: Hyper, rng: np.random.Generator, seed: i
     )
     n_opts, num_states = len(beta), len(beta[0])
     a_last = len(act_cum[0][0]) - 1
-    alpha, gamma, eps, bump, max_steps = (
+    alpha, gamma, eps, bump, bump_target, max_steps = (
         hyper.alpha,
         hyper.gamma,
         hyper.epsilon,
         hyper.termination_bump,
+        hyper.target_bump,
         hyper.max_steps,
     )
     q_array = np.full((num_states, n_opts), hyper.q_init)
@@ -211,7 +212,7 @@ def _run(env, options: _Options, hyper: Hyper, rng: np.random.Generator, seed: i
             q_s, q_s2 = np.array(q[s]), np.array(q[s2]) if s2 != s else None
             intra_option_update(
                 q_s, q_s if q_s2 is None else q_s2, mu_t[s, a], beta_t[s2], available_t[s2],
-                r, done, alpha, gamma,
+                r, done, alpha, gamma, o, bump_target * k, bump_target,
             )  # fmt: skip
             q[s] = q_s.tolist()
             ends = done or cut or terminates(u_term, beta[o][s2], bump, k)

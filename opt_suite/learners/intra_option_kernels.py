@@ -32,6 +32,9 @@ def intra_option_update(
     done: bool,
     alpha: float,
     gamma: float,
+    running: int,
+    bump_running: float,
+    bump_other: float,
 ) -> None:
     """One intra-option step (Sutton, Precup & Singh 1999, eq. 20), in place on ``q_s``.
 
@@ -46,6 +49,12 @@ def intra_option_update(
       done: s' is terminal (targets are r alone).
       alpha: the step size (times mu_o(a | s) per option).
       gamma: the discount per primitive step.
+      running: the option that took the step (its own ``bump_running``).
+      bump_running: added to beta_{running}(s') in U: the termination bump of the running
+        option's k-th step (bump * k), the probability execution adds to beta there; 0 leaves
+        beta alone (``bump_in_target`` off).
+      bump_other: added to beta_o(s') of every other option: the bump after a first step
+        (bump * 1), since the step is o's first step when o is read as started in s; 0 when off.
     """
     v_s2 = -np.inf  # max over o' available in s'
     for o in range(q_s2.shape[0]):
@@ -58,8 +67,10 @@ def intra_option_update(
         if done:
             target = r
         else:
-            b = beta_s2[o]
-            u = v_s2 if b == 1.0 else (1.0 - b) * q_s2[o] + b * v_s2
+            # The termination probability execution applies in s', min(1, beta + bump) (adding
+            # 0.0 when the bump stays out of the target leaves beta, and every number, as it was).
+            b = beta_s2[o] + (bump_running if o == running else bump_other)
+            u = v_s2 if b >= 1.0 else (1.0 - b) * q_s2[o] + b * v_s2
             target = r + gamma * u
         q_s[o] = q_s[o] + (alpha * w) * (target - q_s[o])
 
@@ -116,9 +127,13 @@ def advance(  # noqa: C901 - one loop, kept flat for speed
     returns, steps, q,
     next_state, outcome_cum, reward, terminal, start,
     action_cum, det_action, mu, beta, available,
-    alpha, gamma, eps, bump, max_steps, episodes,
+    alpha, gamma, eps, bump, bump_target, max_steps, episodes,
 ):  # fmt: skip
-    """Advance each run of ``runs`` through its block of uniforms (or until its episodes end)."""
+    """Advance each run of ``runs`` through its block of uniforms (or until its episodes end).
+
+    ``bump`` cuts options during execution; ``bump_target`` is the bump the update's target puts
+    on beta (``bump`` with ``bump_in_target``, else 0).
+    """
     for i in range(runs.shape[0]):
         r = runs[i]
         t = run_task[r]
@@ -143,7 +158,7 @@ def advance(  # noqa: C901 - one loop, kept flat for speed
             done = terminal[t, s2]
             intra_option_update(
                 q[r, s], q[r, s2], mu[:, s, a], beta[:, s2], available[:, s2], rew, done,
-                alpha, gamma,
+                alpha, gamma, o, bump_target * k, bump_target,
             )  # fmt: skip
             cut = t_ep >= max_steps
             if done or cut or _terminates(u[U_TERMINATE], beta[o, s2], bump, k):

@@ -25,8 +25,15 @@ Choices the paper leaves open, documented here:
 - *Initiation sets.* Q(s, o) is learned in every state, inside I_o or not: U(s', o) needs the value
   of *continuing* o in s', which exists wherever o can run. The max in U and the choice of options
   range over the options available in s' (in s).
-- *beta in U* is the option's own beta_o(s'), without ``termination_bump``: the bump depends on how
-  long the option has run, which U (a function of s' and o) cannot see; it shapes only execution.
+- *beta in U* is by default the option's own beta_o(s'), without ``termination_bump``: the bump
+  depends on how long the option has run, which U (a function of s' and o) cannot see. Execution
+  does cut options with it (min(1, beta_o(s') + bump k) after the k-th step,
+  :func:`~opt_suite.options.termination.terminates`), so that target values continuing options
+  that execution would have ended. ``bump_in_target: true`` puts the bump into U with the same
+  rule: the option that took the step uses its own k; every other consistent option is read as
+  started in s, so the step is its first (k = 1). U is then
+  (1 - b) Q(s', o) + b max_o' Q(s', o') with b = min(1, beta_o(s') + bump k). Off by default, so
+  every spec written before it keeps its hash and its numbers (issue 25).
 
 With primitives only, this is one-step Q-learning, and gives :mod:`.smdp_q`'s numbers exactly (the
 same uniforms, choices and float operations; a test checks it).
@@ -43,12 +50,15 @@ when it runs), each run drawing its uniforms from its own generator in blocks
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, INDEX_OBSERVATIONS
 from opt_suite.learners.base import EpisodeLog, Learner, LearnerContext
 from opt_suite.learners.smdp_q import SMDPQLearning, has_model, model_free, prepare
 from opt_suite.learners.smdp_tables import draw_block
+from opt_suite.params import param
 
 __all__ = ["IntraOptionQLearning"]
 
@@ -63,7 +73,18 @@ class IntraOptionQLearning(Learner):
         "tabular intra-option Q-learning (Sutton et al. 1999, Sec. 5): every consistent option "
         "learns from every step"
     )
-    Params = SMDPQLearning.Params
+
+    @dataclasses.dataclass(frozen=True)
+    class Params(SMDPQLearning.Params):
+        """SMDP Q-learning's hyper-parameters, plus where the termination bump acts."""
+
+        bump_in_target: bool = param(
+            False,
+            added_later=True,
+            doc="also put termination_bump into the update's target: U continues an option with "
+            "1 - min(1, beta + bump k), the probability execution continues it (k: the running "
+            "option's steps; 1 for the other consistent options); false (default): beta alone",
+        )
 
     def run(self, context: LearnerContext) -> list[EpisodeLog]:
         """Learn on every run's task from scratch, all runs advanced together (compiled).
@@ -118,7 +139,7 @@ class IntraOptionQLearning(Learner):
                 tasks.next_state, tasks.outcome_cum, tasks.reward, tasks.terminal, tasks.start,
                 tables.action_cum, tables.det_action, tables.mu, tables.beta, available,
                 hyper.alpha, hyper.gamma, hyper.epsilon, hyper.termination_bump,
-                hyper.max_steps, episodes,
+                hyper.target_bump, hyper.max_steps, episodes,
             )  # fmt: skip
             active = active[episode[active] < episodes]
         return [EpisodeLog(returns[i], steps[i]) for i in range(R)]

@@ -200,10 +200,18 @@ def prepare(
     order = list(models)
     tasks = TaskTables.stack([models[t] for t in order])
     _, S, A, _ = tasks.shape
-    p = params
-    hyper = Hyper(p.alpha, p.gamma, p.epsilon, p.termination_bump, p.q_init, max_steps)
+    hyper = hyper_of(params, max_steps)
     run_tasks = [order.index(r.task.task_id) for r in runs]
     return tasks, run_tasks, OptionTables.build(tabulate(options, S), S, A), hyper
+
+
+def hyper_of(params: SMDPQLearning.Params, max_steps: int) -> Hyper:
+    """The engines' numbers from a tabular learner's params (shared by every engine's caller)."""
+    p = params
+    # Only intra-option Q-learning's Params has ``bump_in_target`` (its target, not execution).
+    in_target = getattr(p, "bump_in_target", False)
+    target_bump = p.termination_bump if in_target else 0.0
+    return Hyper(p.alpha, p.gamma, p.epsilon, p.termination_bump, p.q_init, max_steps, target_bump)
 
 
 def untrained_returns(
@@ -256,8 +264,7 @@ def model_free(
     if not hasattr(actions, "n"):
         raise ValueError(f"learner {name!r} needs discrete actions; got {actions}")
     S, A = int(space.n), int(actions.n)
-    p = params
-    hyper = Hyper(p.alpha, p.gamma, p.epsilon, p.termination_bump, p.q_init, max_steps)
+    hyper = hyper_of(params, max_steps)
     tables = OptionTables.build(tabulate(options, S), S, A)
     names = tuple(f"a{a}" for a in range(A)) + tuple(options.names)
     found = run_on_envs(family, runs, tables, hyper, episodes, intra_option)

@@ -74,6 +74,9 @@ class Hyper:
     termination_bump: float
     q_init: float
     max_steps: int
+    #: The bump intra-option Q-learning's target adds to beta (``bump_in_target``: the
+    #: termination bump; else 0, beta alone). The SMDP engines never read it.
+    target_bump: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -3,19 +3,29 @@
 Called by ``regenerate.sh`` (which runs the specs first); usable alone on existing runs:
 
     python docs/results/fourrooms-paper/collect.py RUNS_DIR
-    python docs/results/fourrooms-paper/collect.py --cause RUNS_DIR     # the "why" section alone
+    python docs/results/fourrooms-paper/collect.py --skip-sensitivity RUNS_DIR  # keep its files
+    python docs/results/fourrooms-paper/collect.py --cause RUNS_DIR   # "why" + hypothesis alone
 
-``RUNS_DIR`` holds ``fourrooms-paper/``, ``fourrooms-paper-sensitivity/`` and
-``option-critic-sutton/`` (the ``--out`` directories of ``opt-suite run``). Writes, next to this
-file: the paper setting's leaderboard, per-run data (``runs.json``), curves and Fig. 1a, its
-`opt-suite diagnose` files and the table of README.md's "why" section (between its ``cause``
-markers; with the leaderboard and per-run data (``runs-intra.json``) of the same setting under the
-intra-option learner, ``fourrooms-paper-intra/``); option-critic's
-discovery curves in both settings; the sensitivity sweep's table, plus ``sensitivity.md``
-(variants x methods, auc IQM);
-``provenance.json`` (spec hashes, commit, package versions, wall time of every run); and the
-sensitivity table inside README.md (between its ``sensitivity`` markers). Only reads the runs'
-files and stores; it computes no result itself.
+``RUNS_DIR`` holds ``fourrooms-paper/``, ``fourrooms-paper-sensitivity/``,
+``option-critic-sutton/``, the three "why" runs (``fourrooms-paper-why/``,
+``fourrooms-paper-why-intra/``, ``fourrooms-paper-why-intra-bump/``: the specs next to this file)
+and ``fourrooms-related-controls/`` (the ``--out`` directories of ``opt-suite run``). Writes, next
+to this file: the paper setting's leaderboard, per-run data (``runs.json``), curves and Fig. 1a;
+option-critic's discovery curves in both settings; the sensitivity sweep's table, plus
+``sensitivity.md`` (variants x methods, auc IQM) and the sensitivity table inside README.md
+(between its ``sensitivity`` markers); ``provenance.json`` (spec hashes, commit, package
+versions, wall time of every run). For README.md's "why" section and its options-or-imitation
+verdict (issue 25): ``opt-suite diagnose``'s files of the why runs' option sets, each why
+run's and the related-tasks run's leaderboard and per-run data (``why/``),
+``why/summary.json`` (every number the two sections print: the leaderboards' aggregates and
+intervals, per-task wins, and offline-options against each control), the tables between
+README.md's ``cause`` and ``hypothesis`` markers, and ``provenance-why.json``.
+
+It computes no aggregate of its own: IQMs, P's and their intervals are the leaderboards'. The
+per-task wins and offline-options' P against the controls (whose leaderboard compares each entry
+with primitives only) are computed from the copied per-run data with the report's own functions.
+With ``--skip-sensitivity`` the sensitivity study (68 min) is not needed: its committed files,
+README.md block and provenance entry stay as they are.
 """
 
 from __future__ import annotations
@@ -26,6 +36,11 @@ import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
+
+from opt_suite import stats
+from opt_suite.report.baseline import load_baseline  # the one reader of runs.json
+from opt_suite.report.leaderboard import improvement, rng_for
 from opt_suite.run_view import run_provenance as runs_of  # one way to reopen a run
 
 HERE = Path(__file__).resolve().parent
@@ -47,104 +62,241 @@ COPIES = (
 
 RUNS = ("fourrooms-paper", "fourrooms-paper-sensitivity", "option-critic-sutton")
 
-#: The paper setting evaluated by the intra-option learner (fourrooms-paper-intra.yaml).
-INTRA = "fourrooms-paper-intra"
+#: The "why" runs (the specs next to this file): run directory, learner label, file prefix in why/.
+WHY = (
+    ("fourrooms-paper-why", "SMDP Q", "smdp"),
+    ("fourrooms-paper-why-intra", "intra-option Q", "intra"),
+    ("fourrooms-paper-why-intra-bump", "intra-option Q, bump in target", "intra-bump"),
+)
+#: The related-tasks run of the options-or-imitation test (specs/fourrooms-related-controls.yaml).
+RELATED = ("fourrooms-related-controls", "SMDP Q", "related")
+#: The entries README.md's options-or-imitation table compares, in its order.
+HYPOTHESIS = ("offline-options", "bc-option-never", "bc-option-every-step", "primitives",
+              "random-options")  # fmt: skip
+#: The controls offline-options is compared with head-on.
+CONTROLS = ("bc-option-never", "bc-option-every-step", "random-options")
+BASELINE = "primitives"
+WHY_DIR = HERE / "why"
 
 
-def main(runs_dir: Path) -> int:
+def main(runs_dir: Path, skip_sensitivity: bool = False) -> int:
     """Copy and tabulate; exit status 2 (with a message) when a run file is missing."""
     for run, name, published in COPIES:
+        if skip_sensitivity and run == RUNS[1]:
+            continue
         source = runs_dir / run / name
         if not source.is_file():
             print(f"collect.py: missing {source} (run regenerate.sh first)", file=sys.stderr)
             return 2
         shutil.copyfile(source, HERE / published)
-    sweep = runs_dir / RUNS[1]
-    flagged = {
-        line.split("|")[1].strip().removesuffix("⚠").strip()
-        for line in (sweep / "sweep.md").read_text().splitlines()
-        if line.startswith("| ") and " ⚠ |" in line
-    }
-    table = sensitivity_table(sweep / "sweep.csv", flagged)
-    (HERE / "sensitivity.md").write_text(table)
     readme = HERE / "README.md"
-    readme.write_text(with_block(readme.read_text(), "sensitivity", table.split("\n", 4)[4]))
+    if not skip_sensitivity:
+        sweep = runs_dir / RUNS[1]
+        flagged = {
+            line.split("|")[1].strip().removesuffix("⚠").strip()
+            for line in (sweep / "sweep.md").read_text().splitlines()
+            if line.startswith("| ") and " ⚠ |" in line
+        }
+        table = sensitivity_table(sweep / "sweep.csv", flagged)
+        (HERE / "sensitivity.md").write_text(table)
+        readme.write_text(with_block(readme.read_text(), "sensitivity", table.split("\n", 4)[4]))
     status = collect_cause(runs_dir, readme)
     if status:
         return status
-    provenance = {run: runs_of(runs_dir / run) for run in RUNS}
-    (HERE / "provenance.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
+    published = HERE / "provenance.json"
+    # Skipped, the sensitivity study keeps the provenance of the committed files it made.
+    kept = json.loads(published.read_text()) if skip_sensitivity else {}
+    provenance = {
+        run: kept[run] if run == RUNS[1] and skip_sensitivity else runs_of(runs_dir / run)
+        for run in RUNS
+    }
+    published.write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
     print(f"collect.py: wrote {HERE}")
     return 0
 
 
-def collect_cause(runs_dir: Path, readme: Path) -> int:
-    """The "why" section: diagnose files and the cause table (exit status 2 when one is missing).
+def _missing(path: Path) -> bool:
+    if path.is_file():
+        return False
+    print(f"collect.py: missing {path} (run regenerate.sh first)", file=sys.stderr)
+    return True
 
-    Needs only ``fourrooms-paper/`` (with ``opt-suite diagnose``'s files) and
-    ``fourrooms-paper-intra/``: ``collect.py --cause RUNS_DIR`` refreshes this section alone.
+
+def collect_cause(runs_dir: Path, readme: Path) -> int:
+    """The "why" section and the options-or-imitation verdict.
+
+    Needs the intra-option why run with ``opt-suite diagnose``'s files (the three why runs share
+    every option set) and the related-tasks run (exit status 2 without them); ``collect.py
+    --cause RUNS_DIR`` refreshes these two sections alone. A why run not finished yet (no
+    leaderboard) is left out of the tables, which say so, its old copies in ``why/`` are
+    removed (no stale numbers), and the exit status is 3.
     """
-    paper = runs_dir / RUNS[0]
+    diagnosed = runs_dir / WHY[1][0]
+    required = [diagnosed / "diagnose.md", diagnosed / "diagnose.json"]
+    for run in (WHY[1][0], RELATED[0]):
+        required += [runs_dir / run / "leaderboard.json", runs_dir / run / "runs.json"]
+    if any(_missing(path) for path in required):
+        return 2
     for name in ("diagnose.md", "diagnose.json"):
-        source = paper / name
-        if not source.is_file():
-            print(f"collect.py: missing {source} (run regenerate.sh first)", file=sys.stderr)
-            return 2
-        shutil.copyfile(source, HERE / name)
-    intra = runs_dir / INTRA / "leaderboard.json"
-    if not intra.is_file():
-        print(f"collect.py: missing {intra} (run regenerate.sh first)", file=sys.stderr)
-        return 2
-    shutil.copyfile(intra, HERE / "leaderboard-intra.json")
-    intra_runs = runs_dir / INTRA / "runs.json"  # the per-run data of the intra-option column
-    if not intra_runs.is_file():
-        print(f"collect.py: missing {intra_runs} (run regenerate.sh first)", file=sys.stderr)
-        return 2
-    shutil.copyfile(intra_runs, HERE / "runs-intra.json")
-    cause = cause_table(
-        json.loads((paper / "diagnose.json").read_text()),
-        {
-            "SMDP Q": json.loads((paper / "leaderboard.json").read_text()),
-            "intra-option Q": json.loads(intra.read_text()),
-        },
-    )
-    readme.write_text(with_block(readme.read_text(), "cause", cause))
-    why = {run: runs_of(runs_dir / run) for run in (RUNS[0], INTRA)}
+        shutil.copyfile(diagnosed / name, HERE / name)
+    WHY_DIR.mkdir(exist_ok=True)
+    collected, missing = [], []
+    for run, learner, prefix in (*WHY, RELATED):
+        copies = {name: WHY_DIR / f"{name}-{prefix}.json" for name in ("leaderboard", "runs")}
+        if not all((runs_dir / run / f"{name}.json").is_file() for name in copies):
+            print(f"collect.py: {runs_dir / run} is not finished (no leaderboard.json or "
+                  f"runs.json): the {learner} rows are left out", file=sys.stderr)  # fmt: skip
+            missing.append(run)
+            for copy in copies.values():
+                copy.unlink(missing_ok=True)
+            continue
+        for name, copy in copies.items():
+            shutil.copyfile(runs_dir / run / f"{name}.json", copy)
+        collected.append(run)
+    # Everything below reads the copies: the committed files alone rebuild the tables.
+    summary = why_summary()
+    summary["not_collected"] = missing
+    (WHY_DIR / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    diagnosis = json.loads((HERE / "diagnose.json").read_text())
+    text = with_block(readme.read_text(), "cause", cause_table(diagnosis, summary))
+    readme.write_text(with_block(text, "hypothesis", hypothesis_table(summary)))
+    why = {run: runs_of(runs_dir / run) for run in collected}
     (HERE / "provenance-why.json").write_text(json.dumps(why, indent=1, sort_keys=True) + "\n")
-    return 0
+    return 3 if missing else 0
+
+
+def task_wins(x: np.ndarray, y: np.ndarray) -> dict[str, int]:
+    """Test tasks on which X's runs beat Y's (``[seeds, tasks]`` each): that task's P > 0.5.
+
+    Per task, the report's P(X > Y) restricted to that task (all pairs of X's and Y's seeds, ties
+    one half); ``won``/``tied``/``lost`` count the tasks above, at and below 0.5.
+    """
+    per_task = [float(stats.probability_of_improvement(x[:, [t]], y[:, [t]])) for t in
+                range(x.shape[1])]  # fmt: skip
+    return {
+        "won": sum(p > 0.5 for p in per_task),
+        "tied": sum(p == 0.5 for p in per_task),
+        "lost": sum(p < 0.5 for p in per_task),
+        "tasks": len(per_task),
+    }
+
+
+def _interval(entry: dict, key: str = "ci") -> list[float]:
+    return [entry[f"{key}_low"], entry[f"{key}_high"]]
+
+
+def why_summary() -> dict:
+    """What the "why" and hypothesis tables print, from the copies in ``why/``.
+
+    Per setting and method entry: the leaderboard's auc aggregates, P(auc > primitives) and their
+    seed and task intervals, the normalised auc, per-task wins; and offline-options' P against
+    each control (computed as the leaderboard computes P against primitives).
+    """
+    out: dict = {"baseline": BASELINE, "settings": {}}
+    for run, learner, prefix in (*WHY, RELATED):
+        if not (WHY_DIR / f"leaderboard-{prefix}.json").is_file():
+            continue  # not collected (collect_cause says so)
+        board = json.loads((WHY_DIR / f"leaderboard-{prefix}.json").read_text())
+        runs = load_baseline(WHY_DIR / f"runs-{prefix}.json").methods
+        normalised = board.get("normalised", {}).get("methods", {})
+        base = runs[BASELINE].metrics["auc"]
+        entries = {}
+        for method, metrics in board["methods"].items():
+            auc = metrics["auc"]
+            row = {
+                "auc_iqm": auc["iqm"],
+                "auc_ci": _interval(auc),
+                "auc_task_ci": _interval(auc, "task_ci"),
+            }
+            if method in normalised:
+                n = normalised[method]["auc"]
+                row |= {"normalised_auc_iqm": n["iqm"], "normalised_auc_ci": _interval(n),
+                        "normalised_auc_task_ci": _interval(n, "task_ci")}  # fmt: skip
+            p = board["probability_of_improvement"]["methods"].get(method, {}).get("auc")
+            if p is not None:
+                row |= {"p": p["probability"], "p_ci": _interval(p),
+                        "p_task_ci": _interval(p, "task_ci"),
+                        "wins": task_wins(runs[method].metrics["auc"], base)}  # fmt: skip
+            entries[method] = row
+        against = {}
+        if "offline-options" in runs:
+            ours = runs["offline-options"].metrics["auc"]
+            for control in CONTROLS:
+                if control in runs:
+                    theirs = runs[control].metrics["auc"]
+                    p = improvement("auc", ours, theirs, board["protocol"]["bootstrap"],
+                                    rng_for("offline-options", "auc", "vs", control))  # fmt: skip
+                    against[control] = {
+                        "p": p.probability,
+                        "p_ci": [p.ci_low, p.ci_high],
+                        "p_task_ci": [p.task_ci_low, p.task_ci_high],
+                        "wins": task_wins(ours, theirs),
+                    }
+        out["settings"][prefix] = {
+            "run": run,
+            "spec": board["spec"],
+            "learner": learner,
+            "seeds": board["protocol"]["seeds"],
+            "tasks": board["protocol"]["tasks"],
+            "episodes": board["protocol"]["episodes"],
+            "normalisation": board.get("normalised", {}).get("definition"),
+            "methods": entries,
+            "offline_options_against": against,
+        }
+    return out
 
 
 def with_block(text: str, name: str, body: str) -> str:
     """``text`` with the lines between the ``<!-- name:begin -->`` and ``name:end`` markers set."""
     begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    if begin not in text or end not in text.split(begin, 1)[1]:
+        raise ValueError(f"README.md: no {begin} ... {end} block for collect.py to write")
     head, rest = text.split(begin, 1)
     _, tail = rest.split(end, 1)
     return f"{head}{begin}\n{body.strip()}\n{end}{tail}"
 
 
-def cause_table(diagnosis: dict, leaderboards: dict[str, dict]) -> str:
-    """Objective, optimiser and evaluation side by side, one row per method entry.
+def number(value: float | None, digits: int = 2) -> str:
+    """``value`` at ``digits`` decimals with a typographic minus; — for None."""
+    return "—" if value is None else f"{value:.{digits}f}".replace("-", "−")
 
-    ``diagnosis``: ``diagnose.json`` of the paper run; ``leaderboards``: learner label ->
-    ``leaderboard.json`` of the paper setting evaluated by that learner. Means over seeds of Ĵ
-    under the method's own π and under a π table, of the terminations per step and of the share of
-    demonstrated steps the options explain (π table); then each learner's auc IQM and
-    P(auc > primitives).
+
+def interval(pair: list[float], digits: int = 2) -> str:
+    """``[low, high]``, each as :func:`number` writes it."""
+    return f"[{number(pair[0], digits)}, {number(pair[1], digits)}]"
+
+
+def wins(counts: dict[str, int]) -> str:
+    """``15 of 24`` (and the ties, when there are any)."""
+    tied = f", {counts['tied']} tied" if counts["tied"] else ""
+    return f"{counts['won']} of {counts['tasks']}{tied}"
+
+
+def improvement_cells(row: dict) -> list[str]:
+    """P [seeds] [tasks], and the tasks won; dashes for the baseline."""
+    if "p" not in row:
+        return ["—", "—"]
+    return [
+        f"{number(row['p'])} {interval(row['p_ci'])} {interval(row['p_task_ci'])}",
+        wins(row["wins"]),
+    ]
+
+
+def cause_table(diagnosis: dict, summary: dict) -> str:
+    """Objective and optimiser (``diagnose.json``), then the evaluation under each learner.
+
+    The first table: means over seeds of Ĵ under the method's own π and under a π table, of the
+    terminations per step and of the share of demonstrated steps the options explain (π table).
+    The second: each why run's auc IQM and P(auc > primitives) with both intervals, and the tasks
+    on which the entry beats primitives (``summary``: :func:`why_summary`).
     """
     methods: dict[str, list[dict]] = {}
     for entry in diagnosis["option_sets"]:
         methods.setdefault(entry["method"], []).append(entry)
-    labels = list(leaderboards)
     lines = [
-        "| method | options | Ĵ, own π | Ĵ, π table | terminations/step | steps in options | "
-        + " | ".join(f"auc IQM, {k} | P(auc > primitives), {k}" for k in labels)
-        + " |",
-        "|---|---:|---:|---:|---:|---:|" + "---:|---:|" * len(labels),
+        "| method | options | Ĵ, own π | Ĵ, π table | terminations/step | steps in options |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
-
-    def number(value: float | None, digits: int = 2) -> str:
-        return "—" if value is None else f"{value:.{digits}f}".replace("-", "−")
-
     for method, sets in methods.items():
         counts = sorted({len(e["options"]) for e in sets})
         span = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
@@ -157,11 +309,6 @@ def cause_table(diagnosis: dict, leaderboards: dict[str, dict]) -> str:
             number(sum(e["fitted_pi"]["termination_term"] for e in sets) / len(sets), 3),
             f"{100 * sum(e['option_share'] for e in sets) / len(sets):.1f}%",
         ]
-        for label in labels:
-            board = leaderboards[label]
-            auc = board["methods"].get(method, {}).get("auc", {}).get("iqm")
-            p = board["probability_of_improvement"]["methods"].get(method, {}).get("auc", {})
-            row += [number(auc, 1), number(p.get("probability"))]
         lines.append("| " + " | ".join(row) + " |")
     objective = diagnosis["objective"]
     lines += [
@@ -169,7 +316,81 @@ def cause_table(diagnosis: dict, leaderboards: dict[str, dict]) -> str:
         f"Ĵ with λ2 = {objective['lambda2']:g}, λ1 = {objective['lambda1']:g} "
         f"(`{objective['likelihood']}`) for every option set, mean over "
         f"{len(next(iter(methods.values())))} seeds (`opt-suite diagnose`, "
-        "[`diagnose.md`](diagnose.md)); auc IQM over 5 seeds × 24 tasks × 200 episodes.",
+        "[`diagnose.md`](diagnose.md)).",
+        "",
+        "| learner | method | auc IQM [95% CI seeds] | P(auc > primitives) [seeds] [tasks] | "
+        "tasks won against primitives |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for _, _, prefix in WHY:
+        if prefix not in summary["settings"]:
+            continue
+        setting = summary["settings"][prefix]
+        ranked = sorted(setting["methods"].items(), key=lambda kv: -kv[1]["auc_iqm"])
+        for method, row in ranked:
+            lines.append(
+                f"| {setting['learner']} | {method} | {number(row['auc_iqm'], 1)} "
+                f"{interval(row['auc_ci'], 1)} | " + " | ".join(improvement_cells(row)) + " |"
+            )
+    first = next(summary["settings"][p] for _, _, p in WHY if p in summary["settings"])
+    lines += [
+        "",
+        *not_collected(summary),
+        f"{first['seeds']} seeds × {first['tasks']} test tasks × {first['episodes']} episodes per "
+        "entry and learner, rows by auc IQM; P as the leaderboard computes it (per task, all "
+        "pairs of seeds; averaged over tasks), with its seed and task bootstrap intervals; a task "
+        "is won when the entry's P on that task alone is above 0.5 "
+        "([`why/summary.json`](why/summary.json), from each run's leaderboard and per-run data "
+        "in `why/`).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def not_collected(summary: dict) -> list[str]:
+    """A line naming the why runs the tables leave out (none: no line)."""
+    if not summary["not_collected"]:
+        return []
+    names = ", ".join(f"`{run}`" for run in summary["not_collected"])
+    return [f"**Not collected yet: {names}** (not finished when collect.py ran).", ""]
+
+
+def hypothesis_table(summary: dict) -> str:
+    """The controls beside offline-options on related tasks and in the paper setting (SMDP Q)."""
+    lines = [
+        "| tasks | method | normalised auc IQM [seeds] [tasks] | P(auc > primitives) [seeds] "
+        "[tasks] | tasks won | P(offline-options > it) [seeds] [tasks] | tasks offline-options "
+        "won |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    settings = [(RELATED[2], "related")] + [
+        (prefix, f"paper (random goals), {learner}") for _, learner, prefix in WHY[:2]
+    ]
+    for prefix, label in settings:
+        if prefix not in summary["settings"]:
+            continue
+        setting = summary["settings"][prefix]
+        for method in HYPOTHESIS:
+            row = setting["methods"][method]
+            vs = setting["offline_options_against"].get(method)
+            normalised = (
+                f"{number(row['normalised_auc_iqm'])} {interval(row['normalised_auc_ci'])} "
+                f"{interval(row['normalised_auc_task_ci'])}"
+                if "normalised_auc_iqm" in row
+                else "—"
+            )
+            cells = [label, method, normalised, *improvement_cells(row)]
+            cells += improvement_cells(vs) if vs is not None else ["—", "—"]
+            lines.append("| " + " | ".join(cells) + " |")
+    related = summary["settings"][RELATED[2]]
+    paper = next(summary["settings"][p] for _, _, p in WHY if p in summary["settings"])
+    lines += [
+        "",
+        *not_collected(summary),
+        f"related: `specs/fourrooms-related-controls.yaml` (SMDP Q-learning), {related['seeds']} "
+        f"seeds × {related['tasks']} test tasks × {related['episodes']} episodes; paper: "
+        f"`fourrooms-paper-why.yaml` (and `-intra.yaml`), {paper['seeds']} seeds × "
+        f"{paper['tasks']} test tasks × {paper['episodes']} episodes. Normalised: "
+        f"{related['normalisation']}. ([`why/summary.json`](why/summary.json))",
     ]
     return "\n".join(lines) + "\n"
 
@@ -212,4 +433,6 @@ def sensitivity_table(sweep_csv: Path, flagged: set[str]) -> str:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--cause"]:
         sys.exit(collect_cause(Path(sys.argv[2]), HERE / "README.md"))
-    sys.exit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("results")))
+    skip = sys.argv[1:2] == ["--skip-sensitivity"]
+    args = sys.argv[2:] if skip else sys.argv[1:]
+    sys.exit(main(Path(args[0]) if args else Path("results"), skip))
