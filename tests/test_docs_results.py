@@ -86,16 +86,33 @@ def test_collect_puts_objective_optimiser_and_evaluation_side_by_side():
         ],
     }
 
-    def board(auc_ours, p_ours):
+    def row(auc, p=None):
+        if p is None:  # the baseline: no P
+            return {"auc_iqm": auc, "auc_ci": [auc - 1, auc + 1]}
+        won = {"won": 3, "tied": 0, "lost": 1, "tasks": 4}
         return {
-            "methods": {"primitives": {"auc": {"iqm": -10.0}}, "ours": {"auc": {"iqm": auc_ours}}},
-            "probability_of_improvement": {"methods": {"ours": {"auc": {"probability": p_ours}}}},
+            **row(auc),
+            "p": p,
+            "p_ci": [p - 0.1, p + 0.1],
+            "p_task_ci": [0.1, 0.9],
+            "wins": won,
         }
 
-    table = collect.cause_table(diagnosis, {"A": board(-8.0, 0.7), "B": board(-12.5, 0.25)})
+    def setting(learner, auc_ours, p_ours):
+        methods = {"primitives": row(-10.0), "ours": row(auc_ours, p_ours)}
+        return {"learner": learner, "methods": methods, "seeds": 2, "tasks": 4, "episodes": 9}
+
+    settings = {"smdp": setting("A", -8.0, 0.7), "intra": setting("B", -12.5, 0.25)}
+    summary = {"settings": settings, "not_collected": []}
+    table = collect.cause_table(diagnosis, summary)
     lines = table.splitlines()
-    assert lines[0].count("auc IQM, A") == 1 and lines[0].count("P(auc > primitives), B") == 1
     # Means over the 2 seeds: Ĵ own (−4 −6)/2, table (−2 −1)/2, terminations, share of steps.
-    assert "| ours | 1–2 | −5.00 | −1.50 | 0.400 | 50.0% | −8.0 | 0.70 | −12.5 | 0.25 |" in lines
-    assert "| primitives | 0 | — | −3.10 | 1.000 | 0.0% | −10.0 | — | −10.0 | — |" in lines
+    assert "| ours | 1–2 | −5.00 | −1.50 | 0.400 | 50.0% |" in lines
+    assert "| primitives | 0 | — | −3.10 | 1.000 | 0.0% |" in lines
+    # The evaluation under each learner, best first, with both intervals and the tasks won.
+    assert "| A | ours | −8.0 [−9.0, −7.0] | 0.70 [0.60, 0.80] [0.10, 0.90] | 3 of 4 |" in lines
+    assert "| B | primitives | −10.0 [−11.0, −9.0] | — | — |" in lines
+    assert lines.index("| B | primitives | −10.0 [−11.0, −9.0] | — | — |") < lines.index(
+        "| B | ours | −12.5 [−13.5, −11.5] | 0.25 [0.15, 0.35] [0.10, 0.90] | 3 of 4 |"
+    )
     assert "λ2 = 100" in table and "2 seeds" in table
