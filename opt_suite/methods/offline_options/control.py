@@ -28,9 +28,9 @@ import numpy as np
 
 from opt_suite._tf import tensorflow
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method, discrete_actions
-from opt_suite.methods.offline_options.method import OfflineOptions
+from opt_suite.methods.offline_options.method import OfflineOptions, table_input
 from opt_suite.methods.offline_options.params import Params
-from opt_suite.option_networks.inputs import index_count, network_input
+from opt_suite.option_networks.inputs import network_input
 from opt_suite.params import param
 
 __all__ = ["BCOption", "BCOptionParams", "BETA_LOGIT"]
@@ -104,8 +104,6 @@ class BCOption(Method):
         from opt_suite.option_networks.conv import FrameFeatures
         from opt_suite.option_networks.features import (
             StateFeatures,
-            index_features,
-            state_features,
         )
         from opt_suite.option_networks.initial import (
             frame_option_set,
@@ -137,14 +135,7 @@ class BCOption(Method):
             features = StateFeatures(len(vectors), use_index=False, coords=vectors)
             coords = vectors
         else:
-            if kind == "model":  # the exact model gives the states (and a grid's cells)
-                model = context.tabular_models(self.name)[0]
-                num_states, actions = model.num_states, model.num_actions
-                features = state_features(model, settings.features)
-            else:  # index observations without a model: the Discrete space's n indices
-                num_states = index_count(context.family)
-                actions = discrete_actions(context.family, self.name)
-                features = index_features(num_states, settings.features)
+            num_states, actions, features = table_input(context, kind, settings.features, self.name)
             demos = demo_batch(context.demonstrations, num_states, actions)
             coords = None if features.coords is None else features.coords[demos.states]
         # Algorithm 1's first option o' (line 6), from this run's seed.

@@ -78,7 +78,6 @@ class OfflineOptions(Method):
         tensorflow()  # quietly, before the modules below import it
         from opt_suite.methods.offline_options.algorithm import learn_options
         from opt_suite.methods.offline_options.demos import demo_batch
-        from opt_suite.option_networks.features import index_features, state_features
 
         params: Params = self.params
         # frames name their input; any other is the family's
@@ -97,14 +96,7 @@ class OfflineOptions(Method):
 
             return discover_on_vectors(context, params, self.name)
         start = time.perf_counter()
-        if kind == "model":  # the exact model gives the states (and a grid's cells)
-            model = context.tabular_models(self.name)[0]
-            num_states, num_actions = model.num_states, model.num_actions
-            features = state_features(model, params.features)
-        else:  # index observations without a model: the Discrete space's n indices
-            num_states = index_count(context.family)
-            num_actions = discrete_actions(context.family, self.name)
-            features = index_features(num_states, params.features)
+        num_states, num_actions, features = table_input(context, kind, params.features, self.name)
         demos = demo_batch(context.demonstrations, num_states, num_actions)
         learned = learn_options(demos, features, num_actions, params, context.seed)
         options = TabularOptionSet(learned.mu, learned.beta)
@@ -171,3 +163,25 @@ def initial_options(
     from opt_suite.option_networks.initial import initial_tabular_options
 
     return initial_tabular_options(family, model, params.features, params.hidden_sizes, count, seed)
+
+
+def table_input(
+    context: DiscoveryContext, kind: str | None, features: Any, name: str
+) -> tuple[int, int, Any]:
+    """(S, A, the networks' input over the S states) of a table of states.
+
+    ``kind`` "model": the family's exact model gives the states (and a grid's cells, for
+    ``coords``); otherwise the observations are a Discrete space's indices, without a model.
+    The one place offline_options and its controls (bc_option) read a tabular family's states.
+    """
+    from opt_suite.option_networks.features import index_features, state_features
+
+    if kind == "model":
+        model = context.tabular_models(name)[0]
+        return model.num_states, model.num_actions, state_features(model, features)
+    num_states = index_count(context.family)
+    return (
+        num_states,
+        discrete_actions(context.family, name),
+        index_features(num_states, features),
+    )
