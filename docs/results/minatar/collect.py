@@ -74,11 +74,12 @@ def main(runs_dir: Path, games: list[str]) -> int:
         reports = _copy_reports(run, out)
         tables, data = [], {}
         for label, folder in reports:
+            runs = load_baseline(folder / "runs.json")
             rows = comparison_rows(
-                load_baseline(folder / "runs.json"),
+                runs,
                 json.loads((folder / "leaderboard.json").read_text()),
                 SUBJECT,
-                [c for c in COMPARED if _has(folder, c)],
+                [c for c in COMPARED if c in runs.methods],
             )
             data[label] = rows
             tables += [f"## {label}", "", comparison_markdown(rows)]
@@ -96,10 +97,6 @@ def main(runs_dir: Path, games: list[str]) -> int:
     provenance_file.write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
     print(f"collect.py: wrote {HERE}")
     return 0
-
-
-def _has(folder: Path, entry: str) -> bool:
-    return entry in json.loads((folder / "runs.json").read_text())["methods"]
 
 
 def _copy_reports(run: Path, out: Path) -> list[tuple[str, Path]]:
