@@ -7,9 +7,10 @@ table and README splice on small inputs.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
+
+from results_pages import assert_verdict_first_and_links_resolve, load_collect
 
 from opt_suite.cli import COMMANDS
 from opt_suite.spec import find_spec
@@ -18,10 +19,7 @@ FOLDER = Path(__file__).resolve().parents[1] / "docs" / "results" / "fourrooms-p
 
 
 def _collect():
-    spec = importlib.util.spec_from_file_location("collect", FOLDER / "collect.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_collect(FOLDER, "collect")
 
 
 def test_regenerate_script_uses_existing_commands_and_bundled_specs():
@@ -37,12 +35,8 @@ def test_regenerate_script_uses_existing_commands_and_bundled_specs():
 
 
 def test_readme_states_a_verdict_first_and_links_files_that_exist():
-    readme = (FOLDER / "README.md").read_text()
-    first = readme.split("\n\n")[1]
     verdict = r"\*\*Verdict: (not reproduced|reproduced|reproduced only under .*)\.\*\*"
-    assert re.match(verdict, first)
-    for link in re.findall(r"\]\(([^)#:]+)\)", readme):
-        assert (FOLDER / link).exists(), link
+    assert_verdict_first_and_links_resolve(FOLDER, verdict)
 
 
 def test_collect_tables_and_splices_the_sensitivity_block(tmp_path):

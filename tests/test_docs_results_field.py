@@ -7,13 +7,12 @@ and the bundled specs, and test ``collect.py``'s verdict rule and readers on sma
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
+from results_pages import assert_verdict_first_and_links_resolve, load_collect
 
 from opt_suite.cli import COMMANDS
 from opt_suite.spec import find_spec
@@ -22,11 +21,7 @@ FOLDER = Path(__file__).resolve().parents[1] / "docs" / "results" / "field"
 
 
 def _collect():
-    spec = importlib.util.spec_from_file_location("field_collect", FOLDER / "collect.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks its module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_collect(FOLDER, "field_collect")
 
 
 def test_regenerate_script_runs_both_field_specs_then_collects():
@@ -41,11 +36,7 @@ def test_regenerate_script_runs_both_field_specs_then_collects():
 
 
 def test_readme_states_a_verdict_first_and_links_files_that_exist():
-    readme = (FOLDER / "README.md").read_text()
-    first = readme.split("\n\n")[1]
-    assert re.match(r"\*\*Verdict[^*]*\*\*", first), first
-    for link in re.findall(r"\]\(([^)#:]+)\)", readme):
-        assert (FOLDER / link).exists(), link
+    assert_verdict_first_and_links_resolve(FOLDER, r"\*\*Verdict[^*]*\*\*")
 
 
 def _p(low, high, task_low, task_high):

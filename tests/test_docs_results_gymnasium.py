@@ -8,12 +8,12 @@ is known: a P of 1 or 0 and a domain whose run is missing ("pending", not an err
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
 
 import pytest
+from results_pages import assert_verdict_first_and_links_resolve, load_collect
 
 from opt_suite.cli import COMMANDS
 from opt_suite.spec import find_spec
@@ -23,10 +23,7 @@ FOLDER = Path(__file__).resolve().parents[1] / "docs" / "results" / "gymnasium"
 
 @pytest.fixture(scope="module")
 def collect():
-    spec = importlib.util.spec_from_file_location("gymnasium_collect", FOLDER / "collect.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_collect(FOLDER, "gymnasium_collect")
 
 
 def test_regenerate_script_runs_bundled_specs_with_the_same_methods():
@@ -55,11 +52,7 @@ def test_regenerate_script_runs_bundled_specs_with_the_same_methods():
 
 
 def test_readme_states_a_verdict_first_and_links_files_that_exist():
-    readme = (FOLDER / "README.md").read_text()
-    first = readme.split("\n\n")[1]
-    assert re.match(r"\*\*Verdict: [^*]+\*\*", first), first
-    for link in re.findall(r"\]\(([^)#:]+)\)", readme):
-        assert (FOLDER / link).exists(), link
+    assert_verdict_first_and_links_resolve(FOLDER, r"\*\*Verdict: [^*]+\*\*")
 
 
 @pytest.mark.parametrize(

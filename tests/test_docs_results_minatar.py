@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from results_pages import assert_verdict_first_and_links_resolve
+
 from opt_suite.cli import COMMANDS
 from opt_suite.spec import find_spec
 
@@ -25,8 +27,4 @@ def test_regenerate_script_uses_existing_commands_and_bundled_specs():
 
 
 def test_readme_states_a_verdict_first_and_links_files_that_exist():
-    readme = (FOLDER / "README.md").read_text()
-    first = readme.split("\n\n")[1]
-    assert re.match(r"\*\*Verdict: [^*]+\*\*", first), first
-    for link in re.findall(r"\]\(([^)#:]+)\)", readme):
-        assert (FOLDER / link).exists(), link
+    assert_verdict_first_and_links_resolve(FOLDER, r"\*\*Verdict: [^*]+\*\*")

@@ -1,0 +1,30 @@
+"""What every results page's tests check alike (docs/results/<page>/): one place, four callers."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
+
+
+def load_collect(folder: Path, name: str) -> ModuleType:
+    """The page's ``collect.py`` as module ``name`` (registered: its dataclasses look it up)."""
+    spec = importlib.util.spec_from_file_location(name, folder / "collect.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def assert_verdict_first_and_links_resolve(folder: Path, verdict: str) -> None:
+    """The README's first paragraph matches ``verdict``; every relative link names a file."""
+    readme = (folder / "README.md").read_text()
+    first = readme.split("\n\n")[1]
+    assert re.match(verdict, first), first
+    for link in re.findall(r"\]\(([^)#:]+)\)", readme):
+        assert (folder / link).exists(), link
