@@ -47,8 +47,8 @@ def test_the_key_leaves_existing_spec_hashes_alone():
 def test_measured_on_the_quick_spec_and_reused(tmp_path, monkeypatch):
     spec = load_spec(QUICK)
     components = resolve_components(spec)
-    family, _, test, _ = plan_spec(spec, [0], components)
-    test = test[:2]
+    family, _, tasks, _ = plan_spec(spec, [0], components)
+    test = tasks.test(0)[:2]
     assert refs.references_wanted(spec, components, family, test[0])
     path = refs.measure_references(spec, components, family, test, [0, 1], tmp_path)
     assert path == references_file(tmp_path, spec_hash(spec))
@@ -70,7 +70,8 @@ def test_none_measures_nothing_and_an_error_is_a_warning(tmp_path):
     spec = load_spec(QUICK)
     off = dataclasses.replace(spec, report=dataclasses.replace(spec.report, references="none"))
     components = resolve_components(off)
-    family, _, test, _ = plan_spec(off, [0], components)
+    family, _, tasks, _ = plan_spec(off, [0], components)
+    test = tasks.test(0)
     assert not refs.references_wanted(off, components, family, test[0])
     path = tmp_path / "spec-x.json"
     path.write_text(json.dumps({"error": "reference returns not measured: boom"}))
@@ -87,7 +88,8 @@ def test_families_without_a_model_sample_the_random_policy(tmp_path, monkeypatch
     # tens of return units), so the check is loose but catches a wrong horizon or sign.
     spec = load_spec(QUICK)
     components = resolve_components(spec)
-    family, _, test, _ = plan_spec(spec, [0], components)
+    family, _, tasks, _ = plan_spec(spec, [0], components)
+    test = tasks.test(0)
     model = refs.exact_model(family, test[0])
     exact = refs.uniform_random_return(model, spec.evaluation.max_steps)
     monkeypatch.setattr(refs, "exact_model", lambda *a: None)

@@ -146,7 +146,7 @@ def test_demonstration_settings_reach_only_methods_that_use_them():
 
 
 def test_more_test_tasks_keep_discoveries_when_train_tasks_stay():
-    listed = _plan(_spec()).train_tasks + _plan(_spec()).test_tasks
+    listed = _plan(_spec()).train_tasks + _plan(_spec()).test_tasks[0]
     params = tuple(t.params for t in listed)
     fixed = _spec(
         tasks=TasksSpec(count=5, train=2, test=3, seed=0, vary=ChainVariation(), list=params)

@@ -39,6 +39,16 @@ def test_ten_mistakes_give_ten_precise_lines():
             "got 7)",
         ),
         (
+            [
+                (
+                    "    - {start: [0, 0], goal: [5, 5]}\n",
+                    "    - {start: [0, 0], goal: [5, 5]}\n" * 3 + "  test_per_seed: true\n",
+                )
+            ],
+            "x.yaml:21:18: tasks.test_per_seed: test tasks drawn per seed are sampled, so "
+            "tasks.list may hold train tasks only (expected at most train = 2 listed tasks, got 3)",
+        ),
+        (
             [("  - name: ours", "  - name: primitives")],
             "x.yaml:22:11: methods[1].name: duplicate method entry name 'primitives' (expected "
             "unique names; also methods[0].name)",

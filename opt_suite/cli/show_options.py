@@ -55,16 +55,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, help="output folder (default: RUN_DIR/options)")
 
 
-def _setting(spec: Any, task_index: int):
-    """(family, model of test task ``task_index``, learner params, episodes, max_steps)."""
+def _setting(spec: Any, task_index: int, seed: int):
+    """(family, model of test task ``task_index`` of ``seed``, params, episodes, max_steps)."""
     from opt_suite import registry
     from opt_suite.families.base import exact_model
     from opt_suite.learners.smdp_q import SMDPQLearning
+    from opt_suite.runner.task_draws import draw_tasks
 
     family_cls = registry.load(registry.FAMILIES, spec.family.name)
     family = family_cls(spec.family.params or family_cls.Params())
-    t = spec.tasks
-    _, test = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
+    test = draw_tasks(family, spec.tasks).test(seed)
     if not 0 <= task_index < len(test):
         raise InputError(f"--task {task_index}: the spec has test tasks 0..{len(test) - 1}")
     model = exact_model(family, test[task_index])
@@ -83,7 +83,7 @@ def _draw(out: Path, spec, options, demos, args, label: str, seed: int) -> Path:
     from opt_suite.plots.options import save_options_figure
     from opt_suite.plots.policy_on_task import greedy_path, learn_q
 
-    _, model, params, episodes, max_steps = _setting(spec, args.task)
+    _, model, params, episodes, max_steps = _setting(spec, args.task, seed)
     if options.mu.shape[1:] != (model.num_states, model.num_actions):
         raise InputError(
             f"{label}: options have {options.mu.shape[1]} states and {options.mu.shape[2]} "

@@ -18,6 +18,9 @@ from its own results:
      "references": {"expert": "optimal expert", "seeds": [0, 1], "tasks": [0, 1],
                     "random": [[…]], "expert_returns": [[…]]}}
 
+``settings.test_tasks`` is ``"per_seed"`` when each seed drew its own test tasks
+(``tasks.test_per_seed``; then a task index names a different task on every seed, and the
+``thresholds`` keys are ``"seed/task"``), else ``"shared"`` (the default when absent).
 ``metrics`` holds every metric of :data:`opt_suite.report.metrics.METRICS` (``auc``,
 ``final_return``, ``episodes_to_threshold`` -- in frames when ``threshold_unit`` is ``frames`` --,
 ``jump_start``, ``improvement``), each a seeds x tasks matrix. ``references`` (the uniform-random
@@ -83,6 +86,8 @@ class Baseline:
     methods: Mapping[str, BaselineRuns]
     #: what episodes_to_threshold counts: "episodes", or "frames" for a frame budget
     threshold_unit: str = "episodes"
+    #: each seed drew its own test tasks (``tasks.test_per_seed``)
+    tasks_per_seed: bool = False
 
 
 def baseline_document(inputs: ReportInputs, analysis: Analysis) -> dict[str, Any]:
@@ -95,6 +100,7 @@ def baseline_document(inputs: ReportInputs, analysis: Analysis) -> dict[str, Any
             "final_fraction": inputs.settings.final_fraction,
             "window": SMOOTHING_WINDOW,
             "threshold_unit": "episodes" if inputs.frame_budget is None else "frames",
+            "test_tasks": "per_seed" if inputs.tasks_per_seed else "shared",
         },
         "thresholds": {str(t): float(v) for t, v in analysis.thresholds.items()},
         "methods": {
@@ -193,6 +199,12 @@ def load_baseline(path: str | Path) -> Baseline:
         path,
         f"settings.threshold_unit must be 'episodes' or 'frames', got {unit!r}",
     )
+    test_tasks = settings.get("test_tasks", "shared")
+    _require(
+        test_tasks in ("shared", "per_seed"),
+        path,
+        f"settings.test_tasks must be 'shared' or 'per_seed', got {test_tasks!r}",
+    )
     thresholds = doc.get("thresholds")
     _require(
         isinstance(thresholds, dict) and all(_is_number(v) for v in thresholds.values()),
@@ -210,6 +222,7 @@ def load_baseline(path: str | Path) -> Baseline:
         thresholds={str(k): float(v) for k, v in thresholds.items()},
         methods={name: _runs(path, name, entry) for name, entry in methods.items()},
         threshold_unit=unit,
+        tasks_per_seed=test_tasks == "per_seed",
     )
 
 

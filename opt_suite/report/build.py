@@ -92,6 +92,8 @@ class ReportInputs:
             empty: no section, no ``curves_with_discovery.png``).
         demonstrations_asked: the spec's ``demonstrations.trajectories_per_task`` (a task that
             kept fewer is warned about), or None.
+        tasks_per_seed: the test tasks were drawn per seed (``tasks.test_per_seed``): task k of
+            one seed is not task k of another, which the tables' wording says.
         discovery_warnings: the warnings discovery cells recorded
             (``opt_suite.methods.base.DISCOVERY_WARNINGS``), each a caveat of the leaderboard.
     """
@@ -109,6 +111,7 @@ class ReportInputs:
     demonstrations: tuple[TaskDemonstrations, ...] = ()
     references: References | None = None
     frame_unit: str = "env steps"
+    tasks_per_seed: bool = False
     degenerate: tuple[str, ...] = ()
     zero_shot: Mapping[str, ZeroShot] = dataclasses.field(default_factory=dict)
     discovery: Mapping[str, DiscoveryCost] = dataclasses.field(default_factory=dict)
@@ -171,9 +174,12 @@ def choose_thresholds(
     refs = inputs.references
     if refs is not None and normalisation_caveat(refs) is None:
         resolve_thresholds(curves, 0.0, s.final_fraction)  # the methods' tasks must agree
-        return reference_thresholds(refs, tasks, REFERENCE_THRESHOLD_FRACTION), (
+        per_seed = inputs.tasks_per_seed
+        levels = reference_thresholds(refs, tasks, REFERENCE_THRESHOLD_FRACTION, per_seed)
+        return levels, (
             f"a normalised score of {REFERENCE_THRESHOLD_FRACTION:g}: random +"
-            f" {REFERENCE_THRESHOLD_FRACTION:g} x ({refs.expert_label} - random), mean over seeds"
+            f" {REFERENCE_THRESHOLD_FRACTION:g} x ({refs.expert_label} - random),"
+            + (" per seed and task (keys seed/task)" if per_seed else " mean over seeds")
         )
     return resolve_thresholds(curves, None, s.final_fraction), (
         f"{100 * DEFAULT_THRESHOLD_FRACTION:g}% of the way from the worst to the best method"
@@ -220,6 +226,7 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
         threshold_rule=analysis.threshold_rule,
         frame_unit=inputs.frame_unit,
         zero_shot=inputs.zero_shot,
+        tasks_per_seed=inputs.tasks_per_seed,
     )
 
 

@@ -191,8 +191,16 @@ def _run_values(inputs: ReportInputs, baseline: Baseline, warnings: list[str]) -
     """The run's per-run metrics, defined as in the baseline (fraction, window, thresholds)."""
     curves = learning_curves(inputs.episodes, inputs.methods, inputs.frame_budget)
     own = resolve_thresholds(curves, inputs.settings.threshold, baseline.final_fraction)
-    thresholds = {t: baseline.thresholds.get(str(t), v) for t, v in own.items()}
-    fresh = [t for t in own if str(t) not in baseline.thresholds]
+    # A baseline of test tasks drawn per seed stores one threshold per (seed, task) ("seed/task",
+    # metrics.seed_task_key): those take precedence over a task's own.
+    per_seed = {k: v for k, v in baseline.thresholds.items() if "/" in k}
+    thresholds: dict[Any, float] = {t: baseline.thresholds.get(str(t), v) for t, v in own.items()}
+    thresholds |= per_seed
+    fresh = [
+        t
+        for t in own
+        if str(t) not in baseline.thresholds and not any(k.endswith(f"/{t}") for k in per_seed)
+    ]
     if fresh:
         warnings.append(
             f"tasks {fresh} have no stored threshold: episodes_to_threshold uses this run's"

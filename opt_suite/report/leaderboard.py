@@ -114,6 +114,8 @@ class Leaderboard:
     frame_unit: str = "env steps"
     #: Each entry's zero-shot return (the learner's untrained policy over its options).
     zero_shot: Mapping[str, ZeroShot] = dataclasses.field(default_factory=dict)
+    #: the test tasks were drawn per seed: a "task" column is each seed's k-th draw (task slot).
+    tasks_per_seed: bool = False
 
 
 def rng_for(*names: str) -> np.random.Generator:
@@ -195,6 +197,7 @@ def build_leaderboard(
     threshold_rule: str = "",
     frame_unit: str = "env steps",
     zero_shot: Mapping[str, ZeroShot] | None = None,
+    tasks_per_seed: bool = False,
 ) -> Leaderboard:
     """Aggregate per-run metrics (method -> :class:`MethodMetrics`) into a :class:`Leaderboard`.
 
@@ -248,4 +251,5 @@ def build_leaderboard(
         threshold_rule=threshold_rule,
         frame_unit=frame_unit,
         zero_shot=dict(zero_shot or {}),
+        tasks_per_seed=tasks_per_seed,
     )

@@ -47,6 +47,7 @@ __all__ = [
     "MethodMetrics",
     "auc",
     "default_thresholds",
+    "seed_task_key",
     "episodes_to_threshold",
     "final_return",
     "improvement",
@@ -172,6 +173,32 @@ def resolve_thresholds(
     return dict(zip(tasks, default_thresholds(finals).tolist(), strict=True))
 
 
+def seed_task_key(seed: Any, task: Any) -> str:
+    """The threshold key of one (seed, task): thresholds of test tasks drawn per seed.
+
+    A threshold keyed by the task alone holds for every seed; one keyed ``"<seed>/<task>"`` for
+    that seed only (a per-seed draw's task k is a different task on every seed).
+    """
+    return f"{seed}/{task}"
+
+
+def _threshold_grid(thresholds: Mapping[Any, float], seeds: Any, tasks: Any) -> np.ndarray:
+    """``[seeds, tasks]`` thresholds: a (seed, task)'s own key first, else its task's."""
+    grid = np.empty((len(seeds), len(tasks)))
+    missing = []
+    for i, seed in enumerate(seeds):
+        for j, task in enumerate(tasks):
+            value = thresholds.get(seed_task_key(seed, task), thresholds.get(task))
+            if value is None:
+                missing.append(task)
+                continue
+            grid[i, j] = value
+    if missing:
+        found = sorted(set(missing), key=str)
+        raise ReportDataError(f"no episodes_to_threshold threshold for tasks {found}")
+    return grid
+
+
 def run_metrics(
     curves: Mapping[str, LearningCurves],
     final_fraction: float,
@@ -187,11 +214,8 @@ def run_metrics(
     """
     out = {}
     for name, c in curves.items():
-        missing = [t for t in c.tasks if t not in thresholds]
-        if missing:
-            raise ReportDataError(f"no episodes_to_threshold threshold for tasks {missing}")
-        per_task = np.array([thresholds[t] for t in c.tasks])
-        reached = episodes_to_threshold(c.returns, per_task, window).astype(np.float64)
+        grid = _threshold_grid(thresholds, c.seeds, c.tasks)
+        reached = episodes_to_threshold(c.returns, grid, window).astype(np.float64)
         if frame_budget is not None:
             reached = reached * (frame_budget / c.returns.shape[-1])
         values = {

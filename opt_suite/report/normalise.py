@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from opt_suite.report.episodes import ReportDataError
+from opt_suite.report.metrics import seed_task_key
 
 __all__ = [
     "EQUAL_TOLERANCE",
@@ -157,16 +158,24 @@ def normalised_scores(
 
 
 def reference_thresholds(
-    references: References, tasks: Sequence[Any], fraction: float
+    references: References, tasks: Sequence[Any], fraction: float, per_seed: bool = False
 ) -> dict[Any, float]:
     """Task -> ``random + fraction * (expert - random)``, means over seeds.
 
     The threshold of ``episodes_to_threshold`` that no compared method entry sets: ``fraction`` of
-    the way from the random policy's return to the expert's.
+    the way from the random policy's return to the expert's. ``per_seed`` (test tasks drawn per
+    seed, so a task index names a different task on every seed): one threshold per (seed, task),
+    keyed by :func:`~opt_suite.report.metrics.seed_task_key`, from that seed's own references.
     """
     random, expert = references.aligned(references.seeds, tasks)
-    level = np.mean(random + fraction * (expert - random), axis=0)
-    return {t: float(v) for t, v in zip(tasks, level, strict=True)}
+    levels = random + fraction * (expert - random)
+    if per_seed:
+        return {
+            seed_task_key(seed, t): float(levels[i, j])
+            for i, seed in enumerate(references.seeds)
+            for j, t in enumerate(tasks)
+        }
+    return {t: float(v) for t, v in zip(tasks, np.mean(levels, axis=0), strict=True)}
 
 
 def normalisation_caveat(references: References) -> str | None:

@@ -10,7 +10,9 @@ intervals), its confidence level, and a generator seeded by the leaderboard's ru
 (:func:`opt_suite.report.leaderboard.rng_for`), so a results page's numbers are reproducible to the
 digit. It adds one count the leaderboard lacks: on how many test tasks X wins the majority of
 the run pairs (per-task P > 0.5), ties (= 0.5) and loses: "P = 0.60" can be 15 of 24 tasks or
-24 of 24.
+24 of 24. When each seed drew its own test tasks (``settings.test_tasks: per_seed``), a task
+index names a different task on every seed, so the count is over the (seed, task) pairs: X's run
+against Y's run of the same seed and task.
 
 P is computed on the raw metric: within one task every run shares the task's scale, so normalising
 would change nothing when X and Y ran the same seeds, and a ``references: measure`` run's per-seed
@@ -44,10 +46,12 @@ class EntryComparison:
     tasks_won: int
     tasks_tied: int
     tasks_lost: int
+    #: the tallies count (seed, task) pairs: the test tasks were drawn per seed
+    per_seed_pairs: bool = False
 
     @property
     def tasks(self) -> int:
-        """The test tasks compared."""
+        """The test tasks (or, drawn per seed, the (seed, task) pairs) compared."""
         return self.tasks_won + self.tasks_tied + self.tasks_lost
 
     def verdict(self) -> str:
@@ -97,10 +101,14 @@ def compare_entries(
     if rx.seeds == ry.seeds:
         paired = improvement(metric, vx, vy, reps, rng_for(x, metric, "paired", *tag), True)
     ox, oy = oriented(metric, vx), oriented(metric, vy)
-    # per task: the share of (run of X, run of Y) pairs X wins, ties counting half (rliable's P)
-    per_task = np.mean(
-        (ox[:, None, :] > oy[None, :, :]) + 0.5 * (ox[:, None, :] == oy[None, :, :]), axis=(0, 1)
-    )
+    per_seed = runs.tasks_per_seed and paired is not None
+    if per_seed:  # each (seed, task) is its own task: X's run against Y's run of it
+        per_task = ((ox > oy) + 0.5 * (ox == oy)).ravel()
+    else:  # per task: the share of (run of X, run of Y) pairs X wins, ties half (rliable's P)
+        per_task = np.mean(
+            (ox[:, None, :] > oy[None, :, :]) + 0.5 * (ox[:, None, :] == oy[None, :, :]),
+            axis=(0, 1),
+        )
     return EntryComparison(
         x,
         y,
@@ -110,6 +118,7 @@ def compare_entries(
         tasks_won=int(np.sum(per_task > 0.5)),
         tasks_tied=int(np.sum(per_task == 0.5)),
         tasks_lost=int(np.sum(per_task < 0.5)),
+        per_seed_pairs=per_seed,
     )
 
 
@@ -147,6 +156,7 @@ def comparison_rows(
                 "tasks_won": c.tasks_won,
                 "tasks_tied": c.tasks_tied,
                 "tasks_lost": c.tasks_lost,
+                "tallied": "(seed, task) pairs" if c.per_seed_pairs else "test tasks",
                 "verdict": c.verdict(),
             }
         )
@@ -174,10 +184,11 @@ def comparison_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
     if not rows:
         return ""
     x, metric, scale = rows[0]["x"], rows[0]["metric"], rows[0]["scale"]
+    tallied = rows[0].get("tallied", "test tasks")
     lines = [
         f"| {x} against | {metric} IQM ({scale}) [seeds] [tasks] | {x}: {metric} IQM"
         f" | P({x} > entry) [seeds] [tasks] | paired P [seeds] [tasks]"
-        " | test tasks won / tied / lost | verdict |",
+        f" | {tallied} won / tied / lost | verdict |",
         "|---|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
@@ -187,6 +198,14 @@ def comparison_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
             f" | {r['tasks_won']} / {r['tasks_tied']} / {r['tasks_lost']} | {x} {r['verdict']}"
             f" {r['entry']} |"
         )
+    per_seed = tallied != "test tasks"
+    won = (
+        "A (seed, task) pair is won when X's run beats the entry's run (the test tasks were drawn"
+        " per seed: a task index names a different task on every seed, so [seeds] resamples seeds"
+        " and their tasks together within each task slot)."
+        if per_seed
+        else "A task is won when its own P > 0.5."
+    )
     lines += [
         "",
         f"P({x} > entry): per test task, the share of all pairs (run of {x}, run of the entry)"
@@ -194,7 +213,7 @@ def comparison_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
         " improvement, on the raw metric). Paired P: the share of (seed, task) pairs won, where"
         " both ran the same seeds (common random numbers). [seeds]: 95% percentile bootstrap"
         " resampling seeds within each task; [tasks]: resampling test tasks, then seeds within"
-        " them. A task is won when its own P > 0.5. Verdict: beats / loses to when the [tasks]"
+        f" them. {won} Verdict: beats / loses to when the [tasks]"
         " interval of P lies above / below 0.5, else ties.",
     ]
     return "\n".join(lines) + "\n"

@@ -107,6 +107,16 @@ def evaluation_frames(spec_yaml: str) -> int | None:
     return frames
 
 
+def tasks_per_seed(spec_yaml: str) -> bool:
+    """Whether the stored spec draws its test tasks per seed (``tasks.test_per_seed``)."""
+    try:
+        document = yaml.safe_load(spec_yaml) or {}
+    except yaml.YAMLError:
+        return False
+    section = document.get("tasks") if isinstance(document, dict) else None
+    return isinstance(section, dict) and section.get("test_per_seed") is True
+
+
 def frame_unit(spec_yaml: str) -> str:
     """What the stored run's ``frames`` count: "emulator frames" on Atari, else "env steps".
 
@@ -252,6 +262,7 @@ def _load_inputs(directory: Path, store: Any) -> tuple[ReportInputs, list[str]]:
         frame_budget=frame_budget,
         demonstrations=demonstrations,
         frame_unit=frame_unit(spec_yaml),
+        tasks_per_seed=tasks_per_seed(spec_yaml),
         references=references,
         degenerate=tuple(degenerate),
         zero_shot=zero_shot_returns(cells, methods),

@@ -168,17 +168,26 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
             "threshold_rule": board.threshold_rule,
             "threshold_unit": "episodes" if board.frame_budget is None else "frames",
             "jump_start_fraction": JUMP_START_FRACTION,
-            "intervals": {
-                "ci": "stratified bootstrap: seeds resampled with replacement within each task",
-                "task_ci": "task bootstrap: tasks resampled with replacement, then seeds within"
-                " each drawn task",
-                "probability_of_improvement": "per task, the fraction of all (run of X, run of"
-                " baseline) pairs where X scores higher (ties 1/2), averaged over tasks",
-                "paired_probability_of_improvement": "the fraction of (seed, task) pairs where X's"
-                " run scores higher than the baseline's run of the same seed and task (ties 1/2);"
-                " its intervals resample the pairs as units",
-            },
+            "test_tasks": "drawn per seed" if board.tasks_per_seed else "shared by every seed",
+            "intervals": _intervals_json(board.tasks_per_seed),
         },
+    }
+
+
+def _intervals_json(per_seed: bool) -> dict[str, str]:
+    """What each interval and P resamples or pairs (``protocol.intervals``)."""
+    # Drawn per seed, column k of the score matrix holds each seed's own k-th test task (a task
+    # slot): resampling seeds within it draws new seeds *and* new tasks.
+    task = "task slot (each seed's k-th test task, drawn per seed)" if per_seed else "task"
+    return {
+        "ci": f"stratified bootstrap: seeds resampled with replacement within each {task}",
+        "task_ci": f"task bootstrap: {task}s resampled with replacement, then seeds within"
+        f" each drawn {task}",
+        "probability_of_improvement": f"per {task}, the fraction of all (run of X, run of"
+        f" baseline) pairs where X scores higher (ties 1/2), averaged over {task}s",
+        "paired_probability_of_improvement": "the fraction of (seed, task) pairs where X's"
+        " run scores higher than the baseline's run of the same seed and task (ties 1/2);"
+        " its intervals resample the pairs as units",
     }
 
 
@@ -328,6 +337,14 @@ def _markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 def intervals_text(board: Leaderboard) -> str:
     """What the two intervals of every cell resample."""
+    if board.tasks_per_seed:
+        return (
+            f"Intervals are {round(100 * board.confidence)}% percentile bootstrap CIs"
+            f" ({board.bootstrap} resamples), two per cell. The test tasks were drawn per seed:"
+            " task k of one seed is not task k of another, so [seeds] (seeds resampled with"
+            " replacement within each task slot) already covers new seeds on new tasks, and"
+            " [tasks] resamples the task slots with replacement and then seeds within them."
+        )
     return (
         f"Intervals are {round(100 * board.confidence)}% percentile bootstrap CIs"
         f" ({board.bootstrap} resamples), two per cell: [seeds] resamples seeds with replacement"

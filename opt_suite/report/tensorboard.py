@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from opt_suite.run_view import RunView, RunViewError
+from opt_suite.store.reader import split_name
 from opt_suite.store.verify import file_digest
 
 __all__ = [
@@ -74,7 +75,13 @@ def collect(view: RunView) -> tuple[list[ExportRun], int]:
     store = view.store
     try:
         cells = store.cells()
-        tasks = {t.index: t.task_id for t in store.tasks("test")}
+        # Keyed by (seed, index): test tasks drawn per seed are stored under their seed's split.
+        seeds = {split_name(seed): seed for seed in store.seeds()}
+        tasks = {
+            (seeds.get(t.split), t.index): t.task_id
+            for t in store.tasks()
+            if t.split == "test" or t.split in seeds
+        }
         episodes = store.episodes()
         curves = store.curves()
     except StoreDatabaseError as exc:
@@ -104,13 +111,15 @@ def _incomplete(status: str, cells: Iterable[Any]) -> str | None:
     return None
 
 
-def _episode_runs(episodes: list[Any], tasks: dict[int, str], stamp: int) -> list[ExportRun]:
+def _episode_runs(
+    episodes: list[Any], tasks: dict[tuple[int | None, int], str], stamp: int
+) -> list[ExportRun]:
     grouped: dict[tuple[str, int, int], list[Any]] = {}
     for row in episodes:  # ordered by method, seed, task, episode
         grouped.setdefault((row.method, row.seed, row.task), []).append(row)
     runs = []
     for (method, seed, task), rows in grouped.items():
-        env_id = tasks.get(task, f"test-{task}")
+        env_id = tasks.get((seed, task), tasks.get((None, task), f"test-{task}"))
         ends = list(itertools.accumulate(r.steps for r in rows))
         skips_frames = any(r.frames != end for r, end in zip(rows, ends, strict=True))
         scalars: list[tuple[str, int, float]] = []

@@ -86,7 +86,7 @@ def view_usage(
             missing += 1
             continue
         assert cell.task is not None, cell.label
-        task = plan.test_tasks[cell.task].index
+        task = plan.test_task(cell).index
         key = (cell.method or "", cell.seed, task)
         path = recorded.get(cell.cell_id)
         if path is not None and not replay:

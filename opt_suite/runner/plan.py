@@ -25,7 +25,7 @@ keeps the discovery cells whenever the train tasks stay the same.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from opt_suite.families.base import Task
@@ -87,15 +87,27 @@ class Cell:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Plan:
-    """Every cell of a run, in a dependency-respecting order, plus the tasks they use."""
+    """Every cell of a run, in a dependency-respecting order, plus the tasks they use.
+
+    Attributes:
+      cells: the cells.
+      train_tasks: the train tasks (shared by every seed).
+      test_tasks: each planned seed's test tasks (the same tuple for every seed unless
+        ``tasks.test_per_seed``: runner/task_draws.py).
+    """
 
     cells: tuple[Cell, ...]
     train_tasks: tuple[Task, ...]
-    test_tasks: tuple[Task, ...]
+    test_tasks: Mapping[int, tuple[Task, ...]]
 
     def by_id(self) -> dict[str, Cell]:
         """Cells keyed by id."""
         return {c.cell_id: c for c in self.cells}
+
+    def test_task(self, cell: Cell) -> Task:
+        """The test task evaluation ``cell`` learns on."""
+        assert cell.task is not None, cell.label
+        return self.test_tasks[cell.seed][cell.task]
 
 
 def _make(
@@ -114,7 +126,7 @@ def build_plan(
     spec: Spec,
     seeds: Sequence[int],
     train_tasks: Sequence[Task],
-    test_tasks: Sequence[Task],
+    test_tasks: Sequence[Task] | Mapping[int, Sequence[Task]],
     method_classes: Sequence[type[Method]],
     *,
     family_cls: type[TaskFamily] | None = None,
@@ -127,7 +139,8 @@ def build_plan(
       spec: the loaded ``Spec``.
       seeds: seed indices to run.
       train_tasks: the spec's train tasks (``family.make_tasks``).
-      test_tasks: the spec's test tasks.
+      test_tasks: the spec's test tasks, shared by every seed, or each seed's own (a mapping
+        from seed index to its tasks: ``tasks.test_per_seed``).
       method_classes: the registered class of each ``spec.methods`` entry, in order (their
         ``uses_demonstrations`` / ``uses_interaction`` flags decide what a discovery depends on).
       family_cls: the registered family class; the versions of the packages providing it, the
@@ -138,7 +151,10 @@ def build_plan(
     """
     family = to_plain(spec.family)
     train = [to_plain(t.params) for t in train_tasks]
-    test = [to_plain(t.params) for t in test_tasks]
+    by_seed = {
+        seed: tuple(test_tasks[seed] if isinstance(test_tasks, Mapping) else test_tasks)
+        for seed in seeds
+    }
     evaluation = to_plain(spec.evaluation)
     # The budget: episodes, or frames when given (written only then, so that the ids of cells
     # with an episode budget stay what they were before frame budgets existed).
@@ -197,7 +213,7 @@ def build_plan(
                 },
             )
             cells.append(discovery)
-            for t, task_params in enumerate(test):
+            for t, task_params in enumerate(to_plain(task.params) for task in by_seed[seed]):
                 inputs = {
                     **common,
                     "code": {"family": provider(family_cls), "learner": provider(learner_cls)},
@@ -209,4 +225,4 @@ def build_plan(
                 }
                 deps = (discovery.cell_id,)
                 cells.append(_make(Stage.EVALUATION, seed, entry.name, position, deps, inputs, t))
-    return Plan(tuple(cells), tuple(train_tasks), tuple(test_tasks))
+    return Plan(tuple(cells), tuple(train_tasks), by_seed)

@@ -15,7 +15,7 @@ import dataclasses
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -51,6 +51,7 @@ from opt_suite.runner.seeding import (
     evaluation_seed,
     zero_shot_seed,
 )
+from opt_suite.runner.task_draws import SpecTasks, draw_tasks
 from opt_suite.spec import Spec, canonical_yaml, spec_hash, to_plain
 from opt_suite.stages import Stage
 from opt_suite.store.files import (
@@ -63,6 +64,7 @@ from opt_suite.store.files import (
     write_text_atomic,
 )
 from opt_suite.store.provenance import collect_provenance
+from opt_suite.store.reader import split_name
 from opt_suite.store.writer import CellRecord, StoreWriter
 
 if TYPE_CHECKING:
@@ -118,7 +120,7 @@ def evaluation_job(
     (``record_usage``).
     """
     assert cell.stage is Stage.EVALUATION and cell.task is not None, cell.label
-    task = plan.test_tasks[cell.task]
+    task = plan.test_task(cell)
     return EvaluationJob(
         cell_id=cell.cell_id,
         label=cell.label,
@@ -291,7 +293,7 @@ def run_protocol(
     # nothing.
     runner = make_backend(backend, workers, address, directory / "logs")
     try:
-        family, train, test, plan = plan_spec(spec, seeds, components)
+        family, train, tasks, plan = plan_spec(spec, seeds, components)
         _check_memory(spec, seeds, components, family, train, runner.workers)
         if any(c.stage is Stage.DEMONSTRATIONS for c in plan.cells):
             import opt_suite.demonstrations  # noqa: F401  (needed to store them; load it now)
@@ -304,12 +306,13 @@ def run_protocol(
             writer.close()
     finally:
         runner.close()
-    if summary is not None and test and references_wanted(spec, components, family, test[0]):
+    first = tasks.test(seeds[0]) if seeds else ()
+    if summary is not None and first and references_wanted(spec, components, family, first[0]):
         # Every seed the store holds, not only this run's: the report reads them all (a run of
         # --seeds 1-2 into a folder that holds seed 0); measured ones are reused from their files.
         stored = _stored_seeds(directory)
         every = sorted(set(seeds) | set(stored))
-        _measure_references(spec, components, family, test, every, directory, stream)
+        _measure_references(spec, components, family, tasks.test, every, directory, stream)
     return RunResult(summary, directory, run_id, time.monotonic() - start, reuse_note)
 
 
@@ -333,7 +336,7 @@ def _measure_references(
     spec: Spec,
     components: Components,
     family: TaskFamily,
-    test: Sequence[Task],
+    test: Callable[[int], Sequence[Task]],
     seeds: Sequence[int],
     directory: Path,
     stream: TextIO,
@@ -360,26 +363,26 @@ def _measure_references(
 
 def plan_spec(
     spec: Spec, seeds: Sequence[int], components: Components
-) -> tuple[TaskFamily, Sequence[Task], Sequence[Task], Plan]:
-    """The family, its train and test tasks, and the cells ``opt-suite run`` plans for ``seeds``.
+) -> tuple[TaskFamily, Sequence[Task], SpecTasks, Plan]:
+    """The family, its train tasks, every seed's test tasks, and the cells planned for ``seeds``.
 
     Every reader that must name the same cells as the run (the run itself, ``option-usage``'s
     replay) builds them here, so that they cannot drift apart.
     """
     family = components.family(spec.family.params)
-    t = spec.tasks
-    train, test = family.make_tasks(t.vary, t.list, t.count, t.train, t.test, t.seed)
+    tasks = draw_tasks(family, spec.tasks)
+    train = list(tasks.train)
     plan = build_plan(
         spec,
         seeds,
         train,
-        test,
+        {seed: tasks.test(seed) for seed in seeds},
         components.methods,
         family_cls=components.family,
         learner_cls=components.learner,
         source_cls=components.demonstrations,
     )
-    return family, train, test, plan
+    return family, train, tasks, plan
 
 
 def work_estimate(
@@ -467,11 +470,15 @@ def _run(
         seeds=seeds,
         argv=argv,
     )
-    tasks = plan.train_tasks + plan.test_tasks
+    per_seed = spec.tasks.test_per_seed
+    test = {split_name(s if per_seed else None): tests for s, tests in plan.test_tasks.items()}
+    tasks = [("train", task) for task in plan.train_tasks] + [
+        (split, task) for split, tests in test.items() for task in tests
+    ]
     writer.record_plan(
         run_id,
         [(c.cell_id, c.kind, c.method, c.seed, c.position) for c in plan.cells],
-        [(task.split, task.index, task.task_id, to_plain(task.params)) for task in tasks],
+        [(split, task.index, task.task_id, to_plain(task.params)) for split, task in tasks],
     )
     if reuse_note:
         print(reuse_note, file=stream)

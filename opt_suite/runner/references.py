@@ -23,7 +23,7 @@ same test tasks reuses it. The pairs of one spec are then written to
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -193,11 +193,14 @@ def measure_references(
     spec: Spec,
     components: Components,
     family: TaskFamily,
-    test_tasks: Sequence[Task],
+    test_tasks: Sequence[Task] | Callable[[int], Sequence[Task]],
     seeds: Sequence[int],
     directory: str | Path,
 ) -> Path:
     """Measure (or reuse) every (seed, test task) reference and write the spec's file.
+
+    ``test_tasks`` are the test tasks every seed shares, or a function from a seed index to its
+    own (``tasks.test_per_seed``: ``SpecTasks.test``); each seed's must be equally many.
 
     Returns:
         :func:`references_file` of the spec: ``{"expert": label, "seeds", "tasks", "random":
@@ -208,10 +211,15 @@ def measure_references(
             cannot demonstrate a test task); nothing is written for the spec then.
     """
     directory = Path(directory)
-    random = np.empty((len(seeds), len(test_tasks)))
+    tasks_of = test_tasks if callable(test_tasks) else (lambda seed: test_tasks)
+    by_seed = [tuple(tasks_of(seed)) for seed in seeds]
+    width = len(by_seed[0]) if by_seed else 0
+    if any(len(tasks) != width for tasks in by_seed):
+        raise ReferenceError(f"the seeds have different numbers of test tasks: {by_seed}")
+    random = np.empty((len(seeds), width))
     expert = np.empty_like(random)
     for i, seed in enumerate(seeds):
-        for j, task in enumerate(test_tasks):
+        for j, task in enumerate(by_seed[i]):
             random[i, j], expert[i, j] = _measure_one(
                 spec, components, family, task, seed, directory
             )
@@ -222,7 +230,7 @@ def measure_references(
         "version": VERSION,
         "expert": f"{spec.demonstrations.source} expert",
         "seeds": list(seeds),
-        "tasks": [task.index for task in test_tasks],
+        "tasks": list(range(width)),
         "random": random.tolist(),
         "expert_returns": expert.tolist(),
     }

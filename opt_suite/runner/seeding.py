@@ -10,7 +10,9 @@ scheduled — so results are the same whatever the worker count, backend or subs
   so methods are compared on common random numbers (same learner seed on the same task and seed);
 - the reference returns (random policy, expert) on test task t: ``spawn_key=(REFERENCE, t)``.
 - the zero-shot episodes on test task t (the learner's untrained policy): ``spawn_key=(ZERO_SHOT,
-  t)``, a stream of their own, so measuring them never moves a learning curve.
+  t)``, a stream of their own, so measuring them never moves a learning curve;
+- the test tasks of seed i when they are drawn per seed (``tasks.test_per_seed``):
+  ``spawn_key=(TEST_TASKS,)``; shared test tasks come from ``tasks.seed`` alone.
 """
 
 from __future__ import annotations
@@ -25,12 +27,14 @@ __all__ = [
     "EVALUATION",
     "REFERENCE",
     "ZERO_SHOT",
+    "TEST_TASKS",
     "zero_shot_seed",
     "stable_hash",
     "demonstrations_seed",
     "discovery_seed",
     "evaluation_seed",
     "reference_seed",
+    "task_draw_seed",
 ]
 
 # Purpose codes (first element of every spawn key). Never renumber: stored results depend on them.
@@ -39,6 +43,7 @@ DISCOVERY = 2
 EVALUATION = 3
 REFERENCE = 4
 ZERO_SHOT = 5
+TEST_TASKS = 6
 
 
 def stable_hash(name: str) -> int:
@@ -73,3 +78,8 @@ def reference_seed(task_seed: int, seed_index: int, task_index: int) -> np.rando
 def zero_shot_seed(task_seed: int, seed_index: int, task_index: int) -> np.random.SeedSequence:
     """The seed of the zero-shot episodes on test task ``task_index`` (shared by every method)."""
     return _root(task_seed, seed_index, (ZERO_SHOT, task_index))
+
+
+def task_draw_seed(task_seed: int, seed_index: int) -> np.random.SeedSequence:
+    """The seed of seed ``seed_index``'s own test tasks (``tasks.test_per_seed``)."""
+    return _root(task_seed, seed_index, (TEST_TASKS,))

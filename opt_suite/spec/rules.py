@@ -52,6 +52,7 @@ class _Rules:
         self.name(("name",), self.get("name"))
         self.task_counts()
         self.listed_tasks()
+        self.per_seed_tasks()
         self.family_checks()
         self.capabilities()
         self.policy_starts()
@@ -89,6 +90,17 @@ class _Rules:
                 ("tasks", "list"),
                 f"more tasks listed than used (expected at most count = {count}, "
                 f"got {len(listed)})",
+            )
+
+    def per_seed_tasks(self) -> None:
+        """Test tasks drawn per seed are sampled: no listed task may be one of them."""
+        listed, train = self.get("tasks", "list"), self.get("tasks", "train")
+        per_seed = self.get("tasks", "test_per_seed")
+        if per_seed is True and INVALID not in (listed, train) and len(listed) > train:
+            self.report(
+                ("tasks", "test_per_seed"),
+                f"test tasks drawn per seed are sampled, so tasks.list may hold train tasks only "
+                f"(expected at most train = {train} listed tasks, got {len(listed)})",
             )
 
     def family_checks(self) -> None:

@@ -98,6 +98,12 @@ class TasksSpec:
     seed: int = param(0, doc="seed of task sampling", ge=0, le=MAX_SEED)
     vary: Any = param(None, doc="the family's Variation: how tasks are sampled")
     list: tuple[Any, ...] = param((), doc="explicit TaskParams, used before any sampled task")
+    test_per_seed: bool = param(
+        False,
+        doc="draw the test tasks anew for every seed (from the seed index), so that an interval "
+        "over seeds also covers the choice of test tasks; the train tasks stay shared",
+        added_later=True,
+    )
 
 
 @dataclasses.dataclass(frozen=True)

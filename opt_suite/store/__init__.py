@@ -62,6 +62,7 @@ from opt_suite.store.reader import (
     ResultsStore,
     RunInfo,
     TaskInfo,
+    split_name,
 )
 from opt_suite.store.schema import DB_NAME, SCHEMA_VERSION, StoreError
 
@@ -70,6 +71,7 @@ __all__ = [
     "RunInfo",
     "CellInfo",
     "TaskInfo",
+    "split_name",
     "EpisodeRow",
     "EpisodeArrays",
     "CurveRow",

@@ -76,9 +76,17 @@ class CellInfo:
     info: dict[str, Any]
 
 
+def split_name(seed: int | None) -> str:
+    """The split of a test task: ``test``, or ``test/seed<i>`` for seed i's own (drawn per seed)."""
+    return "test" if seed is None else f"test/seed{seed}"
+
+
 @dataclasses.dataclass(frozen=True)
 class TaskInfo:
-    """One task of the latest run: ``task_id`` like ``fourrooms-13x13/test/3``, params as JSON."""
+    """One task of the latest run: ``task_id`` like ``fourrooms-13x13/test/3``, params as JSON.
+
+    ``split`` is ``train``, or a test split (:func:`split_name`).
+    """
 
     split: str
     index: int

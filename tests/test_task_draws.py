@@ -1,0 +1,182 @@
+"""Test tasks drawn per seed (``tasks.test_per_seed``): the draw, cells, store and report."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from opt_suite.report.baseline import load_baseline
+from opt_suite.report.metrics import run_metrics, seed_task_key
+from opt_suite.report.normalise import References, reference_thresholds
+from opt_suite.report.pairwise import compare_entries, comparison_markdown, comparison_rows
+from opt_suite.runner.protocol import plan_spec, resolve_components, run_protocol
+from opt_suite.spec import canonical_yaml, load_spec, spec_hash, to_plain
+from opt_suite.spec.schema import MethodSpec
+from opt_suite.store import ResultsStore
+
+QUICK = Path(__file__).resolve().parents[1] / "specs" / "fourrooms-quick.yaml"
+
+
+def _quick(per_seed: bool, **evaluation):
+    spec = load_spec(QUICK)
+    tasks = dataclasses.replace(spec.tasks, test_per_seed=per_seed)
+    return dataclasses.replace(
+        spec, tasks=tasks, evaluation=dataclasses.replace(spec.evaluation, **evaluation)
+    )
+
+
+def _params(tasks):
+    return [json.dumps(dataclasses.asdict(t.params), sort_keys=True) for t in tasks]
+
+
+def test_shared_test_tasks_are_every_seeds_and_the_key_is_left_out_of_the_hash():
+    spec = _quick(False)
+    assert "test_per_seed" not in canonical_yaml(spec)
+    assert spec_hash(spec) == spec_hash(load_spec(QUICK))  # added later: old ids stay
+    _, train, tasks, plan = plan_spec(spec, [0, 1], resolve_components(spec))
+    assert plan.test_tasks[0] == plan.test_tasks[1] == tasks.shared_test
+    assert [t.task_id for t in plan.test_tasks[0]][:2] == [
+        "fourrooms-13x13/test/0",
+        "fourrooms-13x13/test/1",
+    ]
+
+
+def test_each_seed_draws_its_own_test_tasks_deterministically():
+    shared, per_seed = _quick(False), _quick(True)
+    assert spec_hash(per_seed) != spec_hash(shared)
+    components = resolve_components(per_seed)
+    _, train, tasks, plan = plan_spec(per_seed, [0, 1, 2], components)
+    _, shared_train, _, shared_plan = plan_spec(shared, [0, 1, 2], components)
+    assert _params(train) == _params(shared_train)  # the train tasks stay shared
+    draws = [_params(plan.test_tasks[s]) for s in (0, 1, 2)]
+    assert len({tuple(d) for d in draws}) == 3  # three different sets of test tasks
+    assert all(len(d) == per_seed.tasks.test for d in draws)
+    # A pure function of the spec and the seed index: the same on another plan, with other seeds.
+    _, _, again, _ = plan_spec(per_seed, [2], components)
+    assert _params(again.test(2)) == draws[2] and _params(tasks.test(1)) == draws[1]
+    assert plan.test_tasks[1][0].task_id == "fourrooms-13x13/seed1/test/0"
+    # Demonstrations and discoveries depend on the train tasks only: the same cells as shared.
+    ids = {(c.kind, c.method, c.seed) for c in plan.cells if c.kind != "evaluation"}
+    same = {c.cell_id for c in plan.cells if c.kind != "evaluation"}
+    assert same == {c.cell_id for c in shared_plan.cells if c.kind != "evaluation"} and ids
+    # Each evaluation cell learns on its own seed's task.
+    for cell in plan.cells:
+        if cell.kind == "evaluation":
+            task = plan.test_task(cell)
+            assert task in plan.test_tasks[cell.seed] and task.index == cell.task
+            assert cell.inputs["test_task"] == to_plain(task.params)
+
+
+def test_thresholds_and_tallies_are_per_seed_and_task():
+    refs = References(
+        seeds=(0, 1),
+        tasks=(0, 1),
+        random=np.array([[0.0, 0.0], [0.0, 10.0]]),
+        expert=np.array([[2.0, 4.0], [8.0, 30.0]]),
+        expert_label="x expert",
+    )
+    shared = reference_thresholds(refs, [0, 1], 0.5)
+    assert shared == {0: 2.5, 1: 11.0}  # means over seeds
+    own = reference_thresholds(refs, [0, 1], 0.5, per_seed=True)
+    assert own == {"0/0": 1.0, "0/1": 2.0, "1/0": 4.0, "1/1": 20.0}
+    assert seed_task_key(1, 0) == "1/0"
+    from opt_suite.report.episodes import LearningCurves
+
+    returns = np.zeros((2, 2, 20))
+    returns[:, :, 10:] = np.array([[1.5, 1.5], [1.5, 25.0]])[:, :, None]
+    grid = np.ones_like(returns)
+    curves = {"m": LearningCurves("m", (0, 1), (0, 1), tuple(range(1, 21)), returns, grid, grid)}
+    reached = run_metrics(curves, 0.1, own, window=1)["m"].values["episodes_to_threshold"]
+    # 1.5 reaches seed 0's 1.0 but not its 2.0; seed 1: 1.5 < 4.0, 25 >= 20 (never: censored at
+    # the budget + 1).
+    np.testing.assert_array_equal(reached, [[11, 21], [21, 11]])
+
+
+def _runs_file(tmp_path, per_seed: bool):
+    x = [[1.0, 0.0, 3.0], [1.0, 5.0, 0.0]]
+    y = [[0.0, 1.0, 2.0], [2.0, 4.0, 0.0]]
+    doc = {
+        "format": "opt-suite-baseline",
+        "version": 1,
+        "spec": {"name": "s", "hash": "h"},
+        "settings": {
+            "final_fraction": 0.1,
+            "window": 10,
+            "test_tasks": "per_seed" if per_seed else "shared",
+        },
+        "thresholds": {"0/0": 1.0} if per_seed else {"0": 1.0},
+        "methods": {
+            name: {"seeds": [0, 1], "tasks": [0, 1, 2], "metrics": {"auc": v}}
+            for name, v in (("x", x), ("y", y))
+        },
+    }
+    path = tmp_path / f"runs-{per_seed}.json"
+    path.write_text(json.dumps(doc))
+    return load_baseline(path)
+
+
+def test_pairwise_tallies_count_seed_task_pairs_when_drawn_per_seed(tmp_path):
+    shared = compare_entries(_runs_file(tmp_path, False), "x", "y", reps=50)
+    # per task over all 4 pairs: tasks 0 and 1 half won (ties), task 2: 2.5 of 4 won
+    assert (shared.tasks_won, shared.tasks_tied, shared.tasks_lost) == (1, 2, 0)
+    runs = _runs_file(tmp_path, True)
+    assert runs.tasks_per_seed
+    own = compare_entries(runs, "x", "y", reps=50)
+    # (seed, task) pairs: 1>0, 0<1, 3>2, 1<2, 5>4, 0=0
+    assert (own.tasks_won, own.tasks_tied, own.tasks_lost) == (3, 1, 2) and own.tasks == 6
+    board = {"methods": {m: {"auc": _estimate()} for m in ("x", "y")}}
+    text = comparison_markdown(comparison_rows(runs, board, "x", ["y"]))
+    assert "(seed, task) pairs won / tied / lost" in text and "drawn per seed" in text
+
+
+def _estimate():
+    return dict.fromkeys(("iqm", "ci_low", "ci_high", "task_ci_low", "task_ci_high"), 0.0)
+
+
+def test_a_bad_test_tasks_setting_is_a_located_error(tmp_path):
+    from opt_suite.report.baseline import BaselineError
+
+    path = _runs_file(tmp_path, True).path
+    path.write_text(path.read_text().replace('"per_seed"', '"each"'))
+    with pytest.raises(BaselineError, match="settings.test_tasks must be 'shared' or 'per_seed'"):
+        load_baseline(path)
+
+
+@pytest.mark.slow
+def test_a_run_with_test_tasks_drawn_per_seed_end_to_end(tmp_path, capsys):
+    """Three seeds, two test tasks each: the store, the references, the report and the gate."""
+    from opt_suite.cli import main
+
+    spec = _quick(True, episodes=20, seeds=3)
+    spec = dataclasses.replace(
+        spec,
+        tasks=dataclasses.replace(spec.tasks, count=6, test=2),
+        methods=(MethodSpec("primitives", "primitives", None), spec.methods[1]),
+    )
+    out = tmp_path / "run"
+    run_protocol(spec, out, workers=0, quiet=True)
+    _, _, tasks, _ = plan_spec(spec, [0, 1], resolve_components(spec))
+    with ResultsStore(out) as store:
+        stored = {(t.split, t.index): t.task_id for t in store.tasks()}
+    assert stored[("test/seed0", 1)] == "fourrooms-13x13/seed0/test/1"
+    assert stored[("test/seed1", 0)] == tasks.test(1)[0].task_id
+    assert not any(split == "test" for split, _ in stored)
+    assert main(["report", str(out)]) == 0
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert board["protocol"]["test_tasks"] == "drawn per seed"
+    assert "task slot" in board["protocol"]["intervals"]["ci"]
+    assert "0/1" in board["protocol"]["thresholds"]  # the references' own, per seed and task
+    assert "drawn per seed" in (out / "leaderboard.md").read_text()
+    runs = json.loads((out / "runs.json").read_text())
+    assert runs["settings"]["test_tasks"] == "per_seed"
+    refs = json.loads(next((out / "references").glob("spec-*.json")).read_text())
+    # Each seed's expert learned its own tasks: the references differ between the seeds.
+    assert refs["expert_returns"][0] != refs["expert_returns"][1]
+    # The run passes a gate against its own per-run data (per-seed thresholds read back).
+    capsys.readouterr()
+    assert main(["compare", str(out), "--baseline", str(out / "runs.json")]) == 0
+    assert "no stored threshold" not in capsys.readouterr().err
