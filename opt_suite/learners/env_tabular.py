@@ -30,7 +30,6 @@ import numpy as np
 from opt_suite.families.base import TaskFamily
 from opt_suite.learners.base import EpisodeLog, LearnerRun
 from opt_suite.learners.smdp_tables import BLOCK_STEPS, Hyper, OptionTables, draw_block
-from opt_suite.options.termination import terminates
 
 __all__ = ["ENV_SEED_STREAM", "env_seed", "run_on_envs", "smdp_target"]
 
@@ -152,7 +151,13 @@ def _observation(obs: Any, num_states: int) -> int:
 
 def _run(env, options: _Options, hyper: Hyper, rng: np.random.Generator, seed: int,  # noqa: C901
          episodes: int, intra_option: bool) -> RunResult:  # fmt: skip
-    """One run: ``episodes`` episodes of (SMDP or intra-option) Q-learning on ``env``."""
+    """One run: ``episodes`` episodes of (SMDP or intra-option) Q-learning on ``env``.
+
+    The loop is the learner's whole share of a step's cost (the rest is ``env.step``), so it
+    touches Python scalars only: the tables are nested lists, the usage counts are lists turned
+    into arrays at the end, and the one-line helpers (the observation check, ``terminates``) are
+    written out in place, with the same comparisons and float operations.
+    """
     from opt_suite.learners.intra_option_kernels import intra_option_update
 
     act_cum, det_action, beta, explore = (
@@ -173,14 +178,18 @@ def _run(env, options: _Options, hyper: Hyper, rng: np.random.Generator, seed: i
     )
     q_array = np.full((num_states, n_opts), hyper.q_init)
     q_array[~options.available.T] = -np.inf  # see OptionTables.available
+    # SMDP Q-learning reads and writes single entries: lists. The intra-option kernel updates a
+    # whole row in place: it keeps the array, and a decision reads its row as a list.
     q: list[list[float]] = q_array.tolist()
     mu_t = np.ascontiguousarray(options.mu.transpose(1, 2, 0))  # [S, A, O]
     beta_t = np.ascontiguousarray(np.asarray(beta).T)  # [S, O]
     available_t = np.ascontiguousarray(options.available.T)  # [S, O]
+    step = env.step
     returns: list[float] = []
     steps: list[int] = []
-    calls = np.zeros((episodes, n_opts), dtype=np.int64)
-    option_steps = np.zeros((episodes, n_opts), dtype=np.int64)
+    calls: list[list[int]] = []
+    option_steps: list[list[int]] = []
+    ep_calls, ep_option_steps = [0] * n_opts, [0] * n_opts
     block: list[list[float]] = []
     pos = BLOCK_STEPS
     obs, _ = env.reset(seed=seed)
@@ -192,44 +201,53 @@ def _run(env, options: _Options, hyper: Hyper, rng: np.random.Generator, seed: i
         pos += 1
         if o < 0:
             here = None if explore is None else explore[s]
-            o = _choose(q[s], here, u_explore, u_choice, eps)
+            q_s = q_array[s].tolist() if intra_option else q[s]
+            o = _choose(q_s, here, u_explore, u_choice, eps)
             s0, k, racc, disc = s, 0, 0.0, 1.0
-            calls[len(returns), o] += 1
+            ep_calls[o] += 1
         a = det_action[o][s]
         if a < 0:  # sample a ~ mu(s, .): the first a whose cumulative mu exceeds u
             c = act_cum[o][s]
             a = 0
             while a < a_last and c[a] <= u_action:
                 a += 1
-        obs, r, terminated, truncated, _ = env.step(a)
-        s2, r = _observation(obs, num_states), float(r)
+        obs, r, terminated, truncated, _ = step(a)
+        s2, r = int(obs), float(r)
+        if not 0 <= s2 < num_states:
+            _observation(obs, num_states)  # raises, naming the observation
         k += 1
         ret += r
         t_ep += 1
         done = bool(terminated)
         cut = bool(truncated) or t_ep >= max_steps
+        # options.termination.terminates(u_term, beta[o][s2], bump, k), written out
+        ends = done or cut or u_term < beta[o][s2] + bump * k
         if intra_option:
-            q_s, q_s2 = np.array(q[s]), np.array(q[s2]) if s2 != s else None
+            q_s = q_array[s]
             intra_option_update(
-                q_s, q_s if q_s2 is None else q_s2, mu_t[s, a], beta_t[s2], available_t[s2],
+                q_s, q_array[s2], mu_t[s, a], beta_t[s2], available_t[s2],
                 r, done, alpha, gamma, o, bump_target * k, bump_target,
             )  # fmt: skip
-            q[s] = q_s.tolist()
-            ends = done or cut or terminates(u_term, beta[o][s2], bump, k)
         else:
             racc += disc * r
             disc *= gamma
-            ends = done or cut or terminates(u_term, beta[o][s2], bump, k)
             if ends:
                 row = q[s0]
                 row[o] = row[o] + alpha * (smdp_target(racc, disc, max(q[s2]), done) - row[o])
         if ends:
-            option_steps[len(returns), o] += k
+            ep_option_steps[o] += k
             o = -1
         s = s2
         if done or cut:
             returns.append(ret)
             steps.append(t_ep)
+            calls.append(ep_calls)
+            option_steps.append(ep_option_steps)
+            ep_calls, ep_option_steps = [0] * n_opts, [0] * n_opts
             obs, _ = env.reset()
             s, o, ret, t_ep = _observation(obs, num_states), -1, 0.0, 0
-    return EpisodeLog(np.array(returns), np.array(steps, dtype=np.int64)), calls, option_steps
+    return (
+        EpisodeLog(np.array(returns), np.array(steps, dtype=np.int64)),
+        np.array(calls, dtype=np.int64).reshape(episodes, n_opts),
+        np.array(option_steps, dtype=np.int64).reshape(episodes, n_opts),
+    )

@@ -193,6 +193,8 @@ class GymnasiumTaskEnv(gymnasium.Env):
             and self.observation_space.dtype == np.uint8
             and getattr(self._space_of_inner(), "dtype", None) == np.bool_
         )
+        # Observations passed through as the env gives them (no Dict entry, no bool -> uint8).
+        self._plain = self._key is None and not self._to_uint8
         if start_actions and not isinstance(self.action_space, spaces.Discrete):
             raise ValueError(
                 f"random start actions need a Discrete action space, not {self.action_space}"
@@ -236,16 +238,23 @@ class GymnasiumTaskEnv(gymnasium.Env):
         if self._pending_end is not None:
             terminated, truncated = self._pending_end
             return np.copy(self._last_obs), 0.0, terminated, truncated, self._info(0)
-        total, frames = 0.0, 0
-        terminated = truncated = False
-        for _ in range(self.frame_skip):
+        if self.frame_skip == 1:
+            # The common case, without the loop's bookkeeping (a tabular learner's step is little
+            # more than this call): the same operations as the loop's one pass, 0.0 + reward
+            # included (it turns a -0.0 reward into 0.0, as the loop's sum does).
             obs, reward, terminated, truncated, _ = self._env.step(action)
-            total += float(reward)
-            frames += 1
-            if terminated or truncated:
-                break
+            total, frames = 0.0 + float(reward), 1
+        else:
+            total, frames = 0.0, 0
+            terminated = truncated = False
+            for _ in range(self.frame_skip):
+                obs, reward, terminated, truncated, _ = self._env.step(action)
+                total += float(reward)
+                frames += 1
+                if terminated or truncated:
+                    break
         self._episode_frames += frames
-        self._last_obs = self._observation(obs)
+        self._last_obs = obs if self._plain else self._observation(obs)
         truncated = bool(truncated) and not terminated
         reward = float(total * self.reward_scale)
         return self._last_obs, reward, bool(terminated), truncated, self._info(frames)
