@@ -128,9 +128,32 @@ def test_pairwise_tallies_count_seed_task_pairs_when_drawn_per_seed(tmp_path):
     own = compare_entries(runs, "x", "y", reps=50)
     # (seed, task) pairs: 1>0, 0<1, 3>2, 1<2, 5>4, 0=0
     assert (own.tasks_won, own.tasks_tied, own.tasks_lost) == (3, 1, 2) and own.tasks == 6
+    # The verdict reads the paired P there (a slot's runs are on different tasks), P otherwise.
+    assert own.verdict() == _verdict(own.paired) and shared.verdict() == _verdict(
+        shared.improvement
+    )
     board = {"methods": {m: {"auc": _estimate()} for m in ("x", "y")}}
     text = comparison_markdown(comparison_rows(runs, board, "x", ["y"]))
     assert "(seed, task) pairs won / tied / lost" in text and "drawn per seed" in text
+
+
+def _verdict(p) -> str:
+    return "beats" if p.task_ci_low > 0.5 else "loses to" if p.task_ci_high < 0.5 else "ties"
+
+
+def test_the_per_seed_verdict_is_the_paired_one(tmp_path):
+    runs = _runs_file(tmp_path, True)
+    doc = json.loads(runs.path.read_text())
+    # X wins every (seed, task) pair by a hair; P over all pairs of a slot also counts pairs of
+    # different seeds, hence different tasks (seed 0's x against seed 1's y: a loss), so 0.75.
+    doc["methods"]["x"]["metrics"]["auc"] = [[1.0, 1.0, 1.0], [10.0, 10.0, 10.0]]
+    doc["methods"]["y"]["metrics"]["auc"] = [[0.9, 0.9, 0.9], [9.9, 9.9, 9.9]]
+    doc["methods"]["x"]["tasks"] = doc["methods"]["y"]["tasks"] = [0, 1, 2]
+    runs.path.write_text(json.dumps(doc))
+    c = compare_entries(load_baseline(runs.path), "x", "y", reps=200)
+    assert c.paired is not None and c.paired.probability == 1.0
+    assert c.verdict() == "beats" and (c.tasks_won, c.tasks_lost) == (6, 0)
+    assert c.improvement.probability == 0.75
 
 
 def _estimate():

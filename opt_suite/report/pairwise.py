@@ -57,9 +57,12 @@ class EntryComparison:
     def verdict(self) -> str:
         """Beats, loses to or ties: whether P's task interval lies above, below or across 0.5.
 
-        The task interval is the wider one: it also covers the choice of test tasks.
+        The task interval is the wider one: it also covers the choice of test tasks. With test
+        tasks drawn per seed it is the paired P's: runs of one task slot are then on different
+        tasks (whose raw returns need not share a scale), and only a (seed, task) pair compares
+        like with like.
         """
-        p = self.improvement
+        p = self.paired if self.per_seed_pairs and self.paired is not None else self.improvement
         if p.task_ci_low > 0.5:
             return "beats"
         if p.task_ci_high < 0.5:
@@ -202,9 +205,12 @@ def comparison_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
     won = (
         "A (seed, task) pair is won when X's run beats the entry's run (the test tasks were drawn"
         " per seed: a task index names a different task on every seed, so [seeds] resamples seeds"
-        " and their tasks together within each task slot)."
+        " and their tasks together within each task slot). Verdict: beats / loses to when the"
+        " [tasks] interval of the paired P lies above / below 0.5, else ties (the P over all"
+        " pairs of a slot compares runs on different tasks)."
         if per_seed
-        else "A task is won when its own P > 0.5."
+        else "A task is won when its own P > 0.5. Verdict: beats / loses to when the [tasks]"
+        " interval of P lies above / below 0.5, else ties."
     )
     lines += [
         "",
@@ -213,7 +219,6 @@ def comparison_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
         " improvement, on the raw metric). Paired P: the share of (seed, task) pairs won, where"
         " both ran the same seeds (common random numbers). [seeds]: 95% percentile bootstrap"
         " resampling seeds within each task; [tasks]: resampling test tasks, then seeds within"
-        f" them. {won} Verdict: beats / loses to when the [tasks]"
-        " interval of P lies above / below 0.5, else ties.",
+        f" them. {won}",
     ]
     return "\n".join(lines) + "\n"
