@@ -73,6 +73,9 @@ RELATED = ("fourrooms-related-controls", "SMDP Q", "related")
 #: The entries README.md's options-or-imitation table compares, in its order.
 HYPOTHESIS = ("offline-options", "bc-option-never", "bc-option-every-step", "primitives",
               "random-options")  # fmt: skip
+#: README.md's names of the paper setting's entries that need their lambda1 said.
+PAPER_LABELS = {"offline-options": "offline-options (λ1 = 0)",
+                "offline-options-kl": "offline-options-kl (λ1 = 0.001)"}  # fmt: skip
 #: The controls offline-options is compared with head-on.
 CONTROLS = ("bc-option-never", "bc-option-every-step", "random-options")
 BASELINE = "primitives"
@@ -100,6 +103,9 @@ def main(runs_dir: Path, skip_sensitivity: bool = False) -> int:
         table = sensitivity_table(sweep / "sweep.csv", flagged)
         (HERE / "sensitivity.md").write_text(table)
         readme.write_text(with_block(readme.read_text(), "sensitivity", table.split("\n", 4)[4]))
+    board = json.loads((HERE / "leaderboard.json").read_text())
+    runs = load_baseline(HERE / "runs.json").methods
+    readme.write_text(with_block(readme.read_text(), "paper", paper_table(board, runs)))
     status = collect_cause(runs_dir, readme)
     if status:
         return status
@@ -280,6 +286,34 @@ def improvement_cells(row: dict) -> list[str]:
         f"{number(row['p'])} {interval(row['p_ci'])} {interval(row['p_task_ci'])}",
         wins(row["wins"]),
     ]
+
+
+def paper_table(board: dict, runs: dict) -> str:
+    """The paper setting's table: auc and final return IQMs, P(auc > primitives), tasks won.
+
+    From the copied ``leaderboard.json`` (every IQM, P and interval as the report computed them)
+    and ``runs.json`` (the tasks won: :func:`task_wins`, against the baseline's runs).
+    """
+    lines = [
+        "| method | auc: IQM [seeds] [tasks] | final return: IQM [seeds] [tasks]"
+        " | P(auc > primitives) [seeds] [tasks] | tasks won against primitives |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    improvement = board["probability_of_improvement"]["methods"]
+    base = runs[BASELINE].metrics["auc"]
+    for method, metrics in board["methods"].items():
+        cells = [
+            f"{number(m['iqm'])} {interval(_interval(m))} {interval(_interval(m, 'task_ci'))}"
+            for m in (metrics["auc"], metrics["final_return"])
+        ]
+        p = improvement.get(method, {}).get("auc")
+        row = {} if p is None else {
+            "p": p["probability"], "p_ci": _interval(p), "p_task_ci": _interval(p, "task_ci"),
+            "wins": task_wins(runs[method].metrics["auc"], base),
+        }  # fmt: skip
+        label = PAPER_LABELS.get(method, method)
+        lines.append(f"| {label} | " + " | ".join(cells + improvement_cells(row)) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def cause_table(diagnosis: dict, summary: dict) -> str:
