@@ -151,6 +151,15 @@ def test_csv_rows_and_markdown_of_a_hand_made_run():
     assert "| decisions that chose an option | 29.0% | 20.0% | 0.0% |" in text
     assert "| mean option length (steps) | 3.33 | 6.00 | – |" in text
     assert "| 0 | o2 | 88.9% | 0.80 | 3.00 |" in text
+    assert "10 episodes each" in text and "| first 1 episodes |" in text
+    # A frame budget: every run ends its own number of episodes; the page names the range.
+    runs = [
+        RunUsage("ours", 0, t, run.names, 2, run.calls[:n], run.steps[:n])
+        for t, n in enumerate((4, 6, 8, 10))
+        for run in [hand_made()]
+    ]
+    text = usage_markdown(runs)
+    assert "4–10 episodes each" in text and "| first 10% of the episodes |" in text
     mixed = RunUsage("ours", 0, 4, ("a0", "a1", "zz"), 2, np.zeros((2, 3)), np.zeros((2, 3)))
     with pytest.raises(ValueError, match="different option sets"):
         usage_markdown([hand_made(), mixed])

@@ -203,3 +203,39 @@ def test_a_run_with_test_tasks_drawn_per_seed_end_to_end(tmp_path, capsys):
     capsys.readouterr()
     assert main(["compare", str(out), "--baseline", str(out / "runs.json")]) == 0
     assert "no stored threshold" not in capsys.readouterr().err
+
+
+def test_per_seed_thresholds_fall_back_only_on_pairs_without_a_scale():
+    from opt_suite.report.build import ReportInputs, _threshold_caveat, analyse
+    from opt_suite.report.episodes import EpisodeTable
+
+    # Two entries, 2 seeds x 2 tasks, 20 episodes; the references of (seed 1, task 1) are equal.
+    rows = [
+        (m, s, t, e, float(e * (1 + s) * (2 if m == "b" else 1)), 5, 5 * (e + 1))
+        for m in ("a", "b")
+        for s in (0, 1)
+        for t in (0, 1)
+        for e in range(20)
+    ]
+    refs = References(
+        seeds=(0, 1),
+        tasks=(0, 1),
+        random=np.array([[0.0, 0.0], [0.0, 3.0]]),
+        expert=np.array([[10.0, 20.0], [30.0, 3.0]]),
+        expert_label="x expert",
+    )
+    inputs = ReportInputs(
+        episodes=EpisodeTable.from_rows(rows),
+        spec_name="s",
+        spec_hash="h",
+        references=refs,
+        tasks_per_seed=True,
+    )
+    analysis = analyse(inputs)
+    t = analysis.thresholds
+    assert (t["0/0"], t["0/1"], t["1/0"]) == (5.0, 10.0, 15.0)  # half way to each pair's expert
+    # (1, 1) has no scale: 90% of the way from the worst to the best entry's final return there
+    finals = {m: np.mean([e * 2 * (2 if m == "b" else 1) for e in range(18, 20)]) for m in "ab"}
+    assert t["1/1"] == pytest.approx(finals["a"] + 0.9 * (finals["b"] - finals["a"]))
+    assert "on the 1 (seed, task) pair(s) where the two are equal" in analysis.threshold_rule
+    assert "(seed, task) pairs whose reference returns are equal" in _threshold_caveat(analysis)

@@ -34,8 +34,14 @@ from opt_suite.report.metrics import (
     MethodMetrics,
     resolve_thresholds,
     run_metrics,
+    seed_task_key,
 )
-from opt_suite.report.normalise import References, normalisation_caveat, reference_thresholds
+from opt_suite.report.normalise import (
+    References,
+    degenerate_pairs,
+    normalisation_caveat,
+    reference_thresholds,
+)
 from opt_suite.report.tables import (
     leaderboard_json,
     leaderboard_markdown,
@@ -167,11 +173,13 @@ def choose_thresholds(
     """
     s = inputs.settings
     tasks = next(iter(curves.values())).tasks
+    refs = inputs.references
+    if s.threshold is None and refs is not None and inputs.tasks_per_seed:
+        return _per_seed_reference_thresholds(inputs, refs, curves)
     if s.threshold is not None:
         return resolve_thresholds(curves, s.threshold, s.final_fraction), (
             f"report.threshold = {s.threshold:g} on every task"
         )
-    refs = inputs.references
     if refs is not None and normalisation_caveat(refs) is None:
         resolve_thresholds(curves, 0.0, s.final_fraction)  # the methods' tasks must agree
         per_seed = inputs.tasks_per_seed
@@ -230,14 +238,50 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
     )
 
 
+def _per_seed_reference_thresholds(
+    inputs: ReportInputs, refs: References, curves: Mapping[str, LearningCurves]
+) -> tuple[dict[Any, float], str]:
+    """Test tasks drawn per seed: each (seed, task) its own reference level.
+
+    A pair whose two references are equal has no such level; it falls back to the entries' own
+    final returns on that pair (the old rule, per (seed, task)), and the rule says how many did.
+    """
+    tasks = next(iter(curves.values())).tasks
+    levels = reference_thresholds(refs, tasks, REFERENCE_THRESHOLD_FRACTION, per_seed=True)
+    fallback = resolve_thresholds(curves, None, inputs.settings.final_fraction, per_seed=True)
+    flat = [(seed, t) for seed, t in degenerate_pairs(refs) if t in tasks]
+    for seed, t in flat:
+        key = seed_task_key(seed, t)
+        levels[key] = fallback.get(key, levels[key])
+    rule = (
+        f"a normalised score of {REFERENCE_THRESHOLD_FRACTION:g}: random +"
+        f" {REFERENCE_THRESHOLD_FRACTION:g} x ({refs.expert_label} - random), per seed and task"
+        " (keys seed/task)"
+    )
+    if flat:
+        rule += (
+            f"; on the {len(flat)} (seed, task) pair(s) where the two are equal,"
+            f" {100 * DEFAULT_THRESHOLD_FRACTION:g}% of the way from the worst to the best method"
+            " entry's mean final return on that pair"
+        )
+    return levels, rule
+
+
 def _threshold_caveat(analysis: Analysis) -> str | None:
     """A warning when the thresholds come from the methods being ranked (the fallback rule)."""
+    if analysis.threshold_rule.endswith("mean final return on that pair"):
+        return (
+            "episodes_to_threshold's thresholds come from the compared method entries' own final"
+            " returns on the (seed, task) pairs whose reference returns are equal (the rule in the"
+            " protocol names how many), so there they move when an entry is added or removed"
+        )
     if not analysis.threshold_rule.endswith("mean final return on the task"):
         return None
     return (
         "episodes_to_threshold's thresholds come from the compared method entries' own final"
-        " returns (no report.threshold and no reference returns), so they move when an entry is"
-        " added or removed; set report.threshold to time every entry against a fixed level"
+        " returns (no report.threshold, and no reference returns or some task's are equal), so"
+        " they move when an entry is added or removed; set report.threshold to time every entry"
+        " against a fixed level"
     )
 
 

@@ -157,9 +157,17 @@ class MethodMetrics:
 
 
 def resolve_thresholds(
-    curves: Mapping[str, LearningCurves], threshold: float | None, final_fraction: float
+    curves: Mapping[str, LearningCurves],
+    threshold: float | None,
+    final_fraction: float,
+    per_seed: bool = False,
 ) -> dict[Any, float]:
-    """Task -> episodes_to_threshold threshold: the spec's, or :func:`default_thresholds`."""
+    """Task -> episodes_to_threshold threshold: the spec's, or :func:`default_thresholds`.
+
+    ``per_seed`` (test tasks drawn per seed): :func:`default_thresholds` per (seed, task), keyed by
+    :func:`seed_task_key` -- task k of one seed is not task k of another, so their final returns
+    are not pooled -- when every entry ran the same seeds (else per task, as without it).
+    """
     tasks = next(iter(curves.values())).tasks
     for c in curves.values():
         if c.tasks != tasks:
@@ -170,6 +178,16 @@ def resolve_thresholds(
     if threshold is not None:
         return {t: float(threshold) for t in tasks}
     finals = {name: final_return(c.returns, final_fraction) for name, c in curves.items()}
+    seeds = next(iter(curves.values())).seeds
+    if per_seed and all(c.seeds == seeds for c in curves.values()):
+        # default_thresholds pools axis 0 (seeds); one "seed" at a time keeps each pair apart
+        return {
+            seed_task_key(seed, t): float(level)
+            for i, seed in enumerate(seeds)
+            for t, level in zip(
+                tasks, default_thresholds({n: f[i : i + 1] for n, f in finals.items()}), strict=True
+            )
+        }
     return dict(zip(tasks, default_thresholds(finals).tolist(), strict=True))
 
 

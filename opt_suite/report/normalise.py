@@ -102,6 +102,17 @@ def _equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.abs(a - b) <= EQUAL_TOLERANCE * scale
 
 
+def degenerate_pairs(references: References) -> set[tuple[int, Any]]:
+    """The (seed, task) pairs where random and expert earn the same (no scale there)."""
+    equal = _equal(references.random, references.expert)
+    return {
+        (int(s), t)
+        for i, s in enumerate(references.seeds)
+        for j, t in enumerate(references.tasks)
+        if equal[i, j]
+    }
+
+
 def degenerate_tasks(references: References) -> list[Any]:
     """Tasks where random and expert earn the same on some seed (no scale to normalise by)."""
     equal = _equal(references.random, references.expert)

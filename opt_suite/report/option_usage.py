@@ -301,11 +301,15 @@ def _method_section(method: str, runs: Sequence[RunUsage], fraction: float) -> l
     episodes = sorted({r.episodes for r in runs})
     seeds = sorted({r.seed for r in runs})
     n_edge = ", ".join(str(final_episode_count(e, fraction)) for e in episodes)
+    counts = ", ".join(map(str, episodes))
+    if len(episodes) > 3:  # a frame budget: every run ends its own number of episodes
+        n_edge = f"{100 * fraction:g}% of the"
+        counts = f"{episodes[0]}–{episodes[-1]}"
     lines = [
         f"## {method}",
         "",
         f"{len(runs)} runs ({len(seeds)} seeds × {len({r.task for r in runs})} test tasks), "
-        f"{', '.join(map(str, episodes))} episodes each; options per seed: "
+        f"{counts} episodes each; options per seed: "
         + ", ".join(f"{len(_seed_runs(runs, s)[0].option_names)}" for s in seeds)
         + ".",
         "",
