@@ -1,7 +1,7 @@
-"""Fingerprints (and wall/CPU seconds) of ``tf_agents`` runs: proof that a speed-up changed no number.
+"""Fingerprints and CPU seconds of ``tf_agents`` runs: proof that a speed-up changed no number.
 
     nice -n 10 .venv/bin/python benchmarks/ppo_run_hashes.py [--frames 4000] [--specs cartpole ...]
-    [--profile out.prof]
+    [--profile out.prof]  (a CPU-time profile of the runs)
 
 One run per (spec, option set): the spec's first test task of seed 0, its evaluation seed and
 learner params, a frame budget of ``--frames``; option sets: none (``primitives``) and 3 untrained
@@ -36,7 +36,7 @@ SPECS = {
 }
 
 
-def _options(family, task, spec, with_options: bool):
+def _options(family, task, with_options: bool):
     """No option (primitives) or 3 untrained ones, drawn as ``random_options`` draws them."""
     from opt_suite.option_networks.initial import initial_frame_options, initial_vector_options
     from opt_suite.options.network import NetworkOptionSet
@@ -52,8 +52,8 @@ def _options(family, task, spec, with_options: bool):
     return initial_frame_options(family, task, 3, seed)
 
 
-def run_one(name: str, with_options: bool, frames: int):
-    """(hash, wall s, CPU s, frames used) of one run; see the module doc."""
+def spec_run(name: str, with_options: bool, frames: int):
+    """(learner, context) of one run: ``name``'s spec, its first test task of seed 0, ``frames``."""
     from opt_suite import registry
     from opt_suite.learners.base import LearnerContext, LearnerRun
     from opt_suite.runner.protocol import resolve_components
@@ -65,10 +65,15 @@ def run_one(name: str, with_options: bool, frames: int):
     components = resolve_components(spec)
     family = components.family(spec.family.params)
     task = draw_tasks(family, spec.tasks).test(0)[0]
-    options = _options(family, task, spec, with_options)
+    options = _options(family, task, with_options)
     learner = registry.load(registry.LEARNERS, spec.evaluation.learner)(spec.evaluation.params)
     run = LearnerRun(task, evaluation_seed(spec.tasks.seed, 0, task.index))
-    context = LearnerContext(family, [run], options, 1, spec.evaluation.max_steps, frames)
+    return learner, LearnerContext(family, [run], options, 1, spec.evaluation.max_steps, frames)
+
+
+def run_one(name: str, with_options: bool, frames: int):
+    """(hash, wall s, CPU s, a summary) of one run; see the module doc."""
+    learner, context = spec_run(name, with_options, frames)
     wall, cpu = time.perf_counter(), time.process_time()
     [(log, usage)] = learner.run_with_usage(context)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -95,7 +100,7 @@ def main() -> None:
     if args.profile:
         import cProfile
 
-        profiler = cProfile.Profile()
+        profiler = cProfile.Profile(time.process_time)  # CPU: the machine is shared
     for name in args.specs:
         for with_options in (False,) if args.no_options else (False, True):
             if profiler is not None:
