@@ -141,10 +141,11 @@ def build_agent(
     agent_class = (
         shared_trunk.SharedTrunkPPOAgent if params.network.shared else ppo_clip_agent.PPOClipAgent
     )
+    optimizer = tf.keras.optimizers.Adam(learning_rate=params.learning_rate)
     agent = agent_class(
         time_step_spec,
         action_spec,
-        optimizer=tf.keras.optimizers.Adam(learning_rate=params.learning_rate),
+        optimizer=optimizer,
         actor_net=actor,
         value_net=value,
         importance_ratio_clipping=params.clip,
@@ -158,7 +159,24 @@ def build_agent(
         train_step_counter=tf.Variable(0, dtype=tf.int64),
     )
     agent.initialize()
+    _build_optimizer(optimizer, actor, value)
     return agent
+
+
+def _build_optimizer(optimizer: Any, actor: Any, value: Any) -> None:
+    """Create Adam's moments now, as its first ``apply_gradients`` would (zeros, same order).
+
+    Why: created inside the compiled train step, they make ``tf.function`` trace the whole PPO
+    update twice (once creating variables, once more without): 3.6 instead of 2.1 CPU-s on the
+    first update, most of a short run's cost (``benchmarks/bench_ppo.py``). The list is the one
+    tf-agents' ``_train`` passes (both networks' trainable weights, deduplicated, sorted by name),
+    so the moments are created in the same order, with the same zeros: the updates are unchanged
+    bit for bit (``benchmarks/ppo_run_hashes.py``). Only their names lose the ``epoch_0/`` scope
+    they were created under; nothing reads them (an expert's checkpoint holds the actor's weights).
+    """
+    unique = {id(v): v for v in actor.trainable_weights + value.trainable_weights}
+    with tf.name_scope(optimizer.name):
+        optimizer.build(sorted(unique.values(), key=lambda v: v.name))
 
 
 def train(

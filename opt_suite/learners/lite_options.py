@@ -39,8 +39,15 @@ def _interpreter(network: Any, shape: tuple[int, ...]) -> tuple[Any, int, int, i
         mu, beta = network(frames, training=False)
         return {"mu": mu, "beta": beta}
 
+    # The converter first saves what it is given as a SavedModel. Given the keras network, that
+    # save traces every layer's call again: ~0.3 of the ~0.5 CPU-s of a conversion, paid per
+    # option and run. A module holding only the network's variables saves the same signature and
+    # variables, and gives the same TFLite model, byte for byte (checked on vector and conv
+    # options: ``benchmarks/ppo_run_hashes.py`` hashes runs that act through them).
+    holder = tf.Module()
+    holder.network_variables = list(network.variables)
     converter = tf.lite.TFLiteConverter.from_concrete_functions(
-        [forward.get_concrete_function()], network
+        [forward.get_concrete_function()], holder
     )
     with warnings.catch_warnings(), quiet_stderr():  # one "Created XNNPACK delegate" line each
         warnings.simplefilter("ignore", UserWarning)  # the deprecation notice, see the docstring

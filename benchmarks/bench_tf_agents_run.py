@@ -1,0 +1,105 @@
+"""Frames per CPU-second of one ``tf_agents`` run (every deep study's bottleneck), against its env.
+
+One evaluation run as a cell runs it (``ppo_run_hashes.spec_run``: gymnasium-cartpole's learner,
+8 envs x 64 steps, 3 epochs, MLP 64x64, on the spec's first test task, primitives only), in a
+worker's environment (one thread per op), CPU time (the machine is shared), and in the same
+process the reference: the same task's env batch (``make_env_batch``, 8 sub-envs) stepping random
+actions, the floor any learner pays.
+
+Where a run's CPU went before (a cProfile of 4,000-frame runs, ``ppo_run_hashes.py --profile``):
+building the compiled PPO update dominated. ``tf.function`` traced tf-agents' whole update (3
+epochs unrolled, forward and backward, ~4,000 graph ops) *twice* on the first call, because
+Adam's moments were created inside it: 3.6 CPU-s, against ~6 ms per later update and ~25 ms
+(CartPole) to ~80 ms (DoorKey) per collection of 8 x 64 decisions. With options, each option's
+TFLite conversion cost ~0.5 CPU-s more, most of it re-tracing the keras network to save it.
+
+    per run, CPU-s (4,000 frames, one process   before (4ccb494)   after
+    each, load ~4 on 2 cores; same hashes)
+    CartPole, primitives / 3 options            5.4 / 6.1          3.7 / 3.3
+    DoorKey, primitives / 3 options             4.6 / 7.3          3.4 / 3.8
+    MinAtar Breakout, primitives / 3 options    6.2 / 8.1          4.3 / 4.8
+
+Here (20,000 frames, CartPole, primitives): 3.5 CPU-s, 5,700 frames/CPU-s, 0.072 of the env
+batch's 80,000; the first update 2.6 CPU-s (one trace), the 19 others 6.5 ms each. The first
+update is still most of a run: tf-agents' update graph is rebuilt for every run's new agent.
+Asserted: one trace per run (a second would add ~1.5 CPU-s) and a floor of half the measured
+ratio to the env.
+
+    nice -n 10 .venv/bin/pytest benchmarks/bench_tf_agents_run.py -n 0 --benchmark-only -s
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+from ppo_run_hashes import spec_run  # sets the worker environment before TensorFlow loads
+
+from opt_suite.families.env_batch import make_env_batch, step_rows
+
+FRAMES = int(os.environ.get("OPT_SUITE_BENCH_TF_AGENTS_FRAMES", "20000"))
+#: Least run frames/CPU-s as a fraction of the env batch's own: half the 0.072 measured.
+FLOOR = 0.035
+
+
+def env_frames_per_cpu_s(context, frames: int) -> float:
+    """Frames per CPU-s of the run's env batch stepping uniformly random actions."""
+    run = context.runs[0]
+    envs = make_env_batch(context.family, run.task, 8, context.max_steps)
+    rows = np.arange(envs.num_envs)
+    rng = np.random.default_rng(0)
+    for i in rows:
+        envs.reset_at(int(i), int(i))
+    used, start = 0, time.process_time()
+    while used < frames:
+        step = step_rows(envs, rows, rng.integers(envs.single_action_space.n, size=len(rows)))
+        used += int(step.frames.sum())
+        for i in np.flatnonzero(step.terminated | step.truncated):
+            used += envs.reset_at(int(i), None)[1]
+    cpu = time.process_time() - start
+    envs.close()
+    return used / cpu
+
+
+def test_bench_tf_agents_run(benchmark, monkeypatch):
+    """One CartPole run's frames/CPU-s, its first update's CPU-s and traces, the env's rate."""
+    from opt_suite.learners import ppo_parts
+
+    compiled, updates = ppo_parts._compiled_train, []
+
+    def timed_train(agent):  # times each update and keeps the compiled function to ask it
+        train = compiled(agent)
+
+        def update(experience):
+            start = time.process_time()
+            train(experience)
+            updates.append((time.process_time() - start, train.experimental_get_tracing_count()))
+
+        return update
+
+    monkeypatch.setattr(ppo_parts, "_compiled_train", timed_train)
+    learner, context = spec_run("cartpole", False, FRAMES)
+    results: dict[str, float] = {}
+
+    def measure() -> None:
+        start = time.process_time()
+        learner.run(context)
+        results["run_cpu_s"] = time.process_time() - start
+        results["env"] = env_frames_per_cpu_s(context, FRAMES)
+
+    benchmark.pedantic(measure, rounds=1, iterations=1)
+    r = results
+    r["run"] = FRAMES / r["run_cpu_s"]
+    r["ratio"] = r["run"] / r["env"]
+    r["first_update_cpu_s"], traces = updates[0]
+    r["other_updates_cpu_s"] = sum(cpu for cpu, _ in updates[1:]) / max(len(updates) - 1, 1)
+    benchmark.extra_info.update({k: round(v, 4) for k, v in r.items()})
+    print(
+        f"\ntf_agents run, CartPole, {FRAMES:,} frames: {r['run_cpu_s']:.2f} CPU-s, "
+        f"{r['run']:,.0f} frames/CPU-s ({r['ratio']:.3f} of the env batch's {r['env']:,.0f}); "
+        f"first update {r['first_update_cpu_s']:.2f} CPU-s ({traces} trace), later ones "
+        f"{1000 * r['other_updates_cpu_s']:.1f} ms ({len(updates)} updates)"
+    )
+    assert traces == 1, f"the compiled PPO update was traced {traces} times in one run"
+    assert r["ratio"] >= FLOOR, f"run/env frames per CPU-s {r['ratio']:.3f} < {FLOOR}"
