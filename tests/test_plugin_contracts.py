@@ -288,3 +288,9 @@ def test_the_work_estimate_counts_the_experts_training_frames():
     assert "training the experts" not in plain.describe()
     assert PPOExpert.training_steps(PPOExpert.Params(), 500) == PPOExpert.Params().frames
     assert OptimalExpert.training_steps(OptimalExpert.Params(), 500) == 0  # plans, no steps
+    # With references: measure, ppo_expert also trains one expert per test task and seed.
+    cartpole = load_spec(find_spec("gymnasium-cartpole"))
+    assert cartpole.report.references == "measure"
+    frames = cartpole.demonstrations.params.frames
+    both = estimate_work(cartpole, [0, 1], methods[:1], None, 2, expert_steps=frames)
+    assert both.expert_steps == 2 * (cartpole.tasks.train + cartpole.tasks.test) * frames

@@ -131,9 +131,11 @@ def estimate_work(
         # tabular families, where the random policy is evaluated exactly (no env steps).
         d = spec.demonstrations
         per_task = d.trajectories_per_task * d.max_steps
+        reference_experts = 0
         if spec.report.references == "measure":
-            per_task += int(getattr(d.params, "frames", 0) or 0)
-        steps += n_seeds * tasks.test * per_task
+            reference_experts = n_seeds * tasks.test * int(getattr(d.params, "frames", 0) or 0)
+        steps += n_seeds * tasks.test * per_task + reference_experts
+        experts += reference_experts  # the parenthetical counts every expert trained
     candidates = [(0, "none")]
     if num_states is not None and num_actions is not None:
         S, A = int(num_states), int(num_actions)
