@@ -16,7 +16,7 @@ import pytest
 from results_pages import assert_verdict_first_and_links_resolve, load_collect
 
 from opt_suite.cli import COMMANDS
-from opt_suite.spec import find_spec
+from opt_suite.spec import find_spec, load_spec
 
 FOLDER = Path(__file__).resolve().parents[1] / "docs" / "results" / "gymnasium"
 
@@ -44,11 +44,9 @@ def test_regenerate_script_runs_bundled_specs_with_the_same_methods():
         if "learner: tf_agents" in text:
             wanted.add("bc-ppo")
         assert wanted <= entries, (name, wanted - entries)
-        # Issue 25's 8 test tasks and 5 seeds where the learner is cheap (as minatar-field); 5
-        # and 3 where 240 PPO runs would not fit a bundled spec's 20 minutes (the specs say so).
-        test, seeds = (5, 3) if "learner: tf_agents" in text else (8, 5)
-        assert re.search(rf"^  test: {test}$", text, flags=re.MULTILINE), name
-        assert re.search(rf"^  seeds: {seeds}$", text, flags=re.MULTILINE), name
+        # Issue 25's protocol in every domain: 8 test tasks drawn per seed, 5 seeds.
+        spec = load_spec(find_spec(name))
+        assert (spec.tasks.test, spec.tasks.test_per_seed, spec.evaluation.seeds) == (8, True, 5)
 
 
 def test_readme_states_a_verdict_first_and_links_files_that_exist():

@@ -5,9 +5,9 @@ Called by ``regenerate.sh`` (which runs the specs first); usable alone on existi
     python docs/results/gymnasium/collect.py RUNS_DIR
 
 Each domain is the ``--out`` directory of one spec in ``RUNS_DIR`` (:data:`DOMAINS`); MinAtar's is
-the ``lambda1 = 0`` variant of ``minatar-field`` (a sweep), run on its own (an hour and more), or,
-while that is not there, of ``minatar-breakout-controls``: the spec it extends, whose entries are
-exactly the ones compared here (the field's three extra methods are not), on the same cells. For
+the ``lambda1 = 0`` variant of ``minatar-breakout-controls`` (a sweep, run by
+``docs/results/minatar/regenerate.sh``: 42 minutes), whose entries are exactly the ones compared
+here, with the same protocol as the other three (8 test tasks drawn per seed, 5 seeds). For
 each domain found, copies its report's ``leaderboard.md``, ``leaderboard.json``, ``runs.json`` and
 ``curves.png`` into ``<domain>/`` here; a domain whose run is missing or unfinished is a
 "pending" row, never an error, so the page can be written before the slowest run ends.
@@ -60,10 +60,8 @@ DOMAINS = (
     ("frozenlake", "FrozenLake 4x4", "index", "gymnasium-frozenlake", "."),
     ("cartpole", "CartPole", "vector", "gymnasium-cartpole", "."),
     ("minigrid-doorkey", "MiniGrid DoorKey 6x6", "egocentric image", "minigrid-doorkey", "."),
-    ("minatar", "MinAtar Breakout", "image", "minatar-field", "variants/lambda1=0.0"),
+    ("minatar", "MinAtar Breakout", "image", "minatar-breakout-controls", "variants/lambda1=0.0"),
 )
-#: A run folder to read when the domain's own is not there: the same entries on the same cells.
-FALLBACK = {"minatar-field": "minatar-breakout-controls"}
 METHOD = "offline-options"
 #: The comparators, in the table's order; a domain shows those its spec runs (bc-ppo needs the
 #: tf_agents learner, so FrozenLake's SMDP Q-learning has none).
@@ -94,10 +92,6 @@ def main(runs_dir: Path, out: Path = HERE) -> int:
     diagnostics: list[str] = []
     unfinished: list[str] = []
     for folder, label, kind, run, report in DOMAINS:
-        if run in FALLBACK and not (runs_dir / run / report / "runs.json").is_file():
-            other = runs_dir / FALLBACK[run]
-            if (other / report / "runs.json").is_file() or not (runs_dir / run).is_dir():
-                run = FALLBACK[run]
         source = runs_dir / run / report
         if not (source / "runs.json").is_file():
             print(f"collect.py: {label}: no {source / 'runs.json'} yet: pending", file=sys.stderr)
