@@ -81,6 +81,32 @@ def test_a_source_that_skips_a_task_is_an_error():
         )
 
 
+def test_a_source_may_keep_fewer_but_not_more_than_asked():
+    """Fewer (cut ones dropped, as ppo_expert's min_complete does) is kept; more is an error."""
+
+    class Dropping(DemonstrationSource):
+        name = "dropping"
+        description = "the optimal expert's demonstrations, one dropped or one repeated"
+
+        @dataclasses.dataclass(frozen=True)
+        class Params:
+            drop: bool = True
+            extra: bool = False
+
+        def collect(self, context):
+            demos = list(OptimalExpert().collect(context))
+            return demos[: -1 if self.params.drop else None] + demos[: int(self.params.extra)]
+
+    tasks = toy_tasks(grid_model(FOUR_ROOMS_11, (1, 1), (3, 9)))
+    spec = DemonstrationsSpec(source="dropping", trajectories_per_task=3)
+    seed = np.random.SeedSequence(0)
+    kept = collect_demonstrations(ToyFamily(), tasks, spec, seed, Dropping)
+    assert len(kept) == 2
+    extra = dataclasses.replace(spec, params=Dropping.Params(drop=False, extra=True))
+    with pytest.raises(DemonstrationError, match="gave 4 trajectories of toy/test/0; expected 1"):
+        collect_demonstrations(ToyFamily(), tasks, extra, seed, Dropping)
+
+
 def test_a_source_is_given_the_checkpoint_dir_in_its_context(tmp_path):
     seen = []
 
