@@ -173,21 +173,18 @@ def choose_thresholds(
     """
     s = inputs.settings
     tasks = next(iter(curves.values())).tasks
-    refs = inputs.references
-    if s.threshold is None and refs is not None and inputs.tasks_per_seed:
-        return _per_seed_reference_thresholds(inputs, refs, curves)
     if s.threshold is not None:
         return resolve_thresholds(curves, s.threshold, s.final_fraction), (
             f"report.threshold = {s.threshold:g} on every task"
         )
+    refs = inputs.references
+    if refs is not None and inputs.tasks_per_seed:
+        return _per_seed_reference_thresholds(inputs, refs, curves)
     if refs is not None and normalisation_caveat(refs) is None:
         resolve_thresholds(curves, 0.0, s.final_fraction)  # the methods' tasks must agree
-        per_seed = inputs.tasks_per_seed
-        levels = reference_thresholds(refs, tasks, REFERENCE_THRESHOLD_FRACTION, per_seed)
-        return levels, (
+        return reference_thresholds(refs, tasks, REFERENCE_THRESHOLD_FRACTION), (
             f"a normalised score of {REFERENCE_THRESHOLD_FRACTION:g}: random +"
-            f" {REFERENCE_THRESHOLD_FRACTION:g} x ({refs.expert_label} - random),"
-            + (" per seed and task (keys seed/task)" if per_seed else " mean over seeds")
+            f" {REFERENCE_THRESHOLD_FRACTION:g} x ({refs.expert_label} - random), mean over seeds"
         )
     return resolve_thresholds(curves, None, s.final_fraction), (
         f"{100 * DEFAULT_THRESHOLD_FRACTION:g}% of the way from the worst to the best method"
@@ -248,11 +245,12 @@ def _per_seed_reference_thresholds(
     """
     tasks = next(iter(curves.values())).tasks
     levels = reference_thresholds(refs, tasks, REFERENCE_THRESHOLD_FRACTION, per_seed=True)
-    fallback = resolve_thresholds(curves, None, inputs.settings.final_fraction, per_seed=True)
     flat = [(seed, t) for seed, t in degenerate_pairs(refs) if t in tasks]
-    for seed, t in flat:
-        key = seed_task_key(seed, t)
-        levels[key] = fallback.get(key, levels[key])
+    if flat:  # the entries' own final returns, computed only where a pair needs them
+        fallback = resolve_thresholds(curves, None, inputs.settings.final_fraction, per_seed=True)
+        for seed, t in flat:
+            key = seed_task_key(seed, t)
+            levels[key] = fallback.get(key, levels[key])
     rule = (
         f"a normalised score of {REFERENCE_THRESHOLD_FRACTION:g}: random +"
         f" {REFERENCE_THRESHOLD_FRACTION:g} x ({refs.expert_label} - random), per seed and task"

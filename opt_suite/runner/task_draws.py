@@ -26,7 +26,6 @@ import numpy as np
 
 from opt_suite.families.base import Task
 from opt_suite.runner.seeding import task_draw_seed
-from opt_suite.store.reader import split_name
 
 if TYPE_CHECKING:
     from opt_suite.families.base import TaskFamily
@@ -67,10 +66,6 @@ class SpecTasks:
             Task(f"{prefix}/seed{seed}/test/{i}", "test", i, params)
             for i, params in enumerate(drawn)
         )
-
-    def split_of(self, seed: int) -> str:
-        """The store's split name of seed ``seed``'s test tasks (:func:`split_name`)."""
-        return split_name(seed if self.per_seed else None)
 
 
 def draw_tasks(family: TaskFamily, tasks: TasksSpec) -> SpecTasks:
