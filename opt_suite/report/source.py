@@ -9,6 +9,7 @@ for the rest of a run in which one method crashed (``opt-suite compare`` then re
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 from collections.abc import Iterable
@@ -45,6 +46,25 @@ def find_pictures(directory: Path) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+@functools.lru_cache(maxsize=4)
+def _document(spec_yaml: str) -> Any:
+    """The stored spec's YAML, parsed once for every reader below (they only read it).
+
+    Raises:
+        yaml.YAMLError: not YAML (not cached: each caller says what that means to it).
+    """
+    return yaml.safe_load(spec_yaml) or {}
+
+
+def _section(spec_yaml: str, name: str) -> Any:
+    """The stored spec's top-level section ``name``, or None (absent, or the spec not YAML)."""
+    try:
+        document = _document(spec_yaml)
+    except yaml.YAMLError:
+        return None
+    return document.get(name) if isinstance(document, dict) else None
+
+
 def report_settings(spec_yaml: str) -> ReportSpec:
     """The ``report:`` section of a resolved spec's YAML, without loading the spec's plugins.
 
@@ -52,7 +72,7 @@ def report_settings(spec_yaml: str) -> ReportSpec:
         ReportDataError: the section is not a mapping of ``ReportSpec`` fields.
     """
     try:
-        document = yaml.safe_load(spec_yaml) or {}
+        document = _document(spec_yaml)
     except yaml.YAMLError as exc:
         flat = " ".join(str(exc).split())
         raise ReportDataError(f"the stored spec is not YAML: {flat}") from None
@@ -79,11 +99,7 @@ def report_settings(spec_yaml: str) -> ReportSpec:
 
 def demonstrations_asked(spec_yaml: str) -> int | None:
     """The stored spec's ``demonstrations.trajectories_per_task``, or None (unset or unreadable)."""
-    try:
-        document = yaml.safe_load(spec_yaml) or {}
-    except yaml.YAMLError:
-        return None
-    section = document.get("demonstrations") if isinstance(document, dict) else None
+    section = _section(spec_yaml, "demonstrations")
     value = section.get("trajectories_per_task") if isinstance(section, dict) else None
     return int(value) if value is not None and _integer(value) and value >= 1 else None
 
@@ -94,11 +110,8 @@ def evaluation_frames(spec_yaml: str) -> int | None:
     Raises:
         ReportDataError: the value is not a positive integer.
     """
-    try:
-        document = yaml.safe_load(spec_yaml) or {}
-    except yaml.YAMLError:
-        return None  # report_settings has already said what is wrong with it
-    evaluation = document.get("evaluation") if isinstance(document, dict) else None
+    # Not YAML: None here, report_settings has already said what is wrong with it.
+    evaluation = _section(spec_yaml, "evaluation")
     frames = evaluation.get("frames") if isinstance(evaluation, dict) else None
     if frames is not None and not (_integer(frames) and frames >= 1):
         raise ReportDataError(
@@ -109,11 +122,7 @@ def evaluation_frames(spec_yaml: str) -> int | None:
 
 def tasks_per_seed(spec_yaml: str) -> bool:
     """Whether the stored spec draws its test tasks per seed (``tasks.test_per_seed``)."""
-    try:
-        document = yaml.safe_load(spec_yaml) or {}
-    except yaml.YAMLError:
-        return False
-    section = document.get("tasks") if isinstance(document, dict) else None
+    section = _section(spec_yaml, "tasks")
     return isinstance(section, dict) and section.get("test_per_seed") is True
 
 
@@ -123,11 +132,7 @@ def frame_unit(spec_yaml: str) -> str:
     Atari repeats each action for several emulator frames and reports them; every other family
     counts one frame per env step (all sub-envs together), so its axis is env steps.
     """
-    try:
-        document = yaml.safe_load(spec_yaml) or {}
-    except yaml.YAMLError:
-        return "env steps"
-    family = document.get("family") if isinstance(document, dict) else None
+    family = _section(spec_yaml, "family")
     name = family.get("name") if isinstance(family, dict) else None
     return "emulator frames" if name == "atari" else "env steps"
 
