@@ -21,6 +21,20 @@ def load_collect(folder: Path, name: str) -> ModuleType:
     return module
 
 
+def regenerate_commands(folder: Path, commented: bool = False) -> tuple[str, list[str]]:
+    """The page's ``regenerate.sh`` and the ``opt-suite`` commands it runs, each a real command.
+
+    ``commented``: also the commands of lines commented out (a step the script documents).
+    """
+    from opt_suite.cli import COMMANDS
+
+    script = (folder / "regenerate.sh").read_text()
+    pattern = r"^\s*#?\s*opt-suite ([a-z-]+)" if commented else r"^\s*opt-suite ([a-z-]+)"
+    commands = re.findall(pattern, script, flags=re.MULTILINE)
+    assert set(commands) <= set(COMMANDS), set(commands) - set(COMMANDS)
+    return script, commands
+
+
 def assert_verdict_first_and_links_resolve(folder: Path, verdict: str) -> None:
     """The README's first paragraph matches ``verdict``; every relative link names a file."""
     readme = (folder / "README.md").read_text()
