@@ -41,6 +41,8 @@ __all__ = [
     "mean",
     "paired_probability_of_improvement",
     "paired_probability_of_improvement_ci",
+    "paired_wins",
+    "per_task_probability_of_improvement",
     "paired_sign_flip_test",
     "paired_sign_flip_smallest_p",
     "percentile_interval",
@@ -229,13 +231,11 @@ def task_bootstrap_ci(
     return stratified_bootstrap_ci(scores, statistic, reps, rng, alpha, over_tasks=True)
 
 
-def probability_of_improvement(scores_x: np.ndarray, scores_y: np.ndarray) -> np.ndarray:
-    """Average probability that a run of X beats a run of Y on the same task.
+def per_task_probability_of_improvement(scores_x: np.ndarray, scores_y: np.ndarray) -> np.ndarray:
+    """Per task m, ``P(X_m > Y_m) + 0.5 P(X_m = Y_m)`` over all pairs of X's and Y's runs.
 
-    Per task m, ``P(X_m > Y_m) + 0.5 P(X_m = Y_m)`` over all pairs of X's and Y's runs -- the
-    Mann-Whitney U statistic of X against Y divided by ``runs_x * runs_y`` -- then the mean over
-    tasks (rliable's ``probability_of_improvement``). Higher scores are better; pass negated scores
-    for a metric where lower is better.
+    The Mann-Whitney U statistic of X against Y divided by ``runs_x * runs_y``, one per task:
+    ``[..., tasks]`` (:func:`probability_of_improvement` is its mean over tasks).
 
     Args:
         scores_x: ``[..., runs_x, tasks]``.
@@ -245,8 +245,21 @@ def probability_of_improvement(scores_x: np.ndarray, scores_y: np.ndarray) -> np
     y = np.asarray(scores_y, dtype=np.float64)[..., None, :, :]
     if x.shape[-1] != y.shape[-1]:
         raise ValueError(f"X and Y must have the same tasks, got {x.shape[-1]} and {y.shape[-1]}")
-    per_task = np.mean((x > y) + 0.5 * (x == y), axis=(-3, -2))
-    return np.mean(per_task, axis=-1)
+    return np.mean((x > y) + 0.5 * (x == y), axis=(-3, -2))
+
+
+def probability_of_improvement(scores_x: np.ndarray, scores_y: np.ndarray) -> np.ndarray:
+    """Average probability that a run of X beats a run of Y on the same task.
+
+    :func:`per_task_probability_of_improvement`, then the mean over tasks (rliable's
+    ``probability_of_improvement``). Higher scores are better; pass negated scores for a metric
+    where lower is better.
+
+    Args:
+        scores_x: ``[..., runs_x, tasks]``.
+        scores_y: ``[..., runs_y, tasks]``, same tasks; leading axes broadcast with ``scores_x``'s.
+    """
+    return np.mean(per_task_probability_of_improvement(scores_x, scores_y), axis=-1)
 
 
 def probability_of_improvement_ci(
@@ -286,14 +299,24 @@ def paired_probability_of_improvement(scores_x: np.ndarray, scores_y: np.ndarray
         scores_x: ``[..., runs, tasks]``.
         scores_y: same shape (leading axes broadcast).
     """
+    wins = paired_wins(scores_x, scores_y)
+    return np.mean(wins.reshape(*wins.shape[:-2], -1), axis=-1)
+
+
+def paired_wins(scores_x: np.ndarray, scores_y: np.ndarray) -> np.ndarray:
+    """Per (seed, task) pair: 1 where X's run beats Y's run of it, 0.5 on a tie, else 0.
+
+    Args:
+        scores_x: ``[..., runs, tasks]``.
+        scores_y: same shape (leading axes broadcast).
+    """
     x = np.asarray(scores_x, dtype=np.float64)
     y = np.asarray(scores_y, dtype=np.float64)
     if x.shape[-2:] != y.shape[-2:]:
         raise ValueError(
             f"paired runs need the same (runs, tasks), got {x.shape[-2:]} and {y.shape[-2:]}"
         )
-    wins = (x > y) + 0.5 * (x == y)
-    return np.mean(wins.reshape(*wins.shape[:-2], -1), axis=-1)
+    return (x > y) + 0.5 * (x == y)
 
 
 def paired_probability_of_improvement_ci(
@@ -313,7 +336,7 @@ def paired_probability_of_improvement_ci(
     x, y = _check_pair(scores_x, scores_y, same_tasks=True)
     if x.shape != y.shape:
         raise ValueError(f"paired runs need the same (runs, tasks), got {x.shape} and {y.shape}")
-    wins = (x > y) + 0.5 * (x == y)  # one entry per pair: resampling it keeps X and Y together
+    wins = paired_wins(x, y)  # one entry per pair: resampling it keeps X and Y together
     return stratified_bootstrap_ci(wins, mean, reps, rng, alpha, over_tasks)
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from opt_suite import stats
 from opt_suite.report.baseline import Baseline
 from opt_suite.report.leaderboard import Improvement, improvement, oriented, rng_for
 from opt_suite.report.metrics import METRICS
@@ -106,12 +107,9 @@ def compare_entries(
     ox, oy = oriented(metric, vx), oriented(metric, vy)
     per_seed = runs.tasks_per_seed and paired is not None
     if per_seed:  # each (seed, task) is its own task: X's run against Y's run of it
-        per_task = ((ox > oy) + 0.5 * (ox == oy)).ravel()
+        per_task = stats.paired_wins(ox, oy).ravel()
     else:  # per task: the share of (run of X, run of Y) pairs X wins, ties half (rliable's P)
-        per_task = np.mean(
-            (ox[:, None, :] > oy[None, :, :]) + 0.5 * (ox[:, None, :] == oy[None, :, :]),
-            axis=(0, 1),
-        )
+        per_task = stats.per_task_probability_of_improvement(ox, oy)
     return EntryComparison(
         x,
         y,

@@ -177,8 +177,7 @@ def task_wins(x: np.ndarray, y: np.ndarray) -> dict[str, int]:
     Per task, the report's P(X > Y) restricted to that task (all pairs of X's and Y's seeds, ties
     one half); ``won``/``tied``/``lost`` count the tasks above, at and below 0.5.
     """
-    per_task = [float(stats.probability_of_improvement(x[:, [t]], y[:, [t]])) for t in
-                range(x.shape[1])]  # fmt: skip
+    per_task = stats.per_task_probability_of_improvement(x, y).tolist()
     return {
         "won": sum(p > 0.5 for p in per_task),
         "tied": sum(p == 0.5 for p in per_task),
