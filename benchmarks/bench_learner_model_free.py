@@ -17,7 +17,9 @@ Measured (best of 4, two cores shared with another job, so +-15% between runs), 
 Where a model-free step's ~8 us go (process time per step, layer by layer): FrozenLake's own
 ``step`` ~5.0 us (gymnasium's ``categorical_sample``: a list, ``np.asarray``, ``cumsum`` and
 ``argmax`` per step), gymnasium's ``TimeLimit`` + ``OrderEnforcing`` around it ~0.35 us, the
-family's ``GymnasiumTaskEnv`` ~0.4 us (0.8 before its one-frame path), the outer
+family's ``GymnasiumTaskEnv`` ~0.4-0.8 us (observations passed through without a call when
+they need no adapting; a separate one-frame path beside the frame-skip loop measured no gain in
+the ratio, 0.242 with and without, and was dropped), the outer
 ``OrderEnforcing`` + ``PassiveEnvChecker`` ~0.3 us, the learner's loop ~1.5-1.9 us.
 
 So the issue's 0.5x is out of reach of any learner that steps the env: FrozenLake's own step,

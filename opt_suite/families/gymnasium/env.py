@@ -238,21 +238,14 @@ class GymnasiumTaskEnv(gymnasium.Env):
         if self._pending_end is not None:
             terminated, truncated = self._pending_end
             return np.copy(self._last_obs), 0.0, terminated, truncated, self._info(0)
-        if self.frame_skip == 1:
-            # The common case, without the loop's bookkeeping (a tabular learner's step is little
-            # more than this call): the same operations as the loop's one pass, 0.0 + reward
-            # included (it turns a -0.0 reward into 0.0, as the loop's sum does).
+        total, frames = 0.0, 0
+        terminated = truncated = False
+        for _ in range(self.frame_skip):
             obs, reward, terminated, truncated, _ = self._env.step(action)
-            total, frames = 0.0 + float(reward), 1
-        else:
-            total, frames = 0.0, 0
-            terminated = truncated = False
-            for _ in range(self.frame_skip):
-                obs, reward, terminated, truncated, _ = self._env.step(action)
-                total += float(reward)
-                frames += 1
-                if terminated or truncated:
-                    break
+            total += float(reward)
+            frames += 1
+            if terminated or truncated:
+                break
         self._episode_frames += frames
         self._last_obs = obs if self._plain else self._observation(obs)
         truncated = bool(truncated) and not terminated
