@@ -30,6 +30,7 @@ import numpy as np
 from opt_suite.families.base import TaskFamily
 from opt_suite.learners.base import EpisodeLog, LearnerRun
 from opt_suite.learners.smdp_tables import BLOCK_STEPS, Hyper, OptionTables, draw_block
+from opt_suite.options.termination import terminates
 
 __all__ = ["ENV_SEED_STREAM", "env_seed", "run_on_envs", "smdp_target"]
 
@@ -154,9 +155,9 @@ def _run(env, options: _Options, hyper: Hyper, rng: np.random.Generator, seed: i
     """One run: ``episodes`` episodes of (SMDP or intra-option) Q-learning on ``env``.
 
     The loop is the learner's whole share of a step's cost (the rest is ``env.step``), so it
-    touches Python scalars only: the tables are nested lists, the usage counts are lists turned
-    into arrays at the end, and the one-line helpers (the observation check, ``terminates``) are
-    written out in place, with the same comparisons and float operations.
+    touches Python scalars where it can: the SMDP table is nested lists, and the usage counts are
+    lists turned into arrays at the end. The termination rule is ``terminates``, as in every other
+    engine (writing it out in place measured no gain).
     """
     from opt_suite.learners.intra_option_kernels import intra_option_update
 
@@ -212,16 +213,13 @@ def _run(env, options: _Options, hyper: Hyper, rng: np.random.Generator, seed: i
             while a < a_last and c[a] <= u_action:
                 a += 1
         obs, r, terminated, truncated, _ = step(a)
-        s2, r = int(obs), float(r)
-        if not 0 <= s2 < num_states:
-            _observation(obs, num_states)  # raises, naming the observation
+        s2, r = _observation(obs, num_states), float(r)
         k += 1
         ret += r
         t_ep += 1
         done = bool(terminated)
         cut = bool(truncated) or t_ep >= max_steps
-        # options.termination.terminates(u_term, beta[o][s2], bump, k), written out
-        ends = done or cut or u_term < beta[o][s2] + bump * k
+        ends = done or cut or terminates(u_term, beta[o][s2], bump, k)
         if intra_option:
             q_s = q_array[s]
             intra_option_update(
