@@ -290,7 +290,8 @@ def sample_demonstration(
     """One trajectory from a reset until a life is lost (or the game ends, or it is cut).
 
     The env's reset seed and every action come from ``rng``. Returns the trajectory and whether it
-    was cut (by the env's frame cap or ``max_steps``) before a life was lost.
+    was cut (by the env's frame cap or ``max_steps``) before a life was lost, unless the family
+    says the cut episode succeeded (:meth:`TaskFamily.solved_when_cut`).
     """
     env = family.make_env(task)
     reset_seed = int(rng.integers(2**31 - 1))
@@ -313,6 +314,8 @@ def sample_demonstration(
         if truncated:
             break
     env.close()
+    if cut and family.solved_when_cut(task, float(np.sum(rewards))):
+        cut = False  # a survival task's cap is its success (CartPole balanced to its limit)
     trajectory = Trajectory(
         task.task_id,
         np.stack(observations),

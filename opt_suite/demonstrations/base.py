@@ -61,6 +61,12 @@ def episode_caps(env: Any, family: TaskFamily, max_steps: int) -> str:
     own = getattr(base_env(env), "max_steps", None)
     if isinstance(own, int):
         parts.append(f"the env's own max_steps = {own} (family.params.kwargs: {{max_steps: N}})")
+    success = getattr(family, "success_return", None)  # the gymnasium family's (solved_when_cut)
+    if isinstance(success, float):
+        parts.append(
+            f"a cut episode succeeds at a return of {success:g} x the task's reward scale "
+            "(family.params.success_return)"
+        )
     return ", ".join(parts)
 
 

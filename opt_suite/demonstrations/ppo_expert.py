@@ -11,7 +11,10 @@ The spec chooses it for families without an exact model (Atari)::
 Each trajectory runs from a reset until the first life is lost (or the game ends), as in the paper,
 on families whose envs report lives (Atari), and until the episode ends on the others; one cut by
 ``max_steps`` or the episode cap first is an error naming the task (in the family's words) — like a
-tabular demonstration that never reaches its goal. Expert checkpoints go to the run's directory
+tabular demonstration that never reaches its goal — or, with ``min_complete``, dropped with a
+warning. A cut episode that succeeded is complete: on a survival task the cap is the goal
+(CartPole balanced to its limit; the family's ``solved_when_cut``, the gymnasium family's
+``success_return``). Expert checkpoints go to the run's directory
 (``experts/``) when the runner gives one, so a rerun that must recompute the demonstrations (more
 trajectories, a longer ``max_steps``) reuses the trained experts — each only if its bytes match the
 digest written beside it; a swapped or damaged one is retrained (:mod:`opt_suite.agents.expert`).

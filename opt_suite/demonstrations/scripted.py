@@ -19,8 +19,10 @@ episode ends, the actions run out or ``demonstrations.max_steps`` is reached.
 
 **Complete demonstrations.** A demonstration whose episode did not end (its actions ran out, or a
 cap cut it: ``demonstrations.max_steps`` or the family's own episode cap) is not a demonstration
-of the task. It is dropped with a warning line naming the task, the steps reached and the caps,
-while at least ``min_per_task`` complete ones remain on that task; fewer is an error.
+of the task, unless a cap cut it after it succeeded (a survival task such as CartPole: the
+family's ``solved_when_cut``, the gymnasium family's ``success_return``). It is dropped with a
+warning line naming the task, the steps reached and the caps, while at least ``min_per_task``
+complete ones remain on that task; fewer is an error.
 
 **Bad input.** A module that cannot be imported, a missing or non-callable function: located
 errors at ``demonstrations.params.function`` when the spec is validated. A function that raises,
@@ -222,6 +224,9 @@ class ScriptedExpert(DemonstrationSource):
                 actions.append(int(action))
                 rewards.append(float(reward))
             caps = _caps(env, family, max_steps, len(actions), truncated)
+            capped = truncated or len(actions) >= max_steps
+            if not ended and capped and family.solved_when_cut(task, float(sum(rewards))):
+                ended = True  # a survival task's cap is its success (CartPole at its limit)
         finally:
             env.close()
         if not actions:

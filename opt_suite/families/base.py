@@ -200,6 +200,18 @@ class TaskFamily(abc.ABC):
     def make_env(self, task: Task, **kwargs: Any) -> Any:
         """A fresh ``gymnasium.Env`` for ``task``; kwargs may include ``render_mode``."""
 
+    def solved_when_cut(self, task: Task, episode_return: float) -> bool:
+        """Whether an episode a step cap cut, having earned ``episode_return``, still succeeded.
+
+        A cut episode is normally unfinished: on a goal task (four rooms, FrozenLake, MiniGrid)
+        the cap means the goal was never reached, and a demonstration cut there is dropped. On
+        a survival task the cap *is* the success: CartPole balanced until its own time limit.
+        Demonstration sources ask this of every cut trajectory (``ppo_expert``, ``scripted``).
+        Default: never (goal tasks); the ``gymnasium`` family answers by the env's success
+        return (its ``success_return``, by default gymnasium's registered ``reward_threshold``).
+        """
+        return False
+
     def reference_options(self, task: Task) -> OptionSet | None:
         """Hand-designed options for ``task`` (an independent check of learned ones), or None.
 

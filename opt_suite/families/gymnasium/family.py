@@ -66,6 +66,14 @@ class Params:
     max_episode_steps: int = param(
         10_000, doc="episodes are truncated after this many env steps (frames)", ge=1
     )
+    success_return: float | None = param(
+        None,
+        doc="an episode a step cap cut still succeeded if its return (in the env's own reward "
+        "units) reached this, e.g. CartPole balanced to its cap; default: the env's registered "
+        "reward_threshold (CartPole-v1: 475), and for an env without one a cut episode never "
+        "succeeded",
+        added_later=True,
+    )
 
     def check(self) -> list[tuple[str, str]]:
         """The id is registered, the env accepts the kwargs, the spaces agree across draws."""
@@ -314,6 +322,27 @@ class Gymnasium(TaskFamily):
         if task_params.start_actions >= self.params.max_episode_steps:
             return [("start_actions", "expected fewer start actions than max_episode_steps")]
         return []
+
+    @functools.cached_property
+    def success_return(self) -> float | None:
+        """The return (the env's own units) that a cut episode must reach to have succeeded.
+
+        ``success_return`` when the spec sets it, else gymnasium's ``reward_threshold`` of the id
+        ("the reward threshold before the task is considered solved"): CartPole-v1's 475, where
+        episodes end only by falling or by the 500-step cap; FrozenLake's 0.7 and MountainCar's
+        -110, which no cut episode reaches (the goal ends their episodes). None: none is set.
+        """
+        if self.params.success_return is not None:
+            return float(self.params.success_return)
+        threshold = gymnasium.spec(register_id(self.params.id)).reward_threshold
+        return None if threshold is None else float(threshold)
+
+    def solved_when_cut(self, task: Task, episode_return: float) -> bool:
+        """The episode's return reached :attr:`success_return` times the task's reward scale."""
+        threshold = self.success_return
+        if threshold is None:
+            return False
+        return episode_return >= threshold * task.params.reward_scale
 
     def default_task(self) -> TaskParams:
         """No variation; each listed kwarg at its first choice."""
