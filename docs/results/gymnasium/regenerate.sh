@@ -6,9 +6,10 @@
 # Needs MiniGrid (pip install 'opt-suite[minigrid]'). Runs the three bundled specs of the
 # gymnasium domains into RUNS_DIR (cells already there are reused, so a rerun of finished studies
 # only rewrites the files), then copies their reports here and writes the verdict table
-# (collect.py). The MinAtar row is read from RUNS_DIR/minatar-field, the lambda1 = 0 variant of
-# `opt-suite run minatar-field` (over an hour: run it yourself, as below; until it is there the row
-# is "pending"). README.md is written by hand from these files. Measured cost: see README.md.
+# (collect.py). The MinAtar row is read from RUNS_DIR/minatar-breakout-controls, the lambda1 = 0
+# variant of the Breakout study (42 minutes: docs/results/minatar/regenerate.sh RUNS_DIR makes it;
+# until it is there the row is "pending"). README.md is written by hand from these files.
+# Measured cost: see README.md.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 runs=${1:-results}
@@ -27,6 +28,6 @@ for spec in gymnasium-frozenlake gymnasium-cartpole minigrid-doorkey; do
   opt-suite option-usage "$runs/$spec"
 done
 # The MinAtar row (needs pip install 'opt-suite[minatar]'; GPL-3.0), when wanted:
-#   opt-suite run minatar-field --out "$runs/minatar-field" --workers 2 --quiet
+#   bash docs/results/minatar/regenerate.sh "$runs"
 
 python "$here/collect.py" "$runs"
