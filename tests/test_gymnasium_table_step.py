@@ -9,6 +9,7 @@ same seeds and actions, and everything is compared: what every call returns, the
 from __future__ import annotations
 
 import itertools
+import os
 
 import gymnasium
 import numpy as np
@@ -17,6 +18,10 @@ from gymnasium.envs.toy_text.frozen_lake import FrozenLakeEnv
 from gymnasium.error import ResetNeeded
 
 from opt_suite.families.gymnasium.env import GymnasiumTaskEnv, step_table
+
+# FrozenLake's pictures are drawn with pygame: on a machine without a display (CI) it needs its
+# dummy video driver, set before the first picture is drawn.
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 
 TABLE_ENVS = [
     ("FrozenLake-v1", {"map_name": "4x4", "is_slippery": True}),
@@ -100,6 +105,26 @@ def test_the_table_step_is_the_env_step_bit_for_bit(
             _same(fast.reset(seed=i), slow.reset(seed=i))
             assert _state(fast) == _state(slow)
     assert ends > 100  # the episodes did end (terminated or truncated), many times
+
+
+def test_rgb_array_rendering_uses_the_table_and_draws_the_same_pictures():
+    """The pictures read the env's ``s`` and ``lastaction``, which the table step sets."""
+
+    def make():
+        return GymnasiumTaskEnv("FrozenLake-v1", {}, None, 20, render_mode="rgb_array")
+
+    fast, slow = make(), make()
+    assert _uses_table(fast)
+    slow._inner_step = slow._env.step
+    fast.reset(seed=3), slow.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        action = int(rng.integers(4))
+        result = fast.step(action)
+        _same(result, slow.step(action))
+        np.testing.assert_array_equal(fast.render(), slow.render())
+        if result[2] or result[3]:
+            fast.reset(), slow.reset()
 
 
 def test_stepping_before_a_reset_is_refused_as_by_the_env():
