@@ -3,36 +3,48 @@
 Issue 28's goal: model-free SMDP Q-learning on FrozenLake >= 0.5x the steps/s of the model-based
 engine on a four-rooms task of a similar size. One run each (the scalar engines: the model-free
 learner steps one env per run), 4 random options, CPU time (the machine may be shared). The
-numbers are measured in one process, after one warm-up run of each (imports, numba caches).
+numbers are measured in one process, after one warm-up run of each (imports, numba caches), in
+10 interleaved rounds; the best of each counts (the first rounds run slower, and load only ever
+slows a run down).
 
-Measured (best of 4, two cores shared with another job, so +-15% between runs), per CPU second:
+Measured (3 runs each, alternating, two cores, no other job running at the time):
 
-    steps per CPU second                    before (main)   after
-    model engine, four rooms 13x13          443k-503k       487k-505k
-    model-free, FrozenLake 8x8              101k-116k       116k-125k
-    raw ``env.step`` of ``make_env``'s env  147k            154k-167k
-    FrozenLake's own step, unwrapped        190k-195k       193k-202k (not our code)
-    model-free / model engine               0.23            0.24-0.25
+    steps per CPU second                    before (0505e5b)   after
+    model engine, four rooms 13x13          590k-632k          605k-619k
+    model-free, FrozenLake 8x8              124k-126k          378k-386k
+    raw ``env.step`` of ``make_env``'s env  156k-158k          775k-787k
+    FrozenLake's own step, unwrapped        199k-201k          198k-202k (not called any more)
+    model-free / model engine               0.198-0.210        0.621-0.628
+    model-free / raw env.step               0.785-0.806        0.486-0.490
 
-Where a model-free step's ~8 us go (process time per step, layer by layer): FrozenLake's own
-``step`` ~5.0 us (gymnasium's ``categorical_sample``: a list, ``np.asarray``, ``cumsum`` and
-``argmax`` per step), gymnasium's ``TimeLimit`` + ``OrderEnforcing`` around it ~0.35 us, the
-family's ``GymnasiumTaskEnv`` ~0.4-0.8 us (observations passed through without a call when
-they need no adapting; a separate one-frame path beside the frame-skip loop measured no gain in
-the ratio, 0.242 with and without, and was dropped), the outer
-``OrderEnforcing`` + ``PassiveEnvChecker`` ~0.3 us, the learner's loop ~1.5-1.9 us.
+Four more runs of the command below: 0.584-0.612 of the model engine, 0.475-0.488 of the raw
+step.
 
-So the issue's 0.5x is out of reach of any learner that steps the env: FrozenLake's own step,
-with no wrapper and no learner, runs at about 0.4x of the model engine
-(``ceiling_ratio_to_model_engine``). The ratio is reported, not asserted. The floor asserted is the
-one the learner controls: its steps/s at least 0.6 of the raw ``env.step`` rate (the learner adds
-at most two thirds of a step's cost; measured ~0.75).
+What changed: the family's env steps FrozenLake (and CliffWalking) from its table ``P``, read
+once, bit-identical to FrozenLake's own step (``GymnasiumTaskEnv``, ``step_table``), which spent
+most of its ~5 us in gymnasium's ``categorical_sample`` (a list, ``np.asarray``, ``cumsum`` and
+``argmax`` per step); ``make_env`` no longer wraps the env in gymnasium's ``OrderEnforcing`` and
+passive checker (the wrapped env's own ``OrderEnforcing`` refuses a step before a reset); the
+frame loop's range is made once; and the learner finds the j-th tied best option without
+building the list of all of them.
+
+Where a model-free step's ~2.4 us go now (long runs): the table step ~0.6 us (the env's
+generator's ``random()`` is ~0.26 us of it), ``GymnasiumTaskEnv.step`` around it ~0.4 us, the
+learner's loop ~1.4 us. The model engine's step is ~1.2 us.
+
+The ratio is reported, not asserted: at these run lengths it is ~0.6, but part of that is the
+model engine's fixed cost per run (~1 ms of its ~6 ms run of 200 episodes, 3,804 steps). With
+long runs (5,000 four-rooms episodes, 3,000 FrozenLake episodes, best of 12) the rates are
+~790k-815k and ~400k-414k steps/s: 0.50-0.51 (before: 0.16). So the issue's 0.5x holds, without
+margin. The floor asserted is the one the learner controls: its steps/s at least 0.3 of the raw
+``env.step`` rate (the learner's loop at most ~2.3x the env's step; measured ~0.49).
 
 FrozenLake does publish its exact model (``env.unwrapped.P``), but the family's task variations
 do not fit a ``TabularModel`` (random start actions give a start distribution, not one state;
-episodes are cut at a number of frames), so the gymnasium family keeps stepping the env.
+episodes are cut at a number of frames), so the gymnasium family keeps stepping the env, from
+its table.
 
-    pytest benchmarks/bench_learner_model_free.py --benchmark-only -s
+    pytest benchmarks/bench_learner_model_free.py --benchmark-only -n 0 -s
 """
 
 from __future__ import annotations
@@ -51,6 +63,8 @@ from opt_suite.options import TabularOptionSet
 from opt_suite.params import FrozenDict
 
 LEARNER = SMDPQLearning(SMDPQLearning.Params())
+#: Runs of each measurement, interleaved; the best counts (load only ever slows a run down).
+ROUNDS = 10
 # Four rooms 13x13 (104 states) and FrozenLake 8x8 (64 states): the smallest four-rooms layout
 # and the largest built-in lake map, both slippery.
 ROOMS = FourRooms(Params(layout="sutton-13x13"))
@@ -72,13 +86,13 @@ def _steps_per_cpu_s(family, task, num_states, episodes) -> float:
     return sum(int(log.steps.sum()) for log in logs) / (time.process_time() - start)
 
 
-def _raw_env_steps_per_cpu_s(steps: int = 20_000) -> float:
-    """The family's env as the learner steps it (gymnasium's wrappers and the family's)."""
+def _raw_env_steps_per_cpu_s(steps: int = 50_000) -> float:
+    """``make_env``'s env as the learner steps it (the family's, FrozenLake stepped from ``P``)."""
     return _env_steps_per_cpu_s(LAKE.make_env(LAKE_TASK), steps)
 
 
-def _bare_env_steps_per_cpu_s(steps: int = 20_000) -> float:
-    """FrozenLake's own ``step``, without gymnasium's wrappers or the family's: the ceiling."""
+def _bare_env_steps_per_cpu_s(steps: int = 50_000) -> float:
+    """FrozenLake's own ``step``, unwrapped, for reference (the family's env no longer calls it)."""
     return _env_steps_per_cpu_s(LAKE.make_env(LAKE_TASK).unwrapped.inner, steps)
 
 
@@ -96,10 +110,17 @@ def test_bench_model_free_vs_model_engine(benchmark):
     """smdp_q_learning steps/s: FrozenLake 8x8 stepped, four rooms 13x13 sampled from its model."""
     _steps_per_cpu_s(ROOMS, ROOMS_TASK, 104, 5)  # warm-up: imports and caches
     _steps_per_cpu_s(LAKE, LAKE_TASK, 64, 5)
-    model = _steps_per_cpu_s(ROOMS, ROOMS_TASK, 104, 200)
-    free = _steps_per_cpu_s(LAKE, LAKE_TASK, 64, 1000)
-    raw = _raw_env_steps_per_cpu_s()
-    bare = _bare_env_steps_per_cpu_s()
+    rates = []
+    for _ in range(ROUNDS):  # interleaved: load that comes and goes slows them all alike
+        rates.append(
+            (
+                _steps_per_cpu_s(ROOMS, ROOMS_TASK, 104, 200),
+                _steps_per_cpu_s(LAKE, LAKE_TASK, 64, 1000),
+                _raw_env_steps_per_cpu_s(),
+                _bare_env_steps_per_cpu_s(),
+            )
+        )
+    model, free, raw, bare = (max(column) for column in zip(*rates, strict=True))
     info = {
         "model_engine_steps_per_cpu_s": round(model),
         "model_free_steps_per_cpu_s": round(free),
@@ -107,9 +128,9 @@ def test_bench_model_free_vs_model_engine(benchmark):
         "bare_frozenlake_steps_per_cpu_s": round(bare),
         "ratio_to_model_engine": round(free / model, 3),
         "ratio_to_raw_env": round(free / raw, 3),
-        "ceiling_ratio_to_model_engine": round(bare / model, 3),
+        "bare_ratio_to_model_engine": round(bare / model, 3),
     }
     benchmark.extra_info.update(info)
     print(f"\n[model-free vs model engine] {info}")
-    assert info["ratio_to_raw_env"] >= 0.6, info
+    assert info["ratio_to_raw_env"] >= 0.3, info
     benchmark.pedantic(lambda: None, rounds=1, iterations=1)

@@ -160,6 +160,20 @@ def test_max_episode_steps_counts_frames_not_decisions():
     assert frames == 10 and decisions == 3  # 2 start frames + 3 + 3 + 2
 
 
+def test_make_env_adds_no_outer_wrapper_and_still_refuses_a_step_or_render_before_reset():
+    """The wrapped env's own OrderEnforcing refuses, so make_env leaves gymnasium's out."""
+    family = Gymnasium(Params(id="FrozenLake-v1"))
+    env = family.make_env(TaskParams(), render_mode="rgb_array")
+    assert isinstance(env, GymnasiumTaskEnv)
+    with pytest.raises(gymnasium.error.ResetNeeded):
+        env.step(0)
+    with pytest.raises(gymnasium.error.ResetNeeded):
+        env.render()
+    env.reset(seed=0)
+    env.step(0)
+    assert env.render().dtype == np.uint8
+
+
 def test_kwargs_lists_are_drawn_per_task_from_the_seed():
     family = Gymnasium(
         Params(id="FrozenLake-v1", kwargs=FrozenDict(map_name="4x4", is_slippery=(True, False)))
