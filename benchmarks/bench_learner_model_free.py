@@ -32,12 +32,13 @@ Where a model-free step's ~2.4 us go now (long runs): the table step ~0.6 us (th
 generator's ``random()`` is ~0.26 us of it), ``GymnasiumTaskEnv.step`` around it ~0.4 us, the
 learner's loop ~1.4 us. The model engine's step is ~1.2 us.
 
-The ratio is reported, not asserted: at these run lengths it is ~0.6, but part of that is the
-model engine's fixed cost per run (~1 ms of its ~6 ms run of 200 episodes, 3,804 steps). With
-long runs (5,000 four-rooms episodes, 3,000 FrozenLake episodes, best of 12) the rates are
-~790k-815k and ~400k-414k steps/s: 0.50-0.51 (before: 0.16). So the issue's 0.5x holds, without
-margin. The floor asserted is the one the learner controls: its steps/s at least 0.3 of the raw
-``env.step`` rate (the learner's loop at most ~2.3x the env's step; measured ~0.49).
+The issue's 0.5x is asserted at these run lengths (one run each, as the issue words it), where
+it measures 0.58-0.63; part of that margin is the model engine's fixed cost per run (~1 ms of its
+~6 ms run of 200 episodes, 3,804 steps). With long runs (5,000 four-rooms episodes, 3,000
+FrozenLake episodes, best of 12) the rates are ~790k-815k and ~400k-414k steps/s: 0.50-0.51
+(before: 0.16), so in the steady state the 0.5x holds without margin. The other floor asserted
+is the one the learner controls: its steps/s at least 0.3 of the raw ``env.step`` rate (the
+learner's loop at most ~2.3x the env's step; measured ~0.49).
 
 FrozenLake does publish its exact model (``env.unwrapped.P``), but the family's task variations
 do not fit a ``TabularModel`` (random start actions give a start distribution, not one state;
@@ -133,4 +134,5 @@ def test_bench_model_free_vs_model_engine(benchmark):
     benchmark.extra_info.update(info)
     print(f"\n[model-free vs model engine] {info}")
     assert info["ratio_to_raw_env"] >= 0.3, info
+    assert info["ratio_to_model_engine"] >= 0.5, info  # issue 28's target
     benchmark.pedantic(lambda: None, rounds=1, iterations=1)
