@@ -35,7 +35,7 @@ learner's loop ~1.4 us. The model engine's step is ~1.2 us.
 The issue's 0.5x is asserted at these run lengths (one run each, as the issue words it), where
 it measures 0.58-0.63; part of that margin is the model engine's fixed cost per run (~1 ms of its
 ~6 ms run of 200 episodes, 3,804 steps). With long runs (5,000 four-rooms episodes, 3,000
-FrozenLake episodes, best of 12) the rates are ~790k-815k and ~400k-414k steps/s: 0.50-0.51
+FrozenLake episodes: ``test_bench_model_free_vs_model_engine_long_runs``) the rates are ~790k-815k and ~400k-414k steps/s: 0.50-0.51
 (before: 0.16), so in the steady state the 0.5x holds without margin. The other floor asserted
 is the one the learner controls: its steps/s at least 0.3 of the raw ``env.step`` rate (the
 learner's loop at most ~2.3x the env's step; measured ~0.49).
@@ -135,4 +135,30 @@ def test_bench_model_free_vs_model_engine(benchmark):
     print(f"\n[model-free vs model engine] {info}")
     assert info["ratio_to_raw_env"] >= 0.3, info
     assert info["ratio_to_model_engine"] >= 0.5, info  # issue 28's target
+    benchmark.pedantic(lambda: None, rounds=1, iterations=1)
+
+
+def test_bench_model_free_vs_model_engine_long_runs(benchmark):
+    """The same ratio in the steady state: runs long enough to amortise each engine's setup.
+
+    5,000 four-rooms episodes and 3,000 FrozenLake episodes per run, best of ``ROUNDS`` // 2 + 1
+    interleaved rounds. Reported beside the asserted short-run ratio; measured 0.50-0.51.
+    """
+    _steps_per_cpu_s(ROOMS, ROOMS_TASK, 104, 5)  # warm-up: imports and caches
+    _steps_per_cpu_s(LAKE, LAKE_TASK, 64, 5)
+    rates = [
+        (
+            _steps_per_cpu_s(ROOMS, ROOMS_TASK, 104, 5000),
+            _steps_per_cpu_s(LAKE, LAKE_TASK, 64, 3000),
+        )
+        for _ in range(ROUNDS // 2 + 1)
+    ]
+    model, free = (max(column) for column in zip(*rates, strict=True))
+    info = {
+        "model_engine_steps_per_cpu_s": round(model),
+        "model_free_steps_per_cpu_s": round(free),
+        "ratio_to_model_engine": round(free / model, 3),
+    }
+    benchmark.extra_info.update(info)
+    print(f"\n[model-free vs model engine, long runs] {info}")
     benchmark.pedantic(lambda: None, rounds=1, iterations=1)
