@@ -35,8 +35,10 @@ learner's loop ~1.4 us. The model engine's step is ~1.2 us.
 The issue's 0.5x is asserted at these run lengths (one run each, as the issue words it), where
 it measures 0.58-0.63; part of that margin is the model engine's fixed cost per run (~1 ms of its
 ~6 ms run of 200 episodes, 3,804 steps). With long runs (5,000 four-rooms episodes, 3,000
-FrozenLake episodes: ``test_bench_model_free_vs_model_engine_long_runs``) the rates are ~790k-815k and ~400k-414k steps/s: 0.50-0.51
-(before: 0.16), so in the steady state the 0.5x holds without margin. The other floor asserted
+FrozenLake episodes: ``test_bench_model_free_vs_model_engine_long_runs``) the rates are
+~790k-820k and ~400k-420k steps/s: 0.49-0.52 over 8 runs (before: 0.16), so in the steady state
+the learner is at the 0.5x, not above it: it does all the model engine's work per step plus a
+call of the env (an inlined info dict, tried, measured within the noise). The other floor asserted
 is the one the learner controls: its steps/s at least 0.3 of the raw ``env.step`` rate (the
 learner's loop at most ~2.3x the env's step; measured ~0.49).
 
@@ -142,7 +144,7 @@ def test_bench_model_free_vs_model_engine_long_runs(benchmark):
     """The same ratio in the steady state: runs long enough to amortise each engine's setup.
 
     5,000 four-rooms episodes and 3,000 FrozenLake episodes per run, best of ``ROUNDS`` // 2 + 1
-    interleaved rounds. Reported beside the asserted short-run ratio; measured 0.50-0.51.
+    interleaved rounds. Reported beside the asserted short-run ratio; measured 0.49-0.52.
     """
     _steps_per_cpu_s(ROOMS, ROOMS_TASK, 104, 5)  # warm-up: imports and caches
     _steps_per_cpu_s(LAKE, LAKE_TASK, 64, 5)
