@@ -26,6 +26,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "one family, method, learner or demonstration source: params, capabilities, entry point",
     ),
     "report": ("opt_suite.cli.report", "(re)write the leaderboard, curves and index.html of a run"),
+    "merge-stores": (
+        "opt_suite.cli.merge_stores",
+        "merge the run directories of a spec's shards (run --shard i/N) into one run",
+    ),
     "compare": ("opt_suite.cli.compare", "gate CI: fail when results regress against a baseline"),
     "gate-rates": (
         "opt_suite.cli.gate_rates",

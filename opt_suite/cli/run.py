@@ -46,6 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="LIST",
         help="seed indices to run, e.g. '0-4' or '0,2,7' (default: 0..evaluation.seeds-1)",
     )
+    parser.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="run only shard I of N (1-based): every N-th of the run's seeds from the I-th, into "
+        "a store of its own; join the shards with `opt-suite merge-stores` (docs/scaling.md)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     parser.add_argument("--no-report", action="store_true", help="do not write the reports")
 
@@ -94,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
     from opt_suite.runner import BackendError, run_protocol
     from opt_suite.runner.estimate import WorkTooLarge
     from opt_suite.runner.progress import format_duration
+    from opt_suite.runner.shards import parse_shard, shard_seeds
     from opt_suite.spec import SpecError, find_spec, load_sweep, spec_hash
     from opt_suite.store import StoreError
 
@@ -103,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         seeds = parse_seeds(args.seeds) if args.seeds else None
+        shard = parse_shard(args.shard) if args.shard is not None else None
     except ValueError as exc:
         return error(str(exc))
     if args.workers is not None and args.workers < 0:
@@ -121,6 +129,16 @@ def run(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr)
         return 2
     spec = sweep.base
+    if shard is not None:
+        if sweep.variants:
+            return error(
+                f"--shard: {spec.name!r} is a sweep; shards split one spec's seeds (run each "
+                "variant's spec with --shard, or the sweep without it)"
+            )
+        try:
+            seeds = shard_seeds(range(spec.evaluation.seeds) if seeds is None else seeds, shard)
+        except ValueError as exc:
+            return error(str(exc))
     directory = Path(args.out or Path("results") / spec.name)
     problem = _check_writable(directory)
     if problem:

@@ -33,7 +33,12 @@ from opt_suite.families.base import TabularModel, Task, TaskFamily, exact_model
 from opt_suite.runner.seeding import reference_seed
 from opt_suite.runner.versions import provider
 from opt_suite.spec import content_hash, spec_hash, to_plain
-from opt_suite.store.files import REFERENCES_DIR, references_file, write_text_atomic
+from opt_suite.store.files import (
+    REFERENCES_DIR,
+    copy_missing_files,
+    references_file,
+    write_text_atomic,
+)
 
 if TYPE_CHECKING:
     from opt_suite.runner.protocol import Components
@@ -43,6 +48,7 @@ __all__ = [
     "RANDOM_EPISODES",
     "ReferenceError",
     "measure_references",
+    "merge_references",
     "references_wanted",
     "uniform_random_return",
 ]
@@ -236,3 +242,56 @@ def measure_references(
     }
     write_text_atomic(path, json.dumps(doc, indent=1) + "\n")
     return path
+
+
+def merge_references(out: str | Path, shards: Sequence[str | Path], spec_hash: str) -> Path | None:
+    """Join the shards' reference returns of one spec into ``out``'s (``opt-suite merge-stores``).
+
+    Copies the (seed, test task) files ``out`` lacks and writes the spec's file with every seed
+    any of them measured, ascending (as one run of all the seeds writes it). A shard whose
+    measurement failed passes its error on: the report then says why it has no normalised scores.
+
+    Returns:
+      The spec's file in ``out``, or None when no shard measured references.
+
+    Raises:
+      ReferenceError: two stores hold different reference returns for one seed.
+    """
+    out = Path(out)
+    docs: list[tuple[Path, dict[str, Any]]] = []
+    for directory in [out, *map(Path, shards)]:
+        path = references_file(directory, spec_hash)
+        if path.is_file():
+            docs.append((path, json.loads(path.read_text())))
+        if directory != out:
+            copy_missing_files(
+                directory / REFERENCES_DIR,
+                out / REFERENCES_DIR,
+                lambda p: not p.name.startswith("spec-"),
+            )
+    if not docs:
+        return None
+    target = references_file(out, spec_hash)
+    failed = [doc for _, doc in docs if "error" in doc]
+    if failed:
+        write_text_atomic(target, json.dumps(failed[0]) + "\n")
+        return target
+    rows: dict[int, tuple[list[float], list[float], Path]] = {}
+    for path, doc in docs:
+        for seed, random, expert in zip(
+            doc["seeds"], doc["random"], doc["expert_returns"], strict=True
+        ):
+            seen = rows.setdefault(int(seed), (random, expert, path))
+            if seen[:2] != (random, expert):
+                raise ReferenceError(
+                    f"{path}: seed {seed}'s reference returns differ from those in {seen[2]}"
+                )
+    seeds = sorted(rows)
+    doc = {
+        **docs[0][1],
+        "seeds": seeds,
+        "random": [rows[s][0] for s in seeds],
+        "expert_returns": [rows[s][1] for s in seeds],
+    }
+    write_text_atomic(target, json.dumps(doc, indent=1) + "\n")
+    return target

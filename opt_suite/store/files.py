@@ -20,6 +20,8 @@ __all__ = [
     "cell_dir",
     "references_file",
     "write_cell_dir",
+    "copy_cell_dir",
+    "copy_missing_files",
     "load_demonstrations",
     "load_options",
     "write_text_atomic",
@@ -81,6 +83,51 @@ def write_cell_dir(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return digests
+
+
+def copy_cell_dir(source: Path, directory: Path, cell_id: str) -> None:
+    """Copy another run directory's cell folder ``source`` into ``directory``, atomically.
+
+    As :func:`write_cell_dir`: into a temporary folder first, then renamed into place, replacing
+    a folder left there by an interrupted attempt (its row was never committed).
+    """
+    final = cell_dir(directory, cell_id)
+    tmp = directory / "cells" / f".tmp-{cell_id}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        shutil.copytree(source, tmp, symlinks=False)
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def copy_missing_files(
+    source: Path, target: Path, wanted: Callable[[Path], bool] = lambda path: True
+) -> list[Path]:
+    """Copy the ``wanted`` files under ``source`` that ``target`` lacks (by relative path).
+
+    For the content-named caches of a run directory (``references/<hash>.json``, ``experts/``)
+    when shard directories are merged: a file present in both is the same content by its name,
+    and the target's is kept. Each file lands through a temporary name and a rename.
+    """
+    copied = []
+    if not source.is_dir():
+        return copied
+    for path in sorted(source.rglob("*")):
+        if not path.is_file() or path.is_symlink() or path.name.startswith(".") or not wanted(path):
+            continue
+        destination = target / path.relative_to(source)
+        if destination.exists():
+            continue
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        tmp = destination.with_name(f".{destination.name}.{os.getpid()}.tmp")
+        shutil.copy2(path, tmp)
+        os.replace(tmp, destination)
+        copied.append(destination)
+    return copied
 
 
 def write_text_atomic(path: Path, text: str) -> None:

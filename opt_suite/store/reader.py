@@ -306,6 +306,17 @@ class ResultsStore:
             for r in rows
         ]
 
+    def planned(self) -> list[tuple[str, str, str | None, int, int]]:
+        """(cell id, kind, method, seed, method position) of every cell the viewed spec plans.
+
+        The rows ``StoreWriter.record_plan`` takes: merging shard stores plans the union of theirs.
+        """
+        rows = self._conn.execute(
+            f"SELECT DISTINCT cell_id, kind, method, seed, position FROM {self._plan} p "
+            "ORDER BY seed, position, kind, cell_id"
+        ).fetchall()
+        return [(r[0], r[1], r[2], int(r[3]), int(r[4])) for r in rows]
+
     # -- results ---------------------------------------------------------------------------------
     def _done_cells(self, kind: str) -> str:
         # Only rows of cells that the latest run planned and that completed.

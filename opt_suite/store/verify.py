@@ -14,7 +14,13 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-__all__ = ["episodes_checksum", "file_digest", "folder_digests", "folder_problem"]
+__all__ = [
+    "curves_checksum",
+    "episodes_checksum",
+    "file_digest",
+    "folder_digests",
+    "folder_problem",
+]
 
 _CHUNK = 1 << 20
 
@@ -58,5 +64,18 @@ def episodes_checksum(rows: Iterable[tuple[int, int, float, int, int]]) -> str:
     """
     text = "\n".join(
         f"{int(t)} {int(e)} {float(r).hex()} {int(s)} {int(f)}" for t, e, r, s, f in sorted(rows)
+    )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def curves_checksum(rows: Iterable[tuple[str, int, float | None]]) -> str:
+    """SHA-256 of a cell's curve rows ``(name, step, value)`` (None: NaN), in any order.
+
+    Not recorded with a cell (its curves are not reported as numbers to gate on); merging shard
+    stores compares it to tell a conflicting copy of a cell from an identical one.
+    """
+    text = "\n".join(
+        f"{name} {int(step)} {'nan' if value is None else float(value).hex()}"
+        for name, step, value in sorted(rows, key=lambda r: (r[0], r[1]))
     )
     return hashlib.sha256(text.encode()).hexdigest()

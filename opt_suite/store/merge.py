@@ -1,0 +1,423 @@
+"""Merging the stores of independent shards of one spec into one run directory.
+
+Each shard (``opt-suite run SPEC --shard i/N --out DIR_i``, e.g. one Slurm array task) writes a
+store of its own, so no two jobs ever share an SQLite file or a lock. :func:`merge_stores` then
+copies every shard's runs and completed cells (rows and folders) into one store, and records one
+more run, of the union of the shards' plans, which the reports read as they read a normal run.
+
+It refuses, before writing anything (:class:`MergeRefused`, one line naming the stores):
+
+- shards of different specs (spec hashes), or a target that holds another spec;
+- shards whose cells were computed by different code: the ``code`` every cell id hashes
+  (runner/versions.py: package versions and source digests) differs for one stage and method;
+- conflicting cells: one cell id with different results (files other than ``cell.json``,
+  episode rows, curves) in two stores;
+- a shard cell that fails its own verification (altered or truncated since it was computed).
+
+Merging is idempotent: a run is recognised by (spec hash, host, pid, start time) and a cell by its
+id, so a shard merged twice adds no row; and it reads each row once (linear in the rows).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import socket
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from opt_suite.store.files import CELL_FILE, cell_dir, copy_cell_dir
+from opt_suite.store.reader import ResultsStore
+from opt_suite.store.schema import DB_NAME, StoreError, connect
+from opt_suite.store.verify import curves_checksum, episodes_checksum, folder_problem
+from opt_suite.store.writer import StoreWriter, _transaction
+
+__all__ = ["MergeRefused", "MergeSummary", "merge_stores"]
+
+#: ``runs.backend`` of the run a merge records (its cells were computed by the shards' runs).
+MERGE_BACKEND = "merge"
+
+
+class MergeRefused(StoreError):
+    """The stores cannot be merged (other spec or code, a conflicting cell); nothing is written."""
+
+
+@dataclasses.dataclass(frozen=True)
+class MergeSummary:
+    """What a merge did.
+
+    Attributes:
+      spec_name, spec_hash: the merged spec.
+      runs_added: shard runs copied (0 when every one was merged before).
+      cells_added: completed cells copied.
+      cells_present: completed cells the target already held, identical.
+      planned, done: the merged plan's cells, and how many of them are complete.
+      seeds: the seed indices the merged run covers.
+      recorded: whether a merged run was recorded (not when the merge added nothing).
+      notes: what a user should know (e.g. shards run with other package versions).
+    """
+
+    spec_name: str
+    spec_hash: str
+    runs_added: int
+    cells_added: int
+    cells_present: int
+    planned: int
+    done: int
+    seeds: tuple[int, ...]
+    recorded: bool
+    notes: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Cell:
+    """One completed cell of a shard: its rows, and what identifies its results."""
+
+    row: tuple[Any, ...]  # the `cells` row
+    files: str  # verification.files (JSON)
+    episodes_sum: str  # verification.episodes
+    episodes: list[tuple[Any, ...]]
+    curves: list[tuple[Any, ...]]
+    option_set: tuple[Any, ...] | None
+
+    def fingerprint(self) -> tuple[str, ...]:
+        # cell.json records when and where the cell ran: identical results differ there.
+        files = {k: v for k, v in json.loads(self.files).items() if k != CELL_FILE}
+        curves = curves_checksum([(r[3], r[4], r[5]) for r in self.curves])
+        return json.dumps(files, sort_keys=True), self.episodes_sum, curves
+
+
+@dataclasses.dataclass
+class _Shard:
+    """What one store contributes: the spec, its runs, its view's plan and cells."""
+
+    directory: Path
+    spec_name: str
+    spec_hash: str
+    spec_yaml: str
+    git_commit: str | None
+    versions: dict[str, str]
+    runs: list[tuple[Any, ...]]
+    plan: list[tuple[str, str, str | None, int, int]]
+    tasks: list[tuple[str, int, str, Any]]
+    code: dict[tuple[str, str | None], set[str]]
+    done: dict[str, _Cell]
+    failed: dict[str, tuple[Any, ...]]
+    all_done: bool
+
+
+def _where(directory: Path) -> Path:
+    return directory / DB_NAME
+
+
+def _read(directory: Path, spec_hash: str | None = None) -> _Shard:
+    """Everything the merge needs from one store, read once."""
+    with ResultsStore(directory, spec_hash) as store:
+        run = store.run()
+        plan = store.planned()
+        tasks = [(t.split, t.index, t.task_id, t.params) for t in store.tasks()]
+        spec_yaml = store.spec_yaml()
+        status = {c.cell_id: c.status for c in store.cells()}
+    conn = connect(_where(directory), create=False)
+    try:
+        runs = conn.execute(
+            "SELECT * FROM runs WHERE spec_hash = ? ORDER BY run_id", (run.spec_hash,)
+        ).fetchall()
+        planned = {row[0] for row in plan}
+        cells = {
+            r[0]: tuple(r)
+            for r in conn.execute("SELECT * FROM cells").fetchall()
+            if r[0] in planned
+        }
+        verification = {
+            r[0]: (r[1], r[2])
+            for r in conn.execute("SELECT cell_id, files, episodes FROM verification").fetchall()
+        }
+        episodes: dict[str, list[tuple[Any, ...]]] = {}
+        for r in conn.execute("SELECT * FROM episodes").fetchall():
+            episodes.setdefault(r[0], []).append(tuple(r))
+        curves: dict[str, list[tuple[Any, ...]]] = {}
+        for r in conn.execute("SELECT * FROM curves").fetchall():
+            curves.setdefault(r[0], []).append(tuple(r))
+        option_sets = {r[0]: tuple(r) for r in conn.execute("SELECT * FROM option_sets")}
+    finally:
+        conn.close()
+    done: dict[str, _Cell] = {}
+    failed: dict[str, tuple[Any, ...]] = {}
+    code: dict[tuple[str, str | None], set[str]] = {}
+    for cell_id, row in cells.items():
+        kind, method, inputs = row[1], row[2], json.loads(row[11])
+        code.setdefault((kind, method), set()).add(json.dumps(inputs.get("code"), sort_keys=True))
+        if status.get(cell_id) != "done" or cell_id not in verification:
+            if row[4] == "failed":
+                failed[cell_id] = row
+            continue
+        files, episodes_sum = verification[cell_id]
+        done[cell_id] = _Cell(
+            row,
+            files,
+            episodes_sum,
+            episodes.get(cell_id, []),
+            curves.get(cell_id, []),
+            option_sets.get(cell_id),
+        )
+    return _Shard(
+        directory=directory,
+        spec_name=run.spec_name,
+        spec_hash=run.spec_hash,
+        spec_yaml=spec_yaml,
+        git_commit=run.git_commit,
+        versions=run.versions,
+        runs=[tuple(r) for r in runs],
+        plan=plan,
+        tasks=tasks,
+        code=code,
+        done=done,
+        failed=failed,
+        all_done=all(status.get(row[0]) == "done" for row in plan),
+    )
+
+
+def _label(cell: tuple[Any, ...]) -> str:
+    method = "" if cell[2] is None else f" of {cell[2]!r}"
+    return f"{cell[1]}{method}, seed {cell[3]}"
+
+
+def _check_same_spec(first: _Shard, other: _Shard, what: str) -> None:
+    if other.spec_hash != first.spec_hash:
+        raise MergeRefused(
+            f"{_where(other.directory)}: {what} holds spec {other.spec_name!r} (hash "
+            f"{other.spec_hash[:12]}), not {first.spec_name!r} ({first.spec_hash[:12]}) as "
+            f"{_where(first.directory)} does; only shards of one spec merge"
+        )
+
+
+def _check_same_code(stores: Sequence[_Shard]) -> None:
+    """Refuse stores whose cells of one stage and method were computed by different code."""
+    first: dict[tuple[str, str | None], tuple[str, _Shard]] = {}
+    for store in stores:
+        for key, codes in sorted(store.code.items(), key=str):
+            for code in sorted(codes):
+                seen = first.setdefault(key, (code, store))
+                if seen[0] == code:
+                    continue
+                kind, method = key
+                who = kind + ("" if method is None else f" of {method!r}")
+                raise MergeRefused(
+                    f"{_where(store.directory)}: its {who} cells were computed by other code "
+                    f"than those of {_where(seen[1].directory)} ({code} vs {seen[0]}; git "
+                    f"{store.git_commit} vs {seen[1].git_commit}); rerun the shards with one"
+                    " install of opt-suite and its plugins"
+                )
+
+
+def _verify_shard_cell(shard: _Shard, cell_id: str, cell: _Cell) -> None:
+    problem = folder_problem(cell_dir(shard.directory, cell_id), json.loads(cell.files))
+    if problem is None:
+        rows = [(r[3], r[4], r[5], r[6], r[7]) for r in cell.episodes]
+        if episodes_checksum(rows) != cell.episodes_sum:
+            problem = "its episode rows do not match their checksum"
+    if problem is not None:
+        raise MergeRefused(
+            f"{_where(shard.directory)}: cell {cell_id} ({_label(cell.row)}) fails verification: "
+            f"{problem}; rerun that shard's `opt-suite run` (it recomputes such cells), then merge"
+        )
+
+
+def merge_stores(
+    out: str | Path, shards: Sequence[str | Path], argv: Sequence[str]
+) -> MergeSummary:
+    """Merge the stores of ``shards`` (run directories) into ``out``'s (created if missing).
+
+    Args:
+      out: the run directory to merge into (may already hold a merge, or be one of the shards).
+      shards: the shards' run directories; each one's latest spec is merged.
+      argv: the command line, recorded as the merged run's.
+
+    Raises:
+      MergeRefused: other specs, other code, a conflicting or unverifiable cell (nothing written).
+      StoreError: a shard holds no store or no run.
+      DirectoryInUse: a run of another spec is running in ``out``.
+    """
+    out = Path(out)
+    read = [_read(Path(s)) for s in shards]
+    if not read:
+        raise MergeRefused("no shard directories to merge")
+    first = read[0]
+    for i, shard in enumerate(read[1:], start=2):
+        _check_same_spec(first, shard, f"shard {i}")
+    target = None
+    if _has_runs(out):
+        _check_same_spec(first, _read(out), "the merge target")
+        target = _read(out, first.spec_hash)
+    _check_same_code(([target] if target else []) + read)
+
+    # Every result once: cells the target holds, then each shard's new ones (conflicts refused).
+    have = {} if target is None else dict(target.done)
+    known = set(have)
+    sources: dict[str, tuple[_Shard, _Cell]] = {}
+    for shard in read:
+        for cell_id, cell in shard.done.items():
+            seen = have.get(cell_id)
+            if seen is None:
+                _verify_shard_cell(shard, cell_id, cell)
+                have[cell_id] = cell
+                sources[cell_id] = (shard, cell)
+            elif seen.fingerprint() != cell.fingerprint():
+                where = _where(sources[cell_id][0].directory) if cell_id in sources else _where(out)
+                raise MergeRefused(
+                    f"{_where(shard.directory)}: cell {cell_id} ({_label(cell.row)}) has other "
+                    f"results than in {where}; one cell id must give one result, so these stores"
+                    " are not merged (rerun that cell: move one copy's folder aside)"
+                )
+    present = len(known & {c for s in read for c in s.done})
+
+    existing = set() if target is None else {_run_key(r) for r in target.runs}
+    new_runs = []
+    for shard in read:
+        for run in shard.runs:
+            if _run_key(run) not in existing:
+                existing.add(_run_key(run))
+                new_runs.append((shard, run))
+    failed = {
+        cell_id: row
+        for shard in read
+        for cell_id, row in shard.failed.items()
+        if cell_id not in have and (target is None or cell_id not in target.failed)
+    }
+
+    plan = {row[0]: row for view in ([target] if target else []) + read for row in view.plan}
+    tasks = {(t[0], t[1]): t for view in ([target] if target else []) + read for t in view.tasks}
+    done = sum(1 for cell_id in plan if cell_id in have)
+    seeds = tuple(sorted({row[3] for row in plan.values()}))
+    notes = tuple(_version_notes(read))
+    same_plan = target is not None and set(plan) == {r[0] for r in target.plan}
+    # A merge that adds nothing records nothing (a shard merged twice adds no row at all).
+    recorded = bool(new_runs or sources or failed) or not (
+        same_plan and target is not None and _latest_is_merge(target)
+    )
+
+    writer = StoreWriter(out)
+    try:
+        for cell_id, (shard, _) in sources.items():
+            copy_cell_dir(cell_dir(shard.directory, cell_id), out, cell_id)
+        with _transaction(writer.conn):
+            for shard, run in new_runs:
+                _copy_run(writer.conn, shard, run)
+            for _, cell in sources.values():
+                _insert_cell(writer.conn, cell)
+            for row in failed.values():
+                writer.conn.execute(
+                    f"INSERT OR IGNORE INTO cells VALUES ({', '.join('?' * len(row))})", row
+                )
+        if recorded:
+            run_id = writer.begin_run(
+                spec_name=first.spec_name,
+                spec_hash=first.spec_hash,
+                spec_yaml=first.spec_yaml,
+                provenance={
+                    "git_commit": first.git_commit,
+                    "versions": first.versions,
+                    "host": socket.gethostname(),
+                },
+                backend=MERGE_BACKEND,
+                workers=0,
+                seeds=seeds,
+                argv=argv,
+            )
+            writer.record_plan(run_id, plan.values(), tasks.values())
+            counts = {
+                "total": len(plan),
+                "reused": present,
+                "computed": len(sources),
+                "failed": len(plan) - done,
+            }
+            writer.finish_run(run_id, "done" if done == len(plan) else "failed", counts)
+    finally:
+        writer.close()
+    return MergeSummary(
+        spec_name=first.spec_name,
+        spec_hash=first.spec_hash,
+        runs_added=len(new_runs),
+        cells_added=len(sources),
+        cells_present=present,
+        planned=len(plan),
+        done=done,
+        seeds=seeds,
+        recorded=recorded,
+        notes=notes,
+    )
+
+
+def _has_runs(directory: Path) -> bool:
+    if not _where(directory).exists():
+        return False
+    conn = connect(_where(directory), create=False)
+    try:
+        return conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] > 0
+    finally:
+        conn.close()
+
+
+def _run_key(run: tuple[Any, ...]) -> tuple[Any, ...]:
+    # runs columns: run_id, spec_name, spec_hash, ..., host (6), pid (7), ..., started (12)
+    return run[2], run[6], run[7], run[12]
+
+
+def _latest_is_merge(view: _Shard) -> bool:
+    return bool(view.runs) and view.runs[-1][9] == MERGE_BACKEND
+
+
+def _version_notes(read: Sequence[_Shard]) -> list[str]:
+    first = read[0]
+    notes = []
+    for shard in read[1:]:
+        differ = sorted(
+            name
+            for name in set(first.versions) | set(shard.versions)
+            if first.versions.get(name) != shard.versions.get(name)
+        )
+        if differ:
+            notes.append(
+                f"{_where(shard.directory)} ran with other package versions than "
+                f"{_where(first.directory)} ({', '.join(differ)}); cells hash only the code of "
+                "their own components, so check these did not change the numbers"
+            )
+    return notes
+
+
+def _copy_run(conn: Any, shard: _Shard, run: tuple[Any, ...]) -> None:
+    """Copy one shard run with its plan and tasks, under a new run id of the target."""
+    cursor = conn.execute(
+        f"INSERT INTO runs VALUES (NULL, {', '.join('?' * (len(run) - 1))})", run[1:]
+    )
+    new_id = cursor.lastrowid
+    source = connect(_where(shard.directory), create=False)
+    try:
+        plan = source.execute("SELECT * FROM plan WHERE run_id = ?", (run[0],)).fetchall()
+        tasks = source.execute("SELECT * FROM tasks WHERE run_id = ?", (run[0],)).fetchall()
+    finally:
+        source.close()
+    conn.executemany(
+        "INSERT OR REPLACE INTO plan VALUES (?, ?, ?, ?, ?, ?)",
+        [(new_id, *row[1:]) for row in plan],
+    )
+    conn.executemany(
+        "INSERT OR REPLACE INTO tasks VALUES (?, ?, ?, ?, ?)", [(new_id, *row[1:]) for row in tasks]
+    )
+
+
+def _insert_cell(conn: Any, cell: _Cell) -> None:
+    """One completed cell's rows, replacing whatever the target held for its id."""
+    cell_id = cell.row[0]
+    for table in ("episodes", "curves", "option_sets", "verification", "cells"):
+        conn.execute(f"DELETE FROM {table} WHERE cell_id = ?", (cell_id,))
+    conn.execute(f"INSERT INTO cells VALUES ({', '.join('?' * len(cell.row))})", cell.row)
+    conn.executemany("INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?)", cell.episodes)
+    conn.executemany("INSERT INTO curves VALUES (?, ?, ?, ?, ?, ?)", cell.curves)
+    if cell.option_set is not None:
+        conn.execute("INSERT INTO option_sets VALUES (?, ?, ?, ?, ?)", cell.option_set)
+    conn.execute(
+        "INSERT INTO verification VALUES (?, ?, ?)", (cell_id, cell.files, cell.episodes_sum)
+    )
