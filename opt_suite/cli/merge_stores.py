@@ -55,11 +55,11 @@ def run(args: argparse.Namespace) -> int:
         reported = reports is not None
         written += reports or []
     missing = summary.planned - summary.done
-    state = (
-        "all done"
-        if not missing
-        else f"{missing} not done: rerun the shards that hold them, then merge again"
-    )
+    state = "all done" if summary.complete else f"{missing} not done"
+    if summary.missing_shards:
+        state += f", shard(s) {', '.join(summary.missing_shards)} not merged yet"
+    if not summary.complete:
+        state += ": run or rerun the shards that hold them, then merge again"
     added = (
         f"{summary.runs_added} run(s) and {summary.cells_added} cell(s) added, "
         f"{summary.cells_present} already there"
@@ -72,4 +72,4 @@ def run(args: argparse.Namespace) -> int:
         f"{summary.planned} cells planned for seeds {seeds}, {state}; wrote {', '.join(written)}",
         file=sys.stderr,
     )
-    return 0 if not missing and reported else 1
+    return 0 if summary.complete and reported else 1

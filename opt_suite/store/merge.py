@@ -55,6 +55,7 @@ class MergeSummary:
       planned, done: the merged plan's cells, and how many of them are complete.
       seeds: the seed indices the merged run covers.
       recorded: whether a merged run was recorded (not when the merge added nothing).
+      missing_shards: shards (``i/N``) of the runs' ``--shard N`` that no merged store holds.
       notes: what a user should know (e.g. shards run with other package versions).
     """
 
@@ -67,7 +68,13 @@ class MergeSummary:
     done: int
     seeds: tuple[int, ...]
     recorded: bool
+    missing_shards: tuple[str, ...]
     notes: tuple[str, ...]
+
+    @property
+    def complete(self) -> bool:
+        """Every planned cell is done and every shard of the runs' ``--shard i/N`` is merged."""
+        return self.done == self.planned and not self.missing_shards
 
 
 @dataclasses.dataclass(frozen=True)
@@ -290,6 +297,8 @@ def merge_stores(
     plan = {row[0]: row for view in ([target] if target else []) + read for row in view.plan}
     tasks = {(t[0], t[1]): t for view in ([target] if target else []) + read for t in view.tasks}
     done = sum(1 for cell_id in plan if cell_id in have)
+    runs = ([] if target is None else target.runs) + [run for _, run in new_runs]
+    missing = _missing_shards(runs)
     seeds = tuple(sorted({row[3] for row in plan.values()}))
     notes = tuple(_version_notes(read))
     same_plan = target is not None and set(plan) == {r[0] for r in target.plan}
@@ -333,7 +342,8 @@ def merge_stores(
                 "computed": len(sources),
                 "failed": len(plan) - done,
             }
-            writer.finish_run(run_id, "done" if done == len(plan) else "failed", counts)
+            complete = done == len(plan) and not missing
+            writer.finish_run(run_id, "done" if complete else "failed", counts)
     finally:
         writer.close()
     return MergeSummary(
@@ -346,6 +356,7 @@ def merge_stores(
         done=done,
         seeds=seeds,
         recorded=recorded,
+        missing_shards=tuple(missing),
         notes=notes,
     )
 
@@ -363,6 +374,26 @@ def _has_runs(directory: Path) -> bool:
 def _run_key(run: tuple[Any, ...]) -> tuple[Any, ...]:
     # runs columns: run_id, spec_name, spec_hash, ..., host (6), pid (7), ..., started (12)
     return run[2], run[6], run[7], run[12]
+
+
+def _missing_shards(runs: Sequence[tuple[Any, ...]]) -> list[str]:
+    """``i/N`` of each ``--shard i/N`` count the runs used whose shard ``i`` none of them ran.
+
+    The plan of a merge is the union of the shards' plans, so it cannot see a shard that was
+    never merged; the shards' command lines (``runs.argv``) say how many there were.
+    """
+    ran: dict[int, set[int]] = {}
+    for run in runs:
+        argv = [str(a) for a in json.loads(run[8])]
+        values = [v for a, v in zip(argv, argv[1:], strict=False) if a == "--shard"]
+        values += [a.partition("=")[2] for a in argv if a.startswith("--shard=")]
+        for value in values:
+            index, _, count = value.strip().partition("/")
+            if index.isdigit() and count.isdigit():
+                ran.setdefault(int(count), set()).add(int(index))
+    return [
+        f"{i}/{n}" for n, seen in sorted(ran.items()) for i in range(1, n + 1) if i not in seen
+    ]
 
 
 def _latest_is_merge(view: _Shard) -> bool:
