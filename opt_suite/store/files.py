@@ -113,7 +113,7 @@ def copy_missing_files(
     when shard directories are merged: a file present in both is the same content by its name,
     and the target's is kept. Each file lands through a temporary name and a rename.
     """
-    copied = []
+    copied: list[Path] = []
     if not source.is_dir():
         return copied
     for path in sorted(source.rglob("*")):
