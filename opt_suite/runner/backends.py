@@ -22,7 +22,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -255,9 +255,19 @@ class RayBackend(Backend):
 
     name = "ray"
 
-    def __init__(self, workers: int | None, address: str | None) -> None:
+    def __init__(
+        self, workers: int | None, address: str | None, modules: Sequence[str] = ()
+    ) -> None:
+        from opt_suite.runner.ray_cluster import (
+            NodeCodeMismatch,
+            check_nodes,
+            follow_ray_start_auth,
+            join_hint,
+        )
+
         if address:
             _probe(address)  # before importing Ray: an unreachable cluster fails in seconds
+            follow_ray_start_auth()  # before Ray reads its configuration
         try:
             import ray
         except ImportError as exc:
@@ -278,7 +288,15 @@ class RayBackend(Backend):
                     )
         except Exception as exc:
             where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
-            raise BackendError(f"could not start or join {where}: {exc}") from exc
+            hint = f"; {join_hint(address)}" if address and "connect" in str(exc) else ""
+            raise BackendError(f"could not start or join {where}: {exc}{hint}") from exc
+        if address and self._started_here:
+            # Joined nodes may hold another install: refuse before any cell runs there.
+            try:
+                check_nodes(ray, modules)
+            except NodeCodeMismatch as exc:
+                ray.shutdown()
+                raise BackendError(f"the Ray cluster at {address}: {exc}") from None
         self.workers = self.capacity = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._remote = ray.remote(num_cpus=1, max_retries=0)(execute)
         self._refs: dict[Any, tuple[str, str]] = {}
@@ -395,14 +413,20 @@ def _lost(cell_id: str, label: str, exc: BaseException) -> CellOutcome:
 
 
 def make_backend(
-    kind: str, workers: int | None, address: str | None, log_dir: Path | None = None
+    kind: str,
+    workers: int | None,
+    address: str | None,
+    log_dir: Path | None = None,
+    modules: Sequence[str] = ("opt_suite",),
 ) -> Backend:
     """The backend for ``--backend kind``: ``local`` (``workers`` 0: this process) or ``ray``.
 
-    Local workers write their output to ``log_dir`` (Ray keeps its workers' logs itself).
+    Local workers write their output to ``log_dir`` (Ray keeps its workers' logs itself). The
+    nodes of a joined Ray cluster must run ``modules`` (top-level packages computing the cells) at
+    this process's versions.
     """
     if kind == "ray":
-        return RayBackend(workers, address)
+        return RayBackend(workers, address, modules)
     if kind != "local":
         raise BackendError(f"unknown backend {kind!r} (expected 'local' or 'ray')")
     count = (os.cpu_count() or 1) if workers is None else workers

@@ -110,6 +110,17 @@ def resolve_components(spec: Spec) -> Components:
     )
 
 
+def code_modules(components: Components) -> list[str]:
+    """The top-level packages whose code computes the cells (every node must run them)."""
+    classes = (
+        components.family,
+        *components.methods,
+        components.learner,
+        components.demonstrations,
+    )
+    return sorted({"opt_suite"} | {cls.__module__.split(".")[0] for cls in classes})
+
+
 def evaluation_job(
     spec: Spec, components: Components, plan: Plan, cell: Cell, options: bytes, **overrides: Any
 ) -> EvaluationJob:
@@ -291,7 +302,7 @@ def run_protocol(
     components = resolve_components(spec)
     # Workers start (in the background) before the planning; a backend that cannot start writes
     # nothing.
-    runner = make_backend(backend, workers, address, directory / "logs")
+    runner = make_backend(backend, workers, address, directory / "logs", code_modules(components))
     try:
         family, train, tasks, plan = plan_spec(spec, seeds, components)
         _check_memory(spec, seeds, components, family, train, runner.workers)

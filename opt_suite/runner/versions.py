@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
 import sys
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
-__all__ = ["provider", "source_digest"]
+__all__ = ["code_fingerprint", "provider", "source_digest"]
 
 # Hex digits of the source digest kept in a provider string (64 bits: no accidental collision).
 DIGEST_CHARS = 16
@@ -36,7 +38,10 @@ def provider(cls: type | None) -> str | None:
     """
     if cls is None:
         return None
-    top = cls.__module__.split(".")[0]
+    return _module_provider(cls.__module__.split(".")[0])
+
+
+def _module_provider(top: str) -> str:
     names = sorted(_distributions().get(top, []))
     package = (
         ", ".join(f"{name} {metadata.version(name)}" for name in names) if names else "unpackaged"
@@ -73,3 +78,15 @@ def source_digest(top: str) -> str | None:
         digest.update(b"%d:%s%d:" % (len(name), name, len(content)))
         digest.update(content)
     return digest.hexdigest()[:DIGEST_CHARS]
+
+
+def code_fingerprint(modules: Sequence[str]) -> dict[str, str]:
+    """Top-level module -> :func:`provider` string (distribution, version, source digest).
+
+    Run on every node of a Ray cluster (runner/ray_cluster.py) to check that each computes cells
+    with the code whose versions and digests the driver hashes into the cell ids. Imports each
+    module: one a node cannot import raises there, naming it.
+    """
+    for top in modules:
+        importlib.import_module(top)
+    return {top: _module_provider(top) for top in modules}
