@@ -1,6 +1,6 @@
 """Joining a Ray cluster that ``ray start`` made: its token authentication, and its nodes' code.
 
-**Authentication.** Since Ray 2.5x, ``ray start --head`` turns token authentication on whenever a
+**Authentication.** With Ray 2.60, ``ray start --head`` turns token authentication on whenever a
 token exists on the head (``~/.ray/auth_token``, which any local ``ray.init()`` writes), but a
 driver given an explicit ``--address`` never turns it on itself: it then retries for about 20 s
 and fails with "Failed to connect to Ray cluster". :func:`follow_ray_start_auth` applies
