@@ -1,0 +1,64 @@
+"""A Ray node dies mid-run: the cells it ran fail with one line each naming them, every other
+cell finishes, the run exits 1, and rerunning the same command completes exactly what is missing,
+to the numbers of an uninterrupted run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+import pytest
+from runner_support import (
+    cli_command,
+    done_cells,
+    fakes,  # noqa: F401  (fixture)
+    method,
+    numbers,
+    run_cli,
+    write_spec,
+)
+
+pytestmark = [pytest.mark.usefixtures("fakes"), pytest.mark.ray, pytest.mark.slow]
+
+# Cells long enough that both CPUs are busy when the node goes: 3 seeds x 2 methods x
+# (discovery + one evaluation) = 12 cells, discoveries of 1 s and evaluations of 2 s.
+SLOW = (method("none", num_options=0, sleep_s=1.0), method("rand", sleep_s=1.0))
+
+
+def test_a_node_dying_mid_run_fails_its_cells_and_a_rerun_completes(tmp_path, monkeypatch):
+    pytest.importorskip("ray")
+    from ray.cluster_utils import Cluster
+
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    spec = write_spec(tmp_path, SLOW, learner={"sleep_s": 2.0}, seeds=3, test=1)
+    clean = tmp_path / "clean"
+    assert run_cli(spec, "--out", clean, "--workers", "2", "--quiet", "--no-report") == 0
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    try:
+        node = cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        out = tmp_path / "out"
+        args = ("--out", out, "--backend", "ray", "--address", cluster.address, "--no-report")
+        command = cli_command(spec, *args, "--quiet")
+        env = dict(os.environ)
+        driver = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while done_cells(out) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        cluster.remove_node(node)  # both CPUs are busy: one cell dies with its node
+        _, err = driver.communicate(timeout=300)
+        assert driver.returncode == 1, err
+        lost = [line for line in err.splitlines() if line.startswith("failed: ")]
+        assert lost and all("its worker was lost (NodeDiedError" in line for line in lost), err
+        assert "rerun the same command to retry the failed cells" in err
+        before = done_cells(out)
+        assert before < 12
+
+        rerun = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert rerun.returncode == 0, rerun.stderr
+        assert f"({before} reused, {12 - before} computed) all done" in rerun.stderr
+        assert numbers(out) == numbers(clean)
+    finally:
+        cluster.shutdown()
