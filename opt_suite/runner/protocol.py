@@ -4,7 +4,7 @@ For each seed: demonstrations on the train tasks -> every method's option discov
 test-time learner with each method's options on every held-out test task, for the evaluation
 budget (see :mod:`.plan` for the cells and :mod:`.seeding` for where each random draw comes from).
 
-Length (518 lines, over the 400 the tree aims for): the protocol from a spec to cells and back
+Length (560 lines, over the 400 the tree aims for): the protocol from a spec to cells and back
 (resolve, plan, estimate, run, reuse) is one pipeline; each stage is a function, and none is used
 apart.
 """

@@ -50,7 +50,7 @@ def follow_ray_start_auth() -> bool:
         return False
     os.environ["RAY_AUTH_MODE"] = "token"
     try:  # Ray caches its configuration at import: refresh it when Ray is imported already
-        from ray._raylet import Config
+        from ray._raylet import Config  # type: ignore[attr-defined]  # (in C, no stubs)
 
         Config.initialize("")
     except (ImportError, AttributeError):  # a Ray without token authentication: nothing to do

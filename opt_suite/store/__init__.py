@@ -51,7 +51,9 @@ specs, kept so that unchanged slices are reused; they show only where the latest
 Rows are ordered by method (spec order), seed, task, episode/step. ``method`` is always the spec's
 method *entry* name (``methods[].name``).
 
-Writing is :class:`opt_suite.store.writer.StoreWriter`'s job (the runner's side).
+Writing is :class:`opt_suite.store.writer.StoreWriter`'s job (the runner's side);
+:func:`opt_suite.store.merge.merge_stores` joins the stores of a spec's shards
+(``opt-suite run --shard i/N``) into one (``opt-suite merge-stores``).
 """
 
 from opt_suite.store.reader import (

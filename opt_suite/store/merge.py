@@ -27,10 +27,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from opt_suite.store.files import CELL_FILE, cell_dir, copy_cell_dir
-from opt_suite.store.reader import ResultsStore
-from opt_suite.store.schema import DB_NAME, StoreError, connect
-from opt_suite.store.verify import curves_checksum, episodes_checksum, folder_problem
+from opt_suite.store.contents import (
+    DoneCell,
+    StoreContents,
+    db_path,
+    has_runs,
+    read_contents,
+    run_key,
+)
+from opt_suite.store.files import cell_dir, copy_cell_dir
+from opt_suite.store.schema import StoreError, connect
+from opt_suite.store.verify import episodes_checksum, folder_problem
 from opt_suite.store.writer import StoreWriter, _transaction
 
 __all__ = ["MergeRefused", "MergeSummary", "merge_stores"]
@@ -77,132 +84,23 @@ class MergeSummary:
         return self.done == self.planned and not self.missing_shards
 
 
-@dataclasses.dataclass(frozen=True)
-class _Cell:
-    """One completed cell of a shard: its rows, and what identifies its results."""
-
-    row: tuple[Any, ...]  # the `cells` row
-    files: str  # verification.files (JSON)
-    episodes_sum: str  # verification.episodes
-    episodes: list[tuple[Any, ...]]
-    curves: list[tuple[Any, ...]]
-    option_set: tuple[Any, ...] | None
-
-    def fingerprint(self) -> tuple[str, ...]:
-        # cell.json records when and where the cell ran: identical results differ there.
-        files = {k: v for k, v in json.loads(self.files).items() if k != CELL_FILE}
-        curves = curves_checksum([(r[3], r[4], r[5]) for r in self.curves])
-        return json.dumps(files, sort_keys=True), self.episodes_sum, curves
-
-
-@dataclasses.dataclass
-class _Shard:
-    """What one store contributes: the spec, its runs, its view's plan and cells."""
-
-    directory: Path
-    spec_name: str
-    spec_hash: str
-    spec_yaml: str
-    git_commit: str | None
-    versions: dict[str, str]
-    runs: list[tuple[Any, ...]]
-    plan: list[tuple[str, str, str | None, int, int]]
-    tasks: list[tuple[str, int, str, Any]]
-    code: dict[tuple[str, str | None], set[str]]
-    done: dict[str, _Cell]
-    failed: dict[str, tuple[Any, ...]]
-    all_done: bool
-
-
-def _where(directory: Path) -> Path:
-    return directory / DB_NAME
-
-
-def _read(directory: Path, spec_hash: str | None = None) -> _Shard:
-    """Everything the merge needs from one store, read once."""
-    with ResultsStore(directory, spec_hash) as store:
-        run = store.run()
-        plan = store.planned()
-        tasks = [(t.split, t.index, t.task_id, t.params) for t in store.tasks()]
-        spec_yaml = store.spec_yaml()
-        status = {c.cell_id: c.status for c in store.cells()}
-    conn = connect(_where(directory), create=False)
-    try:
-        runs = conn.execute(
-            "SELECT * FROM runs WHERE spec_hash = ? ORDER BY run_id", (run.spec_hash,)
-        ).fetchall()
-        planned = {row[0] for row in plan}
-        cells = {
-            r[0]: tuple(r)
-            for r in conn.execute("SELECT * FROM cells").fetchall()
-            if r[0] in planned
-        }
-        verification = {
-            r[0]: (r[1], r[2])
-            for r in conn.execute("SELECT cell_id, files, episodes FROM verification").fetchall()
-        }
-        episodes: dict[str, list[tuple[Any, ...]]] = {}
-        for r in conn.execute("SELECT * FROM episodes").fetchall():
-            episodes.setdefault(r[0], []).append(tuple(r))
-        curves: dict[str, list[tuple[Any, ...]]] = {}
-        for r in conn.execute("SELECT * FROM curves").fetchall():
-            curves.setdefault(r[0], []).append(tuple(r))
-        option_sets = {r[0]: tuple(r) for r in conn.execute("SELECT * FROM option_sets")}
-    finally:
-        conn.close()
-    done: dict[str, _Cell] = {}
-    failed: dict[str, tuple[Any, ...]] = {}
-    code: dict[tuple[str, str | None], set[str]] = {}
-    for cell_id, row in cells.items():
-        kind, method, inputs = row[1], row[2], json.loads(row[11])
-        code.setdefault((kind, method), set()).add(json.dumps(inputs.get("code"), sort_keys=True))
-        if status.get(cell_id) != "done" or cell_id not in verification:
-            if row[4] == "failed":
-                failed[cell_id] = row
-            continue
-        files, episodes_sum = verification[cell_id]
-        done[cell_id] = _Cell(
-            row,
-            files,
-            episodes_sum,
-            episodes.get(cell_id, []),
-            curves.get(cell_id, []),
-            option_sets.get(cell_id),
-        )
-    return _Shard(
-        directory=directory,
-        spec_name=run.spec_name,
-        spec_hash=run.spec_hash,
-        spec_yaml=spec_yaml,
-        git_commit=run.git_commit,
-        versions=run.versions,
-        runs=[tuple(r) for r in runs],
-        plan=plan,
-        tasks=tasks,
-        code=code,
-        done=done,
-        failed=failed,
-        all_done=all(status.get(row[0]) == "done" for row in plan),
-    )
-
-
 def _label(cell: tuple[Any, ...]) -> str:
     method = "" if cell[2] is None else f" of {cell[2]!r}"
     return f"{cell[1]}{method}, seed {cell[3]}"
 
 
-def _check_same_spec(first: _Shard, other: _Shard, what: str) -> None:
+def _check_same_spec(first: StoreContents, other: StoreContents, what: str) -> None:
     if other.spec_hash != first.spec_hash:
         raise MergeRefused(
-            f"{_where(other.directory)}: {what} holds spec {other.spec_name!r} (hash "
+            f"{db_path(other.directory)}: {what} holds spec {other.spec_name!r} (hash "
             f"{other.spec_hash[:12]}), not {first.spec_name!r} ({first.spec_hash[:12]}) as "
-            f"{_where(first.directory)} does; only shards of one spec merge"
+            f"{db_path(first.directory)} does; only shards of one spec merge"
         )
 
 
-def _check_same_code(stores: Sequence[_Shard]) -> None:
+def _check_same_code(stores: Sequence[StoreContents]) -> None:
     """Refuse stores whose cells of one stage and method were computed by different code."""
-    first: dict[tuple[str, str | None], tuple[str, _Shard]] = {}
+    first: dict[tuple[str, str | None], tuple[str, StoreContents]] = {}
     for store in stores:
         for key, codes in sorted(store.code.items(), key=str):
             for code in sorted(codes):
@@ -212,14 +110,14 @@ def _check_same_code(stores: Sequence[_Shard]) -> None:
                 kind, method = key
                 who = kind + ("" if method is None else f" of {method!r}")
                 raise MergeRefused(
-                    f"{_where(store.directory)}: its {who} cells were computed by other code "
-                    f"than those of {_where(seen[1].directory)} ({code} vs {seen[0]}; git "
+                    f"{db_path(store.directory)}: its {who} cells were computed by other code "
+                    f"than those of {db_path(seen[1].directory)} ({code} vs {seen[0]}; git "
                     f"{store.git_commit} vs {seen[1].git_commit}); rerun the shards with one"
                     " install of opt-suite and its plugins"
                 )
 
 
-def _verify_shard_cell(shard: _Shard, cell_id: str, cell: _Cell) -> None:
+def _verify_shard_cell(shard: StoreContents, cell_id: str, cell: DoneCell) -> None:
     problem = folder_problem(cell_dir(shard.directory, cell_id), json.loads(cell.files))
     if problem is None:
         rows = [(r[3], r[4], r[5], r[6], r[7]) for r in cell.episodes]
@@ -227,7 +125,7 @@ def _verify_shard_cell(shard: _Shard, cell_id: str, cell: _Cell) -> None:
             problem = "its episode rows do not match their checksum"
     if problem is not None:
         raise MergeRefused(
-            f"{_where(shard.directory)}: cell {cell_id} ({_label(cell.row)}) fails verification: "
+            f"{db_path(shard.directory)}: cell {cell_id} ({_label(cell.row)}) fails verification: "
             f"{problem}; rerun that shard's `opt-suite run` (it recomputes such cells), then merge"
         )
 
@@ -248,22 +146,22 @@ def merge_stores(
       DirectoryInUse: a run of another spec is running in ``out``.
     """
     out = Path(out)
-    read = [_read(Path(s)) for s in shards]
+    read = [read_contents(Path(s)) for s in shards]
     if not read:
         raise MergeRefused("no shard directories to merge")
     first = read[0]
     for i, shard in enumerate(read[1:], start=2):
         _check_same_spec(first, shard, f"shard {i}")
     target = None
-    if _has_runs(out):
-        _check_same_spec(first, _read(out), "the merge target")
-        target = _read(out, first.spec_hash)
+    if has_runs(out):
+        _check_same_spec(first, read_contents(out), "the merge target")
+        target = read_contents(out, first.spec_hash)
     _check_same_code(([target] if target else []) + read)
 
     # Every result once: cells the target holds, then each shard's new ones (conflicts refused).
     have = {} if target is None else dict(target.done)
     known = set(have)
-    sources: dict[str, tuple[_Shard, _Cell]] = {}
+    sources: dict[str, tuple[StoreContents, DoneCell]] = {}
     for shard in read:
         for cell_id, cell in shard.done.items():
             seen = have.get(cell_id)
@@ -272,20 +170,22 @@ def merge_stores(
                 have[cell_id] = cell
                 sources[cell_id] = (shard, cell)
             elif seen.fingerprint() != cell.fingerprint():
-                where = _where(sources[cell_id][0].directory) if cell_id in sources else _where(out)
+                where = (
+                    db_path(sources[cell_id][0].directory) if cell_id in sources else db_path(out)
+                )
                 raise MergeRefused(
-                    f"{_where(shard.directory)}: cell {cell_id} ({_label(cell.row)}) has other "
+                    f"{db_path(shard.directory)}: cell {cell_id} ({_label(cell.row)}) has other "
                     f"results than in {where}; one cell id must give one result, so these stores"
                     " are not merged (rerun that cell: move one copy's folder aside)"
                 )
     present = len(known & {c for s in read for c in s.done})
 
-    existing = set() if target is None else {_run_key(r) for r in target.runs}
+    existing = set() if target is None else {run_key(r) for r in target.runs}
     new_runs = []
     for shard in read:
         for run in shard.runs:
-            if _run_key(run) not in existing:
-                existing.add(_run_key(run))
+            if run_key(run) not in existing:
+                existing.add(run_key(run))
                 new_runs.append((shard, run))
     failed = {
         cell_id: row
@@ -361,21 +261,6 @@ def merge_stores(
     )
 
 
-def _has_runs(directory: Path) -> bool:
-    if not _where(directory).exists():
-        return False
-    conn = connect(_where(directory), create=False)
-    try:
-        return conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] > 0
-    finally:
-        conn.close()
-
-
-def _run_key(run: tuple[Any, ...]) -> tuple[Any, ...]:
-    # runs columns: run_id, spec_name, spec_hash, ..., host (6), pid (7), ..., started (12)
-    return run[2], run[6], run[7], run[12]
-
-
 def _missing_shards(runs: Sequence[tuple[Any, ...]]) -> list[str]:
     """``i/N`` of each ``--shard i/N`` count the runs used whose shard ``i`` none of them ran.
 
@@ -391,16 +276,14 @@ def _missing_shards(runs: Sequence[tuple[Any, ...]]) -> list[str]:
             index, _, count = value.strip().partition("/")
             if index.isdigit() and count.isdigit():
                 ran.setdefault(int(count), set()).add(int(index))
-    return [
-        f"{i}/{n}" for n, seen in sorted(ran.items()) for i in range(1, n + 1) if i not in seen
-    ]
+    return [f"{i}/{n}" for n, seen in sorted(ran.items()) for i in range(1, n + 1) if i not in seen]
 
 
-def _latest_is_merge(view: _Shard) -> bool:
+def _latest_is_merge(view: StoreContents) -> bool:
     return bool(view.runs) and view.runs[-1][9] == MERGE_BACKEND
 
 
-def _version_notes(read: Sequence[_Shard]) -> list[str]:
+def _version_notes(read: Sequence[StoreContents]) -> list[str]:
     first = read[0]
     notes = []
     for shard in read[1:]:
@@ -411,20 +294,20 @@ def _version_notes(read: Sequence[_Shard]) -> list[str]:
         )
         if differ:
             notes.append(
-                f"{_where(shard.directory)} ran with other package versions than "
-                f"{_where(first.directory)} ({', '.join(differ)}); cells hash only the code of "
+                f"{db_path(shard.directory)} ran with other package versions than "
+                f"{db_path(first.directory)} ({', '.join(differ)}); cells hash only the code of "
                 "their own components, so check these did not change the numbers"
             )
     return notes
 
 
-def _copy_run(conn: Any, shard: _Shard, run: tuple[Any, ...]) -> None:
+def _copy_run(conn: Any, shard: StoreContents, run: tuple[Any, ...]) -> None:
     """Copy one shard run with its plan and tasks, under a new run id of the target."""
     cursor = conn.execute(
         f"INSERT INTO runs VALUES (NULL, {', '.join('?' * (len(run) - 1))})", run[1:]
     )
     new_id = cursor.lastrowid
-    source = connect(_where(shard.directory), create=False)
+    source = connect(db_path(shard.directory), create=False)
     try:
         plan = source.execute("SELECT * FROM plan WHERE run_id = ?", (run[0],)).fetchall()
         tasks = source.execute("SELECT * FROM tasks WHERE run_id = ?", (run[0],)).fetchall()
@@ -439,7 +322,7 @@ def _copy_run(conn: Any, shard: _Shard, run: tuple[Any, ...]) -> None:
     )
 
 
-def _insert_cell(conn: Any, cell: _Cell) -> None:
+def _insert_cell(conn: Any, cell: DoneCell) -> None:
     """One completed cell's rows, replacing whatever the target held for its id."""
     cell_id = cell.row[0]
     for table in ("episodes", "curves", "option_sets", "verification", "cells"):
