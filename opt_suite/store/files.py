@@ -7,7 +7,7 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -68,20 +68,12 @@ def write_cell_dir(
     """
     from opt_suite.store.verify import folder_digests
 
-    final = cell_dir(directory, cell_id)
-    tmp = directory / "cells" / f".tmp-{cell_id}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir(parents=True)
-    try:
+    with _renamed_into_place(directory, cell_id) as tmp:
+        tmp.mkdir()
         for name, write in writers.items():
             write(tmp / name)
         (tmp / CELL_FILE).write_text(json.dumps(meta, indent=1, sort_keys=True, default=str))
         digests = folder_digests(tmp)
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return digests
 
 
@@ -91,11 +83,22 @@ def copy_cell_dir(source: Path, directory: Path, cell_id: str) -> None:
     As :func:`write_cell_dir`: into a temporary folder first, then renamed into place, replacing
     a folder left there by an interrupted attempt (its row was never committed).
     """
+    with _renamed_into_place(directory, cell_id) as tmp:
+        shutil.copytree(source, tmp, symlinks=False)
+
+
+@contextlib.contextmanager
+def _renamed_into_place(directory: Path, cell_id: str) -> Iterator[Path]:
+    """A temporary folder path (not created) that becomes the cell's folder when the block ends.
+
+    A folder already there is replaced (the claim on the cell, or the merge's checks, guarantee
+    no other writer uses it); on any error the temporary folder is removed instead.
+    """
     final = cell_dir(directory, cell_id)
     tmp = directory / "cells" / f".tmp-{cell_id}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     tmp.parent.mkdir(parents=True, exist_ok=True)
     try:
-        shutil.copytree(source, tmp, symlinks=False)
+        yield tmp
         if final.exists():
             shutil.rmtree(final)
         os.replace(tmp, final)
