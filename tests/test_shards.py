@@ -18,7 +18,15 @@ from opt_suite.runner.shards import Shard, parse_shard, shard_seeds
 from opt_suite.store import ResultsStore
 
 #: The reports that must not tell a merged run from one unsharded run.
-REPORTS = ("returns.csv", "leaderboard.md", "leaderboard.csv", "leaderboard.json", "runs.json")
+REPORTS = (
+    "returns.csv",
+    "leaderboard.md",
+    "leaderboard.csv",
+    "leaderboard.json",
+    "runs.json",
+    "index.html",
+    "curves.png",
+)
 
 
 @pytest.mark.parametrize(
