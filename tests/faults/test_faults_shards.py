@@ -137,3 +137,12 @@ def test_an_altered_shard_cell_is_refused(shards, capsys, tmp_path):
 def test_a_missing_shard_is_refused(shards, capsys, tmp_path):
     err = _refused(capsys, tmp_path / "out", shards / "s1", tmp_path / "nowhere")
     assert f"no results store at {tmp_path / 'nowhere' / 'results.sqlite'}" in err
+
+
+def test_a_sweep_is_not_sharded(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert run_cli("fourrooms-paper-sensitivity", "--out", out, "--shard", "1/2") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "--shard: 'fourrooms-paper-sensitivity' is a sweep; shards split one spec's seeds" in err
+    assert not out.exists()
