@@ -55,8 +55,8 @@ import numpy as np
 
 from opt_suite import stats
 from opt_suite.report.baseline import Baseline, BaselineRuns, narrow_baseline
-from opt_suite.report.build import ReportInputs
 from opt_suite.report.episodes import learning_curves
+from opt_suite.report.inputs import ReportInputs
 from opt_suite.report.leaderboard import rng_for
 from opt_suite.report.metrics import HIGHER_IS_BETTER, METRICS, resolve_thresholds, run_metrics
 from opt_suite.report.replay import Replay, replay

@@ -20,11 +20,11 @@ import numpy as np
 import yaml
 
 from opt_suite.files_guard import InputError, read_bounded
-from opt_suite.report.build import ReportInputs
 from opt_suite.report.demonstrations import summarise_demonstrations
 from opt_suite.report.discovery_cost import discovery_costs
 from opt_suite.report.episodes import EpisodeTable, ReportDataError
 from opt_suite.report.fig1a import training_curves
+from opt_suite.report.inputs import ReportInputs
 from opt_suite.report.interaction_curves import interaction_curves
 from opt_suite.report.normalise import References
 from opt_suite.report.zero_shot import zero_shot_returns
