@@ -107,6 +107,7 @@ def write_reports(directory: str | Path, spec_hash: str | None = None) -> list[P
         opt_suite.store.StoreError: ``directory`` holds no results store.
         ReportDataError: there are no (complete) results to report.
     """
+    from opt_suite.report.build import write_report_files
     from opt_suite.report.source import load_inputs
     from opt_suite.report.stale import report_owner, set_aside_stale
 
