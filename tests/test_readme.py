@@ -21,7 +21,18 @@ def _section(title: str, text: str = README) -> str:
     return text[start : end if end > 0 else None]
 
 
-FRONT = ("specs", "plugins", "results-and-gate", "atari", "scaling", "performance", "cli")
+FRONT = (
+    "README",
+    "tutorial",
+    "architecture",
+    "specs",
+    "plugins",
+    "results-and-gate",
+    "atari",
+    "scaling",
+    "performance",
+    "cli",
+)
 
 
 def _pages() -> list[Path]:
