@@ -229,21 +229,19 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
     board = leaderboard(inputs, analysis)
     fig1a = "fig1a.png" if inputs.training else None
     discovery = "discovery.png" if inputs.interaction else None
+    text = "\n".join(
+        filter(
+            None,
+            [
+                leaderboard_markdown(board),
+                discovery_cost_markdown(inputs.discovery, analysis.curves),
+                demonstrations_markdown(inputs.demonstrations),
+            ],
+        )
+    )
     written = [
         write_returns_csv(inputs.episodes, out / "returns.csv", list(analysis.curves)),
-        _write_text(
-            out / "leaderboard.md",
-            "\n".join(
-                filter(
-                    None,
-                    [
-                        leaderboard_markdown(board),
-                        discovery_cost_markdown(inputs.discovery, analysis.curves),
-                        demonstrations_markdown(inputs.demonstrations),
-                    ],
-                )
-            ),
-        ),
+        _write_text(out / "leaderboard.md", text),
         write_leaderboard_csv(board, out / "leaderboard.csv"),
         write_json(leaderboard_json(board), out / "leaderboard.json"),
         write_curves_png(
@@ -253,9 +251,7 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
             inputs.references,
             inputs.frame_unit,
         ),
-        write_index_html(
-            board, out / "index.html", inputs.pictures, fig1a=fig1a, discovery=discovery
-        ),
+        out / "index.html",  # written last, below: it links every figure that exists
         write_json(baseline_document(inputs, analysis), out / "runs.json"),
     ]
     if fig1a is not None:
@@ -267,6 +263,15 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
     )
     if with_discovery is not None:
         written.append(with_discovery)
+    write_index_html(
+        text,
+        inputs.spec_name,
+        out / "index.html",
+        inputs.pictures,
+        fig1a=fig1a,
+        discovery=discovery,
+        curves_with_discovery=None if with_discovery is None else with_discovery.name,
+    )
     return written
 
 
