@@ -139,10 +139,10 @@ def _refusal(module: str, path: tuple[str, ...], pythonpath: str, cwd: str) -> s
     top = parts[0]
     if top in sys.stdlib_module_names:
         return f"{top!r} is the standard library, not a package of an installed plugin"
-    dists = [d for d in _distributions(path, pythonpath, cwd) if top in _top_level_names(d)]
     origin = _located(top)
     if top in OWN_PACKAGES and origin is not None and origin.is_relative_to(_SUITE_ROOT / top):
         return None
+    dists = [d for d in _distributions(path, pythonpath, cwd) if top in _top_level_names(d)]
     if not dists:
         return (
             f"{top!r} is not a package of an installed distribution (only installed packages are "
