@@ -73,8 +73,10 @@ class ScriptedParams:
 
     function: str = param(
         "opt_suite.demonstrations.minigrid_planner:shortest_path",
-        doc="'module:function' returning a demonstration's actions for a reset env (see "
-        "opt_suite/demonstrations/scripted.py for the contract)",
+        doc="'module:function' returning a demonstration's actions for a reset env: a Python "
+        "function of an installed package, checked before its module is imported (see "
+        "opt_suite/demonstrations/scripted.py for the contract, docs/plugins.md for what may be "
+        "named)",
     )
     min_per_task: int = param(
         1,
