@@ -125,7 +125,7 @@ def _top_level_names(dist: metadata.Distribution) -> set[str]:
 
 
 def refusal(module: str) -> str | None:
-    """Why a spec may not import ``module``; None when it is a module of an installed distribution."""
+    """Why a spec may not import ``module``; None for a module of an installed distribution."""
     return _refusal(module, tuple(sys.path), os.environ.get("PYTHONPATH", ""), os.getcwd())
 
 

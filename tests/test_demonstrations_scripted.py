@@ -37,7 +37,9 @@ PLANNERS = Path(__file__).parent / "fixtures" / "scripted_plugin" / "scripted_pl
 def planners(tmp_path_factory):
     """The test planners as an installed plugin distribution (a test module is not one)."""
     site = install_module(
-        tmp_path_factory.mktemp("plugin") / "site-packages", "scripted_planners", PLANNERS.read_text()
+        tmp_path_factory.mktemp("plugin") / "site-packages",
+        "scripted_planners",
+        PLANNERS.read_text(),
     )
     sys.path.insert(0, str(site))
     yield site
@@ -63,9 +65,7 @@ def test_shortest_paths_reach_the_goal(env_id):
         np.testing.assert_array_equal(a.actions, b.actions)
 
 
-def test_cut_demonstrations_are_dropped_with_a_warning_while_enough_remain(
-    rooms, planners, capsys
-):
+def test_cut_demonstrations_are_dropped_with_a_warning_while_enough_remain(rooms, planners, capsys):
     demos = _collect(rooms, "scripted_planners:every_other_cut", per_task=4, min_per_task=2)
     err = capsys.readouterr().err
     assert len(demos) == 4 and all(d.rewards[-1] > 0 for d in demos)

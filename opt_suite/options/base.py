@@ -154,15 +154,15 @@ def _kind_class(kind: str, where: str) -> type[OptionSet]:
                 target = entry.value
                 break
     if target is None:
-        known = sorted(
-            set(_BUILT_IN) | {e.name for e in installed.entry_points(ENTRY_POINT_GROUP)}
-        )
+        known = sorted(set(_BUILT_IN) | {e.name for e in installed.entry_points(ENTRY_POINT_GROUP)})
         raise OptionSetError(f"{where}: unknown option-set kind {kind!r} (known: {known})")
     module, _, name = target.partition(":")
     try:
         cls = getattr(installed.import_installed(module), name)
     except installed.NotInstalled as exc:
-        raise OptionSetError(f"{where}: kind {kind!r} names {target}, not imported: {exc}") from None
+        raise OptionSetError(
+            f"{where}: kind {kind!r} names {target}, not imported: {exc}"
+        ) from None
     if not (isinstance(cls, type) and issubclass(cls, OptionSet)):
         raise OptionSetError(f"{where}: kind {kind!r} names {target}, not an OptionSet subclass")
     return cls

@@ -140,7 +140,7 @@ def _read(folder, name):
 
 
 def test_a_forged_dist_info_beside_the_spec_installs_nothing(tmp_path):
-    """Metadata that names the file beside it: an id, a planner and a method name are all refused."""
+    """Metadata naming the file beside it: an id, a planner and a method name are all refused."""
     marker = tmp_path / "ran.txt"
     source = f"open({str(marker)!r}, 'w').write('ran')\ndef plan(env):\n    return [0]\n"
     install_module(tmp_path, "forged", source)  # RECORD, top_level.txt: a complete forgery
