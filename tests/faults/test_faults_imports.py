@@ -13,11 +13,13 @@ and nothing was imported (opt_suite/installed.py).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 from installed_plugin import install_module
+from runner_support import REPO
 from spec_fakes import where
 
 from opt_suite.cli import main
@@ -98,14 +100,17 @@ def test_standard_library_modules_are_refused_before_they_are_imported(tmp_path)
     code = (
         "import json, sys\n"
         "from opt_suite.cli import main\n"
+        f"before = [m for m in {UNUSED_STDLIB!r} if m in sys.modules]\n"
         f"code = main(['validate', *{[str(s) for s in specs]!r}])\n"
-        f"print(json.dumps([code, [m for m in {UNUSED_STDLIB!r} if m in sys.modules]]))\n"
+        f"after = [m for m in {UNUSED_STDLIB!r} if m in sys.modules]\n"
+        "print(json.dumps([code, before, after]))\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path
     )
-    status, imported = json.loads(result.stdout.splitlines()[-1])
-    assert status == 2 and imported == [], (imported, result.stderr)
+    status, before, after = json.loads(result.stdout.splitlines()[-1])
+    assert before == [], before  # else their absence afterwards would prove nothing
+    assert status == 2 and after == [], (after, result.stderr)
     lines = result.stderr.splitlines()
     assert len(lines) == len(specs), result.stderr  # one located line per spec
     assert all("is not imported" in line or "cannot import module" in line for line in lines)
@@ -171,6 +176,31 @@ def test_a_forged_dist_info_beside_the_spec_installs_nothing(tmp_path):
     )
     assert listed.returncode == 0 and "forged" not in listed.stdout
     assert not marker.exists()
+
+
+def test_an_installed_plugins_module_shadowed_beside_the_spec_is_not_loaded(tmp_path):
+    """A real plugin registers a method; a file of its module's name in the cwd is not run."""
+    site = install_module(tmp_path / "site-packages", "shadowed", "class Method:\n    pass\n")
+    (site / "shadowed-0.1.dist-info" / "entry_points.txt").write_text(
+        "[opt_suite.methods]\nshadowed = shadowed:Method\n"
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    marker = work / "ran.txt"
+    (work / "shadowed.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    spec = _scripted(work, "opt_suite.demonstrations.minigrid_planner:shortest_path", "shadowed")
+    result = subprocess.run(
+        [sys.executable, "-m", "opt_suite", "validate", spec.name],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=work,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO)])},
+    )
+    err = result.stderr
+    assert result.returncode == 2 and not marker.exists(), err
+    assert "spec.yaml:8:" in err and "method 'shadowed' is registered as shadowed:Method" in err
+    assert f"would be imported from {work / 'shadowed.py'}" in err and "Traceback" not in err
 
 
 PLUGIN = """\
