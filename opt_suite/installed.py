@@ -40,6 +40,7 @@ import json
 import os
 import posixpath
 import sys
+import urllib.parse
 from importlib.metadata import Distribution
 from pathlib import Path
 from types import ModuleType
@@ -200,9 +201,10 @@ def _provides(dist: metadata.Distribution, origin: Path) -> bool:
         return False
     if not isinstance(direct, dict) or not isinstance(direct.get("dir_info"), dict):
         return False
-    url = str(direct.get("url", ""))
-    if direct["dir_info"].get("editable") and url.startswith("file://"):
-        return origin.is_relative_to(Path(url.removeprefix("file://")).resolve())
+    url = urllib.parse.urlparse(str(direct.get("url", "")))
+    if direct["dir_info"].get("editable") and url.scheme == "file":
+        project = Path(urllib.parse.unquote(url.path)).resolve()  # %20 is a space
+        return origin.is_relative_to(project)
     return False
 
 

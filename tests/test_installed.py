@@ -58,7 +58,7 @@ def test_a_pythonpath_folder_is_an_install_folder_but_an_empty_entry_is_not(tmp_
 
 
 def test_an_editable_install_accepts_its_project_folder(tmp_path, clean_path):
-    project = tmp_path / "project"
+    project = tmp_path / "my project"  # a space: the URL spells it %20
     project.mkdir()
     (project / "editable_mod.py").write_text("X = 1\n")
     site = tmp_path / "site-packages"
