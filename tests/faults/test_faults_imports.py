@@ -249,6 +249,16 @@ def test_a_planner_must_be_a_function_of_a_plugin(tmp_path, capsys, plugin, func
     assert len(err.splitlines()) == 1 and "Traceback" not in err
 
 
+def test_run_refuses_a_planner_before_anything_runs(tmp_path, capsys):
+    """``builtins:input`` blocked a run on stdin; ``run`` now stops at the spec, writing nothing."""
+    spec = _scripted(tmp_path, "builtins:input")
+    out = tmp_path / "out"
+    assert main(["run", str(spec), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{spec}:6:" in err and "'builtins' is the standard library" in err, err
+    assert not out.exists()
+
+
 def test_a_function_of_an_installed_plugin_is_a_planner(tmp_path, capsys, plugin):
     spec = _scripted(tmp_path, "planner_plugin:plan")
     assert main(["validate", str(spec)]) == 0, capsys.readouterr().err
