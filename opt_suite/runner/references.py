@@ -38,7 +38,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 
@@ -191,7 +191,7 @@ def _key(spec: Spec, components: Components, seed: int, task: Task) -> dict[str,
     }
 
 
-def _finite_number(value: Any) -> bool:
+def _finite_number(value: Any) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and np.isfinite(value)
 
 
@@ -210,15 +210,15 @@ def _cached(
         if payload.get("key") != json.loads(json.dumps(key)):
             raise SealedFileError(f"{path.absolute()}: cached reference returns of another key")
         random, expert = payload.get("random"), payload.get("expert")
-        if not (_finite_number(random) and _finite_number(expert)):
-            raise SealedFileError(
-                f"{path.absolute()}: cached reference returns {random!r}, {expert!r} are not"
-                " finite numbers"
-            )
+        if _finite_number(random) and _finite_number(expert):
+            return float(random), float(expert)
+        raise SealedFileError(
+            f"{path.absolute()}: cached reference returns {random!r}, {expert!r} are not"
+            " finite numbers"
+        )
     except SealedFileError as exc:
         warn(f"{exc}; measuring the references again and rewriting it")
         return None
-    return float(random), float(expert)
 
 
 def _measure_one(
