@@ -195,16 +195,17 @@ def _threshold_caveat(analysis: Analysis) -> str | None:
     if analysis.threshold_rule.endswith("mean final return on that pair"):
         return (
             "episodes_to_threshold's thresholds come from the compared method entries' own final"
-            " returns on the (seed, task) pairs whose reference returns are equal (the rule in the"
-            " protocol names how many), so there they move when an entry is added or removed"
+            " returns on the (seed, task) pairs whose normalised score is undefined (the expert"
+            " does not beat random by the margin; the rule in the protocol names how many), so"
+            " there they move when an entry is added or removed"
         )
     if not analysis.threshold_rule.endswith("mean final return on the task"):
         return None
     return (
         "episodes_to_threshold's thresholds come from the compared method entries' own final"
-        " returns (no report.threshold, and no reference returns or some task's are equal), so"
-        " they move when an entry is added or removed; set report.threshold to time every entry"
-        " against a fixed level"
+        " returns (no report.threshold, and no reference returns or some pair's normalised score"
+        " is undefined), so they move when an entry is added or removed; set report.threshold to"
+        " time every entry against a fixed level"
     )
 
 
