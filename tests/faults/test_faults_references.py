@@ -12,13 +12,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
 import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from runner_support import fakes, run_cli, write_spec  # noqa: F401  (fakes: a fixture)
+from runner_support import (  # noqa: F401  (fakes: a fixture)
+    REPO,
+    cli_command,
+    fakes,
+    run_cli,
+    write_spec,
+)
 
 from opt_suite.report.source import load_references, references_covering
 from opt_suite.runner import protocol
@@ -236,3 +243,29 @@ def test_an_env_with_nan_rewards_is_one_located_error(tmp_path, monkeypatch):
     monkeypatch.setattr(family, "make_env", lambda task: NanRewards(make_env(task)))
     with pytest.raises(refs.ReferenceError, match=r"^seed 0, test task .*non-finite"):
         refs.measure_references(spec, components, family, test[:1], [0], tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("fakes")
+def test_two_seed_runs_into_one_folder_at_once(tmp_path):
+    # The review's case (failed once in four): `run --seeds 0` and `run --seeds 1` together.
+    # Neither fails for the other's references, and the file left covers both seeds.
+    spec = write_spec(tmp_path, seeds=2, test=2, learner={"sleep_s": 0.05})
+    out = tmp_path / "out"
+    runs = [
+        subprocess.Popen(
+            cli_command(spec, "--out", out, "--seeds", seed, "--quiet"),
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for seed in ("0", "1")
+    ]
+    results = [(r.wait(timeout=300), r.communicate()[1]) for r in runs]
+    for code, err in results:
+        assert code == 0, err
+        assert "Traceback" not in err and "no reference returns" not in err, err
+    spec_file = next((out / REFERENCES_DIR).glob("spec-*.json"))
+    loaded = load_references(spec_file, [])
+    assert loaded is not None and loaded.seeds == (0, 1)
