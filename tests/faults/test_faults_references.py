@@ -269,3 +269,24 @@ def test_two_seed_runs_into_one_folder_at_once(tmp_path):
     spec_file = next((out / REFERENCES_DIR).glob("spec-*.json"))
     loaded = load_references(spec_file, [])
     assert loaded is not None and loaded.seeds == (0, 1)
+
+
+def test_a_report_whose_experts_all_lose_to_random_has_one_loud_caveat(tmp_path):
+    # Asterix's case: on some seed of every test task the expert earns less than random.
+    from report_fakes import linear_table
+
+    from opt_suite.report import ReportInputs, write_report_files
+    from opt_suite.report.normalise import References
+    from opt_suite.spec.schema import ReportSpec
+
+    table = linear_table({"primitives": 0.0, "ours": 5.0}, seeds=2, tasks=2)
+    references = References(
+        (0, 1), (0, 1), np.array([[5.0, 0.0], [0.0, 2.0]]), np.array([[1.0, 10.0], [9.0, 2.0]])
+    )
+    inputs = ReportInputs(table, "toy", "h", ReportSpec(bootstrap=200), references=references)
+    write_report_files(inputs, tmp_path)
+    board = json.loads((tmp_path / "leaderboard.json").read_text())
+    assert "normalised" not in board
+    loud = [w for w in board["warnings"] if w.startswith("NO NORMALISED SCORES")]
+    assert len(loud) == 1 and "seed 0 task 0, seed 1 task 1" in loud[0] and "n = 0 of 4" in loud[0]
+    assert "Normalised scores" not in (tmp_path / "leaderboard.md").read_text()
