@@ -38,9 +38,9 @@ from opt_suite.report.metrics import (
 )
 from opt_suite.report.normalise import (
     References,
-    degenerate_pairs,
     normalisation_caveat,
     reference_thresholds,
+    undefined_pairs,
 )
 from opt_suite.report.tables import (
     leaderboard_json,
@@ -144,6 +144,7 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
                 None,
                 [None if inputs.references is None else normalisation_caveat(inputs.references)],
             ),
+            *inputs.reference_warnings,
             # A kept option that is a primitive under another name, or never used, is no option.
             *(f"degenerate option: {line}" for line in inputs.degenerate),
             # A method that ran on less than it was given (e.g. demonstrations it left out).
@@ -163,12 +164,13 @@ def _per_seed_reference_thresholds(
 ) -> tuple[dict[Any, float], str]:
     """Test tasks drawn per seed: each (seed, task) its own reference level.
 
-    A pair whose two references are equal has no such level; it falls back to the entries' own
+    A pair whose normalised score is undefined (:mod:`opt_suite.report.normalise`: the expert
+    does not beat random by the margin) has no such level; it falls back to the entries' own
     final returns on that pair (the old rule, per (seed, task)), and the rule says how many did.
     """
     tasks = next(iter(curves.values())).tasks
     levels = reference_thresholds(refs, tasks, REFERENCE_THRESHOLD_FRACTION, per_seed=True)
-    flat = [(seed, t) for seed, t in degenerate_pairs(refs) if t in tasks]
+    flat = [(seed, t) for seed, t in undefined_pairs(refs) if t in tasks]
     if flat:  # the entries' own final returns, computed only where a pair needs them
         fallback = resolve_thresholds(curves, None, inputs.settings.final_fraction, per_seed=True)
         for seed, t in flat:
@@ -181,7 +183,7 @@ def _per_seed_reference_thresholds(
     )
     if flat:
         rule += (
-            f"; on the {len(flat)} (seed, task) pair(s) where the two are equal,"
+            f"; on the {len(flat)} (seed, task) pair(s) where the normalised score is undefined,"
             f" {100 * DEFAULT_THRESHOLD_FRACTION:g}% of the way from the worst to the best method"
             " entry's mean final return on that pair"
         )
@@ -193,16 +195,17 @@ def _threshold_caveat(analysis: Analysis) -> str | None:
     if analysis.threshold_rule.endswith("mean final return on that pair"):
         return (
             "episodes_to_threshold's thresholds come from the compared method entries' own final"
-            " returns on the (seed, task) pairs whose reference returns are equal (the rule in the"
-            " protocol names how many), so there they move when an entry is added or removed"
+            " returns on the (seed, task) pairs whose normalised score is undefined (the expert"
+            " does not beat random by the margin; the rule in the protocol names how many), so"
+            " there they move when an entry is added or removed"
         )
     if not analysis.threshold_rule.endswith("mean final return on the task"):
         return None
     return (
         "episodes_to_threshold's thresholds come from the compared method entries' own final"
-        " returns (no report.threshold, and no reference returns or some task's are equal), so"
-        " they move when an entry is added or removed; set report.threshold to time every entry"
-        " against a fixed level"
+        " returns (no report.threshold, and no reference returns or some pair's normalised score"
+        " is undefined), so they move when an entry is added or removed; set report.threshold to"
+        " time every entry against a fixed level"
     )
 
 

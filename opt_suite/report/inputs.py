@@ -61,6 +61,8 @@ class ReportInputs:
             one seed is not task k of another, which the tables' wording says.
         discovery_warnings: the warnings discovery cells recorded
             (``opt_suite.methods.base.DISCOVERY_WARNINGS``), each a caveat of the leaderboard.
+        reference_warnings: why the run's reference returns could not be used (a file that
+            records an error, fails its digest, or lacks a stored seed), each a caveat.
     """
 
     episodes: EpisodeTable
@@ -82,6 +84,7 @@ class ReportInputs:
     discovery: Mapping[str, DiscoveryCost] = dataclasses.field(default_factory=dict)
     demonstrations_asked: int | None = None
     discovery_warnings: tuple[str, ...] = ()
+    reference_warnings: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

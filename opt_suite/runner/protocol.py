@@ -12,7 +12,6 @@ apart.
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -61,7 +60,6 @@ from opt_suite.store.files import (
     cell_dir,
     load_demonstrations,
     remove_stale_temporaries,
-    write_text_atomic,
 )
 from opt_suite.store.provenance import collect_provenance
 from opt_suite.store.reader import split_name
@@ -308,11 +306,7 @@ def run_protocol(
         runner.close()
     first = tasks.test(seeds[0]) if seeds else ()
     if summary is not None and first and references_wanted(spec, components, family, first[0]):
-        # Every seed the store holds, not only this run's: the report reads them all (a run of
-        # --seeds 1-2 into a folder that holds seed 0); measured ones are reused from their files.
-        stored = _stored_seeds(directory)
-        every = sorted(set(seeds) | set(stored))
-        _measure_references(spec, components, family, tasks.test, every, directory, stream)
+        _measure_references(spec, components, family, tasks.test, seeds, directory, stream, summary)
     return RunResult(summary, directory, run_id, time.monotonic() - start, reuse_note)
 
 
@@ -332,6 +326,10 @@ def _stored_seeds(directory: Path) -> list[int]:
         store.close()
 
 
+#: The claim (runner/claims.py) a runner holds while it writes a spec's reference returns.
+REFERENCES_CLAIM = "references-{spec_hash}"
+
+
 def _measure_references(
     spec: Spec,
     components: Components,
@@ -340,25 +338,37 @@ def _measure_references(
     seeds: Sequence[int],
     directory: Path,
     stream: TextIO,
+    summary: Summary,
 ) -> None:
-    """Measure the normalised scores' reference returns; a failure is one loud line, not a crash.
+    """Measure the normalised scores' reference returns; a failure is one failed step, not a crash.
 
-    The report then has no normalised scores and says why (``references/spec-<hash>.json``
-    holds the error instead of the returns).
+    Every seed the store holds is measured, not only this run's: the report reads them all (a
+    run of --seeds 1-2 into a folder that holds seed 0); measured ones are reused from their
+    files. Runners into one folder take turns (a claim held for the step) and each reads the
+    stored seeds inside its turn, so a later writer never drops a seed an earlier one wrote.
+
+    A failure is added to ``summary.failed`` as one line naming its cause, and
+    ``references/spec-<hash>.json`` holds the error instead of the returns (the report then has
+    no normalised scores and says why).
     """
-    from opt_suite.demonstrations.base import DemonstrationError
-    from opt_suite.runner.references import ReferenceError, measure_references
+    from opt_suite.runner.references import SPEC_FORMAT, ReferenceError, measure_references
     from opt_suite.store.files import references_file
+    from opt_suite.store.sealed import write_sealed
 
-    try:
-        measure_references(spec, components, family, test, seeds, directory)
-    except (ReferenceError, DemonstrationError, ValueError) as exc:
-        message = f"reference returns not measured: {type(exc).__name__}: {exc}"
+    def warn(message: str) -> None:
         print(f"warning: {message}", file=stream)
-        path = references_file(directory, spec_hash(spec))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        error = {"format": "opt-suite-references", "error": message}
-        write_text_atomic(path, json.dumps(error) + "\n")
+
+    with Claims(directory).held(REFERENCES_CLAIM.format(spec_hash=spec_hash(spec))):
+        every = sorted(set(seeds) | set(_stored_seeds(directory)))
+        try:
+            measure_references(spec, components, family, test, every, directory, warn)
+        except ReferenceError as exc:
+            message = f"reference returns not measured: {exc}"
+            summary.failed.append(("references", message))
+            summary.deterministic.append("references")  # the same inputs fail the same way
+            path = references_file(directory, spec_hash(spec))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_sealed(path, {"format": SPEC_FORMAT, "error": message})
 
 
 def plan_spec(
