@@ -18,10 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-import gymnasium
-
-from opt_suite import registry
-from opt_suite.families.base import Task, TaskFamily, exact_model
+from opt_suite.families.base import Task, TaskFamily
 from opt_suite.files_guard import read_bounded
 from opt_suite.options.base import MAX_FILE_BYTES
 from opt_suite.runner.backends import Backend, make_backend
@@ -34,13 +31,18 @@ from opt_suite.runner.cells import (
 )
 from opt_suite.runner.claims import Claims
 from opt_suite.runner.estimate import (
-    WorkEstimate,
     WorkTooLarge,
     available_memory,
-    estimate_work,
     memory_problem,
 )
-from opt_suite.runner.plan import Cell, Plan, build_plan
+from opt_suite.runner.plan import Cell, Plan
+from opt_suite.runner.planning import (
+    Components,
+    discovery_steps,
+    plan_spec,
+    resolve_components,
+    work_estimate,
+)
 from opt_suite.runner.progress import Progress
 from opt_suite.runner.references import references_wanted
 from opt_suite.runner.scheduler import Summary, cell_record, execute_plan
@@ -50,7 +52,6 @@ from opt_suite.runner.seeding import (
     evaluation_seed,
     zero_shot_seed,
 )
-from opt_suite.runner.task_draws import SpecTasks, draw_tasks
 from opt_suite.spec import Spec, canonical_yaml, spec_hash, to_plain
 from opt_suite.stages import Stage
 from opt_suite.store.files import (
@@ -66,21 +67,18 @@ from opt_suite.store.reader import split_name
 from opt_suite.store.writer import CellRecord, StoreWriter
 
 if TYPE_CHECKING:
-    from opt_suite.demonstrations.base import DemonstrationSource
-    from opt_suite.learners.base import Learner
-    from opt_suite.methods.base import Method
+    pass
 
-__all__ = ["Components", "RunResult", "evaluation_job", "resolve_components", "run_protocol"]
-
-
-@dataclasses.dataclass(frozen=True)
-class Components:
-    """The registered classes a spec names."""
-
-    family: type[TaskFamily]
-    methods: tuple[type[Method], ...]
-    learner: type[Learner]
-    demonstrations: type[DemonstrationSource]
+__all__ = [
+    "Components",
+    "RunResult",
+    "discovery_steps",
+    "evaluation_job",
+    "plan_spec",
+    "resolve_components",
+    "run_protocol",
+    "work_estimate",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,20 +90,6 @@ class RunResult:
     run_id: int
     wall_s: float
     reuse_note: str
-
-
-def resolve_components(spec: Spec) -> Components:
-    """The family, method and learner classes of ``spec``.
-
-    Raises:
-      opt_suite.registry.RegistryError: a name is not registered or its module fails to import.
-    """
-    return Components(
-        family=registry.load(registry.FAMILIES, spec.family.name),
-        methods=tuple(registry.load(registry.METHODS, m.method) for m in spec.methods),
-        learner=registry.load(registry.LEARNERS, spec.evaluation.learner),
-        demonstrations=registry.load(registry.DEMONSTRATION_SOURCES, spec.demonstrations.source),
-    )
 
 
 def evaluation_job(
@@ -371,73 +355,6 @@ def _measure_references(
             write_sealed(path, {"format": SPEC_FORMAT, "error": message})
 
 
-def plan_spec(
-    spec: Spec, seeds: Sequence[int], components: Components
-) -> tuple[TaskFamily, Sequence[Task], SpecTasks, Plan]:
-    """The family, its train tasks, every seed's test tasks, and the cells planned for ``seeds``.
-
-    Every reader that must name the same cells as the run (the run itself, ``option-usage``'s
-    replay) builds them here, so that they cannot drift apart.
-    """
-    family = components.family(spec.family.params)
-    tasks = draw_tasks(family, spec.tasks)
-    train = list(tasks.train)
-    plan = build_plan(
-        spec,
-        seeds,
-        train,
-        {seed: tasks.test(seed) for seed in seeds},
-        components.methods,
-        family_cls=components.family,
-        learner_cls=components.learner,
-        source_cls=components.demonstrations,
-    )
-    return family, train, tasks, plan
-
-
-def work_estimate(
-    spec: Spec,
-    seeds: Sequence[int],
-    components: Components,
-    family: TaskFamily,
-    train: Sequence[Task],
-) -> WorkEstimate:
-    """The estimate of :mod:`.estimate` for a spec whose family and train tasks are built."""
-    model = exact_model(family, train[0]) if train else None
-    shape = (None, None, 1) if model is None else model.next_state.shape
-    index_space, action_space = family.observation_space, family.action_space
-    if model is None and isinstance(index_space, gymnasium.spaces.Discrete):
-        # No model but index observations: the tabular learners' Q and the options' tables are
-        # over the n indices all the same (one outcome: no model array is built).
-        if isinstance(action_space, gymnasium.spaces.Discrete):
-            shape = (int(index_space.n), int(action_space.n), 1)
-    networks: list[tuple[str, type[Learner] | type[DemonstrationSource], Any]] = [
-        ("evaluation", components.learner, spec.evaluation.params)
-    ]
-    if any(cls.uses_demonstrations for cls in components.methods):
-        networks.append(("demonstrations", components.demonstrations, spec.demonstrations.params))
-    actions = family.action_space
-    observation = (
-        tuple(family.observation_space.shape or ()),
-        int(actions.n) if isinstance(actions, gymnasium.spaces.Discrete) else 1,
-    )
-    states, num_actions, outcomes = shape
-    d = spec.demonstrations
-    expert_steps = components.demonstrations.training_steps(d.params, d.max_steps)
-    return estimate_work(
-        spec,
-        seeds,
-        components.methods,
-        states,
-        num_actions,
-        outcomes,
-        networks,
-        observation,
-        env=family.env_memory(),
-        expert_steps=expert_steps,
-    )
-
-
 def _check_memory(
     spec: Spec,
     seeds: Sequence[int],
@@ -543,17 +460,3 @@ def _reuse_note(writer: StoreWriter, new_hash: str, commit: str | None, plan: Pl
         f"({row[0][:12]} -> {new_hash[:12]}): reusing {len(done)} of {len(plan.cells)} cells "
         f"whose inputs are unchanged" + (f" ({detail})" if detail else "") + code
     )
-
-
-def discovery_steps(method: type[Method], params: Any, spec: Any) -> int:
-    """The env steps the runner lets one discovery take (its counting envs stop there).
-
-    A method's declared budget (``Method.discovery_budget``) when it declares one, never above
-    ``evaluation.interaction_budget`` (``validate`` refuses more); the interaction budget for an
-    interacting method that declares none; 0 for the rest.
-    """
-    if not method.uses_interaction:
-        return 0
-    declared = method.discovery_budget(params).env_steps
-    budget = int(spec.evaluation.interaction_budget)
-    return budget if declared is None else min(int(declared), budget)

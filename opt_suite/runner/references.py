@@ -50,7 +50,7 @@ from opt_suite.store.files import REFERENCES_DIR, references_file
 from opt_suite.store.sealed import SealedFileError, read_sealed, write_sealed
 
 if TYPE_CHECKING:
-    from opt_suite.runner.protocol import Components
+    from opt_suite.runner.planning import Components
     from opt_suite.spec import Spec
 
 __all__ = [
