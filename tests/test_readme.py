@@ -61,6 +61,22 @@ def test_relative_links_resolve(page):
         assert path.exists(), f"{page.name} links to missing {target}"
 
 
+def test_timings_page_is_generated_from_measurements():
+    gen = _load_script("gen_timings")
+    assert (DOCS / "timings.md").read_text() == gen.render(), (
+        "docs/timings.md is stale: run python docs/gen_timings.py"
+    )
+
+
+def test_timings_render_every_measurement(tmp_path):
+    gen = _load_script("gen_timings")
+    row = {"name": "x", "what": "`opt-suite run x`", "command": "c", "wall_s": 75.0, "cpu_s": 9.5}
+    row |= {"load_before": 1.5, "load_after": 2.0, "cores": 2, "commit": "abc", "date": "d"}
+    (tmp_path / "x.json").write_text(json.dumps(row))
+    page = gen.render(tmp_path)
+    assert "| `opt-suite run x` | 1 min 15 s | 10 s | 1.5 → 2 | `abc`, d |" in page
+
+
 def test_performance_page_is_generated_from_benchmark_output():
     gen = _load_script("gen_performance")
     assert (DOCS / "performance.md").read_text() == gen.render(), (
