@@ -57,3 +57,30 @@ def test_bench_list_command(benchmark):
     """A fresh ``opt-suite list`` process (loads every registered class; target <= 1.0 s idle)."""
     result = benchmark.pedantic(_command, args=("list",), rounds=5, iterations=1)
     assert result.returncode == 0, result.stderr
+
+
+HELP_COMMANDS = ("run", "validate", "report", "compare", "gate-rates", "diagnose", "export-demos")
+
+
+def test_bench_help_screens(benchmark):
+    """Every command's ``--help`` in a fresh process (target: <= 1.0 s each on an idle machine).
+
+    A help screen loads the command's module and its argument declarations only: no SciPy,
+    matplotlib or TensorFlow (``tests/test_cli_help.py`` checks the imports). Each command's time
+    is recorded, with its ratio to a bare ``python -c "import opt_suite"`` measured in the same run.
+    """
+    import time
+
+    def timed(*args: str) -> float:
+        start = time.perf_counter()
+        result = subprocess.run([sys.executable, *args], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        return time.perf_counter() - start
+
+    bare = min(timed("-c", "import opt_suite") for _ in range(3))
+    times = {c: min(timed("-m", "opt_suite", c, "--help") for _ in range(3)) for c in HELP_COMMANDS}
+    benchmark.extra_info["import opt_suite (s)"] = round(bare, 3)
+    for command, seconds in times.items():
+        benchmark.extra_info[f"{command} --help (s)"] = round(seconds, 3)
+        benchmark.extra_info[f"{command} --help / import"] = round(seconds / bare, 2)
+    benchmark.pedantic(timed, args=("-m", "opt_suite", "compare", "--help"), rounds=3)

@@ -9,6 +9,10 @@ A registered class must subclass its group's contract (:data:`CONTRACTS`: ``Task
 ``Method``, ``Learner``, ``DemonstrationSource``) and implement every abstract member; one that
 does not fails to load with a message naming its entry point and what is missing, so every caller
 (``list``, ``validate``, ``run``) says the same, and a spec that does not use it is unaffected.
+
+Entry points come only from installed distributions, and a module is imported only when
+:func:`opt_suite.installed.refusal` finds nothing against it (see that module: a ``*.dist-info``
+folder or a ``.py`` beside the spec registers and runs nothing).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import importlib
 import inspect
 from importlib import metadata
 from typing import Any
+
+from opt_suite import installed
 
 __all__ = [
     "FAMILIES",
@@ -62,7 +68,9 @@ class RegistryError(LookupError):
 
 @functools.cache
 def _entry_points(group: str) -> dict[str, metadata.EntryPoint]:
-    return {ep.name: ep for ep in metadata.entry_points(group=group)}
+    # Installed distributions only: a *.dist-info folder beside the spec (the current folder is
+    # first on sys.path under `python -m opt_suite`) registers nothing (opt_suite/installed.py).
+    return {ep.name: ep for ep in installed.entry_points(group)}
 
 
 def names(group: str) -> list[str]:
@@ -95,6 +103,14 @@ def load(group: str, name: str) -> Any:
         known = ", ".join(sorted(eps)) or "none"
         raise RegistryError(
             f"unknown {_KIND.get(group, group)} {name!r}{suggest(name, list(eps))} (known: {known})"
+        )
+    # A distribution's entry point names a module; one that a file beside the spec would shadow
+    # is refused before it runs. (Entry points made in code, with no distribution, name no file.)
+    why = None if eps[name].dist is None else installed.refusal(eps[name].module)
+    if why is not None:
+        raise RegistryError(
+            f"{_KIND.get(group, group)} {name!r} is registered as {eps[name].value} but its module "
+            f"is not imported: {why}"
         )
     try:
         cls = eps[name].load()

@@ -241,7 +241,7 @@ class RunView:
         """
         if self._components is None:
             from opt_suite.registry import RegistryError
-            from opt_suite.runner.protocol import resolve_components
+            from opt_suite.runner.planning import resolve_components
 
             try:
                 self._components = resolve_components(self.spec())
@@ -253,7 +253,7 @@ class RunView:
         """The plan the current code builds from the stored spec for ``seeds``."""
         key = tuple(seeds)
         if key not in self._plans:
-            from opt_suite.runner.protocol import plan_spec
+            from opt_suite.runner.planning import plan_spec
 
             self._plans[key] = plan_spec(self.spec(), list(seeds), self.components())[3]
         return self._plans[key]

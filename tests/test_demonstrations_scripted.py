@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
+from installed_plugin import install_module
 from spec_fakes import where
 
 from opt_suite.cli import main
@@ -27,6 +30,23 @@ def _collect(family, function, per_task=3, max_steps=300, min_per_task=1):
     )
 
 
+PLANNERS = Path(__file__).parent / "fixtures" / "scripted_plugin" / "scripted_planners.py"
+
+
+@pytest.fixture(scope="module")
+def planners(tmp_path_factory):
+    """The test planners as an installed plugin distribution (a test module is not one)."""
+    site = install_module(
+        tmp_path_factory.mktemp("plugin") / "site-packages",
+        "scripted_planners",
+        PLANNERS.read_text(),
+    )
+    sys.path.insert(0, str(site))
+    yield site
+    sys.path.remove(str(site))
+    sys.modules.pop("scripted_planners", None)
+
+
 @pytest.fixture(scope="module")
 def rooms():
     return Gymnasium(Params(id="MiniGrid-FourRooms-v0", max_episode_steps=1000))
@@ -45,40 +65,8 @@ def test_shortest_paths_reach_the_goal(env_id):
         np.testing.assert_array_equal(a.actions, b.actions)
 
 
-def forward_forever(env):
-    """A closed-loop planner (a generator): forward until the episode is cut."""
-    while True:
-        yield 2
-
-
-def two_steps(env):
-    return [0, 0]
-
-
-def raises(env):
-    raise RuntimeError("planner exploded")
-
-
-def not_actions(env):
-    return 42
-
-
-def strings(env):
-    return ["left"]
-
-
-def every_other_cut(env, _calls=[0]):  # noqa: B006 - counts calls across demonstrations
-    _calls[0] += 1
-    if _calls[0] % 2:
-        return [0]  # runs out before the goal: cut
-    from opt_suite.demonstrations.minigrid_planner import shortest_path
-
-    return shortest_path(env)
-
-
-def test_cut_demonstrations_are_dropped_with_a_warning_while_enough_remain(rooms, capsys):
-    every_other_cut.__defaults__[0][0] = 0
-    demos = _collect(rooms, f"{__name__}:every_other_cut", per_task=4, min_per_task=2)
+def test_cut_demonstrations_are_dropped_with_a_warning_while_enough_remain(rooms, planners, capsys):
+    demos = _collect(rooms, "scripted_planners:every_other_cut", per_task=4, min_per_task=2)
     err = capsys.readouterr().err
     assert len(demos) == 4 and all(d.rewards[-1] > 0 for d in demos)
     assert err.count("warning: demonstrations: a scripted demonstration on") == 4
@@ -86,9 +74,9 @@ def test_cut_demonstrations_are_dropped_with_a_warning_while_enough_remain(rooms
     assert "the function's actions ran out" in err
 
 
-def test_too_few_complete_demonstrations_name_the_steps_and_every_cap(rooms):
+def test_too_few_complete_demonstrations_name_the_steps_and_every_cap(rooms, planners):
     with pytest.raises(DemonstrationError) as info:
-        _collect(rooms, f"{__name__}:forward_forever", per_task=2, max_steps=50)
+        _collect(rooms, "scripted_planners:forward_forever", per_task=2, max_steps=50)
     message = str(info.value)
     assert "0 of 2 scripted demonstrations on gymnasium-minigrid-fourrooms-v0/train/0" in message
     assert "cut after 50 steps (cut by demonstrations.max_steps" in message
@@ -101,15 +89,15 @@ def test_too_few_complete_demonstrations_name_the_steps_and_every_cap(rooms):
     [
         (
             "raises",
-            ["raised on", "RuntimeError: planner exploded", "test_demonstrations_scripted.py:"],
+            ["raised on", "RuntimeError: planner exploded", "scripted_planners.py:"],
         ),
         ("not_actions", ["expected an iterable of actions", "int"]),
         ("strings", ["expected int actions, got str 'left'"]),
     ],
 )
-def test_a_bad_planner_is_one_line_quoting_its_own_error(rooms, function, words):
+def test_a_bad_planner_is_one_line_quoting_its_own_error(rooms, planners, function, words):
     with pytest.raises(DemonstrationError) as info:
-        _collect(rooms, f"{__name__}:{function}", per_task=1)
+        _collect(rooms, f"scripted_planners:{function}", per_task=1)
     message = str(info.value)
     assert "\n" not in message
     for word in words:

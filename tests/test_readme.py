@@ -21,7 +21,18 @@ def _section(title: str, text: str = README) -> str:
     return text[start : end if end > 0 else None]
 
 
-FRONT = ("specs", "plugins", "results-and-gate", "atari", "scaling", "performance", "cli")
+FRONT = (
+    "README",
+    "tutorial",
+    "architecture",
+    "specs",
+    "plugins",
+    "results-and-gate",
+    "atari",
+    "scaling",
+    "performance",
+    "cli",
+)
 
 
 def _pages() -> list[Path]:
@@ -48,6 +59,22 @@ def test_relative_links_resolve(page):
             continue
         path = (page.parent / target.split("#")[0]).resolve()
         assert path.exists(), f"{page.name} links to missing {target}"
+
+
+def test_timings_page_is_generated_from_measurements():
+    gen = _load_script("gen_timings")
+    assert (DOCS / "timings.md").read_text() == gen.render(), (
+        "docs/timings.md is stale: run python docs/gen_timings.py"
+    )
+
+
+def test_timings_render_every_measurement(tmp_path):
+    gen = _load_script("gen_timings")
+    row = {"name": "x", "what": "`opt-suite run x`", "command": "c", "wall_s": 75.0, "cpu_s": 9.5}
+    row |= {"load_before": 1.5, "load_after": 2.0, "cores": 2, "commit": "abc", "date": "d"}
+    (tmp_path / "x.json").write_text(json.dumps(row))
+    page = gen.render(tmp_path)
+    assert "| `opt-suite run x` | 1 min 15 s | 10 s | 1.5 → 2 | `abc`, d |" in page
 
 
 def test_performance_page_is_generated_from_benchmark_output():

@@ -15,6 +15,7 @@ from opt_suite.runner import references as refs
 from opt_suite.runner.protocol import plan_spec, resolve_components
 from opt_suite.spec import canonical_yaml, load_spec, spec_hash
 from opt_suite.store.files import references_file
+from opt_suite.store.sealed import write_sealed
 
 QUICK = Path(__file__).resolve().parents[1] / "specs" / "fourrooms-quick.yaml"
 
@@ -74,12 +75,15 @@ def test_none_measures_nothing_and_an_error_is_a_warning(tmp_path):
     test = tasks.test(0)
     assert not refs.references_wanted(off, components, family, test[0])
     path = tmp_path / "spec-x.json"
-    path.write_text(json.dumps({"error": "reference returns not measured: boom"}))
+    write_sealed(
+        path, {"format": refs.SPEC_FORMAT, "error": "reference returns not measured: boom"}
+    )
     warnings: list[str] = []
     assert load_references(path, warnings) is None
     assert warnings == ["no normalised scores: reference returns not measured: boom"]
     path.write_text("{not json")
-    assert load_references(path, warnings) is None and "not a reference returns file" in warnings[1]
+    assert load_references(path, warnings) is None
+    assert f"{path.absolute()}: reference returns file is not JSON" in warnings[1]
 
 
 def test_families_without_a_model_sample_the_random_policy(tmp_path, monkeypatch):

@@ -40,6 +40,15 @@ def test_write_reports_from_a_store(store):
     assert doc["protocol"]["thresholds"] == {"0": 0.0, "1": 0.0}  # the stored spec's report section
 
 
+def test_write_reports_in_a_fresh_process(store):
+    # The package loads its names lazily: in a process that has imported nothing else (what
+    # `opt-suite run` is at its report step), write_reports must still find every name it uses.
+    code = f"from opt_suite.report import write_reports; print(len(write_reports({str(store)!r})))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(len(REPORT_FILES))
+
+
 def test_inputs_carry_spec_settings_and_pictures(store):
     (store / "pictures" / "ours").mkdir(parents=True)
     (store / "pictures" / "ours" / "seed0.png").write_bytes(b"\x89PNG")

@@ -269,6 +269,32 @@ def test_fig1a_is_drawn_from_training_curves_and_shown_in_index_html(tmp_path):
     assert "fig1a" not in (tmp_path / "without" / "index.html").read_text()
 
 
+def test_fig1a_legend_names_every_line_it_draws():
+    # Two seeds are two lines per entry: the bold one is named with its seed, the faint ones share
+    # one legend entry (a legend with one name for two curves misled readers).
+    import matplotlib.pyplot as plt
+
+    from opt_suite.report.fig1a import fig1a_figure
+
+    values = {
+        "jhat": np.array([-9.0, -4.0]),
+        "likelihood": np.array([-0.9, -0.4]),
+        "terminations": np.array([0.9, 0.5]),
+        "option_round": np.array([0.0, 0.0]),
+    }
+    fig = fig1a_figure({"ours": {0: values, 3: values}}, "t")
+    try:
+        texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    finally:
+        plt.close(fig)
+    assert texts == ["ours, seed 0", "other seeds (faint)"]
+    fig = fig1a_figure({"ours": {0: values}}, "t")
+    try:
+        assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["ours, seed 0"]
+    finally:
+        plt.close(fig)
+
+
 class TestCaveats:
     """The leaderboard warns when its intervals or its ranking cannot mean much."""
 

@@ -12,11 +12,14 @@ from opt_suite.report import ReportDataError, ReportInputs, analyse, write_repor
 from opt_suite.report.episodes import learning_curves
 from opt_suite.report.metrics import auc, improvement, jump_start, jump_start_count, run_metrics
 from opt_suite.report.normalise import (
+    REFERENCE_MARGIN,
     References,
-    degenerate_tasks,
+    normalisation_caveat,
     normalise_metric,
     normalised_scores,
     reference_thresholds,
+    undefined_pairs,
+    undefined_tasks,
 )
 from opt_suite.spec.schema import ReportSpec
 
@@ -57,10 +60,11 @@ class TestNormalisation:
 
     def test_equal_references_are_never_divided_by(self):
         refs = references([[0.0, 3.0], [0.0, 3.0]], [[1.0, 3.0], [2.0, 3.0]])
-        assert degenerate_tasks(refs) == [1]
+        assert undefined_tasks(refs) == [1]
         values = {"auc": np.array([[0.5, 3.0], [1.0, 9.0]])}
         scores = normalised_scores((0, 1), (0, 1), values, refs, ["auc"])
         assert scores is not None and scores.tasks == (0,)
+        assert (scores.pairs, scores.total_pairs) == (2, 4)
         np.testing.assert_allclose(scores.values["auc"], [[0.5], [0.5]])
         with pytest.raises(ReportDataError, match="no scale"):
             normalise_metric("auc", values["auc"], refs.random, refs.expert)
@@ -80,6 +84,32 @@ class TestNormalisation:
         # task 0: (5 + 7) / 2; task 1: (0 + 10) / 2.
         assert reference_thresholds(refs, (0, 1), 0.5) == {0: 6.0, 1: 5.0}
 
+    def test_an_expert_below_or_barely_above_random_is_undefined(self):
+        # Seed 0: task 0 is fine (range 10), task 1's expert is below random (a better run would
+        # score lower), task 2's beats random by 0.5% of max(1, 20): inside the 1% margin.
+        # Seed 1: every task fine, task 2 by 2% of 20 (outside the margin).
+        assert REFERENCE_MARGIN == 0.01
+        refs = references(
+            [[0.0, 5.0, 20.0], [0.0, 0.0, 20.0]], [[10.0, 4.0, 20.1], [10.0, 1.0, 20.4]]
+        )
+        assert undefined_pairs(refs) == [(0, 1), (0, 2)]
+        assert undefined_tasks(refs) == [1, 2]
+        values = {"auc": np.array([[5.0, 4.5, 20.05], [5.0, 0.5, 20.2]])}
+        scores = normalised_scores((0, 1), (0, 1, 2), values, refs, ["auc"])
+        assert scores is not None and scores.tasks == (0,)
+        assert (scores.pairs, scores.total_pairs) == (2, 6)
+        with pytest.raises(ReportDataError, match="no scale"):
+            normalise_metric("auc", values["auc"], refs.random, refs.expert)
+        caveat = normalisation_caveat(refs)
+        assert caveat is not None
+        assert "seed 0 task 1, seed 0 task 2" in caveat and "2 of 6 (seed, task) pairs" in caveat
+        assert "n = 2 of 6 pairs remain" in caveat
+        # Every task undefined on some seed: no aggregate, one loud caveat saying so.
+        none_left = references([[0.0, 5.0]], [[0.0, 4.0]])
+        assert normalised_scores((0,), (0, 1), {"auc": np.ones((1, 2))}, none_left, ["auc"]) is None
+        loud = normalisation_caveat(none_left)
+        assert loud is not None and loud.startswith("NO NORMALISED SCORES") and "n = 0 of 2" in loud
+
 
 def test_report_with_references_and_a_task_without_scale(tmp_path):
     # linear_table: r = -10 + e + s + 2t + shift over 20 episodes (auc -0.5 + s + 2t + shift).
@@ -95,9 +125,13 @@ def test_report_with_references_and_a_task_without_scale(tmp_path):
     write_report_files(inputs, tmp_path)
     doc = json.loads((tmp_path / "leaderboard.json").read_text())
     # Task 2 has no scale: named in a warning, left out of the normalised aggregates.
-    assert any("test task 2" in w and "optimal expert" in w for w in doc["warnings"])
+    assert any(
+        "seed 0 task 2, seed 1 task 2" in w and "optimal expert" in w and "n = 4 of 6" in w
+        for w in doc["warnings"]
+    )
     normalised = doc["normalised"]
     assert normalised["tasks"] == ["0", "1"]
+    assert (normalised["pairs"], normalised["of_pairs"]) == (4, 6)
     assert normalised["definition"].startswith("0 = uniform-random policy, 1 = optimal expert")
     # primitives' auc on task 0 is -0.5 + s, on task 1 1.5 + s; every range is 20, every random
     # return -10 + s (task 0) or -8 + s (task 1): every normalised auc is 9.5 / 20.
@@ -116,7 +150,7 @@ def test_report_with_references_and_a_task_without_scale(tmp_path):
     assert any("come from the compared method entries" in w for w in doc["warnings"])
     text = (tmp_path / "leaderboard.md").read_text()
     assert "**Normalised scores (0 = uniform-random policy, 1 = optimal expert" in text
-    assert "2 of 3 test tasks" in text
+    assert "2 of 3 test tasks, n = 4 of 6 (seed, task) pairs" in text
 
 
 def test_thresholds_from_references_do_not_depend_on_the_entries():

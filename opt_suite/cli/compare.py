@@ -1,9 +1,13 @@
 """``opt-suite compare DIR --baseline FILE``: fail CI when results regress against a baseline.
 
 Exit status: 0 when no method entry's metric is significantly worse than in the baseline, 1 when at
-least one is (a regression), 2 on bad input (missing directory or baseline, spec hash mismatch, a
+least one is (a regression) -- or, with ``--require-identical``, when any compared cell differs from
+the baseline at all --, 2 on bad input (missing directory or baseline, spec hash mismatch, a
 (method, seed, task) pair of the baseline missing from the run, ...). The test is described in
 :mod:`opt_suite.report.gate` and named in the output.
+
+Before the statistics, an exact replay line (:mod:`opt_suite.report.replay`) says "identical" or
+which cells changed.
 
 The run must cover the whole baseline. To test a run on part of it (a run of fewer seeds, or
 without a method entry), narrow the baseline explicitly: ``--only-seeds 1`` and/or
@@ -86,6 +90,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="compare even if the run's spec hash differs from the baseline's",
     )
     parser.add_argument(
+        "--require-identical",
+        action="store_true",
+        help="exit 1 unless every compared cell equals the baseline to the last bit (a refactor"
+        " that must not change numbers)",
+    )
+    parser.add_argument(
         "--spec",
         metavar="NAME_OR_HASH",
         help="in a directory shared by several specs, compare this one's runs: its name or a "
@@ -103,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
         format_comparison,
         load_baseline,
     )
+    from opt_suite.report.replay import format_replay
     from opt_suite.report.source import load_view_inputs
     from opt_suite.run_view import RunView, parse_seeds
     from opt_suite.store import StoreError
@@ -151,5 +162,13 @@ def run(args: argparse.Namespace) -> int:
     for message in result.warnings:
         print(f"warning: {message}", file=sys.stderr)
     print(f"opt-suite compare: {args.directory} against {args.baseline}, metric {args.metric}")
+    # Exact replay first: "identical" proves a refactor changed no number; "changed" names the
+    # cells even when the statistics below find no regression.
+    assert result.replay is not None
+    print(format_replay(result.replay, str(args.baseline)))
+    print()
     print(format_comparison(result))
+    if args.require_identical and not result.replay.identical:
+        print("FAIL: --require-identical: the run does not replay the baseline exactly")
+        return 1
     return 1 if result.regressions else 0

@@ -2,7 +2,8 @@
 
 Writes ``returns.csv``, ``leaderboard.{md,csv,json}``, ``curves.png`` and ``index.html`` into DIR
 (the same files ``opt-suite run`` writes at its end); ``--export-baseline FILE`` also writes the CI
-baseline that ``opt-suite compare`` tests later runs against; ``--spec NAME_OR_HASH`` chooses one
+baseline that ``opt-suite compare`` tests later runs against -- refreshing an existing one prints
+which cells moved (:mod:`opt_suite.report.replay`); ``--spec NAME_OR_HASH`` chooses one
 spec's runs in a directory several specs ran in (default: the latest run's spec). Exit status 2 on
 bad input (an unknown or ambiguous ``--spec`` too, listing the candidates). For a
 sweep run (a ``sweep.json`` in DIR) it writes every variant's report under ``variants/<name>/`` and
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 __all__ = ["add_arguments", "run"]
 
@@ -50,6 +52,25 @@ def _baseline_warnings(inputs, analysis) -> list[str]:
     return messages
 
 
+def _previous_baseline(path: Path) -> Any:
+    """The baseline a refresh replaces, to print what moved; None when there is none yet.
+
+    A file there that is not a baseline is not overwritten: it may be the user's.
+    """
+    from opt_suite.files_guard import InputError
+    from opt_suite.report import BaselineError, load_baseline
+
+    if not path.exists():
+        return None
+    try:
+        return load_baseline(path)
+    except BaselineError as exc:
+        raise InputError(
+            f"--export-baseline {path}: the file there is not an opt-suite baseline, and is not"
+            f" overwritten ({exc}); remove it or name another file"
+        ) from None
+
+
 def run(args: argparse.Namespace) -> int:
     """Write the reports (and the baseline); 0 on success, 2 on bad input."""
     from opt_suite.files_guard import InputError, output_file
@@ -58,8 +79,10 @@ def run(args: argparse.Namespace) -> int:
         ReportDataError,
         analyse,
         export_baseline,
+        load_baseline,
         write_report_files,
     )
+    from opt_suite.report.replay import format_replay, replay
     from opt_suite.report.source import load_view_inputs
     from opt_suite.report.stale import report_owner, set_aside_stale
     from opt_suite.report.tables import leaderboard_warnings
@@ -90,8 +113,10 @@ def run(args: argparse.Namespace) -> int:
             return 2
         return 0
     try:
+        previous_baseline = None
         if args.export_baseline is not None:  # before anything is written
             output_file(args.export_baseline, "the baseline file (--export-baseline)")
+            previous_baseline = _previous_baseline(args.export_baseline)
         for name in (*REPORT_FILES, "fig1a.png", "discovery.png"):
             # Rewritten in place: a FIFO there would block the write forever, a folder fail it.
             output_file(args.directory / name, "a report file")
@@ -113,6 +138,13 @@ def run(args: argparse.Namespace) -> int:
             analysis = analyse(inputs)
             path = export_baseline(inputs, analysis, args.export_baseline)
             print(f"wrote baseline {path}")
+            if previous_baseline is not None:  # a refresh: say what moved
+                print(
+                    format_replay(
+                        replay(load_baseline(path).methods, previous_baseline.methods),
+                        f"the previous {path}",
+                    )
+                )
             for message in _baseline_warnings(inputs, analysis):
                 print(f"warning: baseline {path}: {message}", file=sys.stderr)
     except (StoreError, ReportDataError, InputError) as exc:

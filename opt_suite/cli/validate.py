@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _work(spec: Spec) -> str:
     """The spec's work estimate (``opt_suite.runner.estimate``), or why there is none."""
-    from opt_suite.runner.protocol import resolve_components, work_estimate
+    from opt_suite.runner.planning import resolve_components, work_estimate
 
     try:
         components = resolve_components(spec)

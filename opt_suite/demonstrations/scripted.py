@@ -24,8 +24,17 @@ family's ``solved_when_cut``, the gymnasium family's ``success_return``). It is 
 warning line naming the task, the steps reached and the caps, while at least ``min_per_task``
 complete ones remain on that task; fewer is an error.
 
-**Bad input.** A module that cannot be imported, a missing or non-callable function: located
-errors at ``demonstrations.params.function`` when the spec is validated. A function that raises,
+**What naming a function does.** Its module is imported (its code runs), so only a module of an
+installed distribution is: one whose files an installed package put in site-packages (or a
+``PYTHONPATH`` folder), never the standard library, a ``__main__`` module or a ``.py`` beside the
+spec, checked before anything is imported (:mod:`opt_suite.installed`). The function must be a
+Python function defined in that module: not a builtin (``builtins:input``, ``os:system``), not a
+class, not a function the module imported from elsewhere; of opt_suite's own functions only
+:data:`BUILT_IN_PLANNERS`.
+
+**Bad input.** A module that is refused or cannot be imported, a missing function or one that is
+not such a function: located errors at ``demonstrations.params.function`` when the spec is
+validated. A function that raises,
 or returns something that is not an iterable of valid actions: one error line naming the task,
 with the function's own exception text and the line of the function where it was raised.
 """
@@ -33,7 +42,7 @@ with the function's own exception text and the line of the function where it was
 from __future__ import annotations
 
 import dataclasses
-import importlib
+import inspect
 import sys
 import traceback
 from collections.abc import Callable, Iterable
@@ -51,10 +60,11 @@ from opt_suite.demonstrations.base import (
 )
 from opt_suite.families.base import Task, TaskFamily
 from opt_suite.families.capabilities import DISCRETE_ACTIONS
+from opt_suite.installed import OWN_PACKAGES, NotInstalled, import_installed
 from opt_suite.params import param
 from opt_suite.trajectory import Trajectory
 
-__all__ = ["ScriptedParams", "ScriptedExpert", "resolve"]
+__all__ = ["BUILT_IN_PLANNERS", "ScriptedParams", "ScriptedExpert", "resolve"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,8 +73,10 @@ class ScriptedParams:
 
     function: str = param(
         "opt_suite.demonstrations.minigrid_planner:shortest_path",
-        doc="'module:function' returning a demonstration's actions for a reset env (see "
-        "opt_suite/demonstrations/scripted.py for the contract)",
+        doc="'module:function' returning a demonstration's actions for a reset env: a Python "
+        "function of an installed package, checked before its module is imported (see "
+        "opt_suite/demonstrations/scripted.py for the contract, docs/plugins.md for what may be "
+        "named)",
     )
     min_per_task: int = param(
         1,
@@ -83,29 +95,55 @@ class ScriptedParams:
         return []
 
 
+#: The suite's own functions that are components: a spec may name these and no other function of
+#: opt_suite (its other functions were not written to be called with an env).
+BUILT_IN_PLANNERS = frozenset({"opt_suite.demonstrations.minigrid_planner:shortest_path"})
+
+
 def resolve(name: str) -> Callable[[Any], Iterable[int]]:
-    """The callable ``name`` ('module:function') names.
+    """The planner ``name`` ('module:function') names: a function of an installed plugin.
+
+    The module is imported only when :func:`opt_suite.installed.refusal` allows it (an installed
+    distribution's, never the standard library, a ``__main__`` module or a file beside the spec);
+    the attribute must then be a Python function defined in that module (never a builtin such as
+    ``builtins:input``, a class, or a standard-library function it imported), and a function of
+    opt_suite itself must be one of :data:`BUILT_IN_PLANNERS`.
 
     Raises:
-      ValueError: not 'module:function', a module that cannot be imported (with its error), a
-        module without that attribute, or an attribute that is not callable.
+      ValueError: not 'module:function', a module that is refused or cannot be imported (with its
+        error), a module without that attribute, or an attribute that is not such a function.
     """
     module_name, colon, attribute = name.partition(":")
     if not colon or not module_name or not attribute:
         raise ValueError(f"expected 'module:function', got {name!r}")
+    if not attribute.isidentifier():
+        raise ValueError(f"expected 'module:function' with a function name, got {name!r}")
     try:
-        module = importlib.import_module(module_name)
+        module = import_installed(module_name)
+    except NotInstalled as exc:
+        raise ValueError(f"cannot import module {module_name!r}: {exc}") from None
     except Exception as exc:  # the user's module: any error while importing it is theirs
         raise ValueError(
             f"cannot import module {module_name!r}: {type(exc).__name__}: {exc}"
         ) from None
-    found: Any = module
-    for part in attribute.split("."):
-        if not hasattr(found, part):
-            raise ValueError(f"module {module_name!r} has no attribute {attribute!r}")
-        found = getattr(found, part)
-    if not callable(found):
-        raise ValueError(f"{name!r} is a {type(found).__name__}, not a function")
+    if not hasattr(module, attribute):
+        raise ValueError(f"module {module_name!r} has no attribute {attribute!r}")
+    found = getattr(module, attribute)
+    if not inspect.isfunction(found):
+        raise ValueError(
+            f"{name!r} is a {type(found).__name__}, not a function (expected a Python function "
+            "defined in that module)"
+        )
+    if found.__module__ != module_name:
+        raise ValueError(
+            f"{name!r} is a function of {found.__module__!r}, not one defined in {module_name!r}"
+        )
+    if module_name.partition(".")[0] in OWN_PACKAGES and name not in BUILT_IN_PLANNERS:
+        raise ValueError(
+            f"{name!r} is not a planner of opt_suite's (its planners: "
+            f"{', '.join(sorted(BUILT_IN_PLANNERS))}); a planner of your own lives in a "
+            "package you install"
+        )
     return found
 
 

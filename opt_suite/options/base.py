@@ -31,14 +31,13 @@ imports TensorFlow at import time.
 from __future__ import annotations
 
 import abc
-import importlib
 import io
-from importlib import metadata
 from pathlib import Path
 from typing import IO, Any, ClassVar
 
 import numpy as np
 
+from opt_suite import installed
 from opt_suite.files_guard import regular_file
 
 __all__ = [
@@ -150,17 +149,20 @@ def _describe(path: PathOrFile) -> str:
 def _kind_class(kind: str, where: str) -> type[OptionSet]:
     target = _BUILT_IN.get(kind)
     if target is None:
-        for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        for entry in installed.entry_points(ENTRY_POINT_GROUP):
             if entry.name == kind:
                 target = entry.value
                 break
     if target is None:
-        known = sorted(
-            set(_BUILT_IN) | {e.name for e in metadata.entry_points(group=ENTRY_POINT_GROUP)}
-        )
+        known = sorted(set(_BUILT_IN) | {e.name for e in installed.entry_points(ENTRY_POINT_GROUP)})
         raise OptionSetError(f"{where}: unknown option-set kind {kind!r} (known: {known})")
     module, _, name = target.partition(":")
-    cls = getattr(importlib.import_module(module), name)
+    try:
+        cls = getattr(installed.import_installed(module), name)
+    except installed.NotInstalled as exc:
+        raise OptionSetError(
+            f"{where}: kind {kind!r} names {target}, not imported: {exc}"
+        ) from None
     if not (isinstance(cls, type) and issubclass(cls, OptionSet)):
         raise OptionSetError(f"{where}: kind {kind!r} names {target}, not an OptionSet subclass")
     return cls

@@ -18,14 +18,54 @@ everything below it works on plain data (:class:`EpisodeTable`), so it is tested
 
 from __future__ import annotations
 
+import importlib
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from opt_suite.report.baseline import Baseline, BaselineError, export_baseline, load_baseline
-from opt_suite.report.build import REPORT_FILES, Analysis, ReportInputs, analyse, write_report_files
-from opt_suite.report.episodes import EpisodeTable, LearningCurves, ReportDataError
-from opt_suite.report.gate import CompareError, Comparison, compare_runs, format_comparison
-from opt_suite.report.metrics import HIGHER_IS_BETTER, METRICS
+# Loaded when first asked for (PEP 562): `opt-suite compare --help` needs the metric names, not
+# SciPy and matplotlib, and a help screen should answer in well under a second.
+_LAZY = {
+    "Baseline": "baseline",
+    "BaselineError": "baseline",
+    "export_baseline": "baseline",
+    "load_baseline": "baseline",
+    "REPORT_FILES": "build",
+    "analyse": "build",
+    "write_report_files": "build",
+    "Analysis": "inputs",
+    "ReportInputs": "inputs",
+    "EpisodeTable": "episodes",
+    "LearningCurves": "episodes",
+    "ReportDataError": "episodes",
+    "CompareError": "gate",
+    "Comparison": "gate",
+    "compare_runs": "gate",
+    "format_comparison": "gate",
+    "HIGHER_IS_BETTER": "metrics",
+    "METRICS": "metrics",
+}
+
+if TYPE_CHECKING:  # the type checker sees every name as if imported eagerly
+    from opt_suite.report.baseline import Baseline, BaselineError, export_baseline, load_baseline
+    from opt_suite.report.build import REPORT_FILES, analyse, write_report_files
+    from opt_suite.report.episodes import EpisodeTable, LearningCurves, ReportDataError
+    from opt_suite.report.gate import CompareError, Comparison, compare_runs, format_comparison
+    from opt_suite.report.inputs import Analysis, ReportInputs
+    from opt_suite.report.metrics import HIGHER_IS_BETTER, METRICS
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value  # once loaded, a plain attribute
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "HIGHER_IS_BETTER",
@@ -67,6 +107,7 @@ def write_reports(directory: str | Path, spec_hash: str | None = None) -> list[P
         opt_suite.store.StoreError: ``directory`` holds no results store.
         ReportDataError: there are no (complete) results to report.
     """
+    from opt_suite.report.build import write_report_files
     from opt_suite.report.source import load_inputs
     from opt_suite.report.stale import report_owner, set_aside_stale
 

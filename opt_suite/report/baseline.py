@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from opt_suite.files_guard import InputError, output_file, read_bounded
-from opt_suite.report.build import Analysis, ReportInputs
+from opt_suite.report.inputs import Analysis, ReportInputs
 from opt_suite.report.metrics import METRICS, SMOOTHING_WINDOW
 
 __all__ = [

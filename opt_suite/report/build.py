@@ -2,45 +2,45 @@
 
 ``ReportInputs`` (episodes, spec identity and ``report:`` settings) -> :func:`analyse` (complete
 learning-curve grids, per-task thresholds, per-run metrics) -> :func:`write_report_files`.
+``ReportInputs`` and ``Analysis`` live in :mod:`opt_suite.report.inputs` (re-exported here), so
+that what builds on them (the baseline file, the gate) does not import the pipeline.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from opt_suite.files_guard import output_file
+from opt_suite.report.baseline import baseline_document
 from opt_suite.report.caveats import leaderboard_caveats
 from opt_suite.report.curves import write_curves_png
 from opt_suite.report.demonstrations import (
-    TaskDemonstrations,
     demonstrations_markdown,
     demonstrations_warning,
 )
 from opt_suite.report.discovery_cost import (
-    DiscoveryCost,
     discovery_cost_markdown,
     write_discovery_axis_png,
 )
-from opt_suite.report.episodes import EpisodeTable, LearningCurves, learning_curves
-from opt_suite.report.fig1a import TrainingCurves, write_fig1a_png
+from opt_suite.report.episodes import LearningCurves, learning_curves
+from opt_suite.report.fig1a import write_fig1a_png
 from opt_suite.report.html import write_index_html
-from opt_suite.report.interaction_curves import InteractionCurves, write_discovery_png
+from opt_suite.report.inputs import Analysis, ReportInputs
+from opt_suite.report.interaction_curves import write_discovery_png
 from opt_suite.report.leaderboard import Leaderboard, build_leaderboard
 from opt_suite.report.metrics import (
     DEFAULT_THRESHOLD_FRACTION,
-    MethodMetrics,
     resolve_thresholds,
     run_metrics,
     seed_task_key,
 )
 from opt_suite.report.normalise import (
     References,
-    degenerate_pairs,
     normalisation_caveat,
     reference_thresholds,
+    undefined_pairs,
 )
 from opt_suite.report.tables import (
     leaderboard_json,
@@ -49,8 +49,6 @@ from opt_suite.report.tables import (
     write_leaderboard_csv,
     write_returns_csv,
 )
-from opt_suite.report.zero_shot import ZeroShot
-from opt_suite.spec.schema import ReportSpec
 
 __all__ = ["Analysis", "REPORT_FILES", "ReportInputs", "analyse", "write_report_files"]
 
@@ -65,84 +63,9 @@ REPORT_FILES = (
 )
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class ReportInputs:
-    """What a report is computed from.
-
-    Attributes:
-        episodes: every test-time episode.
-        spec_name: the spec's ``name``.
-        spec_hash: the spec's hash (``opt_suite.spec.spec_hash``).
-        settings: the spec's ``report:`` section.
-        methods: method entry names in spec order (None: the table's order).
-        pictures: option pictures, as paths relative to the report folder.
-        incomplete: why the run is not complete (failed or missing evaluation cells, a run that
-            did not finish); empty for a complete run. ``opt-suite compare`` refuses these.
-        training: discovery training curves for Figure 1a (``fig1a.py``); empty: no fig1a.png.
-        interaction: learning curves of methods that discover options by interacting
-            (``interaction_curves.py``); empty: no discovery.png.
-        frame_budget: the spec's ``evaluation.frames`` (None: a budget in episodes): runs then
-            end different numbers of episodes, and every metric is computed on a common frame
-            axis (see :func:`opt_suite.report.episodes.learning_curves`).
-        demonstrations: each train task's demonstration returns per seed (empty: no section and
-            no warning; see :mod:`opt_suite.report.demonstrations`).
-        references: the uniform-random policy's and the expert's returns on every (seed, test
-            task) (None: no normalised scores; see :mod:`opt_suite.report.normalise`).
-        frame_unit: what the ``frames`` column counts: "emulator frames" on Atari, where an
-            action repeats for several frames, else "env steps" (all sub-envs together).
-        degenerate: one line per degenerate option (a copy of a primitive, never chosen; see
-            :mod:`opt_suite.report.degenerate`), each a caveat of the leaderboard.
-        zero_shot: each entry's zero-shot return (:mod:`opt_suite.report.zero_shot`); empty:
-            no zero-shot column.
-        discovery: each method entry's discovery cost (:mod:`opt_suite.report.discovery_cost`;
-            empty: no section, no ``curves_with_discovery.png``).
-        demonstrations_asked: the spec's ``demonstrations.trajectories_per_task`` (a task that
-            kept fewer is warned about), or None.
-        tasks_per_seed: the test tasks were drawn per seed (``tasks.test_per_seed``): task k of
-            one seed is not task k of another, which the tables' wording says.
-        discovery_warnings: the warnings discovery cells recorded
-            (``opt_suite.methods.base.DISCOVERY_WARNINGS``), each a caveat of the leaderboard.
-    """
-
-    episodes: EpisodeTable
-    spec_name: str
-    spec_hash: str
-    settings: ReportSpec = ReportSpec()
-    methods: tuple[str, ...] | None = None
-    pictures: tuple[str, ...] = ()
-    incomplete: tuple[str, ...] = ()
-    training: TrainingCurves = dataclasses.field(default_factory=dict)
-    interaction: InteractionCurves = dataclasses.field(default_factory=dict)
-    frame_budget: int | None = None
-    demonstrations: tuple[TaskDemonstrations, ...] = ()
-    references: References | None = None
-    frame_unit: str = "env steps"
-    tasks_per_seed: bool = False
-    degenerate: tuple[str, ...] = ()
-    zero_shot: Mapping[str, ZeroShot] = dataclasses.field(default_factory=dict)
-    discovery: Mapping[str, DiscoveryCost] = dataclasses.field(default_factory=dict)
-    demonstrations_asked: int | None = None
-    discovery_warnings: tuple[str, ...] = ()
-
-
 #: Without a spec threshold, a run with reference returns is timed to this fraction of the way
 #: from the random policy's return to the expert's (a normalised score of 0.5).
 REFERENCE_THRESHOLD_FRACTION = 0.5
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class Analysis:
-    """The per-run view of the results: grids, thresholds and metrics per method entry."""
-
-    curves: Mapping[str, LearningCurves]
-    thresholds: Mapping[Any, float]
-    metrics: Mapping[str, MethodMetrics]
-    threshold_rule: str = ""
-
-    @property
-    def episodes(self) -> int:
-        """Episodes per run."""
-        return len(next(iter(self.curves.values())).episodes)
 
 
 def analyse(inputs: ReportInputs, thresholds: Mapping[Any, float] | None = None) -> Analysis:
@@ -221,6 +144,7 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
                 None,
                 [None if inputs.references is None else normalisation_caveat(inputs.references)],
             ),
+            *inputs.reference_warnings,
             # A kept option that is a primitive under another name, or never used, is no option.
             *(f"degenerate option: {line}" for line in inputs.degenerate),
             # A method that ran on less than it was given (e.g. demonstrations it left out).
@@ -240,12 +164,13 @@ def _per_seed_reference_thresholds(
 ) -> tuple[dict[Any, float], str]:
     """Test tasks drawn per seed: each (seed, task) its own reference level.
 
-    A pair whose two references are equal has no such level; it falls back to the entries' own
+    A pair whose normalised score is undefined (:mod:`opt_suite.report.normalise`: the expert
+    does not beat random by the margin) has no such level; it falls back to the entries' own
     final returns on that pair (the old rule, per (seed, task)), and the rule says how many did.
     """
     tasks = next(iter(curves.values())).tasks
     levels = reference_thresholds(refs, tasks, REFERENCE_THRESHOLD_FRACTION, per_seed=True)
-    flat = [(seed, t) for seed, t in degenerate_pairs(refs) if t in tasks]
+    flat = [(seed, t) for seed, t in undefined_pairs(refs) if t in tasks]
     if flat:  # the entries' own final returns, computed only where a pair needs them
         fallback = resolve_thresholds(curves, None, inputs.settings.final_fraction, per_seed=True)
         for seed, t in flat:
@@ -258,7 +183,7 @@ def _per_seed_reference_thresholds(
     )
     if flat:
         rule += (
-            f"; on the {len(flat)} (seed, task) pair(s) where the two are equal,"
+            f"; on the {len(flat)} (seed, task) pair(s) where the normalised score is undefined,"
             f" {100 * DEFAULT_THRESHOLD_FRACTION:g}% of the way from the worst to the best method"
             " entry's mean final return on that pair"
         )
@@ -270,25 +195,18 @@ def _threshold_caveat(analysis: Analysis) -> str | None:
     if analysis.threshold_rule.endswith("mean final return on that pair"):
         return (
             "episodes_to_threshold's thresholds come from the compared method entries' own final"
-            " returns on the (seed, task) pairs whose reference returns are equal (the rule in the"
-            " protocol names how many), so there they move when an entry is added or removed"
+            " returns on the (seed, task) pairs whose normalised score is undefined (the expert"
+            " does not beat random by the margin; the rule in the protocol names how many), so"
+            " there they move when an entry is added or removed"
         )
     if not analysis.threshold_rule.endswith("mean final return on the task"):
         return None
     return (
         "episodes_to_threshold's thresholds come from the compared method entries' own final"
-        " returns (no report.threshold, and no reference returns or some task's are equal), so"
-        " they move when an entry is added or removed; set report.threshold to time every entry"
-        " against a fixed level"
+        " returns (no report.threshold, and no reference returns or some pair's normalised score"
+        " is undefined), so they move when an entry is added or removed; set report.threshold to"
+        " time every entry against a fixed level"
     )
-
-
-def baseline_document(inputs: ReportInputs, analysis: Analysis) -> dict[str, Any]:
-    """The per-run data (:func:`opt_suite.report.baseline.baseline_document`)."""
-    # Imported here: the baseline module builds on this one (ReportInputs, Analysis).
-    from opt_suite.report.baseline import baseline_document as document
-
-    return document(inputs, analysis)
 
 
 def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
@@ -314,21 +232,19 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
     board = leaderboard(inputs, analysis)
     fig1a = "fig1a.png" if inputs.training else None
     discovery = "discovery.png" if inputs.interaction else None
+    text = "\n".join(
+        filter(
+            None,
+            [
+                leaderboard_markdown(board),
+                discovery_cost_markdown(inputs.discovery, analysis.curves),
+                demonstrations_markdown(inputs.demonstrations),
+            ],
+        )
+    )
     written = [
         write_returns_csv(inputs.episodes, out / "returns.csv", list(analysis.curves)),
-        _write_text(
-            out / "leaderboard.md",
-            "\n".join(
-                filter(
-                    None,
-                    [
-                        leaderboard_markdown(board),
-                        discovery_cost_markdown(inputs.discovery, analysis.curves),
-                        demonstrations_markdown(inputs.demonstrations),
-                    ],
-                )
-            ),
-        ),
+        _write_text(out / "leaderboard.md", text),
         write_leaderboard_csv(board, out / "leaderboard.csv"),
         write_json(leaderboard_json(board), out / "leaderboard.json"),
         write_curves_png(
@@ -338,9 +254,7 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
             inputs.references,
             inputs.frame_unit,
         ),
-        write_index_html(
-            board, out / "index.html", inputs.pictures, fig1a=fig1a, discovery=discovery
-        ),
+        out / "index.html",  # written last, below: it links every figure that exists
         write_json(baseline_document(inputs, analysis), out / "runs.json"),
     ]
     if fig1a is not None:
@@ -352,6 +266,15 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
     )
     if with_discovery is not None:
         written.append(with_discovery)
+    write_index_html(
+        text,
+        inputs.spec_name,
+        out / "index.html",
+        inputs.pictures,
+        fig1a=fig1a,
+        discovery=discovery,
+        curves_with_discovery=None if with_discovery is None else with_discovery.name,
+    )
     return written
 
 

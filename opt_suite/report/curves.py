@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from opt_suite.report.episodes import LearningCurves
-from opt_suite.report.normalise import References
+from opt_suite.report.normalise import References, undefined
 
 __all__ = ["BINS", "binned", "curve_bands", "frame_bands", "uses_frames", "write_curves_png"]
 
@@ -104,13 +104,16 @@ def _run_curves(c: LearningCurves, by_frames: bool) -> tuple[np.ndarray, np.ndar
 def _normalised_runs(
     c: LearningCurves, values: np.ndarray, references: References
 ) -> np.ndarray | None:
-    """The runs' curves on the normalised scale, tasks without a scale left out (None: none)."""
+    """The runs' curves on the normalised scale, pairs without a scale left out (None: none).
+
+    A (seed, task) pair has no scale where :func:`~opt_suite.report.normalise.undefined` says so.
+    """
     random, expert = references.aligned(c.seeds, c.tasks)
-    span = expert - random
-    keep = (np.abs(span) > 1e-9 * np.maximum(1.0, np.abs(expert))).ravel()
+    keep = ~undefined(random, expert).ravel()
     if not np.any(keep):
         return None
-    return ((values - random.reshape(-1, 1)) / np.where(span == 0, 1.0, span).reshape(-1, 1))[keep]
+    span = np.where(keep, (expert - random).ravel(), 1.0).reshape(-1, 1)
+    return ((values - random.reshape(-1, 1)) / span)[keep]
 
 
 def _band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -5,7 +5,8 @@ one at a time — the probability of generating the demonstrations rising, the e
 decisions falling, with a jump whenever a new option (and π) enters. Drawn here from the curves a
 discovery cell records (``offline_options``: ``jhat``, ``likelihood``, ``terminations``,
 ``option_round``), one colour per method entry and one line per seed, epochs of all rounds end to
-end; a dotted line marks where each round starts (seed 0's rounds, in the entry's colour).
+end (the first seed bold and named in the legend, the others faint under one legend entry); a
+dotted line marks where each round starts (the first seed's rounds, in the entry's colour).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FIG1A_CURVES", "TrainingCurves", "training_curves", "write_fig1a_png"]
+__all__ = ["FIG1A_CURVES", "TrainingCurves", "fig1a_figure", "training_curves", "write_fig1a_png"]
 
 #: The curves a discovery cell must record to be drawn.
 FIG1A_CURVES = ("jhat", "likelihood", "terminations", "option_round")
@@ -50,8 +51,8 @@ def training_curves(rows: Iterable[Any]) -> dict[str, dict[int, dict[str, np.nda
     return out
 
 
-def write_fig1a_png(curves: TrainingCurves, path: Path, title: str) -> Path:
-    """Draw Figure 1a for every entry and seed in ``curves`` into ``path`` (PNG, Agg backend)."""
+def fig1a_figure(curves: TrainingCurves, title: str) -> Any:
+    """Figure 1a for every entry and seed in ``curves``: a matplotlib figure (Agg backend)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -72,7 +73,7 @@ def write_fig1a_png(curves: TrainingCurves, path: Path, title: str) -> Path:
                         color=colour,
                         linewidth=1.2 if j == 0 else 0.8,
                         alpha=1.0 if j == 0 else 0.45,
-                        label=method if (j == 0 and name == "jhat") else None,
+                        label=f"{method}, seed {seed}" if (j == 0 and name == "jhat") else None,
                     )
                 if j == 0:
                     starts = np.flatnonzero(np.diff(values["option_round"])) + 1.5
@@ -84,8 +85,25 @@ def write_fig1a_png(curves: TrainingCurves, path: Path, title: str) -> Path:
             ax.grid(alpha=0.3)
         axes[-1].set_xlabel("training epoch (all rounds; a dotted line starts a new option)")
         axes[0].set_title(f"{title}: Algorithm 1 training curves (Fig. 1a)", fontsize="medium")
+        if any(len(seeds) > 1 for seeds in curves.values()):
+            # Every seed is drawn, the first bold: the legend names what the faint lines are.
+            axes[0].plot(
+                [], [], color="grey", linewidth=0.8, alpha=0.45, label="other seeds (faint)"
+            )
         axes[0].legend(fontsize="small")
         fig.tight_layout()
+    except BaseException:
+        plt.close(fig)
+        raise
+    return fig
+
+
+def write_fig1a_png(curves: TrainingCurves, path: Path, title: str) -> Path:
+    """Draw Figure 1a for every entry and seed in ``curves`` into ``path`` (PNG)."""
+    import matplotlib.pyplot as plt
+
+    fig = fig1a_figure(curves, title)
+    try:
         fig.savefig(path, format="png")
     finally:
         plt.close(fig)

@@ -54,11 +54,13 @@ from typing import Any
 import numpy as np
 
 from opt_suite import stats
-from opt_suite.report.baseline import Baseline, narrow_baseline
-from opt_suite.report.build import ReportInputs
+from opt_suite.report.baseline import Baseline, BaselineRuns, narrow_baseline
 from opt_suite.report.episodes import learning_curves
+from opt_suite.report.inputs import ReportInputs
 from opt_suite.report.leaderboard import rng_for
 from opt_suite.report.metrics import HIGHER_IS_BETTER, METRICS, resolve_thresholds, run_metrics
+from opt_suite.report.replay import Replay, replay
+from opt_suite.report.replay import listed as _listed
 
 __all__ = [
     "CompareError",
@@ -108,6 +110,8 @@ class Comparison:
     correction: str
     rows: tuple[MethodComparison, ...]
     warnings: tuple[str, ...]
+    #: exact replay, before the statistics: which compared cells differ from the baseline at all
+    replay: Replay | None = None
 
     @property
     def regressions(self) -> list[str]:
@@ -216,23 +220,6 @@ def _positions(new_keys: tuple, old_keys: tuple) -> list[int] | None:
     new_pos = {str(k): i for i, k in enumerate(new_keys)}
     found = [new_pos.get(str(k)) for k in old_keys]
     return None if any(i is None for i in found) else [int(i) for i in found if i is not None]
-
-
-def _listed(values: Sequence[Any]) -> str:
-    """``[0, 1, 2, 5]`` as ``0-2, 5`` (seed lists are often ranges)."""
-    numbers = [v for v in values if isinstance(v, int)]
-    if len(numbers) != len(values):
-        return ", ".join(map(str, values))
-    parts, ordered = [], sorted(numbers)
-    start = prev = ordered[0]
-    for v in ordered[1:] + [None]:
-        if v is not None and v == prev + 1:
-            prev = v
-            continue
-        parts.append(str(start) if start == prev else f"{start}-{prev}")
-        if v is not None:
-            start = prev = v
-    return ", ".join(parts)
 
 
 def coverage_problem(baseline: Baseline, values: Mapping[str, Any]) -> str | None:
@@ -368,6 +355,11 @@ def compare_runs(
                 f"{name}: the run's seeds {_listed(extra_seeds)} are not in the baseline: not"
                 " compared"
             )
+    exact = replay(
+        {name: BaselineRuns(m.seeds, m.tasks, m.values) for name, m in values.items()},
+        baseline.methods,
+        metric,
+    )
     pairs = {name: len(si) * len(ti) for name, (si, ti) in alignment.items()}
     tasks = max(len(old.tasks) for old in baseline.methods.values())
     problem = power_problem(
@@ -407,7 +399,7 @@ def compare_runs(
         )
         for row, q, more in zip(rows, adjusted, described, strict=True)
     )
-    return Comparison(metric, alpha, correction, result, tuple(warnings))
+    return Comparison(metric, alpha, correction, result, tuple(warnings), exact)
 
 
 def describe_test(c: Comparison) -> str:

@@ -25,8 +25,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from opt_suite.report.baseline import Baseline, BaselineRuns
-from opt_suite.report.build import ReportInputs
 from opt_suite.report.gate import Comparison, compare_runs
+from opt_suite.report.inputs import ReportInputs
 from opt_suite.report.metrics import HIGHER_IS_BETTER
 
 __all__ = ["GateRates", "fresh_seed_groups", "gate_rates", "relabelled", "task_ranges", "worse"]

@@ -1,92 +1,110 @@
-"""``index.html``: the leaderboard, the learning curves and the option pictures on one page.
+"""``index.html``: the whole leaderboard, the learning curves and the option pictures on one page.
 
-The page has no scripts and no external resources; images are referenced relative to the run folder,
-so the folder can be copied or served as it is.
+The page is rendered from ``leaderboard.md`` itself (Python-Markdown, the ``tables`` extension), so
+every section of the Markdown -- warnings, metric definitions, normalised scores, discovery cost,
+demonstrations, whatever a report section adds later -- is on the page by construction, never a
+second rendering kept in step by hand. It has no scripts and no external resources; images and
+links are relative to the run folder, so the folder can be copied or served as it is. Wide tables
+scroll inside their own box and figures shrink to the page, so the page itself never scrolls
+sideways (``tests/test_report_browser.py`` checks it in headless Chromium).
 """
 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from opt_suite.report.leaderboard import Leaderboard
-from opt_suite.report.tables import budget_text, extra_tables, intervals_text, table_cells
+import markdown
 
 __all__ = ["index_html", "write_index_html"]
 
 _STYLE = """
-body { font-family: sans-serif; margin: 2em auto; max-width: 72em; color: #222; }
-table { border-collapse: collapse; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-th { background: #f3f3f3; }
-figure { display: inline-block; margin: 0.5em; vertical-align: top; }
-figure img { max-width: 32em; }
+body { font-family: sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1em; color: #222;
+       line-height: 1.4; }
+.wide { overflow-x: auto; max-width: 100%; margin: 0.5em 0 1em; }
+table { border-collapse: collapse; font-size: 0.85em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; white-space: nowrap; }
+td { text-align: right; font-variant-numeric: tabular-nums; }
+td:first-child { text-align: left; }
+th { background: #f3f3f3; position: sticky; top: 0; }
+img { max-width: 100%; height: auto; }
+figure { display: inline-block; margin: 0.5em; vertical-align: top; max-width: 100%; }
+figure img { max-width: min(32em, 100%); }
 figcaption { font-size: 0.8em; color: #555; }
-.warning { background: #fff3cd; border-left: 4px solid #c90; padding: 0.4em 0.8em; }
+blockquote { background: #fff3cd; border-left: 4px solid #c90; margin: 0.5em 0;
+             padding: 0.2em 0.8em; }
+code { overflow-wrap: anywhere; }
 """
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    head = "<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr>"
-    body = [
-        f"<tr><td>{html.escape(cells[0])}</td>"
-        + "".join(f'<td class="num">{html.escape(c)}</td>' for c in cells[1:])
-        + "</tr>"
-        for cells in rows
+def _leaderboard_html(text: str) -> str:
+    """``leaderboard.md`` as HTML: raw HTML in it shown as text, tables in scrolling boxes."""
+    # Names are validated (spec/rules.py), but the page must not trust text it did not write:
+    # '<' and '&' become text; '>' stays, it is Markdown's quote (the report's warnings).
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;")
+    body = markdown.markdown(escaped, extensions=["tables"], output_format="html")
+    return re.sub(
+        r"<table>(.*?)</table>", r'<div class="wide"><table>\1</table></div>', body, flags=re.S
+    )
+
+
+def _figure(title: str, src: str, alt: str) -> list[str]:
+    source = html.escape(src)
+    return [
+        f"<h2>{html.escape(title)}</h2>",
+        f'<a href="{source}"><img src="{source}" alt="{html.escape(alt)}"></a>',
     ]
-    return "<table>\n" + head + "\n" + "\n".join(body) + "\n</table>"
 
 
 def index_html(
-    board: Leaderboard,
+    leaderboard_md: str,
+    spec_name: str,
     pictures: Sequence[str],
     curves: str | None = "curves.png",
     fig1a: str | None = None,
     discovery: str | None = None,
+    curves_with_discovery: str | None = None,
 ) -> str:
-    """The page; ``pictures``, ``curves``, ``fig1a``, ``discovery``: paths relative to the run."""
-    name = html.escape(board.spec_name)
+    """The page; ``leaderboard_md``: the text of ``leaderboard.md``; the rest: paths in the run."""
+    name = html.escape(spec_name)
+    files = ["leaderboard.md", "leaderboard.csv", "leaderboard.json", "returns.csv", "runs.json"]
+    figures = [f for f in (curves, fig1a, discovery, curves_with_discovery) if f is not None]
+    links = ", ".join(f'<a href="{html.escape(f)}">{html.escape(f)}</a>' for f in files + figures)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>opt-suite: {name}</title><style>{_STYLE}</style></head><body>",
-        f"<h1>{name}</h1>",
-        f"<p>Spec hash <code>{html.escape(board.spec_hash)}</code> · {board.seeds} seeds ×"
-        f" {board.tasks} test tasks × {budget_text(board)} per method entry ·"
-        f" {html.escape(intervals_text(board))}</p>",
-        "<h2>Leaderboard</h2>",
-        *(
-            f'<p class="warning"><strong>Warning:</strong> {html.escape(w)}</p>'
-            for w in board.warnings
-        ),
-        _table(*table_cells(board)),
-        *(
-            f"<h3>{html.escape(title)}</h3>\n{_table(header, rows)}"
-            for title, header, rows in extra_tables(board)
-        ),
-        '<p>Also as <a href="leaderboard.md">Markdown</a>, <a href="leaderboard.csv">CSV</a>,'
-        ' <a href="leaderboard.json">JSON</a>; every episode in'
-        ' <a href="returns.csv">returns.csv</a>.</p>',
+        _leaderboard_html(leaderboard_md),
+        f"<p>Files of this run: {links}.</p>",
     ]
     if curves is not None:
-        parts += [
-            "<h2>Learning curves on the test tasks</h2>",
-            f'<img src="{html.escape(curves)}" alt="mean return vs episode, one line per method">',
-        ]
+        parts += _figure(
+            "Learning curves on the test tasks",
+            curves,
+            "mean return vs episode, one line per method",
+        )
+    if curves_with_discovery is not None:
+        parts += _figure(
+            "Learning curves with discovery's frames on the x-axis",
+            curves_with_discovery,
+            "mean return vs frames, discovery frames included",
+        )
     if fig1a is not None:
-        parts += [
-            "<h2>Option learning: Algorithm 1's training curves (the paper's Fig. 1a)</h2>",
-            f'<img src="{html.escape(fig1a)}" alt="J-hat, its likelihood and termination parts'
-            ' per training epoch, across rounds">',
-        ]
+        parts += _figure(
+            "Option learning: Algorithm 1's training curves (the paper's Fig. 1a)",
+            fig1a,
+            "J-hat, its likelihood and termination parts per training epoch, across rounds",
+        )
     if discovery is not None:
-        parts += [
-            "<h2>Option discovery by interaction: steps per training episode</h2>",
-            f'<img src="{html.escape(discovery)}" alt="steps per episode and mean option duration'
-            ' while options are discovered by interacting">',
-        ]
+        parts += _figure(
+            "Option discovery by interaction: steps per training episode",
+            discovery,
+            "steps per episode and mean option duration while options are discovered by"
+            " interacting",
+        )
     if pictures:
         parts.append("<h2>Options</h2>")
         for p in pictures:
@@ -100,13 +118,18 @@ def index_html(
 
 
 def write_index_html(
-    board: Leaderboard,
+    leaderboard_md: str,
+    spec_name: str,
     path: Path,
     pictures: Sequence[str],
     curves: str | None = "curves.png",
     fig1a: str | None = None,
     discovery: str | None = None,
+    curves_with_discovery: str | None = None,
 ) -> Path:
     """Write :func:`index_html` to ``path``."""
-    path.write_text(index_html(board, pictures, curves, fig1a, discovery), encoding="utf-8")
+    page = index_html(
+        leaderboard_md, spec_name, pictures, curves, fig1a, discovery, curves_with_discovery
+    )
+    path.write_text(page, encoding="utf-8")
     return path

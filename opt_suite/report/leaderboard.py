@@ -106,8 +106,10 @@ class Leaderboard:
     frame_budget: int | None = None
     #: what 0 and 1 of the normalised scores are (None: no normalised scores).
     normalisation: str | None = None
-    #: the test tasks the normalised scores cover (those where random and expert differ).
+    #: the test tasks the normalised scores cover (those where every seed's pair has a scale).
     normalised_tasks: tuple[str, ...] = ()
+    #: (pairs, of pairs): the (seed, task) pairs in the normalised aggregates, of all the run's.
+    normalised_pairs: tuple[int, int] = (0, 0)
     #: how the thresholds of episodes_to_threshold were chosen, for the tables.
     threshold_rule: str = ""
     #: what a frame budget counts: "env steps", or "emulator frames" on Atari.
@@ -170,15 +172,20 @@ def improvement(
 
 def normalised_estimates(
     name: str, m: MethodMetrics, references: References, reps: int
-) -> tuple[dict[str, Estimate], tuple[str, ...]]:
-    """Estimates of ``m``'s return metrics on the normalised scale, and the tasks they cover."""
+) -> tuple[dict[str, Estimate], tuple[str, ...], tuple[int, int]]:
+    """Estimates of ``m``'s return metrics on the normalised scale and what they cover.
+
+    Returns:
+        The estimates, the tasks they cover and (pairs, of pairs) they keep; no estimates when
+        no task has a scale on every seed.
+    """
     scores = normalised_scores(m.seeds, m.tasks, m.values, references, RETURN_METRICS)
     if scores is None:
-        return {}, ()
+        return {}, (), (0, m.values["auc"].size)
     out = {
         k: estimate(scores.values[k], reps, rng_for(name, k, "normalised")) for k in RETURN_METRICS
     }
-    return out, tuple(str(t) for t in scores.tasks)
+    return out, tuple(str(t) for t in scores.tasks), (scores.pairs, scores.total_pairs)
 
 
 def build_leaderboard(
@@ -207,6 +214,7 @@ def build_leaderboard(
     base = metrics.get(baseline) if baseline is not None else None
     rows = []
     covered: tuple[str, ...] = ()
+    pairs = (0, 0)
     for name, m in metrics.items():
         estimates = {k: estimate(m.values[k], bootstrap, rng_for(name, k)) for k in METRICS}
         improvements, paired = {}, {}
@@ -224,7 +232,7 @@ def build_leaderboard(
                 }
         normalised: dict[str, Estimate] = {}
         if references is not None:
-            normalised, covered = normalised_estimates(name, m, references, bootstrap)
+            normalised, covered, pairs = normalised_estimates(name, m, references, bootstrap)
         rows.append(
             LeaderboardRow(name, m.values["auc"].size, estimates, improvements, paired, normalised)
         )
@@ -248,6 +256,7 @@ def build_leaderboard(
         frame_budget=frame_budget,
         normalisation=None if references is None or not covered else references.description,
         normalised_tasks=covered,
+        normalised_pairs=pairs,
         threshold_rule=threshold_rule,
         frame_unit=frame_unit,
         zero_shot=dict(zero_shot or {}),

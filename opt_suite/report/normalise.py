@@ -12,9 +12,16 @@ on that (seed, test task), both measured by the suite (:class:`References`). A r
 of returns, so it is divided by the range without the offset. ``episodes_to_threshold`` is not a
 return and is never normalised.
 
-A task where random and expert earn the same (within :data:`EQUAL_TOLERANCE` relative) has no
-scale: it is left out of every normalised aggregate, and the leaderboard names it in a caveat,
-never a division by zero or an infinite score.
+**The rule.** A (seed, test task) pair has a scale only when the expert earns *more* than the
+uniform-random policy by more than :data:`REFERENCE_MARGIN` of the larger of 1 and the two
+returns' magnitudes: ``expert - random > REFERENCE_MARGIN * max(1, |random|, |expert|)``. Where
+the expert earns the same, less, or barely more, the score is undefined: dividing by a negative
+range would rank a better run *lower*, and by a tiny one would blow a return difference up a
+hundredfold. Undefined pairs are never divided by: the leaderboard names every one of them in a
+caveat, and the normalised aggregates, which need a full seeds x tasks matrix, leave out every
+test task with an undefined pair on some seed and say how many (seed, task) pairs remain
+("n = 25 of 40 pairs"). When no task is left, there is no normalised aggregate at all, and one
+caveat says so: never a verdict computed from nothing.
 """
 
 from __future__ import annotations
@@ -29,19 +36,23 @@ from opt_suite.report.episodes import ReportDataError
 from opt_suite.report.metrics import seed_task_key
 
 __all__ = [
-    "EQUAL_TOLERANCE",
+    "REFERENCE_MARGIN",
     "NormalisedScores",
     "References",
-    "degenerate_tasks",
     "normalisation_caveat",
     "normalise_metric",
     "normalised_scores",
+    "pairs_remaining",
     "reference_thresholds",
+    "undefined",
+    "undefined_pairs",
+    "undefined_tasks",
 ]
 
-#: Random and expert returns closer than this (relative to the larger of 1 and their magnitudes)
-#: count as equal: the task has no scale to normalise by.
-EQUAL_TOLERANCE = 1e-9
+#: The expert must beat the uniform-random policy by more than this fraction of the larger of 1
+#: and the two returns' magnitudes for a (seed, task) pair to have a scale. 1%: a smaller range
+#: would multiply return differences by more than 100 on the normalised scale.
+REFERENCE_MARGIN = 0.01
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -97,26 +108,27 @@ class References:
         return self.random[np.ix_(rows, cols)], self.expert[np.ix_(rows, cols)]
 
 
-def _equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    scale = np.maximum(1.0, np.maximum(np.abs(a), np.abs(b)))
-    return np.abs(a - b) <= EQUAL_TOLERANCE * scale
+def undefined(random: np.ndarray, expert: np.ndarray) -> np.ndarray:
+    """Where the normalised score is undefined: the expert does not beat random by the margin."""
+    scale = np.maximum(1.0, np.maximum(np.abs(random), np.abs(expert)))
+    return expert - random <= REFERENCE_MARGIN * scale
 
 
-def degenerate_pairs(references: References) -> set[tuple[int, Any]]:
-    """The (seed, task) pairs where random and expert earn the same (no scale there)."""
-    equal = _equal(references.random, references.expert)
-    return {
+def undefined_pairs(references: References) -> list[tuple[int, Any]]:
+    """The (seed, task) pairs without a scale (:func:`undefined`), seed by seed."""
+    bad = undefined(references.random, references.expert)
+    return [
         (int(s), t)
         for i, s in enumerate(references.seeds)
         for j, t in enumerate(references.tasks)
-        if equal[i, j]
-    }
+        if bad[i, j]
+    ]
 
 
-def degenerate_tasks(references: References) -> list[Any]:
-    """Tasks where random and expert earn the same on some seed (no scale to normalise by)."""
-    equal = _equal(references.random, references.expert)
-    return [t for j, t in enumerate(references.tasks) if np.any(equal[:, j])]
+def undefined_tasks(references: References) -> list[Any]:
+    """Tasks with an undefined pair on some seed: the normalised aggregates leave them out."""
+    bad = undefined(references.random, references.expert)
+    return [t for j, t in enumerate(references.tasks) if np.any(bad[:, j])]
 
 
 def normalise_metric(
@@ -124,11 +136,14 @@ def normalise_metric(
 ) -> np.ndarray:
     """``values`` (``[seeds, tasks]``) of a return metric on the normalised scale.
 
-    The caller leaves out degenerate tasks first (:func:`degenerate_tasks`); an equal pair here is
-    an error, not an infinity.
+    The caller leaves out undefined tasks first (:func:`undefined_tasks`); an undefined pair here
+    is an error, not an infinity or a score with its sign flipped.
     """
-    if np.any(_equal(random, expert)):
-        raise ReportDataError("random and expert returns are equal: the score has no scale")
+    if np.any(undefined(random, expert)):
+        raise ReportDataError(
+            "the expert does not beat the uniform-random policy by the margin"
+            f" ({REFERENCE_MARGIN:g}) on some pair: the score has no scale there"
+        )
     span = expert - random
     if metric == "improvement":  # a difference of returns: the offset cancels
         return values / span
@@ -139,11 +154,14 @@ def normalise_metric(
 class NormalisedScores:
     """A method entry's normalised return metrics on the tasks that have a scale.
 
-    ``values[metric]`` is ``[seeds, len(tasks)]``; ``tasks`` leaves out the degenerate ones.
+    ``values[metric]`` is ``[seeds, len(tasks)]``; ``tasks`` leaves out the undefined ones.
+    ``pairs`` of ``total_pairs`` (seed, task) pairs remain in them.
     """
 
     tasks: tuple[Any, ...]
     values: Mapping[str, np.ndarray]
+    pairs: int
+    total_pairs: int
 
 
 def normalised_scores(
@@ -155,7 +173,7 @@ def normalised_scores(
 ) -> NormalisedScores | None:
     """The normalised ``metrics`` of one method entry's runs; None when no task has a scale."""
     random, expert = references.aligned(seeds, tasks)
-    keep = ~np.any(_equal(random, expert), axis=0)
+    keep = ~np.any(undefined(random, expert), axis=0)
     if not np.any(keep):
         return None
     kept = tuple(t for t, k in zip(tasks, keep, strict=True) if k)
@@ -165,6 +183,8 @@ def normalised_scores(
             k: normalise_metric(k, values[k][:, keep], random[:, keep], expert[:, keep])
             for k in metrics
         },
+        pairs=len(seeds) * len(kept),
+        total_pairs=len(seeds) * len(tasks),
     )
 
 
@@ -189,15 +209,33 @@ def reference_thresholds(
     return {t: float(v) for t, v in zip(tasks, np.mean(levels, axis=0), strict=True)}
 
 
+def pairs_remaining(references: References) -> tuple[int, int]:
+    """(pairs, of pairs): the (seed, task) pairs the normalised aggregates keep, of all."""
+    kept = len(references.tasks) - len(undefined_tasks(references))
+    return len(references.seeds) * kept, len(references.seeds) * len(references.tasks)
+
+
 def normalisation_caveat(references: References) -> str | None:
-    """The leaderboard warning naming tasks without a scale, or None."""
-    bad = degenerate_tasks(references)
+    """The leaderboard warning naming every pair without a scale, or None when there is none."""
+    bad = undefined_pairs(references)
     if not bad:
         return None
-    listed = ", ".join(str(t) for t in bad)
+    listed = ", ".join(f"seed {s} task {t}" for s, t in bad)
+    pairs, total = pairs_remaining(references)
+    rule = (
+        f"the {references.expert_label} does not beat the uniform-random policy by more than"
+        f" {REFERENCE_MARGIN:g} x max(1, |returns|), so the normalised score is undefined on"
+        f" {len(bad)} of {total} (seed, task) pairs ({listed})"
+    )
+    if pairs == 0:
+        return (
+            f"NO NORMALISED SCORES: {rule}; every test task has such a pair, so no normalised"
+            " aggregate is computed (n = 0 of"
+            f" {total} pairs): compare the raw returns, and see the reference returns"
+        )
+    dropped = undefined_tasks(references)
     return (
-        f"test task{'s' if len(bad) > 1 else ''} {listed}: the uniform-random policy and the"
-        f" {references.expert_label} earn the same return, so the normalised score is undefined"
-        " there; the normalised aggregates leave"
-        f" {'them' if len(bad) > 1 else 'it'} out ({len(bad)} of {len(references.tasks)} tasks)"
+        f"{rule}; the normalised aggregates leave out test"
+        f" task{'s' if len(dropped) > 1 else ''} {', '.join(str(t) for t in dropped)}"
+        f" (n = {pairs} of {total} pairs remain)"
     )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import math
 from collections.abc import Iterable
 from pathlib import Path
@@ -19,18 +18,18 @@ from typing import Any
 import numpy as np
 import yaml
 
-from opt_suite.files_guard import InputError, read_bounded
-from opt_suite.report.build import ReportInputs
 from opt_suite.report.demonstrations import summarise_demonstrations
 from opt_suite.report.discovery_cost import discovery_costs
 from opt_suite.report.episodes import EpisodeTable, ReportDataError
 from opt_suite.report.fig1a import training_curves
+from opt_suite.report.inputs import ReportInputs
 from opt_suite.report.interaction_curves import interaction_curves
 from opt_suite.report.normalise import References
 from opt_suite.report.zero_shot import zero_shot_returns
 from opt_suite.spec.schema import ReportSpec
 from opt_suite.stages import Stage
 from opt_suite.store.files import references_file
+from opt_suite.store.sealed import SealedFileError, read_sealed
 
 __all__ = ["PICTURE_DIRS", "find_pictures", "load_inputs", "load_view_inputs"]
 
@@ -141,13 +140,15 @@ def load_references(path: Path, warnings: list[str]) -> References | None:
     """The reference returns the runner measured (``references/spec-<hash>.json``), or None.
 
     A missing file means none were asked for (``report.references``); a file that records why
-    they could not be measured, or a malformed one, adds a warning (the report then says that
-    its scores are not normalised, and why).
+    they could not be measured, or one that fails its digest (damaged, edited by hand, not
+    written by the suite: :mod:`opt_suite.store.sealed`), adds a warning naming it (the report
+    then says that its scores are not normalised, and why; the next ``opt-suite run`` rewrites
+    it).
     """
-    if not path.is_file():
+    if not (path.exists() or path.is_symlink()):
         return None
     try:
-        doc = json.loads(read_bounded(path, 64 << 20, "reference returns file").decode("utf-8"))
+        doc = read_sealed(path, "reference returns file")
         if "error" in doc:
             warnings.append(f"no normalised scores: {doc['error']}")
             return None
@@ -158,9 +159,38 @@ def load_references(path: Path, warnings: list[str]) -> References | None:
             np.asarray(doc["expert_returns"], dtype=np.float64),
             str(doc["expert"]),
         )
-    except (InputError, ValueError, KeyError, TypeError) as exc:
-        warnings.append(f"no normalised scores: {path} is not a reference returns file ({exc})")
+    except SealedFileError as exc:
+        warnings.append(
+            f"no normalised scores: {exc}; `opt-suite run` on this folder measures them again"
+        )
         return None
+    except (ValueError, KeyError, TypeError) as exc:
+        warnings.append(
+            f"no normalised scores: {path.absolute()} is not a reference returns file ({exc})"
+        )
+        return None
+
+
+def references_covering(
+    references: References | None, seeds: Iterable[int], path: Path, warnings: list[str]
+) -> References | None:
+    """``references`` if they cover every stored seed, else None and a warning naming the rest.
+
+    Another runner into the same folder (``run --seeds``) stores its seeds' evaluations before
+    it measures their references: a report written meanwhile has no normalised scores (and says
+    so) rather than failing; the last runner's report has them.
+    """
+    if references is None:
+        return None
+    missing = sorted(set(int(s) for s in seeds) - set(references.seeds))
+    if not missing:
+        return references
+    warnings.append(
+        f"no normalised scores: {path.absolute()} has no reference returns for seed(s)"
+        f" {', '.join(map(str, missing))} (a run into this folder may still be measuring them;"
+        " `opt-suite report` after it ends adds them)"
+    )
+    return None
 
 
 def _integer(value: Any) -> bool:
@@ -250,7 +280,15 @@ def _load_inputs(directory: Path, store: Any) -> tuple[ReportInputs, list[str]]:
             "method entries with no completed evaluation:"
             f" {[m for m in planned if m not in present]}"
         )
-    references = load_references(references_file(directory, run.spec_hash), warnings)
+    references_path = references_file(directory, run.spec_hash)
+    reference_warnings: list[str] = []
+    references = references_covering(
+        load_references(references_path, reference_warnings),
+        {r.seed for r in rows},
+        references_path,
+        reference_warnings,
+    )
+    warnings += reference_warnings
     table = EpisodeTable.from_rows(
         (r.method, r.seed, r.task, r.episode, r.ret, r.steps, r.frames) for r in rows
     )
@@ -274,6 +312,8 @@ def _load_inputs(directory: Path, store: Any) -> tuple[ReportInputs, list[str]]:
         discovery={m: c for m, c in discovery_costs(cells).items() if m in methods},
         demonstrations_asked=demonstrations_asked(spec_yaml),
         discovery_warnings=tuple(discovery_warnings(cells, methods)),
+        # In the leaderboard's caveats too: a report without its normalised scores says why.
+        reference_warnings=tuple(reference_warnings),
     )
     return inputs, warnings
 

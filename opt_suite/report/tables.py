@@ -104,10 +104,12 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
     bootstrap resamples, confidence, per-task thresholds and their rule, the unit of
     episodes_to_threshold, which metrics are better when lower, and ``intervals``: what each
     interval resamples). ``ci_*`` is the stratified bootstrap over seeds, ``task_ci_*`` the task
-    bootstrap. With reference returns, ``normalised`` holds ``{"definition", "tasks", "methods":
-    {NAME: {METRIC: estimate}}}`` for the return metrics. Methods appear best first. With zero-shot
-    episodes, ``zero_shot_return`` is ``{NAME: {mean, se, runs, episodes}}``: the learner's
-    untrained policy over each option set (:mod:`opt_suite.report.zero_shot`).
+    bootstrap. With reference returns, ``normalised`` holds ``{"definition", "tasks", "pairs",
+    "of_pairs", "methods": {NAME: {METRIC: estimate}}}`` for the return metrics (``pairs`` of
+    ``of_pairs`` (seed, task) pairs aggregated; the rest have no scale). Methods appear best
+    first. With zero-shot episodes, ``zero_shot_return`` is ``{NAME: {mean, se, runs,
+    episodes}}``: the learner's untrained policy over each option set
+    (:mod:`opt_suite.report.zero_shot`).
     """
     methods = {
         row.method: {
@@ -132,6 +134,8 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
             "normalised": {
                 "definition": board.normalisation,
                 "tasks": list(board.normalised_tasks),
+                "pairs": board.normalised_pairs[0],
+                "of_pairs": board.normalised_pairs[1],
                 "methods": {
                     row.method: {
                         k: {f: _finite(getattr(e, f)) for f in ESTIMATE_FIELDS}
@@ -319,9 +323,10 @@ def extra_tables(board: Leaderboard) -> list[tuple[str, list[str], list[list[str
             + [_iqm_cell(r.normalised[k], 2) if k in r.normalised else "—" for k in names]
             for r in board.rows
         ]
+        pairs, of_pairs = board.normalised_pairs
         title = (
             f"Normalised scores ({board.normalisation}; {len(board.normalised_tasks)} of"
-            f" {board.tasks} test tasks)"
+            f" {board.tasks} test tasks, n = {pairs} of {of_pairs} (seed, task) pairs)"
         )
         tables.append((title, header, rows))
     return tables

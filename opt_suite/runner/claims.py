@@ -4,12 +4,18 @@ A runner computes a cell only while it holds an exclusive ``flock`` on
 ``DIR/claims/<cell id>.lock``. The operating system drops the lock when the process dies
 (``kill -9`` included), so a claim is never left stale; a second runner simply skips cells claimed
 by the first and picks up their results from the store once they are done.
+
+A step that every runner must do itself, one at a time, waits for the claim instead
+(:meth:`Claims.held`): e.g. writing a spec's reference returns, which must cover the seeds every
+runner stored.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = ["Claims"]
@@ -35,6 +41,16 @@ class Claims:
             return False
         self._held[cell_id] = fd
         return True
+
+    @contextlib.contextmanager
+    def held(self, name: str) -> Iterator[None]:
+        """Hold the claim on ``name`` for the block, waiting while another runner holds it."""
+        fd = os.open(self.root / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing drops the lock
 
     def release(self, cell_id: str) -> None:
         """Give the claim back (the lock file stays: deleting it would race with other runners)."""

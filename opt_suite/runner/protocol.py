@@ -4,7 +4,7 @@ For each seed: demonstrations on the train tasks -> every method's option discov
 test-time learner with each method's options on every held-out test task, for the evaluation
 budget (see :mod:`.plan` for the cells and :mod:`.seeding` for where each random draw comes from).
 
-Length (560 lines, over the 400 the tree aims for): the protocol from a spec to cells and back
+Length (463 lines, over the 400 the tree aims for): the protocol from a spec to cells and back
 (resolve, plan, estimate, run, reuse) is one pipeline; each stage is a function, and none is used
 apart.
 """
@@ -12,17 +12,13 @@ apart.
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-import gymnasium
-
-from opt_suite import registry
-from opt_suite.families.base import Task, TaskFamily, exact_model
+from opt_suite.families.base import Task, TaskFamily
 from opt_suite.files_guard import read_bounded
 from opt_suite.options.base import MAX_FILE_BYTES
 from opt_suite.runner.backends import Backend, make_backend
@@ -35,13 +31,19 @@ from opt_suite.runner.cells import (
 )
 from opt_suite.runner.claims import Claims
 from opt_suite.runner.estimate import (
-    WorkEstimate,
     WorkTooLarge,
     available_memory,
-    estimate_work,
     memory_problem,
 )
-from opt_suite.runner.plan import Cell, Plan, build_plan
+from opt_suite.runner.plan import Cell, Plan
+from opt_suite.runner.planning import (
+    Components,
+    code_modules,
+    discovery_steps,
+    plan_spec,
+    resolve_components,
+    work_estimate,
+)
 from opt_suite.runner.progress import Progress
 from opt_suite.runner.references import references_wanted
 from opt_suite.runner.scheduler import Summary, cell_record, execute_plan
@@ -51,7 +53,6 @@ from opt_suite.runner.seeding import (
     evaluation_seed,
     zero_shot_seed,
 )
-from opt_suite.runner.task_draws import SpecTasks, draw_tasks
 from opt_suite.spec import Spec, canonical_yaml, spec_hash, to_plain
 from opt_suite.stages import Stage
 from opt_suite.store.files import (
@@ -61,28 +62,24 @@ from opt_suite.store.files import (
     cell_dir,
     load_demonstrations,
     remove_stale_temporaries,
-    write_text_atomic,
 )
 from opt_suite.store.provenance import collect_provenance
 from opt_suite.store.reader import split_name
 from opt_suite.store.writer import CellRecord, StoreWriter
 
 if TYPE_CHECKING:
-    from opt_suite.demonstrations.base import DemonstrationSource
-    from opt_suite.learners.base import Learner
-    from opt_suite.methods.base import Method
+    pass
 
-__all__ = ["Components", "RunResult", "evaluation_job", "resolve_components", "run_protocol"]
-
-
-@dataclasses.dataclass(frozen=True)
-class Components:
-    """The registered classes a spec names."""
-
-    family: type[TaskFamily]
-    methods: tuple[type[Method], ...]
-    learner: type[Learner]
-    demonstrations: type[DemonstrationSource]
+__all__ = [
+    "Components",
+    "RunResult",
+    "discovery_steps",
+    "evaluation_job",
+    "plan_spec",
+    "resolve_components",
+    "run_protocol",
+    "work_estimate",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,31 +91,6 @@ class RunResult:
     run_id: int
     wall_s: float
     reuse_note: str
-
-
-def resolve_components(spec: Spec) -> Components:
-    """The family, method and learner classes of ``spec``.
-
-    Raises:
-      opt_suite.registry.RegistryError: a name is not registered or its module fails to import.
-    """
-    return Components(
-        family=registry.load(registry.FAMILIES, spec.family.name),
-        methods=tuple(registry.load(registry.METHODS, m.method) for m in spec.methods),
-        learner=registry.load(registry.LEARNERS, spec.evaluation.learner),
-        demonstrations=registry.load(registry.DEMONSTRATION_SOURCES, spec.demonstrations.source),
-    )
-
-
-def code_modules(components: Components) -> list[str]:
-    """The top-level packages whose code computes the cells (every node must run them)."""
-    classes = (
-        components.family,
-        *components.methods,
-        components.learner,
-        components.demonstrations,
-    )
-    return sorted({"opt_suite"} | {cls.__module__.split(".")[0] for cls in classes})
 
 
 def evaluation_job(
@@ -319,11 +291,7 @@ def run_protocol(
         runner.close()
     first = tasks.test(seeds[0]) if seeds else ()
     if summary is not None and first and references_wanted(spec, components, family, first[0]):
-        # Every seed the store holds, not only this run's: the report reads them all (a run of
-        # --seeds 1-2 into a folder that holds seed 0); measured ones are reused from their files.
-        stored = _stored_seeds(directory)
-        every = sorted(set(seeds) | set(stored))
-        _measure_references(spec, components, family, tasks.test, every, directory, stream)
+        _measure_references(spec, components, family, tasks.test, seeds, directory, stream, summary)
     return RunResult(summary, directory, run_id, time.monotonic() - start, reuse_note)
 
 
@@ -343,6 +311,10 @@ def _stored_seeds(directory: Path) -> list[int]:
         store.close()
 
 
+#: The claim (runner/claims.py) a runner holds while it writes a spec's reference returns.
+REFERENCES_CLAIM = "references-{spec_hash}"
+
+
 def _measure_references(
     spec: Spec,
     components: Components,
@@ -351,92 +323,37 @@ def _measure_references(
     seeds: Sequence[int],
     directory: Path,
     stream: TextIO,
+    summary: Summary,
 ) -> None:
-    """Measure the normalised scores' reference returns; a failure is one loud line, not a crash.
+    """Measure the normalised scores' reference returns; a failure is one failed step, not a crash.
 
-    The report then has no normalised scores and says why (``references/spec-<hash>.json``
-    holds the error instead of the returns).
+    Every seed the store holds is measured, not only this run's: the report reads them all (a
+    run of --seeds 1-2 into a folder that holds seed 0); measured ones are reused from their
+    files. Runners into one folder take turns (a claim held for the step) and each reads the
+    stored seeds inside its turn, so a later writer never drops a seed an earlier one wrote.
+
+    A failure is added to ``summary.failed`` as one line naming its cause, and
+    ``references/spec-<hash>.json`` holds the error instead of the returns (the report then has
+    no normalised scores and says why).
     """
-    from opt_suite.demonstrations.base import DemonstrationError
-    from opt_suite.runner.references import ReferenceError, measure_references
+    from opt_suite.runner.references import SPEC_FORMAT, ReferenceError, measure_references
     from opt_suite.store.files import references_file
+    from opt_suite.store.sealed import write_sealed
 
-    try:
-        measure_references(spec, components, family, test, seeds, directory)
-    except (ReferenceError, DemonstrationError, ValueError) as exc:
-        message = f"reference returns not measured: {type(exc).__name__}: {exc}"
+    def warn(message: str) -> None:
         print(f"warning: {message}", file=stream)
-        path = references_file(directory, spec_hash(spec))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        error = {"format": "opt-suite-references", "error": message}
-        write_text_atomic(path, json.dumps(error) + "\n")
 
-
-def plan_spec(
-    spec: Spec, seeds: Sequence[int], components: Components
-) -> tuple[TaskFamily, Sequence[Task], SpecTasks, Plan]:
-    """The family, its train tasks, every seed's test tasks, and the cells planned for ``seeds``.
-
-    Every reader that must name the same cells as the run (the run itself, ``option-usage``'s
-    replay) builds them here, so that they cannot drift apart.
-    """
-    family = components.family(spec.family.params)
-    tasks = draw_tasks(family, spec.tasks)
-    train = list(tasks.train)
-    plan = build_plan(
-        spec,
-        seeds,
-        train,
-        {seed: tasks.test(seed) for seed in seeds},
-        components.methods,
-        family_cls=components.family,
-        learner_cls=components.learner,
-        source_cls=components.demonstrations,
-    )
-    return family, train, tasks, plan
-
-
-def work_estimate(
-    spec: Spec,
-    seeds: Sequence[int],
-    components: Components,
-    family: TaskFamily,
-    train: Sequence[Task],
-) -> WorkEstimate:
-    """The estimate of :mod:`.estimate` for a spec whose family and train tasks are built."""
-    model = exact_model(family, train[0]) if train else None
-    shape = (None, None, 1) if model is None else model.next_state.shape
-    index_space, action_space = family.observation_space, family.action_space
-    if model is None and isinstance(index_space, gymnasium.spaces.Discrete):
-        # No model but index observations: the tabular learners' Q and the options' tables are
-        # over the n indices all the same (one outcome: no model array is built).
-        if isinstance(action_space, gymnasium.spaces.Discrete):
-            shape = (int(index_space.n), int(action_space.n), 1)
-    networks: list[tuple[str, type[Learner] | type[DemonstrationSource], Any]] = [
-        ("evaluation", components.learner, spec.evaluation.params)
-    ]
-    if any(cls.uses_demonstrations for cls in components.methods):
-        networks.append(("demonstrations", components.demonstrations, spec.demonstrations.params))
-    actions = family.action_space
-    observation = (
-        tuple(family.observation_space.shape or ()),
-        int(actions.n) if isinstance(actions, gymnasium.spaces.Discrete) else 1,
-    )
-    states, num_actions, outcomes = shape
-    d = spec.demonstrations
-    expert_steps = components.demonstrations.training_steps(d.params, d.max_steps)
-    return estimate_work(
-        spec,
-        seeds,
-        components.methods,
-        states,
-        num_actions,
-        outcomes,
-        networks,
-        observation,
-        env=family.env_memory(),
-        expert_steps=expert_steps,
-    )
+    with Claims(directory).held(REFERENCES_CLAIM.format(spec_hash=spec_hash(spec))):
+        every = sorted(set(seeds) | set(_stored_seeds(directory)))
+        try:
+            measure_references(spec, components, family, test, every, directory, warn)
+        except ReferenceError as exc:
+            message = f"reference returns not measured: {exc}"
+            summary.failed.append(("references", message))
+            summary.deterministic.append("references")  # the same inputs fail the same way
+            path = references_file(directory, spec_hash(spec))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_sealed(path, {"format": SPEC_FORMAT, "error": message})
 
 
 def _check_memory(
@@ -544,17 +461,3 @@ def _reuse_note(writer: StoreWriter, new_hash: str, commit: str | None, plan: Pl
         f"({row[0][:12]} -> {new_hash[:12]}): reusing {len(done)} of {len(plan.cells)} cells "
         f"whose inputs are unchanged" + (f" ({detail})" if detail else "") + code
     )
-
-
-def discovery_steps(method: type[Method], params: Any, spec: Any) -> int:
-    """The env steps the runner lets one discovery take (its counting envs stop there).
-
-    A method's declared budget (``Method.discovery_budget``) when it declares one, never above
-    ``evaluation.interaction_budget`` (``validate`` refuses more); the interaction budget for an
-    interacting method that declares none; 0 for the rest.
-    """
-    if not method.uses_interaction:
-        return 0
-    declared = method.discovery_budget(params).env_steps
-    budget = int(spec.evaluation.interaction_budget)
-    return budget if declared is None else min(int(declared), budget)

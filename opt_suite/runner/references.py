@@ -10,22 +10,35 @@ For each seed and held-out test task the suite measures two returns (see
 - **expert**: the mean return of the spec's demonstration source on that test task -- the same
   ``collect`` that demonstrates the train tasks, called on the test task (``optimal``: value
   iteration; ``qlearning``: a Q-learning expert; ``ppo_expert``: one PPO expert trained per test
-  task and seed, which is why ``report.references: auto`` measures only tabular families).
+  task and seed, which is why ``report.references: auto`` measures only tabular families) --
+  with each trajectory's rewards cut at ``evaluation.max_steps`` too, so that both references
+  are returns under the same cap. A trajectory the source itself cut at a shorter
+  ``demonstrations.max_steps`` would be an expert under a shorter cap: that is refused
+  (:class:`ReferenceError` naming both keys), never measured.
+
+Any error while measuring a pair (an env that rewards NaN, a damaged dataset of the ``minari``
+source, ...) is a :class:`ReferenceError` naming the seed, the task and the cause, so the run
+reports one failed step instead of a traceback.
 
 Each (seed, test task) pair is content-hashed by what it depends on (family, test task, seed, the
 ``demonstrations`` section, ``max_steps`` and the code of the family and source, as cell ids are)
 and kept in ``references/<hash>.json`` of the run directory, so a rerun or another spec with the
-same test tasks reuses it. The pairs of one spec are then written to
-``references/spec-<spec hash>.json``, which the report reads. Draws use their own seed stream
-(:func:`opt_suite.runner.seeding.reference_seed`), so measuring references changes no other number.
+same test tasks reuses it. Every file is sealed (:mod:`opt_suite.store.sealed`: the SHA-256 of its
+content, which records the key it was computed from): a cached file that is damaged, edited, of
+another type or computed from another key is named in a warning and measured again, never
+reused. The pairs of one spec are then written, sealed too, to
+``references/spec-<spec hash>.json``, which the report reads and checks the same way. Draws use
+their own seed stream (:func:`opt_suite.runner.seeding.reference_seed`), so measuring references
+changes no other number.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 
@@ -33,19 +46,16 @@ from opt_suite.families.base import TabularModel, Task, TaskFamily, exact_model
 from opt_suite.runner.seeding import reference_seed
 from opt_suite.runner.versions import provider
 from opt_suite.spec import content_hash, spec_hash, to_plain
-from opt_suite.store.files import (
-    REFERENCES_DIR,
-    copy_missing_files,
-    references_file,
-    write_text_atomic,
-)
+from opt_suite.store.files import REFERENCES_DIR, copy_missing_files, references_file
+from opt_suite.store.sealed import SealedFileError, read_sealed, write_sealed
 
 if TYPE_CHECKING:
-    from opt_suite.runner.protocol import Components
+    from opt_suite.runner.planning import Components
     from opt_suite.spec import Spec
 
 __all__ = [
     "RANDOM_EPISODES",
+    "SPEC_FORMAT",
     "ReferenceError",
     "measure_references",
     "merge_references",
@@ -55,8 +65,11 @@ __all__ = [
 
 #: Sampled episodes of the uniform-random policy on a family without a tabular model.
 RANDOM_EPISODES = 20
-#: Bump when what a reference measures changes, so cached ones are not reused.
-VERSION = 1
+#: Bump when what a reference measures changes, so cached ones are not reused. 2: the expert's
+#: return cut at ``evaluation.max_steps`` like the random one's; files sealed with a digest.
+VERSION = 2
+#: The sealed payload's ``format`` of a spec's references file (what the report reads).
+SPEC_FORMAT = "opt-suite-references"
 
 
 class ReferenceError(RuntimeError):
@@ -131,7 +144,12 @@ def _expert_return(
     seed: np.random.SeedSequence,
     checkpoint_dir: Path,
 ) -> float:
-    """Mean return of the demonstration source's trajectories on ``task``."""
+    """Mean return of the demonstration source's trajectories on ``task``, cut at ``max_steps``.
+
+    Raises:
+        ReferenceError: no trajectory, or one the source cut at a shorter cap than the
+            learner's (the expert and random references would be under different caps).
+    """
     from opt_suite.demonstrations import collect_demonstrations
 
     demos = collect_demonstrations(
@@ -144,7 +162,15 @@ def _expert_return(
     )
     if not demos:
         raise ReferenceError(f"the demonstration source gave no trajectory on {task.task_id}")
-    return float(np.mean([float(np.sum(d.rewards)) for d in demos]))
+    cap, own_cap = spec.evaluation.max_steps, spec.demonstrations.max_steps
+    if own_cap < cap and any(len(d.rewards) >= own_cap for d in demos):
+        raise ReferenceError(
+            f"the expert's trajectory on {task.task_id} reached demonstrations.max_steps ="
+            f" {own_cap}, shorter than evaluation.max_steps = {cap} that cuts the random policy's"
+            " episodes: the two references would be returns under different caps; set"
+            f" demonstrations.max_steps to at least {cap}"
+        )
+    return float(np.mean([float(np.sum(d.rewards[:cap])) for d in demos]))
 
 
 def _key(spec: Spec, components: Components, seed: int, task: Task) -> dict[str, Any]:
@@ -166,6 +192,36 @@ def _key(spec: Spec, components: Components, seed: int, task: Task) -> dict[str,
     }
 
 
+def _finite_number(value: Any) -> TypeGuard[float]:
+    return isinstance(value, int | float) and not isinstance(value, bool) and np.isfinite(value)
+
+
+def _cached(
+    path: Path, key: dict[str, Any], warn: Callable[[str], None]
+) -> tuple[float, float] | None:
+    """(random, expert) of a cache file the suite wrote for ``key``; None to measure them.
+
+    Anything else there (damaged, edited, a JSON list, another key's values) is named in a
+    warning and then measured again and rewritten, never reused and never a traceback.
+    """
+    if not (path.exists() or path.is_symlink()):
+        return None
+    try:
+        payload = read_sealed(path, "cached reference returns")
+        if payload.get("key") != json.loads(json.dumps(key)):
+            raise SealedFileError(f"{path.absolute()}: cached reference returns of another key")
+        random, expert = payload.get("random"), payload.get("expert")
+        if _finite_number(random) and _finite_number(expert):
+            return float(random), float(expert)
+        raise SealedFileError(
+            f"{path.absolute()}: cached reference returns {random!r}, {expert!r} are not"
+            " finite numbers"
+        )
+    except SealedFileError as exc:
+        warn(f"{exc}; measuring the references again and rewriting it")
+        return None
+
+
 def _measure_one(
     spec: Spec,
     components: Components,
@@ -173,12 +229,37 @@ def _measure_one(
     task: Task,
     seed: int,
     directory: Path,
+    warn: Callable[[str], None],
 ) -> tuple[float, float]:
     """(random, expert) of one (seed, test task), from its cache file or measured and cached."""
-    path = directory / REFERENCES_DIR / f"{content_hash(_key(spec, components, seed, task))}.json"
-    if path.is_file():
-        cached = json.loads(path.read_text())
-        return float(cached["random"]), float(cached["expert"])
+    key = _key(spec, components, seed, task)
+    path = directory / REFERENCES_DIR / f"{content_hash(key)}.json"
+    cached = _cached(path, key, warn)
+    if cached is not None:
+        return cached
+    try:
+        random, expert = _measure(spec, components, family, task, seed, directory)
+    except ReferenceError as exc:
+        raise ReferenceError(f"seed {seed}, test task {task.task_id}: {exc}") from exc
+    except Exception as exc:  # an env's or a source's own error: one line naming the pair
+        cause = str(exc).strip().splitlines()[-1] if str(exc).strip() else ""
+        raise ReferenceError(
+            f"seed {seed}, test task {task.task_id}: {type(exc).__name__}: {cause}"
+        ) from exc
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_sealed(path, {"key": key, "random": random, "expert": expert})
+    return random, expert
+
+
+def _measure(
+    spec: Spec,
+    components: Components,
+    family: TaskFamily,
+    task: Task,
+    seed: int,
+    directory: Path,
+) -> tuple[float, float]:
+    """(random, expert) of one (seed, test task), measured."""
     random_seed, expert_seed = reference_seed(spec.tasks.seed, seed, task.index).spawn(2)
     model = exact_model(family, task)
     horizon = spec.evaluation.max_steps
@@ -189,10 +270,12 @@ def _measure_one(
     )
     expert = _expert_return(spec, components, family, task, expert_seed, directory / "experts")
     if not (np.isfinite(random) and np.isfinite(expert)):
-        raise ReferenceError(f"non-finite reference returns on {task.task_id}: {random}, {expert}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, json.dumps({"random": random, "expert": expert}) + "\n")
+        raise ReferenceError(f"non-finite reference returns: random {random}, expert {expert}")
     return random, expert
+
+
+def _to_stderr(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
 
 
 def measure_references(
@@ -202,19 +285,23 @@ def measure_references(
     test_tasks: Sequence[Task] | Callable[[int], Sequence[Task]],
     seeds: Sequence[int],
     directory: str | Path,
+    warn: Callable[[str], None] = _to_stderr,
 ) -> Path:
     """Measure (or reuse) every (seed, test task) reference and write the spec's file.
 
     ``test_tasks`` are the test tasks every seed shares, or a function from a seed index to its
     own (``tasks.test_per_seed``: ``SpecTasks.test``); each seed's must be equally many.
+    ``warn`` gets one line per cached file that could not be trusted (and was remeasured).
 
     Returns:
-        :func:`references_file` of the spec: ``{"expert": label, "seeds", "tasks", "random":
+        :func:`references_file` of the spec, sealed (:mod:`opt_suite.store.sealed`); its payload
+        is ``{"format", "version", "spec_hash", "expert": label, "seeds", "tasks", "random":
         [[...]], "expert_returns": [[...]]}`` (seeds x tasks, tasks by index).
 
     Raises:
-        ReferenceError, DemonstrationError: a reference could not be measured (e.g. the source
-            cannot demonstrate a test task); nothing is written for the spec then.
+        ReferenceError: a reference could not be measured (the message names the seed, the
+            task and the cause); nothing is written for the spec then.
+        OSError: the files cannot be written.
     """
     directory = Path(directory)
     tasks_of = test_tasks if callable(test_tasks) else (lambda seed: test_tasks)
@@ -227,42 +314,48 @@ def measure_references(
     for i, seed in enumerate(seeds):
         for j, task in enumerate(by_seed[i]):
             random[i, j], expert[i, j] = _measure_one(
-                spec, components, family, task, seed, directory
+                spec, components, family, task, seed, directory, warn
             )
     path = references_file(directory, spec_hash(spec))
     path.parent.mkdir(parents=True, exist_ok=True)
-    doc = {
-        "format": "opt-suite-references",
+    payload = {
+        "format": SPEC_FORMAT,
         "version": VERSION,
+        "spec_hash": spec_hash(spec),
         "expert": f"{spec.demonstrations.source} expert",
         "seeds": list(seeds),
         "tasks": list(range(width)),
         "random": random.tolist(),
         "expert_returns": expert.tolist(),
     }
-    write_text_atomic(path, json.dumps(doc, indent=1) + "\n")
+    write_sealed(path, payload)
     return path
 
 
 def merge_references(out: str | Path, shards: Sequence[str | Path], spec_hash: str) -> Path | None:
     """Join the shards' reference returns of one spec into ``out``'s (``opt-suite merge-stores``).
 
-    Copies the (seed, test task) files ``out`` lacks and writes the spec's file with every seed
-    any of them measured, ascending (as one run of all the seeds writes it). A shard whose
-    measurement failed passes its error on: the report then says why it has no normalised scores.
+    Copies the (seed, test task) files ``out`` lacks (sealed: a damaged one is remeasured by the
+    next run, as any) and writes the spec's file, sealed, with every seed any of them measured,
+    ascending (as one run of all the seeds writes it). A shard whose measurement failed passes its
+    error on: the report then says why it has no normalised scores.
 
     Returns:
       The spec's file in ``out``, or None when no shard measured references.
 
     Raises:
-      ReferenceError: two stores hold different reference returns for one seed.
+      ReferenceError: a spec file cannot be trusted (damaged, edited), or two stores hold
+        different reference returns for one seed.
     """
     out = Path(out)
     docs: list[tuple[Path, dict[str, Any]]] = []
     for directory in [out, *map(Path, shards)]:
         path = references_file(directory, spec_hash)
         if path.is_file():
-            docs.append((path, json.loads(path.read_text())))
+            try:
+                docs.append((path, read_sealed(path, "reference returns")))
+            except SealedFileError as exc:
+                raise ReferenceError(f"{exc}; rerun that shard to measure them again") from None
         if directory != out:
             copy_missing_files(
                 directory / REFERENCES_DIR,
@@ -274,7 +367,7 @@ def merge_references(out: str | Path, shards: Sequence[str | Path], spec_hash: s
     target = references_file(out, spec_hash)
     failed = [doc for _, doc in docs if "error" in doc]
     if failed:
-        write_text_atomic(target, json.dumps(failed[0]) + "\n")
+        write_sealed(target, failed[0])
         return target
     rows: dict[int, tuple[list[float], list[float], Path]] = {}
     for path, doc in docs:
@@ -293,5 +386,5 @@ def merge_references(out: str | Path, shards: Sequence[str | Path], spec_hash: s
         "random": [rows[s][0] for s in seeds],
         "expert_returns": [rows[s][1] for s in seeds],
     }
-    write_text_atomic(target, json.dumps(doc, indent=1) + "\n")
+    write_sealed(target, doc)
     return target

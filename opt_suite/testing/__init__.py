@@ -78,6 +78,12 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    # The lazily loaded pytest classes are not in globals() until first asked for: list them too,
+    # so dir() and tab completion show every contract the module offers.
+    return sorted(set(globals()) | set(_PYTEST_CLASSES))
+
+
 __all__ = [
     "check_family",
     "check_method",

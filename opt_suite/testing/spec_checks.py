@@ -68,7 +68,7 @@ def _empty_options(family: TaskFamily) -> Any:
 
 def check_spec_components(spec: Spec) -> DeepReport:
     """Run the contract checks of every component ``spec`` names (see the module docstring)."""
-    from opt_suite.runner.protocol import resolve_components
+    from opt_suite.runner.planning import resolve_components
 
     report = DeepReport()
     components = resolve_components(spec)

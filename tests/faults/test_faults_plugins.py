@@ -14,6 +14,7 @@ def test_a_plugin_calling_sys_exit_on_import_is_listed_as_broken(tmp_path):
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: exiter\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text("[opt_suite.methods]\nexiter = exiter_plugin:Exiter\n")
+    (info / "RECORD").write_text("exiter_plugin.py,,\n")  # installed: its module is its own
     (tmp_path / "exiter_plugin.py").write_text("import sys\nsys.exit(0)\n")
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
     result = subprocess.run(

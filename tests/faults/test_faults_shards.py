@@ -5,6 +5,7 @@ written into the merge target."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 
@@ -28,6 +29,8 @@ def shards(tmp_path_factory):
     root = tmp_path_factory.mktemp("shards")
     with pytest.MonkeyPatch.context() as patch:
         patch.syspath_prepend(str(PLUGIN))
+        path = os.environ.get("PYTHONPATH")  # a plugin counts as installed through PYTHONPATH
+        patch.setenv("PYTHONPATH", str(PLUGIN) + (os.pathsep + path if path else ""))
         registry._entry_points.cache_clear()
         registry.load.cache_clear()
         versions._distributions.cache_clear()

@@ -31,9 +31,9 @@ the others wait. Acting with options (some sub-envs step while others wait) ther
 thread, with the start actions played from Python (:mod:`opt_suite.families.atari.threads`). The
 experts' lockstep batches use :func:`make_vector_env`, gymnasium's ``SyncVectorEnv`` of this env.
 
-Length (424 lines, over the 400 the tree aims for): the Atari family and its task env are one
-contract (the env realises exactly the family's Params and TaskParams); the thread batch already
-lives apart (threads.py).
+The family's params (``Params``, ``Variation``, ``TaskParams``) live in
+:mod:`opt_suite.families.atari.params`, which the thread batch reads too; they are re-exported
+here, their documented home.
 """
 
 from __future__ import annotations
@@ -41,15 +41,15 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any, Literal, TypeAlias
+from typing import Any, TypeAlias
 
 import gymnasium
 import numpy as np
 
+from opt_suite.families.atari.params import Params, TaskParams, Variation, installed_games
 from opt_suite.families.base import Task, TaskFamily
 from opt_suite.families.env_kwargs import check_params
-from opt_suite.families.paper_variations import draw, range_problems
-from opt_suite.params import param
+from opt_suite.families.paper_variations import draw
 
 __all__ = [
     "Atari",
@@ -66,14 +66,6 @@ STACK = 2  # "the previous two frames as input"
 
 
 @functools.cache
-def installed_games() -> tuple[str, ...]:
-    """The ALE game ids whose ROMs are installed (ale-py 0.12 bundles them), sorted."""
-    from ale_py import roms
-
-    return tuple(sorted(roms.get_all_rom_ids()))
-
-
-@functools.cache
 def _minimal_actions(game: str) -> int:
     """How many actions the game's minimal action set has (its ROM is loaded, not emulated)."""
     import ale_py
@@ -86,58 +78,6 @@ def _minimal_actions(game: str) -> int:
         raise ValueError(f"ale-py ships no ROM named {game!r}")
     ale.loadROM(rom)
     return len(ale.getMinimalActionSet())
-
-
-@dataclasses.dataclass(frozen=True)
-class Params:
-    """Family-wide settings (spec key ``family.params``)."""
-
-    game: str = param("breakout", doc="ALE game id in snake_case, e.g. breakout, amidar")
-    action_set: Literal["minimal", "full"] = param(
-        "minimal", doc="the game's minimal action set, or all 18 joystick actions"
-    )
-    max_episode_frames: int = param(
-        108_000, doc="episodes are truncated after this many emulator frames (30 min of play)", ge=1
-    )
-
-    def check(self) -> list[tuple[str, str]]:
-        """The game's ROM must be installed."""
-        from opt_suite.registry import suggest
-
-        games = installed_games()
-        if self.game not in games:
-            hint = suggest(self.game, list(games))
-            installed = ", ".join(games)
-            return [("game", f"unknown ALE game {self.game!r}{hint} (installed: {installed})")]
-        return []
-
-
-@dataclasses.dataclass(frozen=True)
-class Variation:
-    """How tasks are sampled (spec key ``tasks.vary``); defaults are the paper's."""
-
-    start_actions: tuple[int, int] = param(
-        (1, 20), doc="random actions at each episode start: per task uniform in [lo, hi]", ge=0
-    )
-    reward_scale: tuple[float, float] = param(
-        (0.0, 10.0), doc="reward multiplier: drawn per task uniform in (lo, hi]", ge=0
-    )
-    frame_skip: tuple[int, ...] = param(
-        (2, 3, 4), doc="emulator frames per action: drawn per task uniformly from this set", ge=1
-    )
-
-    def check(self) -> list[tuple[str, str]]:
-        """Ordered ranges, a positive top reward scale, a non-empty frame-skip set."""
-        return range_problems(self)
-
-
-@dataclasses.dataclass(frozen=True)
-class TaskParams:
-    """One Atari task: its random start actions, reward scale and frame skip."""
-
-    start_actions: int = param(1, doc="uniformly random actions taken at every episode start", ge=0)
-    reward_scale: float = param(1.0, doc="every reward is multiplied by this", gt=0)
-    frame_skip: int = param(4, doc="emulator frames each action is repeated for", ge=1)
 
 
 class Atari(TaskFamily):

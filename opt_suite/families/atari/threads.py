@@ -212,7 +212,7 @@ class AtariThreadVectorEnv(gymnasium.vector.VectorEnv):
         frame_skip: int = 4,
         max_episode_steps: int | None = None,
     ) -> None:
-        from opt_suite.families.atari.family import Params, TaskParams
+        from opt_suite.families.atari.params import Params, TaskParams
         from opt_suite.families.env_kwargs import check_params
 
         params = Params(game, action_set, max_episode_frames)  # type: ignore[arg-type]

@@ -8,25 +8,23 @@ can name ``MinAtar/Breakout-v1`` without a ``module:`` part, and an id whose pac
 reported with the ``pip install`` that provides it.
 
 Naming a module runs its import, as installing a plugin does, so a spec may name only a module of
-an installed distribution (:func:`installed_module`): never a ``__main__`` module
-(``unittest.__main__`` runs unittest), never the standard library, and never a file in the spec's
-folder or the current directory, not even one that shadows an installed package's name.
+an installed distribution, checked before anything is imported (:mod:`opt_suite.installed`, the
+one check every name a spec gives to code goes through): never a ``__main__`` module, never the
+standard library, never a file in the spec's folder or the current directory (not even one that
+shadows an installed package's name), and a ``*.dist-info`` folder outside site-packages installs
+nothing. The packages of :data:`PROVIDERS` are imported through the same check.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
-import functools
-import importlib
-import importlib.metadata
-import importlib.util
-import json
-from pathlib import Path
 
 import gymnasium
 
-__all__ = ["PROVIDERS", "Provider", "UnknownEnvId", "installed_module", "register_id"]
+from opt_suite.installed import NotInstalled, import_installed
+
+__all__ = ["PROVIDERS", "Provider", "UnknownEnvId", "register_id"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,11 +64,10 @@ def register_id(env_id: str) -> str:
     """
     module, _, bare = env_id.rpartition(":")
     if module:
-        refused = installed_module(module)
-        if refused:
-            raise UnknownEnvId(f"{env_id!r}: module {module!r} is not imported: {refused}")
         try:
-            importlib.import_module(module)
+            import_installed(module)
+        except NotInstalled as exc:
+            raise UnknownEnvId(f"{env_id!r}: module {module!r} is not imported: {exc}") from None
         except ImportError as exc:
             raise UnknownEnvId(f"{env_id!r}: cannot import module {module!r} ({exc})") from None
     if bare in gymnasium.registry:
@@ -79,7 +76,12 @@ def register_id(env_id: str) -> str:
     if prefix is not None:
         provider = PROVIDERS[prefix]
         try:
-            package = importlib.import_module(provider.module)
+            package = import_installed(provider.module)
+        except NotInstalled as exc:
+            raise UnknownEnvId(
+                f"{bare!r} is provided by the {provider.module.split('.')[0]} package, which is "
+                f"not imported ({exc}); to install it: {provider.install}"
+            ) from None
         except ImportError:
             raise UnknownEnvId(
                 f"{bare!r} is provided by the {provider.module.split('.')[0]} package, which is "
@@ -93,63 +95,3 @@ def register_id(env_id: str) -> str:
     close = difflib.get_close_matches(bare, list(gymnasium.registry), n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     raise UnknownEnvId(f"{bare!r} is not a registered gymnasium id{hint}")
-
-
-@functools.cache  # every env construction asks; the answer is the process's (0.15 s to find)
-def installed_module(module: str) -> str | None:
-    """Why an id may not import ``module``; None when it is a module of an installed distribution.
-
-    Only the top-level name is located (``find_spec`` of a top-level name imports nothing), exactly
-    where ``import`` would find it, and that file must be one its distribution installed (or lie in
-    the project of an editable install): a ``.py`` beside the spec or in the current directory is
-    found first by ``python -m opt_suite`` and would otherwise run.
-    """
-    parts = module.split(".")
-    if not all(part.isidentifier() for part in parts):
-        return "expected a dotted module name"
-    if "__main__" in parts:
-        return "a __main__ module runs a program when imported"
-    top = parts[0]
-    names = importlib.metadata.packages_distributions().get(top)
-    if not names:
-        return (
-            f"{top!r} is not a package of an installed distribution (an id imports only installed "
-            "packages: not the standard library, not a file beside the spec or in the current "
-            "folder)"
-        )
-    try:
-        spec = importlib.util.find_spec(top)
-    except (ImportError, ValueError):
-        spec = None
-    origin = None if spec is None else _location(spec)
-    dists = [d for d in importlib.metadata.distributions() if d.metadata["Name"] in names]
-    if origin is None or not any(_provides(dist, origin) for dist in dists):
-        return (
-            f"{top!r} would be imported from {origin or 'nowhere'}, not from the installed "
-            f"distribution {names[0]!r} (a file of that name in the current folder or beside the "
-            "spec shadows it)"
-        )
-    return None
-
-
-def _location(spec: importlib.machinery.ModuleSpec) -> Path | None:
-    """The file a top-level module is loaded from (a package's ``__init__.py``)."""
-    if spec.origin and spec.origin not in ("built-in", "frozen", "namespace"):
-        return Path(spec.origin).resolve()
-    return None
-
-
-def _provides(dist: importlib.metadata.Distribution, origin: Path) -> bool:
-    """``origin`` is a file ``dist`` installed, or lies in the project of its editable install."""
-    installed = {Path(str(dist.locate_file(f))).resolve() for f in dist.files or []}
-    if origin in installed:
-        return True
-    text = dist.read_text("direct_url.json") or ""
-    try:
-        direct = json.loads(text) if text else {}
-    except ValueError:
-        return False
-    url = str(direct.get("url", ""))
-    if direct.get("dir_info", {}).get("editable") and url.startswith("file://"):
-        return origin.is_relative_to(Path(url.removeprefix("file://")).resolve())
-    return False
