@@ -41,6 +41,7 @@ __all__ = [
     "DEFAULT_MARGIN_P",
     "FAMILY_ALPHA",
     "MIN_SEEDS",
+    "Margins",
     "Verdict",
     "compare",
     "familywise_statement",
@@ -58,6 +59,19 @@ MIN_SEEDS = 3
 #: ``report.equivalence_p``): a tenth of the random-to-expert range; P within [0.4, 0.6].
 DEFAULT_MARGIN_NORMALISED = 0.1
 DEFAULT_MARGIN_P = 0.1
+
+
+@dataclasses.dataclass(frozen=True)
+class Margins:
+    """The equivalence margins a spec declares (``report.equivalence_normalised`` / ``_p``)."""
+
+    normalised: float = DEFAULT_MARGIN_NORMALISED
+    p: float = DEFAULT_MARGIN_P
+
+    def on(self, normalised: bool) -> float:
+        """The margin of a verdict on the normalised scale, or on the paired P."""
+        return self.normalised if normalised else self.p
+
 
 _NULL: dict[str, float] = {"normalised": 0.0, "P": 0.5}
 _EFFECT_NAME: dict[str, str] = {"normalised": "IQM difference (normalised)", "P": "paired P"}
@@ -132,9 +146,10 @@ def interval_confidence(comparisons: int, alpha: float = FAMILY_ALPHA) -> float:
 
 def familywise_statement(comparisons: int, alpha: float = FAMILY_ALPHA) -> str:
     """The sentence a page or report prints once above its verdicts."""
+    plural = "s" if comparisons != 1 else ""
     return (
-        f"Family-wise control: {comparisons} comparison{'s' if comparisons != 1 else ''} share a"
-        f" {_percent(1 - alpha)} family-wise confidence (Bonferroni): each interval is at"
+        f"Family-wise control (Bonferroni): {comparisons} comparison{plural} at a"
+        f" {_percent(1 - alpha)} family-wise confidence, each interval at"
         f" {_percent(interval_confidence(comparisons, alpha))}."
     )
 
