@@ -41,6 +41,7 @@ __all__ = [
     "DEFAULT_MARGIN_P",
     "FAMILY_ALPHA",
     "MIN_SEEDS",
+    "OUTCOMES",
     "Margins",
     "Verdict",
     "compare",
@@ -49,6 +50,8 @@ __all__ = [
 ]
 
 Outcome = Literal["better", "equivalent", "worse", "inconclusive"]
+#: The outcomes in the order a summary lists them.
+OUTCOMES: tuple[Outcome, ...] = ("better", "equivalent", "worse", "inconclusive")
 Scale = Literal["normalised", "P"]
 
 #: The family-wise error rate shared by the comparisons of one page or report.
