@@ -34,7 +34,7 @@ from opt_suite.report.baseline import Baseline
 from opt_suite.report.leaderboard import Improvement, improvement, oriented, rng_for
 from opt_suite.report.metrics import METRICS
 from opt_suite.report.normalise import References
-from opt_suite.report.verdicts import entry_verdict, margins_of
+from opt_suite.report.verdicts import entry_verdict, margins_of, verdict_cell
 from opt_suite.verdict import Margins, Verdict, familywise_statement
 
 __all__ = [
@@ -42,7 +42,6 @@ __all__ = [
     "compare_entries",
     "comparison_markdown",
     "comparison_rows",
-    "verdict_cell",
 ]
 
 
@@ -268,20 +267,3 @@ def comparison_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
         f" {familywise_statement(family)}",
     ]
     return "\n".join(lines) + "\n"
-
-
-def verdict_cell(decision: Mapping[str, Any] | None) -> str:
-    """A verdict as one table cell (its outcome first); "—" where there is none."""
-    if decision is None:
-        return "—"
-    text = (
-        f"**{decision['outcome']}**: {decision['effect']:.2f}"
-        f" [{decision['ci_low']:.2f}, {decision['ci_high']:.2f}] {decision['interval']},"
-        f" {'IQM difference' if decision['scale'] == 'normalised' else 'paired P'};"
-        f" margin {decision['margin_text']}"
-    )
-    if decision.get("detectable") is not None:
-        text += f"; detectable ≥ {decision['detectable']:.2f}"
-    if decision.get("caveat"):
-        text += f"; {decision['caveat']}"
-    return text

@@ -19,6 +19,8 @@ from opt_suite.files_guard import InputError, read_bounded
 from opt_suite.report.episodes import COLUMNS, EpisodeTable, label_key
 from opt_suite.report.leaderboard import Estimate, Improvement, Leaderboard
 from opt_suite.report.metrics import HIGHER_IS_BETTER, JUMP_START_FRACTION, SMOOTHING_WINDOW
+from opt_suite.report.verdicts import margins_json, verdict_cell
+from opt_suite.verdict import familywise_statement
 
 __all__ = [
     "LEADERBOARD_CSV_COLUMNS",
@@ -107,7 +109,10 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
     bootstrap. With reference returns, ``normalised`` holds ``{"definition", "tasks", "methods":
     {NAME: {METRIC: estimate}}}`` for the return metrics. Methods appear best first. With zero-shot
     episodes, ``zero_shot_return`` is ``{NAME: {mean, se, runs, episodes}}``: the learner's
-    untrained policy over each option set (:mod:`opt_suite.report.zero_shot`).
+    untrained policy over each option set (:mod:`opt_suite.report.zero_shot`). ``verdicts``:
+    ``{"baseline", "metric", "familywise", "methods": {NAME: verdict}}``, the one rule's verdict
+    of each entry against the baseline (:meth:`opt_suite.verdict.Verdict.as_dict`); the margins
+    it used are ``protocol.equivalence``.
     """
     methods = {
         row.method: {
@@ -146,12 +151,19 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
         name: {"mean": _finite(z.mean), "se": _finite(z.se), "runs": z.runs, "episodes": z.episodes}
         for name, z in board.zero_shot.items()
     }
+    verdicts = {row.method: row.verdict.as_dict() for row in board.rows if row.verdict}
     return {
         "spec": {"name": board.spec_name, "hash": board.spec_hash},
         "warnings": list(board.warnings),
         "methods": methods,
         "probability_of_improvement": {"baseline": board.baseline, "methods": improvement},
         "paired_probability_of_improvement": {"baseline": board.baseline, "methods": paired},
+        "verdicts": {
+            "baseline": board.baseline,
+            "metric": "auc",
+            "familywise": familywise_statement(board.verdicts) if verdicts else "",
+            "methods": verdicts,
+        },
         **normalised,
         **({"zero_shot_return": zero_shot} if zero_shot else {}),
         "protocol": {
@@ -170,6 +182,7 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
             "jump_start_fraction": JUMP_START_FRACTION,
             "test_tasks": "drawn per seed" if board.tasks_per_seed else "shared by every seed",
             "intervals": _intervals_json(board.tasks_per_seed),
+            "equivalence": margins_json(board.margins),
         },
     }
 
@@ -324,6 +337,14 @@ def extra_tables(board: Leaderboard) -> list[tuple[str, list[str], list[list[str
             f" {board.tasks} test tasks)"
         )
         tables.append((title, header, rows))
+    if board.verdicts:
+        family = familywise_statement(board.verdicts)
+        title = (
+            f"Verdicts against {board.baseline} on auc (the one rule of docs/results-and-gate.md,"
+            f" Verdicts: the interval resamples seeds as the unit). {family}"
+        )
+        rows = [[r.method, verdict_cell(r.verdict.as_dict())] for r in board.rows if r.verdict]
+        tables.append((title, ["method", "verdict"], rows))
     return tables
 
 

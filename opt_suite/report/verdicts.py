@@ -23,7 +23,7 @@ from opt_suite.report.metrics import HIGHER_IS_BETTER, RETURN_METRICS
 from opt_suite.report.normalise import References, normalised_scores
 from opt_suite.verdict import Margins, Verdict, compare
 
-__all__ = ["entry_verdict", "load_references", "margins_json", "margins_of"]
+__all__ = ["entry_verdict", "load_references", "margins_json", "margins_of", "verdict_cell"]
 
 
 def margins_json(margins: Margins) -> dict[str, float]:
@@ -103,3 +103,20 @@ def entry_verdict(
         reps=reps,
         rng=rng,
     )
+
+
+def verdict_cell(decision: Mapping[str, Any] | None) -> str:
+    """A verdict as one table cell (its outcome first); "—" where there is none."""
+    if decision is None:
+        return "—"
+    text = (
+        f"**{decision['outcome']}**: {decision['effect']:.2f}"
+        f" [{decision['ci_low']:.2f}, {decision['ci_high']:.2f}] {decision['interval']},"
+        f" {'IQM difference' if decision['scale'] == 'normalised' else 'paired P'};"
+        f" margin {decision['margin_text']}"
+    )
+    if decision.get("detectable") is not None:
+        text += f"; detectable ≥ {decision['detectable']:.2f}"
+    if decision.get("caveat"):
+        text += f"; {decision['caveat']}"
+    return text

@@ -44,8 +44,7 @@ import numpy as np
 
 from opt_suite.report.baseline import load_baseline
 from opt_suite.report.leaderboard import improvement, rng_for
-from opt_suite.report.pairwise import verdict_cell
-from opt_suite.report.verdicts import entry_verdict, load_references, margins_of
+from opt_suite.report.verdicts import entry_verdict, load_references, margins_of, verdict_cell
 from opt_suite.run_view import RunView, run_provenance
 from opt_suite.verdict import familywise_statement
 

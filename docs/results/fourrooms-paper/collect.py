@@ -46,8 +46,7 @@ import numpy as np
 from opt_suite import stats
 from opt_suite.report.baseline import load_baseline  # the one reader of runs.json
 from opt_suite.report.leaderboard import improvement, rng_for
-from opt_suite.report.pairwise import verdict_cell
-from opt_suite.report.verdicts import entry_verdict, load_references, margins_of
+from opt_suite.report.verdicts import entry_verdict, load_references, margins_of, verdict_cell
 from opt_suite.run_view import run_provenance as runs_of  # one way to reopen a run
 from opt_suite.verdict import familywise_statement
 

@@ -51,8 +51,7 @@ import numpy as np
 from opt_suite.report.baseline import load_baseline
 from opt_suite.report.leaderboard import estimate, improvement, rng_for
 from opt_suite.report.normalise import References, normalised_scores
-from opt_suite.report.pairwise import verdict_cell
-from opt_suite.report.verdicts import entry_verdict, load_references, margins_of
+from opt_suite.report.verdicts import entry_verdict, load_references, margins_of, verdict_cell
 from opt_suite.run_view import run_provenance
 from opt_suite.store import DB_NAME, ResultsStore
 from opt_suite.verdict import OUTCOMES, familywise_statement
