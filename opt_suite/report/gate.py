@@ -34,7 +34,10 @@ The printed intervals are ``1 - alpha`` percentile CIs of the mean difference: t
 bootstrap (seeds resampled within each test task) and the task bootstrap (test tasks resampled,
 then seeds within them), and the table adds the paired probability of improvement -- the fraction
 of (seed, task) pairs where the run's value beats the baseline's (ties 1/2; 0.5 for a rerun that
-reproduces the baseline). They describe the difference; the verdict is the sign-flip test's alone.
+reproduces the baseline). They describe the difference, and so does the suite's one verdict rule
+(:func:`opt_suite.report.verdicts.entry_verdict` on the paired P, seeds as the resampling unit,
+Bonferroni over the entries compared: better / equivalent / worse / inconclusive, printed under
+the table); the gate's decision is the sign-flip test's alone.
 Each method's runs share its discovered options, so the runs are not independent draws of option
 discovery: the test asks "are these options worse on these tasks and seeds", not "is the method
 worse".
@@ -59,6 +62,8 @@ from opt_suite.report.build import ReportInputs
 from opt_suite.report.episodes import learning_curves
 from opt_suite.report.leaderboard import rng_for
 from opt_suite.report.metrics import HIGHER_IS_BETTER, METRICS, resolve_thresholds, run_metrics
+from opt_suite.report.verdicts import entry_verdict
+from opt_suite.verdict import Margins, Verdict, familywise_statement
 
 __all__ = [
     "CompareError",
@@ -97,6 +102,8 @@ class MethodComparison:
     task_ci_high: float = float("nan")
     #: paired P(run > baseline) over the (seed, task) pairs, oriented so that higher is better
     paired_improvement: float = float("nan")
+    #: the one verdict rule's description of run against baseline (it decides nothing here)
+    verdict: Verdict | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -377,7 +384,7 @@ def compare_runs(
         raise CompareError(problem)
     sign = 1.0 if HIGHER_IS_BETTER[metric] else -1.0
     rows, p_values = [], []
-    described: list[tuple[float, float, float]] = []
+    described: list[tuple[float, float, float, Verdict]] = []
     for name, old in baseline.methods.items():
         x, y = values[name].values[metric], old.metrics[metric]
         si, ti = alignment[name]
@@ -388,13 +395,26 @@ def compare_runs(
         low, high = stats.stratified_bootstrap_ci(diff, stats.mean, permutations, rng, alpha)
         task_low, task_high = stats.task_bootstrap_ci(diff, stats.mean, permutations, rng, alpha)
         won = float(stats.paired_probability_of_improvement(sign * ours, sign * y))
+        decided = entry_verdict(
+            metric,
+            old.seeds,
+            old.tasks,
+            {metric: ours},
+            {metric: y},
+            references=None,  # the paired P: scale-free, whatever the metric
+            margins=Margins(),
+            tasks_per_seed=baseline.tasks_per_seed,
+            comparisons=len(baseline.methods),
+            reps=permutations,
+            rng=rng_for("compare", name, metric, "verdict"),
+        )
         base_mean, run_mean = float(np.mean(y)), float(np.mean(ours))
         p_values.append(p)
         rows.append(
             (name, "paired", f"{diff.size} pairs", base_mean, run_mean, run_mean - base_mean)
             + (low, high, p)
         )
-        described.append((task_low, task_high, won))
+        described.append((task_low, task_high, won, decided))
     adjusted = stats.holm(np.array(p_values)) if correction == "holm" else np.array(p_values)
     result = tuple(
         MethodComparison(
@@ -404,6 +424,7 @@ def compare_runs(
             task_ci_low=more[0],
             task_ci_high=more[1],
             paired_improvement=more[2],
+            verdict=more[3],
         )
         for row, q, more in zip(rows, adjusted, described, strict=True)
     )
@@ -472,6 +493,11 @@ def format_comparison(c: Comparison) -> str:
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in table
     ]
+    decided = [(r.method, r.verdict) for r in c.rows if r.verdict is not None]
+    if decided:
+        lines += ["", f"described by the one verdict rule on the paired P (run against baseline;"
+                  f" decides nothing here): {familywise_statement(len(decided))}"]  # fmt: skip
+        lines += [f"  {name}: {v.text()}" for name, v in decided]
     lines.append("")
     if c.regressions:
         lines.append(
