@@ -14,34 +14,21 @@ from pathlib import Path
 
 from opt_suite.report.baseline import load_baseline
 from opt_suite.report.leaderboard import rng_for
-from opt_suite.report.verdicts import entry_verdict, load_references
-from opt_suite.verdict import Margins, Verdict
+from opt_suite.report.verdicts import design_of, runs_verdict
+from opt_suite.verdict import Verdict
 
 RUNS = Path(__file__).resolve().parents[1] / "docs" / "results" / "fourrooms-paper" / "runs.json"
-REPS = 2000
 BASELINE = "primitives"
+PROTOCOL = {"bootstrap": 2000}  # the report's resamples; the default margins
 
 
 def every_verdict() -> list[Verdict]:
     """Each entry of the run against primitives, the file read and parsed included."""
     runs = load_baseline(RUNS)
-    references = load_references(RUNS)
-    base = runs.methods[BASELINE]
     others = [name for name in runs.methods if name != BASELINE]
+    design = design_of(runs, PROTOCOL, len(others))
     return [
-        entry_verdict(
-            "auc",
-            base.seeds,
-            base.tasks,
-            runs.methods[name].metrics,
-            base.metrics,
-            references=references,
-            margins=Margins(),
-            tasks_per_seed=runs.tasks_per_seed,
-            comparisons=len(others),
-            reps=REPS,
-            rng=rng_for(name, "auc", "verdict"),
-        )
+        runs_verdict(runs, name, BASELINE, "auc", design, rng_for(name, "auc", "verdict"))
         for name in others
     ]
 

@@ -62,7 +62,7 @@ from opt_suite.report.build import ReportInputs
 from opt_suite.report.episodes import learning_curves
 from opt_suite.report.leaderboard import rng_for
 from opt_suite.report.metrics import HIGHER_IS_BETTER, METRICS, resolve_thresholds, run_metrics
-from opt_suite.report.verdicts import entry_verdict
+from opt_suite.report.verdicts import Design, entry_verdict
 from opt_suite.verdict import Margins, Verdict, familywise_statement
 
 __all__ = [
@@ -383,6 +383,8 @@ def compare_runs(
     if problem is not None:
         raise CompareError(problem)
     sign = 1.0 if HIGHER_IS_BETTER[metric] else -1.0
+    # The paired P, scale-free whatever the metric (no references), describes each entry.
+    design = Design(None, Margins(), baseline.tasks_per_seed, len(baseline.methods), permutations)
     rows, p_values = [], []
     described: list[tuple[float, float, float, Verdict]] = []
     for name, old in baseline.methods.items():
@@ -395,19 +397,9 @@ def compare_runs(
         low, high = stats.stratified_bootstrap_ci(diff, stats.mean, permutations, rng, alpha)
         task_low, task_high = stats.task_bootstrap_ci(diff, stats.mean, permutations, rng, alpha)
         won = float(stats.paired_probability_of_improvement(sign * ours, sign * y))
-        decided = entry_verdict(
-            metric,
-            old.seeds,
-            old.tasks,
-            {metric: ours},
-            {metric: y},
-            references=None,  # the paired P: scale-free, whatever the metric
-            margins=Margins(),
-            tasks_per_seed=baseline.tasks_per_seed,
-            comparisons=len(baseline.methods),
-            reps=permutations,
-            rng=rng_for("compare", name, metric, "verdict"),
-        )
+        verdict_rng = rng_for("compare", name, metric, "verdict")
+        decided = entry_verdict(metric, old.seeds, old.tasks, {metric: ours}, {metric: y},
+                                design, verdict_rng)  # fmt: skip
         base_mean, run_mean = float(np.mean(y)), float(np.mean(ours))
         p_values.append(p)
         rows.append(

@@ -37,7 +37,7 @@ import numpy as np
 from opt_suite import stats
 from opt_suite.report.metrics import HIGHER_IS_BETTER, METRICS, RETURN_METRICS, MethodMetrics
 from opt_suite.report.normalise import References, normalised_scores
-from opt_suite.report.verdicts import entry_verdict
+from opt_suite.report.verdicts import Design, entry_verdict
 from opt_suite.report.zero_shot import ZeroShot
 from opt_suite.verdict import Margins, Verdict
 
@@ -228,6 +228,7 @@ def build_leaderboard(
         for name, m in metrics.items()
         if base is not None and name != baseline and (m.seeds, m.tasks) == (base.seeds, base.tasks)
     ]
+    design = Design(references, margins, tasks_per_seed, len(paired_entries), bootstrap)
     rows = []
     covered: tuple[str, ...] = ()
     for name, m in metrics.items():
@@ -256,12 +257,8 @@ def build_leaderboard(
                 m.tasks,
                 m.values,
                 base.values,
-                references=references,
-                margins=margins,
-                tasks_per_seed=tasks_per_seed,
-                comparisons=len(paired_entries),
-                reps=bootstrap,
-                rng=rng_for(name, "auc", "verdict"),
+                design,
+                rng_for(name, "auc", "verdict"),
             )
         rows.append(
             LeaderboardRow(

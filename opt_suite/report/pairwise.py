@@ -34,7 +34,7 @@ from opt_suite.report.baseline import Baseline
 from opt_suite.report.leaderboard import Improvement, improvement, oriented, rng_for
 from opt_suite.report.metrics import METRICS
 from opt_suite.report.normalise import References
-from opt_suite.report.verdicts import entry_verdict, margins_of, verdict_cell
+from opt_suite.report.verdicts import Design, margins_of, runs_verdict, verdict_cell
 from opt_suite.verdict import Margins, Verdict, familywise_statement
 
 __all__ = [
@@ -79,17 +79,14 @@ def compare_entries(
     metric: str = "auc",
     reps: int = 2000,
     baseline: str | None = None,
-    *,
-    references: References | None = None,
-    margins: Margins | None = None,
-    comparisons: int = 1,
+    design: Design | None = None,
 ) -> EntryComparison:
     """X's runs against Y's in ``runs`` (a loaded ``runs.json``) on ``metric``.
 
     ``baseline``: the run's ``report.baseline``; when Y is it, the generator is the leaderboard's
     own, so that with the leaderboard's ``reps`` every number equals the leaderboard's.
-    ``references``, ``margins``, ``comparisons``: the verdict's scale, equivalence margins and the
-    family of comparisons it shares its error rate with (:func:`entry_verdict`).
+    ``design``: the verdict's references, margins and family (:class:`Design`; None: no
+    references, the default margins, a family of one).
 
     Raises:
         KeyError: an entry or metric the file does not hold (the message names it).
@@ -111,19 +108,8 @@ def compare_entries(
     paired, decision = None, None
     if rx.seeds == ry.seeds:
         paired = improvement(metric, vx, vy, reps, rng_for(x, metric, "paired", *tag), True)
-        decision = entry_verdict(
-            metric,
-            rx.seeds,
-            rx.tasks,
-            rx.metrics,
-            ry.metrics,
-            references=references,
-            margins=margins or Margins(),
-            tasks_per_seed=runs.tasks_per_seed,
-            comparisons=comparisons,
-            reps=reps,
-            rng=rng_for(x, metric, "verdict", y),
-        )
+        design = design or Design(None, Margins(), runs.tasks_per_seed, 1, reps)
+        decision = runs_verdict(runs, x, y, metric, design, rng_for(x, metric, "verdict", y))
     ox, oy = oriented(metric, vx), oriented(metric, vy)
     per_seed = runs.tasks_per_seed and paired is not None
     if per_seed:  # each (seed, task) is its own task: X's run against Y's run of it
@@ -171,21 +157,12 @@ def comparison_rows(
     table = normalised["methods"] if scale == "normalised" else leaderboard["methods"]
     reps = int(leaderboard.get("protocol", {}).get("bootstrap", 2000))
     baseline = (leaderboard.get("probability_of_improvement") or {}).get("baseline")
-    margins = margins_of(leaderboard.get("protocol", {}))
     family = len(others) if comparisons is None else comparisons
+    margins = margins_of(leaderboard.get("protocol", {}))
+    design = Design(references, margins, runs.tasks_per_seed, family, reps)
     rows = []
     for y in others:
-        c = compare_entries(
-            runs,
-            x,
-            y,
-            metric,
-            reps,
-            baseline,
-            references=references,
-            margins=margins,
-            comparisons=family,
-        )
+        c = compare_entries(runs, x, y, metric, reps, baseline, design)
         rows.append(
             {
                 "x": x,

@@ -12,10 +12,11 @@ report says how many comparisons share the family-wise error rate.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,7 +24,19 @@ from opt_suite.report.metrics import HIGHER_IS_BETTER, RETURN_METRICS
 from opt_suite.report.normalise import References, normalised_scores
 from opt_suite.verdict import Margins, Verdict, compare
 
-__all__ = ["entry_verdict", "load_references", "margins_json", "margins_of", "verdict_cell"]
+if TYPE_CHECKING:  # baseline.py imports the report's builder, which imports this module
+    from opt_suite.report.baseline import Baseline
+
+__all__ = [
+    "Design",
+    "design_of",
+    "entry_verdict",
+    "load_references",
+    "margins_json",
+    "margins_of",
+    "runs_verdict",
+    "verdict_cell",
+]
 
 
 def margins_json(margins: Margins) -> dict[str, float]:
@@ -58,51 +71,81 @@ def load_references(runs_json: Path) -> References | None:
     )
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class Design:
+    """What the verdicts of one report or page share, besides the two entries' scores.
+
+    Attributes:
+        references: the run's reference returns (None: not measured; the paired P then).
+        margins: the equivalence margins the spec declared.
+        tasks_per_seed: each seed drew its own test tasks (hierarchical resampling).
+        comparisons: the verdicts of the report or page (one Bonferroni family).
+        reps: bootstrap resamples.
+    """
+
+    references: References | None
+    margins: Margins
+    tasks_per_seed: bool
+    comparisons: int
+    reps: int
+
+
+def design_of(runs: Baseline, protocol: Mapping[str, Any], comparisons: int) -> Design:
+    """The design of a committed run (``runs``, a loaded ``runs.json``) for ``comparisons``.
+
+    Its reference returns, and the margins and resamples its leaderboard's ``protocol`` recorded.
+    """
+    return Design(
+        references=load_references(runs.path),
+        margins=margins_of(protocol),
+        tasks_per_seed=runs.tasks_per_seed,
+        comparisons=comparisons,
+        reps=int(protocol["bootstrap"]),
+    )
+
+
 def entry_verdict(
     metric: str,
     seeds: Sequence[int],
     tasks: Sequence[Any],
     x: Mapping[str, np.ndarray],
     y: Mapping[str, np.ndarray],
-    *,
-    references: References | None,
-    margins: Margins,
-    tasks_per_seed: bool,
-    comparisons: int,
-    reps: int,
+    design: Design,
     rng: np.random.Generator,
 ) -> Verdict:
     """X against Y on ``metric``: both entries' ``{metric: [seeds, tasks]}`` on the same pairs.
 
-    On the normalised scale (IQM difference) when ``references`` cover some test task and the
-    metric is a return; otherwise the paired P of the raw metric (scale-free: only which run of a
-    pair is higher counts).
+    On the normalised scale (IQM difference) when the design's references cover some test task
+    and the metric is a return; otherwise the paired P of the raw metric, oriented so that higher
+    is better (scale-free: only which run of a pair is higher counts).
     """
-    if references is not None and metric in RETURN_METRICS:
-        nx = normalised_scores(seeds, tasks, x, references, (metric,))
-        ny = normalised_scores(seeds, tasks, y, references, (metric,))
-        if nx is not None and ny is not None:
-            return compare(
-                nx.values[metric],
-                ny.values[metric],
-                normalised=True,
-                margin=margins.on(True),
-                tasks_per_seed=tasks_per_seed,
-                comparisons=comparisons,
-                reps=reps,
-                rng=rng,
-            )
     sign = 1.0 if HIGHER_IS_BETTER[metric] else -1.0
+    found = (sign * np.asarray(x[metric]), sign * np.asarray(y[metric]))
+    normalised = False
+    if design.references is not None and metric in RETURN_METRICS:
+        nx = normalised_scores(seeds, tasks, x, design.references, (metric,))
+        ny = normalised_scores(seeds, tasks, y, design.references, (metric,))
+        if nx is not None and ny is not None:
+            found, normalised = (nx.values[metric], ny.values[metric]), True
     return compare(
-        sign * np.asarray(x[metric], dtype=np.float64),
-        sign * np.asarray(y[metric], dtype=np.float64),
-        normalised=False,
-        margin=margins.on(False),
-        tasks_per_seed=tasks_per_seed,
-        comparisons=comparisons,
-        reps=reps,
+        *found,
+        normalised=normalised,
+        margin=design.margins.on(normalised),
+        tasks_per_seed=design.tasks_per_seed,
+        comparisons=design.comparisons,
+        reps=design.reps,
         rng=rng,
     )
+
+
+def runs_verdict(
+    runs: Baseline, x: str, y: str, metric: str, design: Design, rng: np.random.Generator
+) -> Verdict:
+    """:func:`entry_verdict` of two entries of a loaded ``runs.json`` (same seeds and tasks)."""
+    rx, ry = runs.methods[x], runs.methods[y]
+    if (rx.seeds, rx.tasks) != (ry.seeds, ry.tasks):
+        raise ValueError(f"{runs.path}: {x!r} and {y!r} ran different seeds or tasks (no pairs)")
+    return entry_verdict(metric, rx.seeds, rx.tasks, rx.metrics, ry.metrics, design, rng)
 
 
 def verdict_cell(decision: Mapping[str, Any] | None) -> str:

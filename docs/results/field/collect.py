@@ -44,7 +44,7 @@ import numpy as np
 
 from opt_suite.report.baseline import load_baseline
 from opt_suite.report.leaderboard import improvement, rng_for
-from opt_suite.report.verdicts import entry_verdict, load_references, margins_of, verdict_cell
+from opt_suite.report.verdicts import design_of, runs_verdict, verdict_cell
 from opt_suite.run_view import RunView, run_provenance
 from opt_suite.verdict import familywise_statement
 
@@ -110,9 +110,8 @@ def decide(studies: Sequence[dict[str, Any]], folder: Path) -> None:
     loaded = [(s, load_baseline(folder / s["spec"] / "runs.json")) for s in studies]
     family = sum(2 * (len(s["methods"]) - 1) for s in studies)
     for study, runs in loaded:
-        references = load_references(folder / study["spec"] / "runs.json")
         board = json.loads((folder / study["spec"] / "leaderboard.json").read_text())
-        margins, reps = margins_of(board["protocol"]), int(board["protocol"]["bootstrap"])
+        design = design_of(runs, board["protocol"], family)
         for name, row in study["methods"].items():
             for key, yardstick in (("vs_primitives", PRIMITIVES), ("vs_offline_options", PAPER)):
                 x, y = runs.methods[name], runs.methods[yardstick]
@@ -122,19 +121,8 @@ def decide(studies: Sequence[dict[str, Any]], folder: Path) -> None:
                 if (x.seeds, x.tasks) != (y.seeds, y.tasks):
                     row[f"verdict_{key}"], row[f"decision_{key}"] = "incomplete", None
                     continue
-                found = entry_verdict(
-                    METRIC,
-                    x.seeds,
-                    x.tasks,
-                    x.metrics,
-                    y.metrics,
-                    references=references,
-                    margins=margins,
-                    tasks_per_seed=runs.tasks_per_seed,
-                    comparisons=family,
-                    reps=reps,
-                    rng=rng_for(name, METRIC, "verdict", yardstick),
-                )
+                rng = rng_for(name, METRIC, "verdict", yardstick)
+                found = runs_verdict(runs, name, yardstick, METRIC, design, rng)
                 row[f"verdict_{key}"], row[f"decision_{key}"] = found.outcome, found.as_dict()
     for study in studies:
         study["comparisons"] = family

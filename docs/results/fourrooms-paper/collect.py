@@ -46,7 +46,7 @@ import numpy as np
 from opt_suite import stats
 from opt_suite.report.baseline import load_baseline  # the one reader of runs.json
 from opt_suite.report.leaderboard import improvement, rng_for
-from opt_suite.report.verdicts import entry_verdict, load_references, margins_of, verdict_cell
+from opt_suite.report.verdicts import design_of, runs_verdict, verdict_cell
 from opt_suite.run_view import run_provenance as runs_of  # one way to reopen a run
 from opt_suite.verdict import familywise_statement
 
@@ -210,20 +210,8 @@ def page_verdicts() -> dict[tuple[str, str, str], dict]:
     for path, x, y in pairs:
         runs = load_baseline(path)
         board = json.loads(path.with_name(path.name.replace("runs", "leaderboard", 1)).read_text())
-        rx, ry = runs.methods[x], runs.methods[y]
-        found = entry_verdict(
-            "auc",
-            rx.seeds,
-            rx.tasks,
-            rx.metrics,
-            ry.metrics,
-            references=load_references(path),
-            margins=margins_of(board["protocol"]),
-            tasks_per_seed=runs.tasks_per_seed,
-            comparisons=len(pairs),
-            reps=int(board["protocol"]["bootstrap"]),
-            rng=rng_for(x, "auc", "verdict", y),
-        )
+        design = design_of(runs, board["protocol"], len(pairs))
+        found = runs_verdict(runs, x, y, "auc", design, rng_for(x, "auc", "verdict", y))
         out[(path.name, x, y)] = found.as_dict()
     return out
 

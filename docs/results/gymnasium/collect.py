@@ -51,7 +51,7 @@ import numpy as np
 from opt_suite.report.baseline import load_baseline
 from opt_suite.report.leaderboard import estimate, improvement, rng_for
 from opt_suite.report.normalise import References, normalised_scores
-from opt_suite.report.verdicts import entry_verdict, load_references, margins_of, verdict_cell
+from opt_suite.report.verdicts import design_of, load_references, runs_verdict, verdict_cell
 from opt_suite.run_view import run_provenance
 from opt_suite.store import DB_NAME, ResultsStore
 from opt_suite.verdict import OUTCOMES, familywise_statement
@@ -176,7 +176,7 @@ def domain_rows(label: str, kind: str, runs_json: Path) -> list[dict[str, Any]]:
             row[f"{metric}_ours"] = (mine.iqm, mine.ci_low, mine.ci_high)
             row[f"{metric}_theirs"] = (other.iqm, other.ci_low, other.ci_high)
             row[f"{metric}_p"] = (p.probability, p.ci_low, p.ci_high)
-        row["_pair"] = (runs, name, references, margins_of(protocol), reps)
+        row["_pair"] = (runs, name, protocol)
         rows.append(row)
     return rows
 
@@ -188,20 +188,10 @@ def decide(rows: list[dict[str, Any]]) -> None:
     for row in rows:
         if "_pair" not in row:
             continue
-        runs, name, references, margins, reps = row.pop("_pair")
-        ours, theirs = runs.methods[METHOD], runs.methods[name]
-        found = entry_verdict(
-            "auc",
-            ours.seeds,
-            ours.tasks,
-            ours.metrics,
-            theirs.metrics,
-            references=references,
-            margins=margins,
-            tasks_per_seed=runs.tasks_per_seed,
-            comparisons=family,
-            reps=reps,
-            rng=rng_for(METHOD, "auc", "verdict", name),
+        runs, name, protocol = row.pop("_pair")
+        design = design_of(runs, protocol, family)
+        found = runs_verdict(
+            runs, METHOD, name, "auc", design, rng_for(METHOD, "auc", "verdict", name)
         )
         row["decision"] = found.as_dict()
         row["outcome"] = found.outcome
