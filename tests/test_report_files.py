@@ -134,9 +134,10 @@ def test_leaderboard_json_shape_and_numbers(report):
     assert ours["caveat"].startswith("NO VERDICT: 2 seeds")
     assert "1 comparison at a 95% family-wise confidence" in verdicts["familywise"]
     assert protocol["equivalence"] == {"normalised": 0.1, "p": 0.1}
-    assert "| ours | inconclusive: paired P 1.00 [1.00, 1.00] (95% CI [seeds×tasks]);" in (
-        out / "leaderboard.md"
-    ).read_text()
+    assert (
+        "| ours | inconclusive: paired P 1.00 [1.00, 1.00] (95% CI [seeds×tasks]);"
+        in (out / "leaderboard.md").read_text()
+    )
 
 
 def test_leaderboard_csv(report):
