@@ -157,3 +157,21 @@ def test_the_specs_default_margins_are_the_verdicts():
     fields = {f.name: f.default for f in dataclasses.fields(ReportSpec)}
     assert fields["equivalence_normalised"] == verdict.DEFAULT_MARGIN_NORMALISED
     assert fields["equivalence_p"] == verdict.DEFAULT_MARGIN_P
+
+
+def test_references_that_define_no_scale_are_said_beside_the_verdict():
+    from opt_suite.report.normalise import References
+    from opt_suite.report.verdicts import Design, entry_verdict
+
+    seeds, tasks = (0, 1, 2), (0, 1)
+    flat = np.zeros((3, 2))  # random and expert earn the same on every pair: no scale anywhere
+    refs = References(seeds, tasks, flat, flat, "expert")
+    design = Design(refs, verdict.Margins(), False, 1, 200)
+    x, y = {"auc": np.ones((3, 2))}, {"auc": np.zeros((3, 2))}
+    found = entry_verdict("auc", seeds, tasks, x, y, design, rng())
+    assert (found.scale, found.outcome) == ("P", "better")
+    assert found.caveat.startswith("NO NORMALISED SCALE")
+    scaled = Design(References(seeds, tasks, flat, flat + 10.0, "expert"), verdict.Margins(),
+                    False, 1, 200)  # fmt: skip
+    found = entry_verdict("auc", seeds, tasks, x, y, scaled, rng())
+    assert (found.scale, found.effect, found.caveat) == ("normalised", 0.1, "")

@@ -121,13 +121,15 @@ def entry_verdict(
     """
     sign = 1.0 if HIGHER_IS_BETTER[metric] else -1.0
     found = (sign * np.asarray(x[metric]), sign * np.asarray(y[metric]))
-    normalised = False
+    normalised, unscaled = False, False
     if design.references is not None and metric in RETURN_METRICS:
         nx = normalised_scores(seeds, tasks, x, design.references, (metric,))
         ny = normalised_scores(seeds, tasks, y, design.references, (metric,))
         if nx is not None and ny is not None:
             found, normalised = (nx.values[metric], ny.values[metric]), True
-    return compare(
+        else:
+            unscaled = True
+    decided = compare(
         *found,
         normalised=normalised,
         margin=design.margins.on(normalised),
@@ -136,6 +138,11 @@ def entry_verdict(
         reps=design.reps,
         rng=rng,
     )
+    if unscaled:  # said beside the verdict: its scale is not the one the run was measured for
+        said = "NO NORMALISED SCALE: no test task's references define one; judged on the paired P"
+        caveat = f"{said}; {decided.caveat}" if decided.caveat else said
+        decided = dataclasses.replace(decided, caveat=caveat)
+    return decided
 
 
 def runs_verdict(
