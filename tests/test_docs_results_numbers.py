@@ -146,28 +146,37 @@ REGENERATED: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
-def regenerated(page: str, where: Path) -> Path:
-    """A copy of the page's folder under ``where``, its tables rewritten by its own collect.py."""
-    copy = where / page
-    shutil.copytree(RESULTS / page, copy, ignore=shutil.ignore_patterns("*.png", "options"))
-    flag, _ = REGENERATED[page]
+def _collect(copy: Path, flag: str) -> subprocess.Popen:
+    """The page copy's own collect.py with ``flag``, started (the repository on its path)."""
     env = {**os.environ, "PYTHONPATH": str(RESULTS.parents[1])}
-    done = subprocess.run(
+    return subprocess.Popen(
         [sys.executable, str(copy / "collect.py"), flag],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         env=env,
-        timeout=600,  # far above the seconds it takes: a hang fails, a slow machine does not
     )
-    assert done.returncode == 0, done.stderr
-    return copy
+
+
+def _finished(run: subprocess.Popen) -> None:
+    # a timeout far above the seconds it takes: a hang fails, a slow machine does not
+    _, err = run.communicate(timeout=600)
+    assert run.returncode == 0, err
 
 
 @pytest.fixture(scope="module")
 def fresh(tmp_path_factory) -> dict[str, Path]:
-    """Every page of :data:`REGENERATED`, regenerated once for the module's tests."""
+    """Every page of :data:`REGENERATED` copied and regenerated once, the pages side by side."""
     where = tmp_path_factory.mktemp("regenerated")
-    return {page: regenerated(page, where) for page in REGENERATED}
+    copies, runs = {}, []
+    for page, (flag, _) in REGENERATED.items():
+        copies[page] = where / page
+        ignore = shutil.ignore_patterns("*.png", "options")
+        shutil.copytree(RESULTS / page, copies[page], ignore=ignore)
+        runs.append(_collect(copies[page], flag))
+    for run in runs:
+        _finished(run)
+    return copies
 
 
 @pytest.mark.parametrize("page", sorted(REGENERATED))
@@ -232,10 +241,7 @@ def test_a_moved_digit_in_a_generated_block_is_caught_and_the_check_gains_power(
     copy = tmp_path / "fourrooms-paper"
     shutil.copytree(fresh["fourrooms-paper"], copy)
     (copy / "README.md").write_text(edited)
-    flag, _ = REGENERATED["fourrooms-paper"]
-    env = {**os.environ, "PYTHONPATH": str(RESULTS.parents[1])}
-    subprocess.run([sys.executable, str(copy / "collect.py"), flag], check=True, env=env,
-                   capture_output=True, timeout=600)  # fmt: skip
+    _finished(_collect(copy, REGENERATED["fourrooms-paper"][0]))
     assert (copy / "README.md").read_text() == text
     # Over the whole page: the generated blocks add what the rounding check alone lets through;
     # so does the cross-domain page's pasted table.
