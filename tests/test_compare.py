@@ -54,6 +54,12 @@ class TestGate:
             assert (row.test, row.runs) == ("paired", "20 pairs")
             assert row.difference == 0.0 and (row.ci_low, row.ci_high) == (0.0, 0.0)
             assert row.p_value == 1.0
+            # described by the one verdict rule: every pair tied, P = 0.5 in every resample
+            assert row.verdict is not None and row.verdict.outcome == "equivalent"
+            assert (row.verdict.ci_low, row.verdict.ci_high) == (0.5, 0.5)
+        text = format_comparison(result)
+        assert "(Bonferroni): 3 comparisons at a 95% family-wise confidence" in text
+        assert "  ours: equivalent: paired P 0.50 [0.50, 0.50] (98.33% CI [seeds×tasks])" in text
 
     def test_shifted_down_run_fails(self, baseline):
         # auc drops by 1 per run against a per-run noise of 3 / sqrt(20) ~ 0.67.

@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 from results_pages import assert_verdict_first_and_links_resolve, load_collect, regenerate_commands
 
+from opt_suite import verdict
 from opt_suite.spec import find_spec
 
 FOLDER = Path(__file__).resolve().parents[1] / "docs" / "results" / "fourrooms-paper"
@@ -77,6 +79,11 @@ def test_collect_puts_objective_optimiser_and_evaluation_side_by_side():
         ],
     }
 
+    # every pair won on 3 seeds: P = 1 in every resample, Bonferroni over 2 comparisons
+    won_all = verdict.compare(np.ones((3, 2)), np.zeros((3, 2)), normalised=False, margin=0.1,
+                              tasks_per_seed=False, comparisons=2, reps=100,
+                              rng=np.random.default_rng(0)).as_dict()  # fmt: skip
+
     def row(auc, p=None):
         if p is None:  # the baseline: no P
             return {"auc_iqm": auc, "auc_ci": [auc - 1, auc + 1]}
@@ -87,6 +94,7 @@ def test_collect_puts_objective_optimiser_and_evaluation_side_by_side():
             "p_ci": [p - 0.1, p + 0.1],
             "p_task_ci": [0.1, 0.9],
             "wins": won,
+            "verdict": won_all,
         }
 
     def setting(learner, auc_ours, p_ours):
@@ -94,16 +102,23 @@ def test_collect_puts_objective_optimiser_and_evaluation_side_by_side():
         return {"learner": learner, "methods": methods, "seeds": 2, "tasks": 4, "episodes": 9}
 
     settings = {"smdp": setting("A", -8.0, 0.7), "intra": setting("B", -12.5, 0.25)}
-    summary = {"settings": settings, "not_collected": []}
+    summary = {"settings": settings, "not_collected": [], "comparisons": 2}
     table = collect.cause_table(diagnosis, summary)
     lines = table.splitlines()
     # Means over the 2 seeds: Ĵ own (−4 −6)/2, table (−2 −1)/2, terminations, share of steps.
     assert "| ours | 1–2 | −5.00 | −1.50 | 0.400 | 50.0% |" in lines
     assert "| primitives | 0 | — | −3.10 | 1.000 | 0.0% |" in lines
     # The evaluation under each learner, best first, with both intervals and the tasks won.
-    assert "| A | ours | −8.0 [−9.0, −7.0] | 0.70 [0.60, 0.80] [0.10, 0.90] | 3 of 4 |" in lines
-    assert "| B | primitives | −10.0 [−11.0, −9.0] | — | — |" in lines
-    assert lines.index("| B | primitives | −10.0 [−11.0, −9.0] | — | — |") < lines.index(
-        "| B | ours | −12.5 [−13.5, −11.5] | 0.25 [0.15, 0.35] [0.10, 0.90] | 3 of 4 |"
+    decided = (
+        "**better**: 1.00 [1.00, 1.00] 97.5% CI [seeds×tasks], paired P; margin P in [0.40, 0.60]"
     )
+    assert (
+        f"| A | ours | −8.0 [−9.0, −7.0] | 0.70 [0.60, 0.80] [0.10, 0.90] | 3 of 4 | {decided} |"
+        in lines
+    )
+    assert "| B | primitives | −10.0 [−11.0, −9.0] | — | — | — |" in lines
+    assert lines.index("| B | primitives | −10.0 [−11.0, −9.0] | — | — | — |") < lines.index(
+        f"| B | ours | −12.5 [−13.5, −11.5] | 0.25 [0.15, 0.35] [0.10, 0.90] | 3 of 4 | {decided} |"
+    )
+    assert "(Bonferroni): 2 comparisons at a 95% family-wise confidence" in table
     assert "λ2 = 100" in table and "2 seeds" in table

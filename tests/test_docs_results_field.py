@@ -37,19 +37,6 @@ def test_readme_states_a_verdict_first_and_links_files_that_exist():
     assert_verdict_first_and_links_resolve(FOLDER, r"\*\*Verdict[^*]*\*\*")
 
 
-def _p(low, high, task_low, task_high):
-    return {"ci_low": low, "ci_high": high, "task_ci_low": task_low, "task_ci_high": task_high}
-
-
-def test_verdict_needs_both_intervals_on_one_side_of_a_half():
-    verdict = _collect().verdict
-    assert verdict(_p(0.6, 0.9, 0.55, 0.95)) == "beats"
-    assert verdict(_p(0.6, 0.9, 0.45, 0.95)) == "ties"  # new test tasks could undo it
-    assert verdict(_p(0.1, 0.4, 0.05, 0.45)) == "loses"
-    assert verdict(_p(0.1, 0.4, 0.05, 0.5)) == "ties"  # 0.5 itself is not excluded
-    assert verdict(None) == "—"
-
-
 def test_discovery_cost_table_reads_the_reports_section_and_refuses_its_absence(tmp_path):
     collect = _collect()
     md = (
@@ -112,8 +99,7 @@ def test_paired_against_offline_options_is_the_reports_paired_p(tmp_path):
     )
     found = collect.paired_against(path, "offline-options", 200)
     assert set(found) == {"above", "below"}
-    assert found["above"]["probability"] == 1.0 and collect.verdict(found["above"]) == "beats"
-    assert found["below"]["probability"] == 0.0 and collect.verdict(found["below"]) == "loses"
+    assert found["above"]["probability"] == 1.0 and found["below"]["probability"] == 0.0
     with pytest.raises(collect.CollectError, match="no entry 'primitives'"):
         collect.paired_against(path, "primitives", 200)
 
@@ -128,6 +114,38 @@ def test_an_entry_without_all_pairs_is_an_error_unless_incomplete_runs_are_allow
     with pytest.raises(collect.CollectError, match="'failed' and 'offline-options' ran different"):
         collect.paired_against(path, "offline-options", 200)
     assert collect.paired_against(path, "offline-options", 200, allow_unpaired=True) == {}
+
+
+def test_verdicts_are_the_one_rules_over_the_pages_family(tmp_path):
+    # Three seeds; "above" wins every pair against both yardsticks, "gap" lost seed 2.
+    collect = _collect()
+    rows = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+    (tmp_path / "s").mkdir()
+    _runs_json(
+        tmp_path / "s" / "runs.json",
+        {
+            "primitives": [[v - 1 for v in r] for r in rows],
+            "offline-options": rows,
+            "above": [[v + 1 for v in r] for r in rows],
+            "gap": rows[:2],
+        },
+    )
+    (tmp_path / "s" / "leaderboard.json").write_text(json.dumps({"protocol": {"bootstrap": 200}}))
+    studies = [{"spec": "s", "methods": {m: {} for m in ("primitives", "offline-options",
+                                                          "above", "gap")}}]  # fmt: skip
+    collect.decide(studies, tmp_path)
+    methods = studies[0]["methods"]
+    assert studies[0]["comparisons"] == 6  # 2 yardsticks x 3 other entries, one family
+    assert methods["above"]["verdict_vs_primitives"] == "better"
+    assert methods["above"]["verdict_vs_offline_options"] == "better"
+    found = methods["above"]["decision_vs_offline_options"]
+    # every pair won: P = 1 in every resample; Bonferroni over 6: each interval at 99.17%
+    assert (found["effect"], found["ci_low"], found["ci_high"]) == (1.0, 1.0, 1.0)
+    assert found["interval"] == "99.17% CI [seeds×tasks]"
+    assert methods["offline-options"]["verdict_vs_primitives"] == "better"
+    assert methods["primitives"]["verdict_vs_offline_options"] == "worse"
+    assert methods["primitives"]["verdict_vs_primitives"] == "—"
+    assert methods["gap"]["verdict_vs_primitives"] == "incomplete"
 
 
 def test_degenerate_counts_do_not_confuse_entries_sharing_a_prefix():
@@ -198,7 +216,9 @@ def test_collect_reads_a_sweeps_variant_end_to_end(tmp_path, monkeypatch):
         paper["verdict_vs_offline_options"] == "—"
         and rows["primitives"]["verdict_vs_primitives"] == "—"
     )
-    assert walk["verdict_vs_primitives"] in {"beats", "ties", "loses"}
+    # two seeds: no verdict, said so
+    assert walk["verdict_vs_primitives"] == "inconclusive"
+    assert walk["decision_vs_primitives"]["caveat"].startswith("NO VERDICT: 2 seeds")
     assert walk["normalised_auc"] == board["normalised"]["methods"]["covering-options-walk"]["auc"]
     for name in ("leaderboard.md", "leaderboard.json", "runs.json", "curves.png", "sweep.md"):
         assert (tmp_path / "out" / "field-toy" / name).is_file(), name

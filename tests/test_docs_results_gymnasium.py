@@ -51,26 +51,14 @@ def test_readme_states_a_verdict_first_and_links_files_that_exist():
     assert_verdict_first_and_links_resolve(FOLDER, r"\*\*Verdict: [^*]+\*\*")
 
 
-@pytest.mark.parametrize(
-    ("outcomes", "expected"),
-    [
-        ({"primitives": "beaten", "random-options": "beaten", "bc-option-never": "beaten"}, "help"),
-        ({"primitives": "beaten", "random-options": "beaten", "bc-option-never": "level"},
-         "imitation"),
-        ({"primitives": "beaten", "bc-option-never": "ahead"}, "imitation"),
-        ({"primitives": "level", "random-options": "beaten"}, "no"),
-        ({"primitives": "ahead"}, "no"),
-    ],
-)  # fmt: skip
-def test_the_verdict_rule(collect, outcomes, expected):
-    assert collect.verdict(outcomes) == expected
-
-
-def test_an_outcome_is_where_the_interval_of_p_lies(collect):
-    assert collect.outcome(0.51, 0.9) == "beaten"
-    assert collect.outcome(0.1, 0.49) == "ahead"
-    assert collect.outcome(0.5, 0.9) == "level"  # 0.5 inside: no difference shown
-    assert collect.outcome(0.1, 0.5) == "level"
+def test_a_domains_summary_groups_its_comparators_by_the_one_rules_outcome(collect):
+    outcomes = {"primitives": "better", "bc-option-never": "equivalent", "bc-ppo": "worse"}
+    assert collect.summary(outcomes) == (
+        "better: primitives; equivalent: bc-option-never; worse: bc-ppo"
+    )
+    assert collect.summary({"a": "inconclusive", "b": "better", "c": "inconclusive"}) == (
+        "better: b; inconclusive: a, c"
+    )
 
 
 def _fake_run(folder: Path, auc: dict[str, list[list[float]]]) -> None:
@@ -113,12 +101,18 @@ def test_the_table_on_a_made_up_run(collect, tmp_path, monkeypatch):
     # seeds within each task: at worst task 0 draws (2, 2) and task 1 (3, 3), an IQM of 2.5; at
     # best (2.5, 2.5) and (3.5, 3.5), 3.0; each has probability 1/16, so both are the 2.5% and
     # 97.5% percentiles. Primitives: the same less 2.
+    # Every pair won (lost): the paired P is 1 (0) in every resample, yet 2 seeds give no
+    # verdict: the seed is the unit, and 2 are too few to resample.
+    summary = "inconclusive: primitives, bc-option-never"
     assert (
-        "| CartPole (vector) | imitation | primitives | raw return | 4 | 2.75 [2.50, 3.00] "
-        "| 0.75 [0.50, 1.00] | 1.00 [1.00, 1.00] | beaten |" in table
+        f"| CartPole (vector) | {summary} | primitives | raw return | 4 | 2.75 [2.50, 3.00] "
+        "| 0.75 [0.50, 1.00] | 1.00 [1.00, 1.00] | **inconclusive**: 1.00 [1.00, 1.00] 97.5% CI"
+        " [seeds×tasks], paired P; margin P in [0.40, 0.60]; detectable ≥ 0.00; NO VERDICT: 2"
+        " seeds, fewer than 3" in table
     )
-    assert "| CartPole (vector) | imitation | bc-option-never | raw return | 4 |" in table
-    assert "| 0.00 [0.00, 0.00] | ahead |" in table
+    assert f"| CartPole (vector) | {summary} | bc-option-never | raw return | 4 |" in table
+    assert "| **inconclusive**: 0.00 [0.00, 0.00] 97.5% CI" in table
+    assert "(Bonferroni): 2 comparisons at a 95% family-wise confidence" in table
     for pending in ("FrozenLake 4x4 (index)", "MiniGrid DoorKey 6x6", "MinAtar Breakout (image)"):
         assert re.search(rf"\| {re.escape(pending)}[^|]* \| pending", table), pending
     assert table.rstrip().splitlines()[-1].startswith("| MinAtar Breakout")  # the last row

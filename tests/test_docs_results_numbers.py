@@ -1,5 +1,10 @@
 """Every result a results page states is in the committed data it cites (issue 25, item 4).
 
+Two checks. Every generated table (each page's ``collect.py`` output, and the README blocks it
+writes) must equal, byte for byte, a fresh regeneration from the committed copies
+(:data:`REGENERATED`, issue 35 item 6): a number moved by one in its last digit fails it. The
+numbers a README's author wrote by hand get the weaker check below.
+
 A page (``docs/results/*/README.md``) is written by hand from the files ``collect.py`` copies
 next to it. Its *cited data* are the files it links to in its own folder (a linked folder: every
 file in it), and for a linked ``X.md`` also the ``X.json`` / ``X.csv`` beside it (the same table
@@ -19,7 +24,11 @@ import bisect
 import csv
 import io
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -117,6 +126,137 @@ def unbacked(page: Path) -> set[str]:
     """The page's numbers that no cited file backs."""
     values = data_numbers(cited_files(page))
     return {n for n in page_numbers(page) if not backed(n, values)}
+
+
+#: page folder -> (the collect.py flag that rewrites its tables from the committed copies alone,
+#: the files it writes). Every file listed is compared byte for byte with the committed one.
+REGENERATED: dict[str, tuple[str, tuple[str, ...]]] = {
+    "gymnasium": ("--tables-only", ("verdict.md", "verdict.csv")),
+    "minatar": (
+        "--tables-only",
+        (
+            "breakout/controls.md",
+            "breakout/controls.json",
+            "asterix/controls.md",
+            "asterix/controls.json",
+        ),
+    ),
+    "field": ("--verdicts-only", ("field.md", "field.json")),
+    "fourrooms-paper": ("--tables-only", ("README.md", "why/summary.json")),
+}
+
+
+def _collect(copy: Path, flag: str) -> subprocess.Popen:
+    """The page copy's own collect.py with ``flag``, started (the repository on its path)."""
+    env = {**os.environ, "PYTHONPATH": str(RESULTS.parents[1])}
+    return subprocess.Popen(
+        [sys.executable, str(copy / "collect.py"), flag],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def _finished(run: subprocess.Popen) -> None:
+    # a timeout far above the seconds it takes: a hang fails, a slow machine does not
+    _, err = run.communicate(timeout=600)
+    assert run.returncode == 0, err
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory) -> dict[str, Path]:
+    """Every page of :data:`REGENERATED` copied and regenerated once, the pages side by side."""
+    where = tmp_path_factory.mktemp("regenerated")
+    copies, runs = {}, []
+    for page, (flag, _) in REGENERATED.items():
+        copies[page] = where / page
+        ignore = shutil.ignore_patterns("*.png", "options")
+        shutil.copytree(RESULTS / page, copies[page], ignore=ignore)
+        runs.append(_collect(copies[page], flag))
+    for run in runs:
+        _finished(run)
+    return copies
+
+
+@pytest.mark.parametrize("page", sorted(REGENERATED))
+def test_every_generated_table_is_a_fresh_regeneration_byte_for_byte(page, fresh):
+    copy = fresh[page]
+    for name in REGENERATED[page][1]:
+        fresh, committed = (copy / name).read_bytes(), (RESULTS / page / name).read_bytes()
+        assert fresh == committed, f"docs/results/{page}/{name} differs from its regeneration"
+
+
+_BLOCK = re.compile(r"<!-- (\w+):begin -->.*?<!-- \1:end -->", flags=re.DOTALL)
+
+
+def _last_digit_moves(printed: str) -> list[str]:
+    """``printed`` with its last digit one up and one down (where no carry would follow)."""
+    core, suffix = printed.rstrip("%"), "%" if printed.endswith("%") else ""
+    last = int(core[-1])
+    return [core[:-1] + str(last + d) + suffix for d in (1, -1) if 0 <= last + d <= 9]
+
+
+#: page folder -> the README lines pasted verbatim from a generated file (a test holds them to it).
+PASTED = {"gymnasium": re.compile(r"^\| .*CI \[seeds→tasks\].*$", flags=re.MULTILINE)}
+
+
+def perturbation_power(page: Path, generated: bool = True) -> tuple[int, int]:
+    """(perturbations caught, perturbations made): every backed decimal's last digit moved.
+
+    A number inside a block collect.py writes, or on a line pasted from a generated table
+    (:data:`PASTED`), is caught by the byte-for-byte checks (``generated``); any other only when
+    no cited value rounds to the moved number.
+    """
+    text = _plain(re.sub(r"```.*?```", " ", page.read_text(), flags=re.DOTALL))
+    text = re.sub(r"`[^`]*`", " ", re.sub(r"\]\([^)]*\)", "]", text))
+    blocks = [m.span() for m in _BLOCK.finditer(text)] if generated else []
+    pasted = PASTED.get(page.parent.name)
+    if generated and pasted is not None:
+        blocks += [m.span() for m in pasted.finditer(text)]
+    values = data_numbers(cited_files(page))
+    caught = made = 0
+    for m in _NUMBER.finditer(text):
+        printed = m.group().replace(",", "")
+        if not backed(printed, values):
+            continue  # NOT_YET_BACKED's business
+        inside = any(a <= m.start() < b for a, b in blocks)
+        for moved in _last_digit_moves(printed):
+            made += 1
+            caught += inside or not backed(moved, values)
+    return caught, made
+
+
+def test_a_moved_digit_in_a_generated_block_is_caught_and_the_check_gains_power(fresh, tmp_path):
+    page = RESULTS / "fourrooms-paper" / "README.md"
+    text = page.read_text()
+    block = _BLOCK.search(text)
+    assert block is not None
+    number = _NUMBER.search(_plain(text), block.start())
+    assert number is not None and number.start() < block.end()
+    moved = _last_digit_moves(number.group())[0]
+    edited = text[: number.start()] + moved + text[number.end() :]
+    assert edited != text
+    # The regeneration rewrites the block from the data: the moved digit does not survive it.
+    copy = tmp_path / "fourrooms-paper"
+    shutil.copytree(fresh["fourrooms-paper"], copy)
+    (copy / "README.md").write_text(edited)
+    _finished(_collect(copy, REGENERATED["fourrooms-paper"][0]))
+    assert (copy / "README.md").read_text() == text
+    # Over the whole page: the generated blocks add what the rounding check alone lets through;
+    # so does the cross-domain page's pasted table.
+    for checked in (page, RESULTS / "gymnasium" / "README.md"):
+        caught, made = perturbation_power(checked)
+        alone, _ = perturbation_power(checked, generated=False)
+        assert made > 100 and caught > alone, checked
+
+
+def test_the_readme_copy_of_the_cross_domain_table_is_the_generated_one():
+    # The page's table is pasted from verdict.md: every row of it, byte for byte.
+    generated = set((RESULTS / "gymnasium" / "verdict.md").read_text().splitlines())
+    readme = (RESULTS / "gymnasium" / "README.md").read_text().splitlines()
+    rows = [line for line in readme if line.startswith("| ") and "CI [seeds→tasks]" in line]
+    assert len(rows) == 19 and set(rows) <= generated
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.parent.name for p in PAGES])

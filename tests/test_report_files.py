@@ -61,6 +61,7 @@ def test_leaderboard_json_shape_and_numbers(report):
         "methods",
         "probability_of_improvement",
         "paired_probability_of_improvement",
+        "verdicts",
         "protocol",
     }
     # 2 seeds: the intervals are flagged; the returns rise by 1 per episode: learning is seen.
@@ -121,6 +122,22 @@ def test_leaderboard_json_shape_and_numbers(report):
     assert protocol["threshold_unit"] == "episodes"
     assert protocol["threshold_rule"] == "report.threshold = 0 on every task"
     assert "normalised" not in doc  # no reference returns
+    # ours wins every pair, but 2 seeds give no verdict; the default margins are recorded.
+    verdicts = doc["verdicts"]
+    assert (verdicts["baseline"], verdicts["metric"], list(verdicts["methods"])) == (
+        "primitives",
+        "auc",
+        ["ours"],
+    )
+    ours = verdicts["methods"]["ours"]
+    assert (ours["outcome"], ours["scale"], ours["effect"]) == ("inconclusive", "P", 1.0)
+    assert ours["caveat"].startswith("NO VERDICT: 2 seeds")
+    assert "1 comparison at a 95% family-wise confidence" in verdicts["familywise"]
+    assert protocol["equivalence"] == {"normalised": 0.1, "p": 0.1}
+    assert (
+        "| ours | inconclusive: paired P 1.00 [1.00, 1.00] (95% CI [seeds×tasks]);"
+        in (out / "leaderboard.md").read_text()
+    )
 
 
 def test_leaderboard_csv(report):

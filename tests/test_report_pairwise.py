@@ -44,11 +44,11 @@ def test_a_clear_winner_beats_on_the_task_interval_and_lower_is_better_is_orient
     y = np.arange(40, dtype=np.float64).reshape(5, 8)
     x = y + 100.0
     runs = _runs({"x": ((0, 1, 2, 3, 4), x), "y": ((0, 1, 2, 3, 4), y)})
-    assert compare_entries(runs, "x", "y", reps=200).verdict() == "beats"
-    assert compare_entries(runs, "y", "x", reps=200).verdict() == "loses to"
+    assert compare_entries(runs, "x", "y", reps=200).verdict() == "better"
+    assert compare_entries(runs, "y", "x", reps=200).verdict() == "worse"
     # episodes_to_threshold: fewer is better, so the larger values lose
     slow = compare_entries(runs, "x", "y", metric="episodes_to_threshold", reps=200)
-    assert slow.tasks_lost == 8 and slow.verdict() == "loses to"
+    assert slow.tasks_lost == 8 and slow.verdict() == "worse"
 
 
 def test_same_numbers_twice_and_no_paired_p_without_common_seeds() -> None:
@@ -58,7 +58,7 @@ def test_same_numbers_twice_and_no_paired_p_without_common_seeds() -> None:
     )
     a, b = compare_entries(runs, "x", "y", reps=300), compare_entries(runs, "x", "y", reps=300)
     assert a == b
-    assert a.paired is None
+    assert a.paired is None and a.decision is None and a.verdict() == "—"
 
 
 def test_unknown_entries_and_metrics_are_named() -> None:
@@ -91,10 +91,15 @@ def test_rows_read_the_leaderboards_normalised_iqm_when_it_has_one_else_the_raw(
     assert row["scale"] == "raw" and row["entry_iqm"]["iqm"] == 3.0
     (row,) = comparison_rows(runs, both, "x", ["y"])
     assert row["scale"] == "normalised" and row["x_iqm"]["iqm"] == 0.9
-    assert (row["tasks_won"], row["verdict"]) == (8, "beats")
+    assert (row["tasks_won"], row["verdict"]) == (8, "better")
     table = comparison_markdown([row])
     assert "| y | 0.20 [-0.80, 1.20] [-1.80, 2.20] | 0.90" in table
-    assert "8 / 0 / 0 | x beats y |" in table
+    # every pair won: the paired P is 1 in every resample; one comparison: a 95% interval
+    assert (
+        "8 / 0 / 0 | **better**: 1.00 [1.00, 1.00] 95% CI [seeds×tasks], paired P;"
+        " margin P in [0.40, 0.60] |" in table
+    )
+    assert "(Bonferroni): 1 comparison at a 95% family-wise confidence" in table
 
 
 def test_against_the_runs_baseline_every_number_is_the_leaderboards() -> None:

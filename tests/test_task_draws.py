@@ -128,17 +128,15 @@ def test_pairwise_tallies_count_seed_task_pairs_when_drawn_per_seed(tmp_path):
     own = compare_entries(runs, "x", "y", reps=50)
     # (seed, task) pairs: 1>0, 0<1, 3>2, 1<2, 5>4, 0=0
     assert (own.tasks_won, own.tasks_tied, own.tasks_lost) == (3, 1, 2) and own.tasks == 6
-    # The verdict reads the paired P there (a slot's runs are on different tasks), P otherwise.
-    assert own.verdict() == _verdict(own.paired) and shared.verdict() == _verdict(
-        shared.improvement
-    )
+    # The verdict resamples seeds, then tasks within each drawn seed when they were drawn per
+    # seed, one draw of tasks for all seeds otherwise; with 2 seeds it is no verdict at all.
+    assert own.decision is not None and shared.decision is not None
+    assert (own.decision.resampled, shared.decision.resampled) == ("seeds→tasks", "seeds×tasks")
+    assert own.verdict() == shared.verdict() == "inconclusive"
+    assert own.decision.caveat.startswith("NO VERDICT: 2 seeds")
     board = {"methods": {m: {"auc": _estimate()} for m in ("x", "y")}}
     text = comparison_markdown(comparison_rows(runs, board, "x", ["y"]))
     assert "(seed, task) pairs won / tied / lost" in text and "drawn per seed" in text
-
-
-def _verdict(p) -> str:
-    return "beats" if p.task_ci_low > 0.5 else "loses to" if p.task_ci_high < 0.5 else "ties"
 
 
 def test_the_per_seed_verdict_is_the_paired_one(tmp_path):
@@ -146,14 +144,18 @@ def test_the_per_seed_verdict_is_the_paired_one(tmp_path):
     doc = json.loads(runs.path.read_text())
     # X wins every (seed, task) pair by a hair; P over all pairs of a slot also counts pairs of
     # different seeds, hence different tasks (seed 0's x against seed 1's y: a loss), so 0.75.
-    doc["methods"]["x"]["metrics"]["auc"] = [[1.0, 1.0, 1.0], [10.0, 10.0, 10.0]]
-    doc["methods"]["y"]["metrics"]["auc"] = [[0.9, 0.9, 0.9], [9.9, 9.9, 9.9]]
+    doc["methods"]["x"]["metrics"]["auc"] = [[1.0, 1.0, 1.0], [10.0, 10.0, 10.0], [5.0] * 3]
+    doc["methods"]["y"]["metrics"]["auc"] = [[0.9, 0.9, 0.9], [9.9, 9.9, 9.9], [4.9] * 3]
     doc["methods"]["x"]["tasks"] = doc["methods"]["y"]["tasks"] = [0, 1, 2]
+    doc["methods"]["x"]["seeds"] = doc["methods"]["y"]["seeds"] = [0, 1, 2]
     runs.path.write_text(json.dumps(doc))
     c = compare_entries(load_baseline(runs.path), "x", "y", reps=200)
     assert c.paired is not None and c.paired.probability == 1.0
-    assert c.verdict() == "beats" and (c.tasks_won, c.tasks_lost) == (6, 0)
-    assert c.improvement.probability == 0.75
+    assert c.verdict() == "better" and (c.tasks_won, c.tasks_lost) == (9, 0)
+    assert c.decision is not None and (c.decision.ci_low, c.decision.ci_high) == (1.0, 1.0)
+    # seed 0's x against seed 1's y (a loss) and seed 2's y (a loss), seed 1's x wins both,
+    # seed 2's x against seed 0's y (a win) and seed 1's (a loss): with the own-seed wins, 6 of 9.
+    assert c.improvement.probability == pytest.approx(6 / 9)
 
 
 def _estimate():

@@ -49,6 +49,7 @@ from opt_suite.report.tables import (
     write_leaderboard_csv,
     write_returns_csv,
 )
+from opt_suite.verdict import Margins
 
 __all__ = ["Analysis", "REPORT_FILES", "ReportInputs", "analyse", "write_report_files"]
 
@@ -156,6 +157,7 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
         frame_unit=inputs.frame_unit,
         zero_shot=inputs.zero_shot,
         tasks_per_seed=inputs.tasks_per_seed,
+        margins=Margins(inputs.settings.equivalence_normalised, inputs.settings.equivalence_p),
     )
 
 

@@ -34,12 +34,15 @@ The printed intervals are ``1 - alpha`` percentile CIs of the mean difference: t
 bootstrap (seeds resampled within each test task) and the task bootstrap (test tasks resampled,
 then seeds within them), and the table adds the paired probability of improvement -- the fraction
 of (seed, task) pairs where the run's value beats the baseline's (ties 1/2; 0.5 for a rerun that
-reproduces the baseline). They describe the difference; the verdict is the sign-flip test's alone.
+reproduces the baseline). They describe the difference, and so does the suite's one verdict rule
+(:func:`opt_suite.report.verdicts.entry_verdict` on the paired P, seeds as the resampling unit,
+Bonferroni over the entries compared: better / equivalent / worse / inconclusive, printed under
+the table); the gate's decision is the sign-flip test's alone.
 Each method's runs share its discovered options, so the runs are not independent draws of option
 discovery: the test asks "are these options worse on these tasks and seeds", not "is the method
 worse".
 
-Length (471 lines, over the 400 the tree aims for): the CI gate's test (paired sign flips, Holm
+Length (501 lines, over the 400 the tree aims for): the CI gate's test (paired sign flips, Holm
 correction, power and coverage refusals, ties of last bits) is one decision rule; its parts are not
 used apart.
 """
@@ -61,6 +64,8 @@ from opt_suite.report.leaderboard import rng_for
 from opt_suite.report.metrics import HIGHER_IS_BETTER, METRICS, resolve_thresholds, run_metrics
 from opt_suite.report.replay import Replay, replay
 from opt_suite.report.replay import listed as _listed
+from opt_suite.report.verdicts import Design, entry_verdict
+from opt_suite.verdict import Margins, Verdict, familywise_statement
 
 __all__ = [
     "CompareError",
@@ -99,6 +104,8 @@ class MethodComparison:
     task_ci_high: float = float("nan")
     #: paired P(run > baseline) over the (seed, task) pairs, oriented so that higher is better
     paired_improvement: float = float("nan")
+    #: the one verdict rule's description of run against baseline (it decides nothing here)
+    verdict: Verdict | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -368,8 +375,10 @@ def compare_runs(
     if problem is not None:
         raise CompareError(problem)
     sign = 1.0 if HIGHER_IS_BETTER[metric] else -1.0
+    # The paired P, scale-free whatever the metric (no references), describes each entry.
+    design = Design(None, Margins(), baseline.tasks_per_seed, len(baseline.methods), permutations)
     rows, p_values = [], []
-    described: list[tuple[float, float, float]] = []
+    described: list[tuple[float, float, float, Verdict]] = []
     for name, old in baseline.methods.items():
         x, y = values[name].values[metric], old.metrics[metric]
         si, ti = alignment[name]
@@ -380,13 +389,16 @@ def compare_runs(
         low, high = stats.stratified_bootstrap_ci(diff, stats.mean, permutations, rng, alpha)
         task_low, task_high = stats.task_bootstrap_ci(diff, stats.mean, permutations, rng, alpha)
         won = float(stats.paired_probability_of_improvement(sign * ours, sign * y))
+        verdict_rng = rng_for("compare", name, metric, "verdict")
+        decided = entry_verdict(metric, old.seeds, old.tasks, {metric: ours}, {metric: y},
+                                design, verdict_rng)  # fmt: skip
         base_mean, run_mean = float(np.mean(y)), float(np.mean(ours))
         p_values.append(p)
         rows.append(
             (name, "paired", f"{diff.size} pairs", base_mean, run_mean, run_mean - base_mean)
             + (low, high, p)
         )
-        described.append((task_low, task_high, won))
+        described.append((task_low, task_high, won, decided))
     adjusted = stats.holm(np.array(p_values)) if correction == "holm" else np.array(p_values)
     result = tuple(
         MethodComparison(
@@ -396,6 +408,7 @@ def compare_runs(
             task_ci_low=more[0],
             task_ci_high=more[1],
             paired_improvement=more[2],
+            verdict=more[3],
         )
         for row, q, more in zip(rows, adjusted, described, strict=True)
     )
@@ -464,6 +477,11 @@ def format_comparison(c: Comparison) -> str:
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in table
     ]
+    decided = [(r.method, r.verdict) for r in c.rows if r.verdict is not None]
+    if decided:
+        lines += ["", f"described by the one verdict rule on the paired P (run against baseline;"
+                  f" decides nothing here): {familywise_statement(len(decided))}"]  # fmt: skip
+        lines += [f"  {name}: {v.text()}" for name, v in decided]
     lines.append("")
     if c.regressions:
         lines.append(

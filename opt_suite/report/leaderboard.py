@@ -18,8 +18,12 @@ With reference returns (:mod:`opt_suite.report.normalise`) the return metrics ar
 second time on the per-task normalised scale (IQM and both intervals, P is scale-free). See
 :mod:`opt_suite.stats` for the definitions.
 
+Every entry with paired runs also gets the suite's one verdict against the baseline on ``auc``
+(:func:`opt_suite.report.verdicts.entry_verdict`: better / equivalent / worse / inconclusive, the
+seed as the resampling unit, the spec's equivalence margin, Bonferroni over the report's entries).
+
 Bootstrap draws are seeded from the method entry's and metric's names, so an entry's intervals do
-not change when another entry is added to the spec.
+not change when another entry is added to the spec (its verdict's level does: the family grows).
 """
 
 from __future__ import annotations
@@ -33,7 +37,9 @@ import numpy as np
 from opt_suite import stats
 from opt_suite.report.metrics import HIGHER_IS_BETTER, METRICS, RETURN_METRICS, MethodMetrics
 from opt_suite.report.normalise import References, normalised_scores
+from opt_suite.report.verdicts import Design, entry_verdict
 from opt_suite.report.zero_shot import ZeroShot
+from opt_suite.verdict import Margins, Verdict
 
 __all__ = ["Estimate", "Improvement", "Leaderboard", "LeaderboardRow", "build_leaderboard"]
 
@@ -82,6 +88,8 @@ class LeaderboardRow:
     paired: Mapping[str, Improvement] = dataclasses.field(default_factory=dict)
     #: estimates of the return metrics on the normalised scale; empty without references.
     normalised: Mapping[str, Estimate] = dataclasses.field(default_factory=dict)
+    #: the one verdict rule's, against the baseline on ``auc``; None where ``paired`` is empty.
+    verdict: Verdict | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,6 +126,13 @@ class Leaderboard:
     zero_shot: Mapping[str, ZeroShot] = dataclasses.field(default_factory=dict)
     #: the test tasks were drawn per seed: a "task" column is each seed's k-th draw (task slot).
     tasks_per_seed: bool = False
+    #: the equivalence margins the spec declared (``report.equivalence_*``).
+    margins: Margins = Margins()
+
+    @property
+    def verdicts(self) -> int:
+        """How many verdicts the report gives (one Bonferroni family)."""
+        return sum(row.verdict is not None for row in self.rows)
 
 
 def rng_for(*names: str) -> np.random.Generator:
@@ -205,13 +220,22 @@ def build_leaderboard(
     frame_unit: str = "env steps",
     zero_shot: Mapping[str, ZeroShot] | None = None,
     tasks_per_seed: bool = False,
+    margins: Margins | None = None,
 ) -> Leaderboard:
     """Aggregate per-run metrics (method -> :class:`MethodMetrics`) into a :class:`Leaderboard`.
 
-    A ``baseline`` that is None or not among the entries gives no probabilities of improvement;
-    ``references`` (None: none) add the normalised estimates.
+    A ``baseline`` that is None or not among the entries gives no probabilities of improvement
+    and no verdicts; ``references`` (None: none) add the normalised estimates; ``margins`` (None:
+    the defaults) are the verdicts' equivalence margins.
     """
+    margins = margins or Margins()
     base = metrics.get(baseline) if baseline is not None else None
+    paired_entries = [
+        name
+        for name, m in metrics.items()
+        if base is not None and name != baseline and (m.seeds, m.tasks) == (base.seeds, base.tasks)
+    ]
+    design = Design(references, margins, tasks_per_seed, len(paired_entries), bootstrap)
     rows = []
     covered: tuple[str, ...] = ()
     pairs = (0, 0)
@@ -233,8 +257,21 @@ def build_leaderboard(
         normalised: dict[str, Estimate] = {}
         if references is not None:
             normalised, covered, pairs = normalised_estimates(name, m, references, bootstrap)
+        decided = None
+        if base is not None and name in paired_entries:
+            decided = entry_verdict(
+                "auc",
+                m.seeds,
+                m.tasks,
+                m.values,
+                base.values,
+                design,
+                rng_for(name, "auc", "verdict"),
+            )
         rows.append(
-            LeaderboardRow(name, m.values["auc"].size, estimates, improvements, paired, normalised)
+            LeaderboardRow(
+                name, m.values["auc"].size, estimates, improvements, paired, normalised, decided
+            )
         )
     first = next(iter(metrics.values()))
     primary = "auc"
@@ -261,4 +298,5 @@ def build_leaderboard(
         frame_unit=frame_unit,
         zero_shot=dict(zero_shot or {}),
         tasks_per_seed=tasks_per_seed,
+        margins=margins,
     )

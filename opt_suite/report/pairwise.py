@@ -15,8 +15,10 @@ index names a different task on every seed, so the count is over the (seed, task
 against Y's run of the same seed and task.
 
 P is computed on the raw metric: within one task every run shares the task's scale, so normalising
-would change nothing when X and Y ran the same seeds, and a ``references: measure`` run's per-seed
-experts would otherwise mix a seed's luck into the comparison.
+would change nothing when X and Y ran the same seeds. The verdict is the suite's one rule
+(:func:`opt_suite.report.verdicts.entry_verdict`): better / equivalent / worse / inconclusive from
+an interval that resamples seeds as the unit, on the normalised scale where the run measured
+references, with the spec's equivalence margin and a Bonferroni level over the page's comparisons.
 """
 
 from __future__ import annotations
@@ -31,8 +33,16 @@ from opt_suite import stats
 from opt_suite.report.baseline import Baseline
 from opt_suite.report.leaderboard import Improvement, improvement, oriented, rng_for
 from opt_suite.report.metrics import METRICS
+from opt_suite.report.normalise import References
+from opt_suite.report.verdicts import Design, margins_of, runs_verdict, verdict_cell
+from opt_suite.verdict import Margins, Verdict, familywise_statement
 
-__all__ = ["EntryComparison", "compare_entries", "comparison_markdown", "comparison_rows"]
+__all__ = [
+    "EntryComparison",
+    "compare_entries",
+    "comparison_markdown",
+    "comparison_rows",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,6 +59,8 @@ class EntryComparison:
     tasks_lost: int
     #: the tallies count (seed, task) pairs: the test tasks were drawn per seed
     per_seed_pairs: bool = False
+    #: the one verdict rule's (:mod:`opt_suite.verdict`); None: X and Y ran different seeds
+    decision: Verdict | None = None
 
     @property
     def tasks(self) -> int:
@@ -56,19 +68,8 @@ class EntryComparison:
         return self.tasks_won + self.tasks_tied + self.tasks_lost
 
     def verdict(self) -> str:
-        """Beats, loses to or ties: whether P's task interval lies above, below or across 0.5.
-
-        The task interval is the wider one: it also covers the choice of test tasks. With test
-        tasks drawn per seed it is the paired P's: runs of one task slot are then on different
-        tasks (whose raw returns need not share a scale), and only a (seed, task) pair compares
-        like with like.
-        """
-        p = self.paired if self.per_seed_pairs and self.paired is not None else self.improvement
-        if p.task_ci_low > 0.5:
-            return "beats"
-        if p.task_ci_high < 0.5:
-            return "loses to"
-        return "ties"
+        """Better / equivalent / worse / inconclusive (:mod:`opt_suite.verdict`); "—" unpaired."""
+        return "—" if self.decision is None else self.decision.outcome
 
 
 def compare_entries(
@@ -78,11 +79,14 @@ def compare_entries(
     metric: str = "auc",
     reps: int = 2000,
     baseline: str | None = None,
+    design: Design | None = None,
 ) -> EntryComparison:
     """X's runs against Y's in ``runs`` (a loaded ``runs.json``) on ``metric``.
 
     ``baseline``: the run's ``report.baseline``; when Y is it, the generator is the leaderboard's
     own, so that with the leaderboard's ``reps`` every number equals the leaderboard's.
+    ``design``: the verdict's references, margins and family (:class:`Design`; None: no
+    references, the default margins, a family of one).
 
     Raises:
         KeyError: an entry or metric the file does not hold (the message names it).
@@ -101,9 +105,11 @@ def compare_entries(
     vx, vy = rx.metrics[metric], ry.metrics[metric]
     tag = () if y == baseline else ("vs", y)  # the leaderboard's streams against its baseline
     p = improvement(metric, vx, vy, reps, rng_for(x, metric, "poi", *tag))
-    paired = None
+    paired, decision = None, None
     if rx.seeds == ry.seeds:
         paired = improvement(metric, vx, vy, reps, rng_for(x, metric, "paired", *tag), True)
+        design = design or Design(None, Margins(), runs.tasks_per_seed, 1, reps)
+        decision = runs_verdict(runs, x, y, metric, design, rng_for(x, metric, "verdict", y))
     ox, oy = oriented(metric, vx), oriented(metric, vy)
     per_seed = runs.tasks_per_seed and paired is not None
     if per_seed:  # each (seed, task) is its own task: X's run against Y's run of it
@@ -120,6 +126,7 @@ def compare_entries(
         tasks_tied=int(np.sum(per_task == 0.5)),
         tasks_lost=int(np.sum(per_task < 0.5)),
         per_seed_pairs=per_seed,
+        decision=decision,
     )
 
 
@@ -128,22 +135,34 @@ def _interval(e: Improvement | None) -> dict[str, float] | None:
 
 
 def comparison_rows(
-    runs: Baseline, leaderboard: dict[str, Any], x: str, others: Sequence[str], metric: str = "auc"
+    runs: Baseline,
+    leaderboard: dict[str, Any],
+    x: str,
+    others: Sequence[str],
+    metric: str = "auc",
+    comparisons: int | None = None,
+    references: References | None = None,
 ) -> list[dict[str, Any]]:
     """X against each of ``others``: one JSON-ready row per entry, for a results page's table.
 
     Each row holds the entry's IQM of ``metric`` as its leaderboard (``leaderboard.json``) gives
     it -- on the normalised scale when the leaderboard has one, else raw (``scale`` says which) --
-    and X against it (:func:`compare_entries`): P, the paired P, the task tallies and the verdict.
+    and X against it (:func:`compare_entries`): P, the paired P, the task tallies and the verdict
+    (its fields under ``decision``). ``comparisons``: the verdicts of the whole page, sharing one
+    family-wise error rate (default: these rows). ``references``: the run's reference returns
+    (:func:`opt_suite.report.verdicts.load_references`), for verdicts on the normalised scale.
     """
     normalised = leaderboard.get("normalised") or {}
     scale = "normalised" if normalised.get("methods") else "raw"
     table = normalised["methods"] if scale == "normalised" else leaderboard["methods"]
     reps = int(leaderboard.get("protocol", {}).get("bootstrap", 2000))
     baseline = (leaderboard.get("probability_of_improvement") or {}).get("baseline")
+    family = len(others) if comparisons is None else comparisons
+    margins = margins_of(leaderboard.get("protocol", {}))
+    design = Design(references, margins, runs.tasks_per_seed, family, reps)
     rows = []
     for y in others:
-        c = compare_entries(runs, x, y, metric, reps, baseline)
+        c = compare_entries(runs, x, y, metric, reps, baseline, design)
         rows.append(
             {
                 "x": x,
@@ -159,6 +178,7 @@ def comparison_rows(
                 "tasks_lost": c.tasks_lost,
                 "tallied": "(seed, task) pairs" if c.per_seed_pairs else "test tasks",
                 "verdict": c.verdict(),
+                "decision": None if c.decision is None else c.decision.as_dict(),
             }
         )
     return rows
@@ -189,27 +209,25 @@ def comparison_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
     lines = [
         f"| {x} against | {metric} IQM ({scale}) [seeds] [tasks] | {x}: {metric} IQM"
         f" | P({x} > entry) [seeds] [tasks] | paired P [seeds] [tasks]"
-        f" | {tallied} won / tied / lost | verdict |",
+        f" | {tallied} won / tied / lost | verdict: {x} against the entry |",
         "|---|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['entry']} | {_fmt_iqm(r['entry_iqm'])} | {_fmt_iqm(r['x_iqm'])}"
             f" | {_fmt_p(r['p'])} | {_fmt_p(r['paired_p'])}"
-            f" | {r['tasks_won']} / {r['tasks_tied']} / {r['tasks_lost']} | {x} {r['verdict']}"
-            f" {r['entry']} |"
+            f" | {r['tasks_won']} / {r['tasks_tied']} / {r['tasks_lost']}"
+            f" | {verdict_cell(r.get('decision'))} |"
         )
-    per_seed = tallied != "test tasks"
     won = (
         "A (seed, task) pair is won when X's run beats the entry's run (the test tasks were drawn"
         " per seed: a task index names a different task on every seed, so [seeds] resamples seeds"
-        " and their tasks together within each task slot). Verdict: beats / loses to when the"
-        " [tasks] interval of the paired P lies above / below 0.5, else ties (the P over all"
-        " pairs of a slot compares runs on different tasks)."
-        if per_seed
-        else "A task is won when its own P > 0.5. Verdict: beats / loses to when the [tasks]"
-        " interval of P lies above / below 0.5, else ties."
+        " and their tasks together within each task slot)."
+        if tallied != "test tasks"
+        else "A task is won when its own P > 0.5."
     )
+    decided = [r["decision"] for r in rows if r.get("decision")]
+    family = decided[0]["comparisons"] if decided else len(rows)
     lines += [
         "",
         f"P({x} > entry): per test task, the share of all pairs (run of {x}, run of the entry)"
@@ -217,6 +235,12 @@ def comparison_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
         " improvement, on the raw metric). Paired P: the share of (seed, task) pairs won, where"
         " both ran the same seeds (common random numbers). [seeds]: 95% percentile bootstrap"
         " resampling seeds within each task; [tasks]: resampling test tasks, then seeds within"
-        f" them. {won}",
+        f" them; both describe, neither decides. {won}",
+        "",
+        f"Verdict: the suite's one rule (docs/results-and-gate.md, Verdicts): better / worse when"
+        " the interval, which resamples the seed as the unit, lies clear of no difference;"
+        " equivalent when it lies within the margin the spec declared; otherwise inconclusive,"
+        f" with the smallest difference the design could have detected."
+        f" {familywise_statement(family)}",
     ]
     return "\n".join(lines) + "\n"

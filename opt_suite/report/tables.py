@@ -1,6 +1,6 @@
 """Text outputs: ``returns.csv``, ``leaderboard.md``, ``leaderboard.csv``, ``leaderboard.json``.
 
-Length (414 lines, over the 400 the tree aims for): every table of the leaderboard in its three
+Length (457 lines, over the 400 the tree aims for): every table of the leaderboard in its three
 forms (Markdown, CSV, JSON) reads one row type; the forms must stay column for column the same,
 which one module makes visible.
 """
@@ -19,6 +19,8 @@ from opt_suite.files_guard import InputError, read_bounded
 from opt_suite.report.episodes import COLUMNS, EpisodeTable, label_key
 from opt_suite.report.leaderboard import Estimate, Improvement, Leaderboard
 from opt_suite.report.metrics import HIGHER_IS_BETTER, JUMP_START_FRACTION, SMOOTHING_WINDOW
+from opt_suite.report.verdicts import margins_json
+from opt_suite.verdict import familywise_statement
 
 __all__ = [
     "LEADERBOARD_CSV_COLUMNS",
@@ -109,7 +111,10 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
     ``of_pairs`` (seed, task) pairs aggregated; the rest have no scale). Methods appear best
     first. With zero-shot episodes, ``zero_shot_return`` is ``{NAME: {mean, se, runs,
     episodes}}``: the learner's untrained policy over each option set
-    (:mod:`opt_suite.report.zero_shot`).
+    (:mod:`opt_suite.report.zero_shot`). ``verdicts``:
+    ``{"baseline", "metric", "familywise", "methods": {NAME: verdict}}``, the one rule's verdict
+    of each entry against the baseline (:meth:`opt_suite.verdict.Verdict.as_dict`); the margins
+    it used are ``protocol.equivalence``.
     """
     methods = {
         row.method: {
@@ -150,12 +155,19 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
         name: {"mean": _finite(z.mean), "se": _finite(z.se), "runs": z.runs, "episodes": z.episodes}
         for name, z in board.zero_shot.items()
     }
+    verdicts = {row.method: row.verdict.as_dict() for row in board.rows if row.verdict}
     return {
         "spec": {"name": board.spec_name, "hash": board.spec_hash},
         "warnings": list(board.warnings),
         "methods": methods,
         "probability_of_improvement": {"baseline": board.baseline, "methods": improvement},
         "paired_probability_of_improvement": {"baseline": board.baseline, "methods": paired},
+        "verdicts": {
+            "baseline": board.baseline,
+            "metric": "auc",
+            "familywise": familywise_statement(board.verdicts) if verdicts else "",
+            "methods": verdicts,
+        },
         **normalised,
         **({"zero_shot_return": zero_shot} if zero_shot else {}),
         "protocol": {
@@ -174,6 +186,7 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
             "jump_start_fraction": JUMP_START_FRACTION,
             "test_tasks": "drawn per seed" if board.tasks_per_seed else "shared by every seed",
             "intervals": _intervals_json(board.tasks_per_seed),
+            "equivalence": margins_json(board.margins),
         },
     }
 
@@ -329,6 +342,15 @@ def extra_tables(board: Leaderboard) -> list[tuple[str, list[str], list[list[str
             f" {board.tasks} test tasks, n = {pairs} of {of_pairs} (seed, task) pairs)"
         )
         tables.append((title, header, rows))
+    if board.verdicts:
+        family = familywise_statement(board.verdicts)
+        title = (
+            f"Verdicts against {board.baseline} on auc (the one rule of docs/results-and-gate.md,"
+            f" Verdicts: the interval resamples seeds as the unit). {family}"
+        )
+        # plain text, no Markdown emphasis: the HTML report shows the same cells
+        rows = [[r.method, r.verdict.text()] for r in board.rows if r.verdict]
+        tables.append((title, ["method", "verdict"], rows))
     return tables
 
 

@@ -189,6 +189,22 @@ class ReportSpec:
         " per test task and seed); none never",
         added_later=True,
     )
+    equivalence_normalised: float = param(
+        0.1,  # opt_suite.verdict.DEFAULT_MARGIN_NORMALISED (tests/test_verdict.py ties them)
+        doc="equivalence margin of every verdict on the normalised scale: X and Y are equivalent"
+        " when the interval of IQM(X) - IQM(Y) lies within +-margin (docs/results-and-gate.md)",
+        gt=0,
+        le=1,
+        added_later=True,
+    )
+    equivalence_p: float = param(
+        0.1,  # opt_suite.verdict.DEFAULT_MARGIN_P
+        doc="equivalence margin of every verdict on the paired P (runs without references):"
+        " equivalent when P's interval lies within [0.5 - margin, 0.5 + margin]",
+        gt=0,
+        le=0.5,
+        added_later=True,
+    )
 
 
 @dataclasses.dataclass(frozen=True)

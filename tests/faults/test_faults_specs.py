@@ -92,6 +92,8 @@ ABSURD = [
     ("evaluation.max_steps", ["evaluation", "max_steps"], 10**12),
     ("evaluation.interaction_budget", ["evaluation", "interaction_budget"], 10**15),
     ("report.bootstrap", ["report", "bootstrap"], 10**9),
+    ("report.equivalence_p", ["report", "equivalence_p"], 0.7),  # P's band: within [0, 1]
+    ("report.equivalence_normalised", ["report", "equivalence_normalised"], 5.0),
     ("demonstrations.trajectories_per_task", ["demonstrations", "trajectories_per_task"], 10**7),
     ("family.params.max_episode_steps", ["family", "params", "max_episode_steps"], 10**9),
     ("methods[2].params.max_options", ["methods", 2, "params", "max_options"], 10**6),

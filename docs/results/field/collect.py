@@ -5,6 +5,7 @@ Called by ``regenerate.sh`` (which runs the specs first); usable alone on existi
     python docs/results/field/collect.py RUNS_DIR
     python docs/results/field/collect.py --pending-ok RUNS_DIR   # a study not run yet: "pending"
     python docs/results/field/collect.py --allow-incomplete RUNS_DIR  # failed cells: said loudly
+    python docs/results/field/collect.py --verdicts-only   # field.* verdicts from the copies here
 
 ``RUNS_DIR/fourrooms-field/`` and ``RUNS_DIR/minatar-field/`` are the ``--out`` directories of
 ``opt-suite run``. minatar-field is a sweep over offline-options' lambda1 (0, 0.01, 0.1: the
@@ -16,12 +17,15 @@ Writes, next to this file, per study ``<spec>/``: the report's ``leaderboard.md`
 ``curves_with_discovery.png``; then ``field.md`` and ``field.json`` (the field table) and
 ``provenance.json`` (spec hashes, commit, versions, wall time of every run).
 
-What it computes itself: the verdict rule (:func:`verdict`), the P(auc > offline-options) that
-the rule needs (the report computes P against its baseline, primitives, only; here the report's
-own estimator, :func:`opt_suite.report.leaderboard.improvement`, on the per-run aucs of
-``runs.json``), and the per-method wall time of the run's cells (summed from the store's cell
-records; no report file holds it). Every other number is read from the report's files or the
-store.
+What it computes itself: every entry's verdict against primitives and against offline-options by
+the suite's one rule (:func:`opt_suite.report.verdicts.entry_verdict`, described in
+``docs/results-and-gate.md``; every verdict of the page in one Bonferroni family), read from the
+copied ``runs.json`` so that ``--verdicts-only`` rewrites them from the committed data alone; the
+P(auc > offline-options) it prints beside them (the report computes P against its baseline,
+primitives, only; here the report's own estimator,
+:func:`opt_suite.report.leaderboard.improvement`, on the per-run aucs of ``runs.json``); and the
+per-method wall time of the run's cells (summed from the store's cell records; no report file
+holds it). Every other number is read from the report's files or the store.
 """
 
 from __future__ import annotations
@@ -40,7 +44,9 @@ import numpy as np
 
 from opt_suite.report.baseline import load_baseline
 from opt_suite.report.leaderboard import improvement, rng_for
+from opt_suite.report.verdicts import design_of, runs_verdict, verdict_cell
 from opt_suite.run_view import RunView, run_provenance
+from opt_suite.verdict import familywise_statement
 
 HERE = Path(__file__).resolve().parent
 PRIMITIVES = "primitives"
@@ -78,10 +84,11 @@ STUDIES = (
 )
 
 VERDICT_RULE = (
-    "X beats Y when the paired P(auc of X > auc of Y) — over the (seed, test task) pairs, the "
-    "runs of one pair sharing their learner's random numbers — has both 95% intervals (pairs "
-    "resampled; test tasks resampled) above 0.5; X loses to Y when both lie below 0.5; "
-    "otherwise they tie."
+    "The suite's one rule (docs/results-and-gate.md, Verdicts) on auc: better / worse when the"
+    " interval, which resamples seeds and then test tasks (crossed: the seeds share them), lies"
+    " clear of no difference; equivalent when it lies within the spec's equivalence margin;"
+    " otherwise inconclusive, with the smallest difference the design could have detected. On"
+    " the normalised scale (IQM difference), every verdict of the page in one Bonferroni family."
 )
 
 
@@ -93,15 +100,32 @@ class MissingRun(CollectError):
     """A study's report files are not there: its run has not finished (``--pending-ok``)."""
 
 
-def verdict(p: Mapping[str, float] | None) -> str:
-    """``beats``, ``loses`` or ``ties`` by :data:`VERDICT_RULE` ("—" without a comparison)."""
-    if p is None:
-        return "—"
-    if p["ci_low"] > 0.5 and p["task_ci_low"] > 0.5:
-        return "beats"
-    if p["ci_high"] < 0.5 and p["task_ci_high"] < 0.5:
-        return "loses"
-    return "ties"
+def decide(studies: Sequence[dict[str, Any]], folder: Path) -> None:
+    """Fill every entry's verdicts (against primitives and offline-options) in ``studies``.
+
+    Read from each study's copied ``runs.json`` (``folder / spec``); the family is every
+    verdict of the page. An entry lacking some of the yardstick's (seed, task) pairs (an
+    incomplete run) gets ``incomplete``; the yardstick itself gets "—".
+    """
+    loaded = [(s, load_baseline(folder / s["spec"] / "runs.json")) for s in studies]
+    family = sum(2 * (len(s["methods"]) - 1) for s in studies)
+    for study, runs in loaded:
+        board = json.loads((folder / study["spec"] / "leaderboard.json").read_text())
+        design = design_of(runs, board["protocol"], family)
+        for name, row in study["methods"].items():
+            for key, yardstick in (("vs_primitives", PRIMITIVES), ("vs_offline_options", PAPER)):
+                x, y = runs.methods[name], runs.methods[yardstick]
+                if name == yardstick:
+                    row[f"verdict_{key}"], row[f"decision_{key}"] = "—", None
+                    continue
+                if (x.seeds, x.tasks) != (y.seeds, y.tasks):
+                    row[f"verdict_{key}"], row[f"decision_{key}"] = "incomplete", None
+                    continue
+                rng = rng_for(name, METRIC, "verdict", yardstick)
+                found = runs_verdict(runs, name, yardstick, METRIC, design, rng)
+                row[f"verdict_{key}"], row[f"decision_{key}"] = found.outcome, found.as_dict()
+    for study in studies:
+        study["comparisons"] = family
 
 
 def paired_against(
@@ -215,7 +239,7 @@ def study_rows(
 
     An incomplete run (failed or missing cells: the leaderboard's "incomplete run" caveats) is an
     error unless ``allow_incomplete``; then the caveats go into the table, and an entry that
-    lacks some of primitives' seeds or tasks gets the verdict ``incomplete``, not one by the rule.
+    lacks some of a yardstick's seeds or tasks gets the verdict ``incomplete`` (:func:`decide`).
     """
     source = study.report_dir(runs_dir)
     for name in FILES:
@@ -240,7 +264,6 @@ def study_rows(
         source / "runs.json", PAPER, board["protocol"]["bootstrap"], allow_incomplete
     )
     runs = load_baseline(source / "runs.json").methods
-    whole = (runs[PRIMITIVES].seeds, runs[PRIMITIVES].tasks)
     costs = discovery_cost_table((source / "leaderboard.md").read_text(), source)
     with RunView(runs_dir / study.spec, spec_hash=board["spec"]["hash"]) as view:
         seconds = cell_costs(view)
@@ -250,14 +273,11 @@ def study_rows(
     rows = {}
     for m in methods:
         p_prim = vs_primitives.get(m, {}).get(METRIC)
-        p_paper = vs_paper.get(m)
-        complete = (runs[m].seeds, runs[m].tasks) == whole
+        p_paper = vs_paper.get(m)  # the verdicts are decide()'s, once every study is copied
         rows[m] = {
             "normalised_auc": normalised["methods"][m][METRIC],
             "p_auc_over_primitives": p_prim,
             "p_auc_over_offline_options": p_paper,
-            "verdict_vs_primitives": verdict(p_prim) if complete else "incomplete",
-            "verdict_vs_offline_options": verdict(p_paper) if complete else "incomplete",
             "seeds_run": list(runs[m].seeds),
             "zero_shot_return": zero_shot.get(m, {}).get("mean"),
             "degenerate_option_flags": flags[m],
@@ -285,6 +305,11 @@ def _interval(e: Mapping[str, float], point: str) -> str:
     )
 
 
+def _verdict(row: Mapping[str, Any], key: str) -> str:
+    found = row.get(f"decision_{key}")
+    return row[f"verdict_{key}"] if found is None else verdict_cell(found)
+
+
 def _options(kept: Mapping[str, int | None]) -> str:
     return "/".join("?" if n is None else str(n) for n in kept.values()) or "—"  # seed order
 
@@ -297,10 +322,12 @@ def field_markdown(studies: Sequence[dict[str, Any]], pending: Sequence[Study]) 
         "Generated by `collect.py` from each study's `leaderboard.json`, `leaderboard.md`",
         "(Discovery cost), `runs.json` and its results store. auc = mean return over the",
         "learning budget; normalised per (seed, test task): 0 = uniform-random policy,",
-        "1 = the expert. Intervals: 95%, the first with seeds (or pairs) resampled, the",
-        "second with test tasks resampled. P is the paired P(auc > Y) over (seed, test task).",
+        "1 = the expert. IQM and P intervals: 95%, the first with seeds (or pairs) resampled,",
+        "the second with test tasks resampled; they describe, the verdict decides. P is the",
+        "paired P(auc > Y) over (seed, test task).",
         "",
-        f"**Verdict rule.** {VERDICT_RULE}",
+        f"**Verdict rule.** {VERDICT_RULE}"
+        f" {familywise_statement(max(1, studies[0]['comparisons'])) if studies else ''}",
         "",
     ]
     for s in studies:
@@ -323,7 +350,7 @@ def field_markdown(studies: Sequence[dict[str, Any]], pending: Sequence[Study]) 
         for m, r in s["methods"].items():
             p1, p2 = r["p_auc_over_primitives"], r["p_auc_over_offline_options"]
             lines.append(
-                f"| {m} | {r['verdict_vs_primitives']} | {r['verdict_vs_offline_options']}"
+                f"| {m} | {_verdict(r, 'vs_primitives')} | {_verdict(r, 'vs_offline_options')}"
                 f" | {_interval(r['normalised_auc'], 'iqm')}"
                 f" | {'—' if p1 is None else _interval(p1, 'probability')}"
                 f" | {'—' if p2 is None else _interval(p2, 'probability')} |"
@@ -364,7 +391,12 @@ def field_markdown(studies: Sequence[dict[str, Any]], pending: Sequence[Study]) 
 def main(argv: Sequence[str] | None = None) -> int:
     """Copy and tabulate; exit status 2 (with a message) when a run is missing or incomplete."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs_dir", type=Path)
+    parser.add_argument("runs_dir", type=Path, nargs="?")
+    parser.add_argument(
+        "--verdicts-only",
+        action="store_true",
+        help="rewrite field.md/.json's verdicts from the committed copies here, without the runs",
+    )
     parser.add_argument(
         "--allow-incomplete",
         action="store_true",
@@ -376,6 +408,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a study whose report is missing is written as pending instead of failing",
     )
     args = parser.parse_args(argv)
+    if args.verdicts_only:
+        return verdicts_only()
+    if args.runs_dir is None:
+        parser.error("RUNS_DIR is needed (or --verdicts-only)")
     done, pending = [], []
     for study in STUDIES:
         try:
@@ -386,12 +422,26 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 2
             print(f"collect.py: {study.spec} is PENDING ({exc})", file=sys.stderr)
             pending.append(study)
+    decide(done, HERE)
     document = {"verdict_rule": VERDICT_RULE, "studies": done, "pending": [s.spec for s in pending]}
     (HERE / "field.json").write_text(json.dumps(document, indent=1) + "\n")
     (HERE / "field.md").write_text(field_markdown(done, pending))
     provenance = {s["spec"]: run_provenance(args.runs_dir / s["spec"]) for s in done}
     (HERE / "provenance.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
     print(f"collect.py: wrote {HERE}" + (f" ({len(pending)} pending)" if pending else ""))
+    return 0
+
+
+def verdicts_only() -> int:
+    """Rewrite ``field.json`` / ``field.md`` with verdicts recomputed from the copies here."""
+    document = json.loads((HERE / "field.json").read_text())
+    done = document["studies"]
+    decide(done, HERE)
+    pending = [s for s in STUDIES if s.spec in document["pending"]]
+    document["verdict_rule"] = VERDICT_RULE
+    (HERE / "field.json").write_text(json.dumps(document, indent=1) + "\n")
+    (HERE / "field.md").write_text(field_markdown(done, pending))
+    print(f"collect.py: rewrote {HERE / 'field.md'}'s verdicts from the committed copies")
     return 0
 
 

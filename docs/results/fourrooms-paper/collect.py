@@ -5,6 +5,7 @@ Called by ``regenerate.sh`` (which runs the specs first); usable alone on existi
     python docs/results/fourrooms-paper/collect.py RUNS_DIR
     python docs/results/fourrooms-paper/collect.py --skip-sensitivity RUNS_DIR  # keep its files
     python docs/results/fourrooms-paper/collect.py --cause RUNS_DIR   # "why" + hypothesis alone
+    python docs/results/fourrooms-paper/collect.py --tables-only   # README tables from the copies
 
 ``RUNS_DIR`` holds ``fourrooms-paper/``, ``fourrooms-paper-sensitivity/``,
 ``option-critic-sutton/``, the three "why" runs (``fourrooms-paper-why/``,
@@ -23,7 +24,11 @@ README.md's ``cause`` and ``hypothesis`` markers, and ``provenance-why.json``.
 
 It computes no aggregate of its own: IQMs, P's and their intervals are the leaderboards'. The
 per-task wins and offline-options' P against the controls (whose leaderboard compares each entry
-with primitives only) are computed from the copied per-run data with the report's own functions.
+with primitives only) are computed from the copied per-run data with the report's own functions,
+and so is every verdict: the suite's one rule (:func:`opt_suite.report.verdicts.entry_verdict`,
+``docs/results-and-gate.md``), every comparison the README's tables judge in one Bonferroni
+family (:func:`page_verdicts`). ``--tables-only`` rewrites those tables and ``why/summary.json``
+from the committed copies alone.
 With ``--skip-sensitivity`` the sensitivity study (68 min) is not needed: its committed files,
 README.md block and provenance entry stay as they are.
 """
@@ -41,7 +46,9 @@ import numpy as np
 from opt_suite import stats
 from opt_suite.report.baseline import load_baseline  # the one reader of runs.json
 from opt_suite.report.leaderboard import improvement, rng_for
+from opt_suite.report.verdicts import design_of, runs_verdict, verdict_cell
 from opt_suite.run_view import run_provenance as runs_of  # one way to reopen a run
+from opt_suite.verdict import familywise_statement
 
 HERE = Path(__file__).resolve().parent
 
@@ -103,10 +110,7 @@ def main(runs_dir: Path, skip_sensitivity: bool = False) -> int:
         table = sensitivity_table(sweep / "sweep.csv", flagged)
         (HERE / "sensitivity.md").write_text(table)
         readme.write_text(with_block(readme.read_text(), "sensitivity", table.split("\n", 4)[4]))
-    board = json.loads((HERE / "leaderboard.json").read_text())
-    runs = load_baseline(HERE / "runs.json").methods
-    readme.write_text(with_block(readme.read_text(), "paper", paper_table(board, runs)))
-    status = collect_cause(runs_dir, readme)
+    status = collect_cause(runs_dir, readme)  # the why copies first: the family spans them
     if status:
         return status
     published = HERE / "provenance.json"
@@ -160,15 +164,56 @@ def collect_cause(runs_dir: Path, readme: Path) -> int:
             shutil.copyfile(runs_dir / run / f"{name}.json", copy)
         collected.append(run)
     # Everything below reads the copies: the committed files alone rebuild the tables.
-    summary = why_summary()
-    summary["not_collected"] = missing
-    (WHY_DIR / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    diagnosis = json.loads((HERE / "diagnose.json").read_text())
-    text = with_block(readme.read_text(), "cause", cause_table(diagnosis, summary))
-    readme.write_text(with_block(text, "hypothesis", hypothesis_table(summary)))
+    write_tables(readme, missing)
     why = {run: runs_of(runs_dir / run) for run in collected}
     (HERE / "provenance-why.json").write_text(json.dumps(why, indent=1, sort_keys=True) + "\n")
     return 3 if missing else 0
+
+
+def write_tables(readme: Path, missing: list[str]) -> None:
+    """README.md's paper, cause and hypothesis tables and ``why/summary.json``, from the copies."""
+    decided = page_verdicts()
+    summary = why_summary(decided)
+    summary["not_collected"] = missing
+    summary["comparisons"] = len(decided)
+    # every verdict of the page, the paper table's too: the numbers the README prints
+    summary["verdicts"] = [{"runs": f, "x": x, "y": y, **v} for (f, x, y), v in decided.items()]
+    (WHY_DIR / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    board = json.loads((HERE / "leaderboard.json").read_text())
+    runs = load_baseline(HERE / "runs.json").methods
+    text = with_block(readme.read_text(), "paper", paper_table(board, runs, decided))
+    diagnosis = json.loads((HERE / "diagnose.json").read_text())
+    text = with_block(text, "cause", cause_table(diagnosis, summary))
+    readme.write_text(with_block(text, "hypothesis", hypothesis_table(summary)))
+
+
+def page_comparisons() -> list[tuple[Path, str, str]]:
+    """Every (runs file, X, Y) the README's tables give a verdict, from the copies here."""
+    found = []
+    for path in [HERE / "runs.json"] + [WHY_DIR / f"runs-{p}.json" for _, _, p in (*WHY, RELATED)]:
+        if not path.is_file():
+            continue  # a why run not collected (collect_cause says so)
+        methods = load_baseline(path).methods
+        found += [(path, m, BASELINE) for m in methods if m != BASELINE]
+        if "offline-options" in methods and path != HERE / "runs.json":
+            found += [(path, "offline-options", c) for c in CONTROLS if c in methods]
+    return found
+
+
+def page_verdicts() -> dict[tuple[str, str, str], dict]:
+    """Each comparison of :func:`page_comparisons` judged by the one rule, one family for all.
+
+    Keyed by (runs file name, X, Y); the value is :meth:`opt_suite.verdict.Verdict.as_dict`.
+    """
+    pairs = page_comparisons()
+    out = {}
+    for path, x, y in pairs:
+        runs = load_baseline(path)
+        board = json.loads(path.with_name(path.name.replace("runs", "leaderboard", 1)).read_text())
+        design = design_of(runs, board["protocol"], len(pairs))
+        found = runs_verdict(runs, x, y, "auc", design, rng_for(x, "auc", "verdict", y))
+        out[(path.name, x, y)] = found.as_dict()
+    return out
 
 
 def task_wins(x: np.ndarray, y: np.ndarray) -> dict[str, int]:
@@ -190,12 +235,13 @@ def _interval(entry: dict, key: str = "ci") -> list[float]:
     return [entry[f"{key}_low"], entry[f"{key}_high"]]
 
 
-def why_summary() -> dict:
+def why_summary(decided: dict[tuple[str, str, str], dict]) -> dict:
     """What the "why" and hypothesis tables print, from the copies in ``why/``.
 
     Per setting and method entry: the leaderboard's auc aggregates, P(auc > primitives) and their
-    seed and task intervals, the normalised auc, per-task wins; and offline-options' P against
-    each control (computed as the leaderboard computes P against primitives).
+    seed and task intervals, the normalised auc, per-task wins, the verdict against primitives;
+    and offline-options' P and verdict against each control (``decided``:
+    :func:`page_verdicts`).
     """
     out: dict = {"baseline": BASELINE, "settings": {}}
     for run, learner, prefix in (*WHY, RELATED):
@@ -221,7 +267,8 @@ def why_summary() -> dict:
             if p is not None:
                 row |= {"p": p["probability"], "p_ci": _interval(p),
                         "p_task_ci": _interval(p, "task_ci"),
-                        "wins": task_wins(runs[method].metrics["auc"], base)}  # fmt: skip
+                        "wins": task_wins(runs[method].metrics["auc"], base),
+                        "verdict": decided[(f"runs-{prefix}.json", method, BASELINE)]}  # fmt: skip
             entries[method] = row
         against = {}
         if "offline-options" in runs:
@@ -236,6 +283,7 @@ def why_summary() -> dict:
                         "p_ci": [p.ci_low, p.ci_high],
                         "p_task_ci": [p.task_ci_low, p.task_ci_high],
                         "wins": task_wins(ours, theirs),
+                        "verdict": decided[(f"runs-{prefix}.json", "offline-options", control)],
                     }
         out["settings"][prefix] = {
             "run": run,
@@ -278,25 +326,38 @@ def wins(counts: dict[str, int]) -> str:
 
 
 def improvement_cells(row: dict) -> list[str]:
-    """P [seeds] [tasks], and the tasks won; dashes for the baseline."""
+    """P [seeds] [tasks], the tasks won and the verdict; dashes for the baseline."""
     if "p" not in row:
-        return ["—", "—"]
+        return ["—", "—", "—"]
     return [
         f"{number(row['p'])} {interval(row['p_ci'])} {interval(row['p_task_ci'])}",
         wins(row["wins"]),
+        verdict_cell(row["verdict"]).replace("-", "−"),
     ]
 
 
-def paper_table(board: dict, runs: dict) -> str:
+def verdict_note(comparisons: int) -> str:
+    """The sentence under each table with verdicts: the rule's page and the family."""
+    return (
+        "Verdict: the suite's one rule ([results and the CI gate](../../results-and-gate.md"
+        "#verdicts)), on the normalised auc (IQM difference) where the run measured references,"
+        " else the paired P; the interval resamples seeds, then tasks (the seeds share them)."
+        f" {familywise_statement(comparisons)} The tables' comparisons are one family."
+    )
+
+
+def paper_table(board: dict, runs: dict, decided: dict[tuple[str, str, str], dict]) -> str:
     """The paper setting's table: auc and final return IQMs, P(auc > primitives), tasks won.
 
     From the copied ``leaderboard.json`` (every IQM, P and interval as the report computed them)
-    and ``runs.json`` (the tasks won: :func:`task_wins`, against the baseline's runs).
+    and ``runs.json`` (the tasks won: :func:`task_wins`, against the baseline's runs; the
+    verdict: ``decided``, :func:`page_verdicts`).
     """
     lines = [
         "| method | auc: IQM [seeds] [tasks] | final return: IQM [seeds] [tasks]"
-        " | P(auc > primitives) [seeds] [tasks] | tasks won against primitives |",
-        "|---|---:|---:|---:|---:|",
+        " | P(auc > primitives) [seeds] [tasks] | tasks won against primitives"
+        " | verdict against primitives |",
+        "|---|---:|---:|---:|---:|---|",
     ]
     improvement = board["probability_of_improvement"]["methods"]
     base = runs[BASELINE].metrics["auc"]
@@ -309,9 +370,11 @@ def paper_table(board: dict, runs: dict) -> str:
         row = {} if p is None else {
             "p": p["probability"], "p_ci": _interval(p), "p_task_ci": _interval(p, "task_ci"),
             "wins": task_wins(runs[method].metrics["auc"], base),
+            "verdict": decided[("runs.json", method, BASELINE)],
         }  # fmt: skip
         label = PAPER_LABELS.get(method, method)
         lines.append(f"| {label} | " + " | ".join(cells + improvement_cells(row)) + " |")
+    lines += ["", verdict_note(len(decided))]
     return "\n".join(lines) + "\n"
 
 
@@ -352,8 +415,8 @@ def cause_table(diagnosis: dict, summary: dict) -> str:
         "[`diagnose.md`](diagnose.md)).",
         "",
         "| learner | method | auc IQM [95% CI seeds] | P(auc > primitives) [seeds] [tasks] | "
-        "tasks won against primitives |",
-        "|---|---|---:|---:|---:|",
+        "tasks won against primitives | verdict against primitives |",
+        "|---|---|---:|---:|---:|---|",
     ]
     for _, _, prefix in WHY:
         if prefix not in summary["settings"]:
@@ -375,6 +438,8 @@ def cause_table(diagnosis: dict, summary: dict) -> str:
         "is won when the entry's P on that task alone is above 0.5 "
         "([`why/summary.json`](why/summary.json), from each run's leaderboard and per-run data "
         "in `why/`).",
+        "",
+        verdict_note(summary["comparisons"]),
     ]
     return "\n".join(lines) + "\n"
 
@@ -391,9 +456,9 @@ def hypothesis_table(summary: dict) -> str:
     """The controls beside offline-options on related tasks and in the paper setting (SMDP Q)."""
     lines = [
         "| tasks | method | normalised auc IQM [seeds] [tasks] | P(auc > primitives) [seeds] "
-        "[tasks] | tasks won | P(offline-options > it) [seeds] [tasks] | tasks offline-options "
-        "won |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "[tasks] | tasks won | verdict against primitives | P(offline-options > it) [seeds] "
+        "[tasks] | tasks offline-options won | verdict: offline-options against it |",
+        "|---|---|---:|---:|---:|---|---:|---:|---|",
     ]
     settings = [(RELATED[2], "related")] + [
         (prefix, f"paper (random goals), {learner}") for _, learner, prefix in WHY[:2]
@@ -412,7 +477,7 @@ def hypothesis_table(summary: dict) -> str:
                 else "—"
             )
             cells = [label, method, normalised, *improvement_cells(row)]
-            cells += improvement_cells(vs) if vs is not None else ["—", "—"]
+            cells += improvement_cells(vs) if vs is not None else ["—", "—", "—"]
             lines.append("| " + " | ".join(cells) + " |")
     related = summary["settings"][RELATED[2]]
     paper = next(summary["settings"][p] for _, _, p in WHY if p in summary["settings"])
@@ -424,6 +489,8 @@ def hypothesis_table(summary: dict) -> str:
         f"`fourrooms-paper-why.yaml` (and `-intra.yaml`), {paper['seeds']} seeds × "
         f"{paper['tasks']} test tasks × {paper['episodes']} episodes. Normalised: "
         f"{related['normalisation']}. ([`why/summary.json`](why/summary.json))",
+        "",
+        verdict_note(summary["comparisons"]),
     ]
     return "\n".join(lines) + "\n"
 
@@ -464,6 +531,10 @@ def sensitivity_table(sweep_csv: Path, flagged: set[str]) -> str:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--tables-only"]:  # from the committed copies alone
+        done = json.loads((WHY_DIR / "summary.json").read_text()).get("not_collected", [])
+        write_tables(HERE / "README.md", done)
+        sys.exit(0)
     if sys.argv[1:2] == ["--cause"]:
         sys.exit(collect_cause(Path(sys.argv[2]), HERE / "README.md"))
     skip = sys.argv[1:2] == ["--skip-sensitivity"]

@@ -3,6 +3,7 @@
 Called by ``regenerate.sh`` (which runs the specs first); usable alone on existing runs:
 
     python docs/results/gymnasium/collect.py RUNS_DIR
+    python docs/results/gymnasium/collect.py --tables-only   # verdict.md/.csv from the copies
 
 Each domain is the ``--out`` directory of one spec in ``RUNS_DIR`` (:data:`DOMAINS`); MinAtar's is
 the ``lambda1 = 0`` variant of ``minatar-breakout-controls`` (a sweep, run by
@@ -21,12 +22,12 @@ returns, raw returns otherwise (the table says which) -- and the paired P(offlin
 ``runs.json`` through the report's own estimators (``opt_suite.report.leaderboard``), with the
 report's fixed seed, so a rerun of this script reproduces them to the bit.
 
-**The verdict rule** (:func:`verdict`), per domain, on ``auc``: a comparator is *beaten* when the
-interval of P(offline-options > it) lies above 0.5, *ahead* when it lies below, *level*
-otherwise. Learned options **help** when they beat every comparator (primitives, untrained options
-and each demonstration-fair control); **imitation** when they beat primitives but not every
-control (the demonstrations help; Algorithm 1's options add nothing a cloned policy does not);
-**no** otherwise.
+**The verdict** of each (domain, comparator) on ``auc`` is the suite's one rule
+(:func:`opt_suite.report.verdicts.entry_verdict`, described in ``docs/results-and-gate.md``):
+better / equivalent / worse / inconclusive from an interval that resamples seeds, then the test
+tasks within each drawn seed, on the normalised scale where the run measured references (the
+spec's equivalence margin beside it), every verdict of the page in one Bonferroni family. A
+domain's summary (:func:`summary`) lists the comparators by outcome; it adds no rule of its own.
 
 ``provenance.json``: spec hashes, commit, package versions and wall time of every run
 (:func:`opt_suite.run_view.run_provenance`, the one way to reopen a run). ``cost.md``: each run's
@@ -50,8 +51,10 @@ import numpy as np
 from opt_suite.report.baseline import load_baseline
 from opt_suite.report.leaderboard import estimate, improvement, rng_for
 from opt_suite.report.normalise import References, normalised_scores
+from opt_suite.report.verdicts import design_of, load_references, runs_verdict, verdict_cell
 from opt_suite.run_view import run_provenance
 from opt_suite.store import DB_NAME, ResultsStore
+from opt_suite.verdict import OUTCOMES, familywise_statement
 
 HERE = Path(__file__).resolve().parent
 #: (folder here, what the page calls it, observations, the run folder in RUNS_DIR, its report
@@ -106,6 +109,7 @@ def main(runs_dir: Path, out: Path = HERE) -> int:
         diagnostics += diagnostic_lines(label, out / folder / "leaderboard.json")
         provenance[folder] = run_provenance(runs_dir / run)
         costs += cost_lines(label, provenance[folder], runs_dir / f"{run}.timing")
+    decide(rows)
     (out / "verdict.md").write_text(verdict_table(rows))
     (out / "cost.md").write_text(cost_table(costs, unfinished))
     (out / "diagnostics.md").write_text(diagnostics_table(diagnostics))
@@ -115,8 +119,27 @@ def main(runs_dir: Path, out: Path = HERE) -> int:
     return 0
 
 
+def tables_only(out: Path = HERE) -> int:
+    """Rewrite ``verdict.md`` / ``.csv`` from the copies in ``out`` alone (no runs needed)."""
+    rows: list[dict[str, Any]] = []
+    for folder, label, kind, _, _ in DOMAINS:
+        if (out / folder / "runs.json").is_file():
+            rows += domain_rows(label, kind, out / folder / "runs.json")
+        else:
+            rows.append({"domain": label, "observations": kind, "verdict": "pending"})
+    decide(rows)
+    (out / "verdict.md").write_text(verdict_table(rows))
+    (out / "verdict.csv").write_text(verdict_csv(rows))
+    print(f"collect.py: wrote {out / 'verdict.md'} from the committed copies")
+    return 0
+
+
 def domain_rows(label: str, kind: str, runs_json: Path) -> list[dict[str, Any]]:
-    """One row per comparator the run has: both sides' IQMs and P(offline-options > it)."""
+    """One row per comparator the run has: both sides' IQMs and P(offline-options > it).
+
+    The verdict waits for :func:`decide`: its family is every row of the page. Each row keeps
+    what the verdict needs under ``_pair`` (dropped from the files).
+    """
     runs = load_baseline(runs_json)
     protocol = json.loads((runs_json.parent / "leaderboard.json").read_text())["protocol"]
     reps = int(protocol["bootstrap"])  # the report's own number of resamples
@@ -127,7 +150,6 @@ def domain_rows(label: str, kind: str, runs_json: Path) -> list[dict[str, Any]]:
     ours = runs.methods[METHOD]
     ours_scores = {m: scores(ours, m, references) for m in METRICS}
     found = [c for c in COMPARATORS if c in runs.methods]
-    outcomes = {}
     rows = []
     for name in found:
         theirs = runs.methods[name]
@@ -154,27 +176,29 @@ def domain_rows(label: str, kind: str, runs_json: Path) -> list[dict[str, Any]]:
             row[f"{metric}_ours"] = (mine.iqm, mine.ci_low, mine.ci_high)
             row[f"{metric}_theirs"] = (other.iqm, other.ci_low, other.ci_high)
             row[f"{metric}_p"] = (p.probability, p.ci_low, p.ci_high)
-        outcomes[name] = outcome(*row["auc_p"][1:])
-        row["outcome"] = outcomes[name]
+        row["_pair"] = (runs, name, protocol)
         rows.append(row)
-    decided = verdict(outcomes)
-    for row in rows:
-        row["verdict"] = decided
     return rows
 
 
-def load_references(runs_json: Path) -> References | None:
-    """The run's reference returns (the normalised scale's 0 and 1), None when not measured."""
-    refs = json.loads(runs_json.read_text()).get("references")
-    if refs is None:
-        return None
-    return References(
-        tuple(refs["seeds"]),
-        tuple(refs["tasks"]),
-        np.asarray(refs["random"]),
-        np.asarray(refs["expert_returns"]),
-        refs["expert"],
-    )
+def decide(rows: list[dict[str, Any]]) -> None:
+    """Each row's verdict on auc (one family: the page's rows), then each domain's summary."""
+    family = sum(1 for row in rows if "_pair" in row)
+    by_domain: dict[str, dict[str, str]] = {}
+    for row in rows:
+        if "_pair" not in row:
+            continue
+        runs, name, protocol = row.pop("_pair")
+        design = design_of(runs, protocol, family)
+        found = runs_verdict(
+            runs, METHOD, name, "auc", design, rng_for(METHOD, "auc", "verdict", name)
+        )
+        row["decision"] = found.as_dict()
+        row["outcome"] = found.outcome
+        by_domain.setdefault(row["domain"], {})[name] = found.outcome
+    for row in rows:
+        if row["domain"] in by_domain:
+            row["verdict"] = summary(by_domain[row["domain"]])
 
 
 def scores(runs: Any, metric: str, references: References | None) -> np.ndarray:
@@ -192,22 +216,14 @@ def scores(runs: Any, metric: str, references: References | None) -> np.ndarray:
     return found.values[metric]
 
 
-def outcome(low: float, high: float) -> str:
-    """``beaten`` / ``ahead`` / ``level``: where P(offline-options > it)'s interval lies."""
-    if low > 0.5:
-        return "beaten"
-    if high < 0.5:
-        return "ahead"
-    return "level"
-
-
-def verdict(outcomes: dict[str, str]) -> str:
-    """The module docstring's rule: help / imitation / no."""
-    if outcomes.get("primitives") != "beaten":
-        return "no"
-    if all(o == "beaten" for o in outcomes.values()):
-        return "help"
-    return "imitation"
+def summary(outcomes: dict[str, str]) -> str:
+    """A domain's comparators grouped by verdict: ``better: primitives; worse: bc-ppo``."""
+    parts = []
+    for outcome in OUTCOMES:
+        names = [name for name, found in outcomes.items() if found == outcome]
+        if names:
+            parts.append(f"{outcome}: {', '.join(names)}")
+    return "; ".join(parts)
 
 
 def _interval(value: tuple[float, float, float]) -> str:
@@ -216,19 +232,23 @@ def _interval(value: tuple[float, float, float]) -> str:
 
 def verdict_table(rows: list[dict[str, Any]]) -> str:
     """The page's table: one line per (domain, comparator), a pending line per missing domain."""
+    family = sum(1 for row in rows if "decision" in row)
     lines = [
-        "# Do options learned offline help? One table per the verdict rule of collect.py",
+        "# Do options learned offline help? offline-options against each comparator, per domain",
         "",
         "Generated by `collect.py` from each domain's `runs.json`. IQM [95% stratified-bootstrap",
         "CI] over seeds x test tasks; the scale is the report's normalised one (0 = uniform-random",
         "policy, 1 = the demonstration source's expert) where the run measured it, raw returns",
-        "otherwise. P = paired P(offline-options > comparator), runs of the same seed and task.",
-        "Outcome on auc: beaten (P's interval above 0.5), ahead (below), level (contains 0.5).",
-        "Verdict: help (beats every comparator), imitation (beats primitives, not every",
-        "control), no (does not beat primitives).",
+        "otherwise. P = paired P(offline-options > comparator), runs of the same seed and task,",
+        "[95% CI resampling seeds within each task slot]: it describes, it does not decide.",
+        "Verdict on auc: the suite's one rule (docs/results-and-gate.md, Verdicts): better / worse",
+        "when its interval, which resamples seeds and then each drawn seed's test tasks, lies",
+        "clear of no difference; equivalent when it lies within the spec's margin; otherwise",
+        "inconclusive, with the smallest difference the design could have detected. Summary: the",
+        f"domain's comparators grouped by verdict. {familywise_statement(max(family, 1))}",
         "",
-        "| domain (observations) | verdict | comparator | scale | runs | offline-options auc "
-        "| comparator auc | P(auc) | outcome | offline-options final | comparator final "
+        "| domain (observations) | summary | comparator | scale | runs | offline-options auc "
+        "| comparator auc | P(auc) | verdict (auc) | offline-options final | comparator final "
         "| P(final) |",
         "|---|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|",
     ]
@@ -240,7 +260,7 @@ def verdict_table(rows: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {domain} | {row['verdict']} | {row['comparator']} | {row['scale']} "
             f"| {row['runs']} | {_interval(row['auc_ours'])} | {_interval(row['auc_theirs'])} "
-            f"| {_interval(row['auc_p'])} | {row['outcome']} "
+            f"| {_interval(row['auc_p'])} | {verdict_cell(row['decision'])} "
             f"| {_interval(row['final_return_ours'])} | {_interval(row['final_return_theirs'])} "
             f"| {_interval(row['final_return_p'])} |"
         )
@@ -357,6 +377,8 @@ def verdict_csv(rows: list[dict[str, Any]]) -> str:
     """The same numbers unrounded, one line per (domain, comparator)."""
     out = io.StringIO()
     head = ["domain", "observations", "verdict", "comparator", "scale", "runs", "outcome"]
+    decision = ["effect", "ci_low", "ci_high", "interval", "margin_text", "detectable", "caveat"]
+    head += [f"auc_verdict_{k}" for k in decision]
     for metric in METRICS:
         for side in ("ours", "theirs", "p"):
             head += [f"{metric}_{side}", f"{metric}_{side}_low", f"{metric}_{side}_high"]
@@ -364,6 +386,8 @@ def verdict_csv(rows: list[dict[str, Any]]) -> str:
     writer.writerow(head)
     for row in rows:
         cells = [row.get(k, "") for k in head[:7]]
+        found = row.get("decision") or {}
+        cells += ["" if found.get(k) is None else found[k] for k in decision]
         for metric in METRICS:
             for side in ("ours", "theirs", "p"):
                 cells += list(row.get(f"{metric}_{side}", ("", "", "")))
@@ -372,4 +396,6 @@ def verdict_csv(rows: list[dict[str, Any]]) -> str:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--tables-only"]:  # from the committed copies here, no runs needed
+        sys.exit(tables_only())
     sys.exit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("results")))
