@@ -11,10 +11,13 @@ what it was expected to be and what it is; ``opt-suite`` prints it as one line a
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "InputError",
@@ -22,8 +25,10 @@ __all__ = [
     "output_dir",
     "output_file",
     "read_bounded",
+    "read_json",
     "read_regular",
     "regular_file",
+    "unlinked_folder",
 ]
 
 _CHUNK = 1 << 16
@@ -115,6 +120,93 @@ def read_bounded(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
     if len(data) > limit:
         raise InputError(f"{path}: {what} has more than the {limit} bytes it may have")
     return data
+
+
+def read_json(path: str | os.PathLike[str], limit: int, what: str, *, finite: bool = False) -> Any:
+    """The JSON document in regular file ``path`` (at most ``limit`` bytes), every key once.
+
+    Python's ``json`` keeps the last of two equal keys without a word: a hand-edited file with a
+    second ``"auc"`` would be read as something nobody wrote. With ``finite``, the non-standard
+    ``NaN`` and ``Infinity`` that Python's ``json`` accepts are refused too.
+
+    Raises:
+        InputError: what :func:`read_bounded` refuses, or not UTF-8 JSON, or a key repeated in one
+            object, or (``finite``) a non-finite number; the message names the path and the line.
+    """
+    data = read_bounded(path, limit, what)
+    try:
+        text = data.decode("utf-8")
+        return json.loads(
+            text, object_pairs_hook=_unique_keys, parse_constant=_finite if finite else None
+        )
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: {what} is not UTF-8 text ({exc.reason})") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: {what} is not JSON ({exc.msg})") from None
+    except _Refused as exc:
+        line = _line_of(text, exc.pattern, exc.nth)
+        raise InputError(f"{path}:{line}: {what} has {exc.what}; {exc.expected}") from None
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"{path}: {what} is not JSON ({exc})") from None
+
+
+class _Refused(ValueError):
+    """A JSON value the reader refuses, with what locates it in the text."""
+
+    def __init__(self, what: str, expected: str, pattern: str, nth: int) -> None:
+        super().__init__(what)
+        self.what, self.expected, self.pattern, self.nth = what, expected, pattern, nth
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            pattern = re.escape(json.dumps(key)) + r"\s*:"
+            raise _Refused(
+                f"key {key!r} twice in one object",
+                "expected each key once (which value was meant?)",
+                pattern,
+                2,
+            )
+        seen[key] = value
+    return seen
+
+
+def _finite(constant: str) -> Any:
+    raise _Refused(
+        f"the number {constant}", "expected a finite number", rf"(?<![\w\"]){constant}", 1
+    )
+
+
+def _line_of(text: str, pattern: str, nth: int) -> int:
+    """The line of the ``nth`` match of ``pattern`` in ``text`` (1 when there is none)."""
+    for n, match in enumerate(re.finditer(pattern, text), start=1):
+        if n == nth:
+            return text.count("\n", 0, match.start()) + 1
+    return 1
+
+
+def unlinked_folder(path: str | os.PathLike[str], what: str) -> Path:
+    """``path``, after checking that it is not a symlink, nor anything but a folder if it exists.
+
+    The suite's own folders inside a run (``claims/``, ``logs/``) are written by name: a link in
+    a folder's place would put the suite's files wherever it points, outside the run.
+
+    Raises:
+        InputError: ``path`` is a symlink, or exists and is not a folder.
+    """
+    path = Path(path)
+    if path.is_symlink():
+        raise InputError(
+            f"{path}: {what} is a symlink (to {os.readlink(path)}); the suite never writes "
+            "through a link: remove it"
+        )
+    with contextlib.suppress(FileNotFoundError):
+        mode = path.stat().st_mode
+        if not stat.S_ISDIR(mode):
+            raise InputError(f"{path}: {what} is {file_kind(mode)}, expected a folder")
+    return path
 
 
 def output_dir(path: str | os.PathLike[str], what: str) -> Path:
