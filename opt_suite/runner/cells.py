@@ -345,7 +345,9 @@ def init_worker(log_dir: str | None = None) -> None:
     if log_dir is not None:
         Path(log_dir).mkdir(parents=True, exist_ok=True)
         fd = os.open(
-            Path(log_dir) / f"worker-{os.getpid()}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND
+            Path(log_dir) / f"worker-{os.getpid()}.log",
+            os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW,  # never through a link
+            0o644,
         )
         os.dup2(fd, 1)
         os.dup2(fd, 2)
