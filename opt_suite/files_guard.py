@@ -142,12 +142,12 @@ def read_json(path: str | os.PathLike[str], limit: int, what: str, *, finite: bo
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: {what} is not UTF-8 text ({exc.reason})") from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}: {what} is not JSON ({exc.msg})") from None
+        raise InputError(f"{path}:{exc.lineno}: not a JSON {what} ({exc.msg})") from None
     except _Refused as exc:
         line = _line_of(text, exc.pattern, exc.nth)
         raise InputError(f"{path}:{line}: {what} has {exc.what}; {exc.expected}") from None
     except (ValueError, RecursionError) as exc:
-        raise InputError(f"{path}: {what} is not JSON ({exc})") from None
+        raise InputError(f"{path}: not a JSON {what} ({exc})") from None
 
 
 class _Refused(ValueError):
