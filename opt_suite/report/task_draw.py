@@ -81,7 +81,7 @@ def draw_problem(
             continue
         own = run_draw.get(split)
         if own is not None and own != digest:
-            which = "its test tasks" if split == SHARED_SPLIT else f"seed {seed}'s test tasks"
+            which = "test tasks" if split == SHARED_SPLIT else f"test tasks for seed {seed}"
             return (
                 f"{where} drew other {which} than the run (the task draw differs: task k is "
                 "another task on each side), so no value can be paired, not even with "
