@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import stat
 import tempfile
 from pathlib import Path
@@ -143,48 +142,65 @@ def read_json(path: str | os.PathLike[str], limit: int, what: str, *, finite: bo
         raise InputError(f"{path}: {what} is not UTF-8 text ({exc.reason})") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}: not a JSON {what} ({exc.msg})") from None
-    except _Refused as exc:
-        line = _line_of(text, exc.pattern, exc.nth)
-        raise InputError(f"{path}:{line}: {what} has {exc.what}; {exc.expected}") from None
+    except _Refused:
+        # Only now, on the error path, walk the text again to say where (json gives no offsets).
+        found = _first_refused(text, finite)
+        problem, offset = found if found else ("a value it refuses", 0)
+        line = text.count("\n", 0, offset) + 1
+        raise InputError(f"{path}:{line}: {what} has {problem}") from None
     except (ValueError, RecursionError) as exc:
         raise InputError(f"{path}: not a JSON {what} ({exc})") from None
 
 
 class _Refused(ValueError):
-    """A JSON value the reader refuses, with what locates it in the text."""
-
-    def __init__(self, what: str, expected: str, pattern: str, nth: int) -> None:
-        super().__init__(what)
-        self.what, self.expected, self.pattern, self.nth = what, expected, pattern, nth
+    """A key given twice, or a non-finite number: valid to Python's ``json``, refused here."""
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in seen:
-            pattern = re.escape(json.dumps(key)) + r"\s*:"
-            raise _Refused(
-                f"key {key!r} twice in one object",
-                "expected each key once (which value was meant?)",
-                pattern,
-                2,
-            )
-        seen[key] = value
-    return seen
+    found = dict(pairs)
+    if len(found) < len(pairs):
+        raise _Refused
+    return found
 
 
 def _finite(constant: str) -> Any:
-    raise _Refused(
-        f"the number {constant}", "expected a finite number", rf"(?<![\w\"]){constant}", 1
-    )
+    raise _Refused
 
 
-def _line_of(text: str, pattern: str, nth: int) -> int:
-    """The line of the ``nth`` match of ``pattern`` in ``text`` (1 when there is none)."""
-    for n, match in enumerate(re.finditer(pattern, text), start=1):
-        if n == nth:
-            return text.count("\n", 0, match.start()) + 1
-    return 1
+_NON_FINITE = ("NaN", "Infinity", "-Infinity")
+
+
+def _first_refused(text: str, finite: bool) -> tuple[str, int] | None:
+    """What :func:`read_json` refuses first in valid JSON ``text`` (in words), and its offset.
+
+    A key given twice in one object, or with ``finite`` a ``NaN`` or ``Infinity`` outside a string;
+    None if there is none.
+    """
+    objects: list[set[str] | None] = []  # the keys seen so far in each open object; None: array
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            value, end = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
+            after = text[end:].lstrip(" \t\r\n")
+            keys = objects[-1] if objects else None
+            if after.startswith(":") and keys is not None:
+                if value in keys:
+                    return f"key {value!r} twice in one object; expected each key once", i
+                keys.add(value)
+            i = end
+            continue
+        if c == "{":
+            objects.append(set())
+        elif c == "[":
+            objects.append(None)
+        elif c in "]}" and objects:
+            objects.pop()
+        elif finite and text.startswith(_NON_FINITE, i):
+            word = next(w for w in _NON_FINITE if text.startswith(w, i))
+            return f"the number {word}; expected a finite number", i
+        i += 1
+    return None
 
 
 def unlinked_folder(path: str | os.PathLike[str], what: str) -> Path:

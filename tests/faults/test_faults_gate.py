@@ -163,11 +163,13 @@ def test_a_baseline_with_a_key_twice_or_a_nan_is_refused_with_its_line(tmp_path,
         return changed[:at].count("\n") + 1
 
     twice = tmp_path / "twice.json"
-    # A second "auc" in one object: Python's json would silently keep the last one.
-    changed = text.replace('"metrics": {', '"metrics": {"auc": [[0.0]],', 1)
+    # A second "auc" in the last method's metrics (every method has one): Python's json would
+    # silently keep the last one.
+    at = text.rindex('"metrics": {') + len('"metrics": {')
+    changed = text[:at] + '"auc": [[0.0]],' + text[at:]
     twice.write_text(changed)
     line = _refused(capsys, ["compare", str(run), "--baseline", str(twice)])
-    second = line_of(changed, '"auc":', 1)
+    second = line_of(changed, '"auc":', -1)
     assert f"twice.json:{second}:" in line, line
     assert "key 'auc' twice" in line, line
     doc = json.loads(text)
