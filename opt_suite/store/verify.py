@@ -25,7 +25,6 @@ __all__ = [
 ]
 
 
-
 def folder_digests(folder: Path) -> dict[str, str]:
     """File name -> SHA-256 of every regular file directly in ``folder``."""
     return {p.name: file_digest(p) for p in sorted(folder.iterdir()) if p.is_file()}
