@@ -11,10 +11,12 @@ what it was expected to be and what it is; ``opt-suite`` prints it as one line a
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "InputError",
@@ -22,8 +24,10 @@ __all__ = [
     "output_dir",
     "output_file",
     "read_bounded",
+    "read_json",
     "read_regular",
     "regular_file",
+    "unlinked_folder",
 ]
 
 _CHUNK = 1 << 16
@@ -115,6 +119,110 @@ def read_bounded(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
     if len(data) > limit:
         raise InputError(f"{path}: {what} has more than the {limit} bytes it may have")
     return data
+
+
+def read_json(path: str | os.PathLike[str], limit: int, what: str, *, finite: bool = False) -> Any:
+    """The JSON document in regular file ``path`` (at most ``limit`` bytes), every key once.
+
+    Python's ``json`` keeps the last of two equal keys without a word: a hand-edited file with a
+    second ``"auc"`` would be read as something nobody wrote. With ``finite``, the non-standard
+    ``NaN`` and ``Infinity`` that Python's ``json`` accepts are refused too.
+
+    Raises:
+        InputError: what :func:`read_bounded` refuses, or not UTF-8 JSON, or a key repeated in one
+            object, or (``finite``) a non-finite number; the message names the path and the line.
+    """
+    data = read_bounded(path, limit, what)
+    try:
+        text = data.decode("utf-8")
+        return json.loads(
+            text, object_pairs_hook=_unique_keys, parse_constant=_finite if finite else None
+        )
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: {what} is not UTF-8 text ({exc.reason})") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: not a JSON {what} ({exc.msg})") from None
+    except _Refused:
+        # Only now, on the error path, walk the text again to say where (json gives no offsets).
+        found = _first_refused(text, finite)
+        problem, offset = found if found else ("a value it refuses", 0)
+        line = text.count("\n", 0, offset) + 1
+        raise InputError(f"{path}:{line}: {what} has {problem}") from None
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"{path}: not a JSON {what} ({exc})") from None
+
+
+class _Refused(ValueError):
+    """A key given twice, or a non-finite number: valid to Python's ``json``, refused here."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) < len(pairs):
+        raise _Refused
+    return found
+
+
+def _finite(constant: str) -> Any:
+    raise _Refused
+
+
+_NON_FINITE = ("NaN", "Infinity", "-Infinity")
+
+
+def _first_refused(text: str, finite: bool) -> tuple[str, int] | None:
+    """What :func:`read_json` refuses first in valid JSON ``text`` (in words), and its offset.
+
+    A key given twice in one object, or with ``finite`` a ``NaN`` or ``Infinity`` outside a string;
+    None if there is none.
+    """
+    objects: list[set[str] | None] = []  # the keys seen so far in each open object; None: array
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            value, end = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
+            after = text[end:].lstrip(" \t\r\n")
+            keys = objects[-1] if objects else None
+            if after.startswith(":") and keys is not None:
+                if value in keys:
+                    return f"key {value!r} twice in one object; expected each key once", i
+                keys.add(value)
+            i = end
+            continue
+        if c == "{":
+            objects.append(set())
+        elif c == "[":
+            objects.append(None)
+        elif c in "]}" and objects:
+            objects.pop()
+        elif finite and text.startswith(_NON_FINITE, i):
+            word = next(w for w in _NON_FINITE if text.startswith(w, i))
+            return f"the number {word}; expected a finite number", i
+        i += 1
+    return None
+
+
+def unlinked_folder(path: str | os.PathLike[str], what: str) -> Path:
+    """``path``, after checking that it is not a symlink, nor anything but a folder if it exists.
+
+    The suite's own folders inside a run (``claims/``, ``logs/``) are written by name: a link in
+    a folder's place would put the suite's files wherever it points, outside the run.
+
+    Raises:
+        InputError: ``path`` is a symlink, or exists and is not a folder.
+    """
+    path = Path(path)
+    if path.is_symlink():
+        raise InputError(
+            f"{path}: {what} is a symlink (to {os.readlink(path)}); the suite never writes "
+            "through a link: remove it"
+        )
+    with contextlib.suppress(FileNotFoundError):
+        mode = path.stat().st_mode
+        if not stat.S_ISDIR(mode):
+            raise InputError(f"{path}: {what} is {file_kind(mode)}, expected a folder")
+    return path
 
 
 def output_dir(path: str | os.PathLike[str], what: str) -> Path:

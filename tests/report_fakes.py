@@ -49,9 +49,12 @@ def linear_table(
     return EpisodeTable.from_rows(rows)
 
 
-def spec_yaml(name: str, report: ReportSpec) -> str:
+def spec_yaml(name: str, report: ReportSpec, tasks_per_seed: bool = False) -> str:
     """A stand-in for a resolved spec: only the keys the report reads."""
-    return yaml.safe_dump({"name": name, "report": dataclasses.asdict(report)}, sort_keys=False)
+    doc = {"name": name, "report": dataclasses.asdict(report)}
+    if tasks_per_seed:
+        doc["tasks"] = {"test_per_seed": True}
+    return yaml.safe_dump(doc, sort_keys=False)
 
 
 def write_store(
@@ -63,11 +66,14 @@ def write_store(
     report: ReportSpec | None = None,
     failed: Sequence[tuple[str, int]] = (),
     unfinished: Sequence[tuple[str, int]] = (),
+    tasks_per_seed: bool = False,
+    draw: int = 0,
 ) -> Path:
     """Write ``table`` as one run's evaluation cells, like the runner does.
 
     Cells (method, seed) in ``failed`` are recorded as failed, those in ``unfinished`` are planned
-    but never written; their episodes are not stored.
+    but never written; their episodes are not stored. ``tasks_per_seed``: each seed drew its own
+    test tasks (``tasks.test_per_seed``); ``draw`` shifts every task's goal (another task draw).
     """
     report = report if report is not None else ReportSpec()
     writer = StoreWriter(directory)
@@ -77,7 +83,7 @@ def write_store(
     run = writer.begin_run(
         spec_name=spec_name,
         spec_hash=spec_hash,
-        spec_yaml=spec_yaml(spec_name, report),
+        spec_yaml=spec_yaml(spec_name, report, tasks_per_seed),
         provenance={"versions": {}, "host": "test"},
         backend="local",
         workers=1,
@@ -89,7 +95,13 @@ def write_store(
         for position, m in enumerate(methods)
         for s in seeds
     ]
-    writer.record_plan(run, plan, [("test", t, f"synthetic/test/{t}", {"goal": t}) for t in tasks])
+    splits = [(f"test/seed{s}", 100 * (s + 1)) for s in seeds] if tasks_per_seed else [("test", 0)]
+    rows = [
+        (split, t, f"synthetic/{split}/{t}", {"goal": t + offset + draw})
+        for split, offset in splits
+        for t in tasks
+    ]
+    writer.record_plan(run, plan, rows)
     for cell_id, _, m, s, _ in plan:
         if (m, s) in unfinished:
             continue

@@ -4,8 +4,9 @@ Each seed's demonstrations (the ones every method of the run learned from) becom
 dataset ``<spec name>/demos-seed<seed>-v0`` under ``--out`` (default ``RUN_DIR/minari``). A spec
 can read one back with ``demonstrations: {source: minari, params: {dataset: PATH}}``. Exit 2 on bad
 input (no run there, a damaged store, no demonstrations stored, an unknown seed, an ``--out`` that
-is a file or cannot be written). Observations are stored as raw arrays (never JPEG), so Atari
-frames read back bit-identical.
+is a file or cannot be written, a dataset folder that is not an earlier export of the suite: a
+user's file in it or a symlink; nothing is then deleted). Observations are stored as raw arrays
+(never JPEG), so Atari frames read back bit-identical.
 """
 
 from __future__ import annotations
@@ -37,7 +38,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Write one dataset per seed; 2 on bad input."""
     from opt_suite import registry
-    from opt_suite.demonstrations.minari_io import dataset_id, export_demonstrations
+    from opt_suite.demonstrations.minari_io import (
+        dataset_id,
+        export_demonstrations,
+        export_problem,
+    )
     from opt_suite.files_guard import output_dir
     from opt_suite.run_view import RunView
     from opt_suite.store import StoreError
@@ -61,6 +66,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     # After the store is read: the default --out lies in RUN_DIR, which must not be created.
     out = output_dir(args.out or args.directory / "minari", "the export folder (--out)")
+    # Every seed's folder is checked before any is written: a refusal changes none of them.
+    for seed in demos:
+        problem = export_problem(out.resolve(), dataset_id(spec.name, seed))
+        if problem is not None:
+            print(f"opt-suite export-demos: error: {problem}", file=sys.stderr)
+            return 2
     family = registry.load(registry.FAMILIES, spec.family.name)(spec.family.params)
     for seed, trajectories in demos.items():
         name = dataset_id(spec.name, seed)

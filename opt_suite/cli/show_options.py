@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from opt_suite.files_guard import InputError
+from opt_suite.files_guard import InputError, output_file
 from opt_suite.run_view import RunViewError
 
 __all__ = ["add_arguments", "run"]
@@ -98,7 +98,8 @@ def _draw(out: Path, spec, options, demos, args, label: str, seed: int) -> Path:
     )
     demonstration = max(demos, key=len) if demos else None
     title = f"{label} — test task {args.task}, π after {episodes} episodes of Q-learning"
-    path = out / f"options-{label}.png"
+    # Never through a symlink: a link there would make the picture overwrite a file outside --out.
+    path = output_file(out / f"options-{label}.png", "an options picture")
     return save_options_figure(
         path, model, options, MOVES, demonstration=demonstration,
         pi=epsilon_greedy_policy(q, params.epsilon), episode=episode, title=title,
@@ -150,7 +151,7 @@ def _draw_strips(out: Path, spec, options, demos, args, label: str, seed: int) -
             env.close()
         ended = f"({run.ended_by}, {len(run.actions)} steps)"
         title = f"{label}: {name} from {where} until it ended {ended}"
-        path = out / f"options-{label}-{name}.png"
+        path = output_file(out / f"options-{label}-{name}.png", "an option strip picture")
         written.append(save_option_strip(path, run, names, title))
     return written
 

@@ -11,6 +11,8 @@ variants are listed, and ``--resolved`` prints each one.
 ``--deep`` also runs the contract checks of every component a valid spec names, with its params
 on its own family (:mod:`opt_suite.testing.spec_checks`): each failed check is one line on stderr
 naming the component, and the status is 2. It runs the components (a few cells' worth of work).
+A component that raises ``SystemExit`` (even ``sys.exit(0)``) or a ``KeyboardInterrupt`` no signal
+caused fails its check: the status is 2, never 0, and only the user's own Ctrl-C stops validate.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import argparse
 import sys
 from typing import Any
 
+from opt_suite.interrupts import CODE_EXITS, raised_by_code, signals_noted
 from opt_suite.spec import SpecError, canonical_yaml, find_spec, load_sweep, spec_hash
 from opt_suite.spec.schema import Spec
 
@@ -70,34 +73,52 @@ def run(args: argparse.Namespace) -> int:
     status = 0
     for number, arg in enumerate(args.specs):
         path = find_spec(arg)
-        try:
-            sweep = load_sweep(path)
-        except SpecError as exc:
-            print("\n".join(exc.problems), file=sys.stderr)
-            status = 2
-            continue
-        except Exception as exc:  # a bug must still not print a traceback at a user
-            print(f"{path}: internal error while validating: {exc!r}", file=sys.stderr)
-            status = 2
-            continue
-        spec = sweep.base
-        if args.resolved:
-            for i, (variant, one) in enumerate(sweep.specs):
-                separator = "---\n" if number or i else ""
-                title = spec.name if variant is None else f"{spec.name}, sweep variant {variant}"
-                print(f"{separator}# {title}: resolved from {path}\n# spec_hash: {spec_hash(one)}")
-                print(canonical_yaml(one), end="")
-        elif not sweep.variants:
-            print(f"ok: {spec.name} (hash {spec_hash(spec)[:HASH_CHARS]}): {_work(spec)}")
-            _say_imports(spec)
-        else:
-            print(f"ok: {spec.name}: a sweep of {len(sweep.variants)} variants, each valid")
-            for member in sweep.variants:
-                digest = spec_hash(member.spec)[:HASH_CHARS]
-                print(f"  {member.name} (hash {digest}): {_work(member.spec)}")
-        if args.deep and not args.resolved:
-            for variant, one in sweep.specs:
-                status = max(status, _deep(one, path if variant is None else f"{path} [{variant}]"))
+        # A plugin's sys.exit(0) or KeyboardInterrupt (in its import, Params.check, discover...)
+        # must fail the spec, never end validate with 0 nor be reported as the user's Ctrl-C.
+        with signals_noted() as arrived:
+            try:
+                status = max(status, _one(args, number, path))
+            except CODE_EXITS as exc:
+                if not raised_by_code(exc, arrived):
+                    raise
+                print(
+                    f"{path}: a component raised {type(exc).__name__}({exc}) while validating "
+                    "(its code, not a signal): the spec cannot be validated",
+                    file=sys.stderr,
+                )
+                status = 2
+    return status
+
+
+def _one(args: argparse.Namespace, number: int, path: Any) -> int:
+    """Validate one spec (its ``number`` among the arguments); 0 if valid, else 2."""
+    status = 0
+    try:
+        sweep = load_sweep(path)
+    except SpecError as exc:
+        print("\n".join(exc.problems), file=sys.stderr)
+        return 2
+    except Exception as exc:  # a bug must still not print a traceback at a user
+        print(f"{path}: internal error while validating: {exc!r}", file=sys.stderr)
+        return 2
+    spec = sweep.base
+    if args.resolved:
+        for i, (variant, one) in enumerate(sweep.specs):
+            separator = "---\n" if number or i else ""
+            title = spec.name if variant is None else f"{spec.name}, sweep variant {variant}"
+            print(f"{separator}# {title}: resolved from {path}\n# spec_hash: {spec_hash(one)}")
+            print(canonical_yaml(one), end="")
+    elif not sweep.variants:
+        print(f"ok: {spec.name} (hash {spec_hash(spec)[:HASH_CHARS]}): {_work(spec)}")
+        _say_imports(spec)
+    else:
+        print(f"ok: {spec.name}: a sweep of {len(sweep.variants)} variants, each valid")
+        for member in sweep.variants:
+            digest = spec_hash(member.spec)[:HASH_CHARS]
+            print(f"  {member.name} (hash {digest}): {_work(member.spec)}")
+    if args.deep and not args.resolved:
+        for variant, one in sweep.specs:
+            status = max(status, _deep(one, path if variant is None else f"{path} [{variant}]"))
     return status
 
 

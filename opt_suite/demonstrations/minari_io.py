@@ -9,7 +9,11 @@ without one are given to the train tasks in order, ``trajectories_per_task`` eac
 used must end in a termination (a goal), within ``demonstrations.max_steps`` steps.
 
 Export (``opt-suite export-demos RUN_DIR``): each seed's stored demonstrations become one dataset,
-``<spec name>/demos-seed<seed>-v0``, written whole into a temporary folder and renamed into place.
+``<spec name>/demos-seed<seed>-v0``, written whole into a temporary folder and renamed into place,
+with the manifest :data:`EXPORT_MANIFEST` (the SHA-256 of every file written). A re-export replaces
+a dataset folder only when its manifest proves the suite wrote all of it, unchanged
+(:mod:`opt_suite.export_folder`); a folder holding anything else, or a symlink, is refused and
+nothing is deleted.
 """
 
 from __future__ import annotations
@@ -28,8 +32,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from opt_suite.demonstrations.base import DemonstrationError, DemonstrationSource, SourceContext
+from opt_suite.export_folder import replace_problem, swap_in, write_manifest
 from opt_suite.families.base import TaskFamily
-from opt_suite.files_guard import InputError, file_kind, output_dir, read_bounded
+from opt_suite.files_guard import (
+    InputError,
+    file_kind,
+    output_dir,
+    read_bounded,
+    unlinked_folder,
+)
 from opt_suite.params import param
 from opt_suite.trajectory import Trajectory
 
@@ -38,11 +49,15 @@ __all__ = [
     "MinariParams",
     "MinariSource",
     "check_dataset_files",
+    "EXPORT_MANIFEST",
     "dataset_id",
     "export_demonstrations",
+    "export_problem",
 ]
 
 MAX_METADATA_BYTES = 16 << 20  # a dataset's metadata.json is a few kB (spaces, ids, counts)
+EXPORT_MANIFEST = "opt-suite-export.json"  # beside data/: Minari reads only data/
+EXPORT_FORMAT = "opt-suite minari export 1"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -184,6 +199,25 @@ def dataset_id(spec_name: str, seed: int) -> str:
     return f"{spec_name}/demos-seed{seed}-v0"
 
 
+def export_problem(out: Path, name: str) -> str | None:
+    """Why dataset ``name`` must not be (re)written under ``out`` (one line), or None.
+
+    The dataset folder must be absent, empty, or an earlier export its manifest proves unchanged;
+    neither it nor the spec's folder above it may be a symlink (the export would land, and an old
+    one be deleted, wherever the link points).
+    """
+    final = Path(out) / name
+    try:
+        for folder in reversed(final.relative_to(out).parents[:-1]):
+            unlinked_folder(Path(out) / folder, "a folder of the export")
+    except InputError as exc:
+        return f"{exc}; nothing was deleted"
+    if final.is_symlink():
+        return f"{final}: the dataset folder is a symlink; nothing was deleted: give another --out"
+    problem = replace_problem(final, EXPORT_MANIFEST, EXPORT_FORMAT)
+    return None if problem is None else f"{problem}; nothing was deleted"
+
+
 def export_demonstrations(
     trajectories: Sequence[Trajectory],
     family: TaskFamily,
@@ -195,7 +229,11 @@ def export_demonstrations(
 
     Each episode records its task in ``options["task_id"]`` (read back by :class:`MinariSource`).
     The dataset is built in a temporary folder next to its destination and renamed into place, so
-    an interrupted export leaves nothing half-written.
+    an interrupted export leaves nothing half-written; it replaces only an earlier export
+    (:func:`export_problem`).
+
+    Raises:
+        InputError: the dataset's folder is neither absent, empty nor an unchanged earlier export.
     """
     import minari
     from minari.data_collector import EpisodeBuffer
@@ -217,6 +255,9 @@ def export_demonstrations(
     # Absolute: Minari joins the dataset path to MINARI_DATASETS_PATH, and a relative one twice.
     out = output_dir(out, "the export folder").resolve()
     final = out / name
+    problem = export_problem(out, name)
+    if problem is not None:
+        raise InputError(problem)
     staging = Path(tempfile.mkdtemp(prefix=".export-", dir=out))
     saved = os.environ.get("MINARI_DATASETS_PATH")
     try:
@@ -234,10 +275,9 @@ def export_demonstrations(
                 # Atari's stacked frames at all. Demonstrations must read back bit-identical.
                 jpeg_encoding=False,
             )
-        if final.exists():
-            shutil.rmtree(final)
+        write_manifest(staging / name, EXPORT_MANIFEST, EXPORT_FORMAT, {"dataset": name})
         final.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging / name, final)
+        swap_in(staging / name, final)
     finally:
         if saved is None:
             os.environ.pop("MINARI_DATASETS_PATH", None)

@@ -21,6 +21,11 @@ from its own results:
 ``settings.test_tasks`` is ``"per_seed"`` when each seed drew its own test tasks
 (``tasks.test_per_seed``; then a task index names a different task on every seed, and the
 ``thresholds`` keys are ``"seed/task"``), else ``"shared"`` (the default when absent).
+``task_draw`` maps each test split (``test``, or ``test/seed<i>``) to the SHA-256 of the tasks
+drawn there (:mod:`opt_suite.report.task_draw`): ``compare`` and ``gate-rates`` refuse a run whose
+draw differs, even with ``--allow-spec-change`` (absent in files written before it existed).
+The file is read through the file guard (:func:`opt_suite.files_guard.read_json`): a key twice in
+one object, or ``NaN``/``Infinity`` anywhere, is refused with its line.
 ``metrics`` holds every metric of :data:`opt_suite.report.metrics.METRICS` (``auc``,
 ``final_return``, ``episodes_to_threshold`` -- in frames when ``threshold_unit`` is ``frames`` --,
 ``jump_start``, ``improvement``), each a seeds x tasks matrix. ``references`` (the uniform-random
@@ -34,13 +39,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from opt_suite.files_guard import InputError, output_file, read_bounded
+from opt_suite.files_guard import InputError, output_file, read_json
 from opt_suite.report.inputs import Analysis, ReportInputs
 from opt_suite.report.metrics import METRICS, SMOOTHING_WINDOW
 
@@ -88,6 +94,8 @@ class Baseline:
     threshold_unit: str = "episodes"
     #: each seed drew its own test tasks (``tasks.test_per_seed``)
     tasks_per_seed: bool = False
+    #: test split -> digest of its drawn tasks (empty: written before draws were recorded)
+    task_draw: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 def baseline_document(inputs: ReportInputs, analysis: Analysis) -> dict[str, Any]:
@@ -112,6 +120,7 @@ def baseline_document(inputs: ReportInputs, analysis: Analysis) -> dict[str, Any
             for name, m in analysis.metrics.items()
         },
         **_references(inputs),
+        **({"task_draw": dict(inputs.task_draw)} if inputs.task_draw else {}),
     }
 
 
@@ -158,13 +167,10 @@ def load_baseline(path: str | Path) -> Baseline:
             f" --export-baseline {path}`)"
         )
     try:
-        data = read_bounded(path, MAX_BYTES, "baseline file")
-    except InputError as exc:  # a directory, FIFO, /dev/zero link, or more than MAX_BYTES
+        # Every key once (a second "auc" would silently win), no NaN or Infinity literal.
+        doc = read_json(path, MAX_BYTES, "baseline file", finite=True)
+    except InputError as exc:  # a directory, FIFO, /dev/zero link, > MAX_BYTES, not JSON
         raise BaselineError(str(exc)) from None
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise BaselineError(f"{path}: not a JSON baseline file ({exc})") from None
     _require(
         isinstance(doc, dict) and doc.get("format") == FORMAT, path, f"format is not {FORMAT!r}"
     )
@@ -213,6 +219,14 @@ def load_baseline(path: str | Path) -> Baseline:
     )
     methods = doc.get("methods")
     _require(isinstance(methods, dict) and methods, path, "methods must be a non-empty mapping")
+    draw = doc.get("task_draw", {})
+    _require(
+        isinstance(draw, dict)
+        and all(re.fullmatch(r"test(/seed\d{1,10})?", k) for k in draw)
+        and all(isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v) for v in draw.values()),
+        path,
+        "task_draw must map test splits ('test' or 'test/seed<i>') to SHA-256 hex digests",
+    )
     return Baseline(
         path=path,
         spec_name=spec["name"],
@@ -223,6 +237,7 @@ def load_baseline(path: str | Path) -> Baseline:
         methods={name: _runs(path, name, entry) for name, entry in methods.items()},
         threshold_unit=unit,
         tasks_per_seed=test_tasks == "per_seed",
+        task_draw=dict(draw),
     )
 
 

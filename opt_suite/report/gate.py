@@ -64,6 +64,7 @@ from opt_suite.report.leaderboard import rng_for
 from opt_suite.report.metrics import HIGHER_IS_BETTER, METRICS, resolve_thresholds, run_metrics
 from opt_suite.report.replay import Replay, replay
 from opt_suite.report.replay import listed as _listed
+from opt_suite.report.task_draw import draw_problem
 from opt_suite.report.verdicts import Design, entry_verdict
 from opt_suite.verdict import Margins, Verdict, familywise_statement
 
@@ -288,7 +289,8 @@ def compare_runs(
     Raises:
         CompareError: unknown metric, bad alpha, spec hash mismatch (unless
             ``allow_spec_change``), a baseline method entry absent from the run or without the
-            metric, a (method, seed, task) pair of the baseline absent from the run, an incomplete
+            metric, a (method, seed, task) pair of the baseline absent from the run, test tasks
+            other than the baseline's (:mod:`opt_suite.report.task_draw`), an incomplete
             run, or a design whose smallest attainable p-value is above ``alpha``
             (:func:`power_problem`).
         BaselineError: ``only_seeds`` or ``only_methods`` names what the baseline does not hold.
@@ -326,6 +328,10 @@ def compare_runs(
             f"the baseline is narrowed (--only-seeds/--only-methods) to {kept} of its {full}"
             f" (method, seed, task) pairs: method entries {', '.join(baseline.methods)}"
         )
+    # Before anything is paired: index k must name the same test task on both sides.
+    problem = draw_problem(inputs.tasks_per_seed, inputs.task_draw, inputs.spec_hash, baseline)
+    if problem is not None:
+        raise CompareError(problem)
     present = set(inputs.episodes.methods())
     missing = [m for m in baseline.methods if m not in present]
     if missing:

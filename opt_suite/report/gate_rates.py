@@ -4,6 +4,10 @@ A gate that trips without a real regression is a gate users switch off; one that
 regression is worse. Both rates are measured here with the gate itself (:func:`compare_runs`),
 never a re-implementation of its test:
 
+Only for test tasks shared by every seed: with ``tasks.test_per_seed`` a fresh seed draws other
+tasks, which no relabelling makes the baseline's (refused, as is a run whose shared draw differs
+from the baseline's, :mod:`opt_suite.report.task_draw`).
+
 - **false-alarm rate**: a run of the same spec whose only change is the random streams. The
   baseline's seeds ``s_1..s_k`` are compared with ``k`` *other* seeds of one run of the spec
   (same code, same tasks, other demonstrations, options and learner streams), relabelled as the
@@ -25,7 +29,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from opt_suite.report.baseline import Baseline, BaselineRuns
-from opt_suite.report.gate import Comparison, compare_runs
+from opt_suite.report.gate import CompareError, Comparison, compare_runs
 from opt_suite.report.inputs import ReportInputs
 from opt_suite.report.metrics import HIGHER_IS_BETTER
 
@@ -124,8 +128,17 @@ def gate_rates(
 
     Raises:
       ValueError: the run has no group of fresh seeds.
-      opt_suite.report.gate.CompareError: the gate refuses the comparison (as ``compare`` would).
+      opt_suite.report.gate.CompareError: the gate refuses the comparison (as ``compare`` would),
+        or the test tasks are drawn per seed: fresh seeds then drew other tasks than the
+        baseline's, and relabelling them would pair different tasks.
     """
+    if inputs.tasks_per_seed or baseline.tasks_per_seed:
+        raise CompareError(
+            f"baseline {baseline.path} or the run draws its test tasks per seed "
+            "(tasks.test_per_seed): fresh seeds drew other tasks than the baseline's seeds, and "
+            "relabelling them as the baseline's would pair different tasks; gate-rates needs "
+            "test tasks shared by every seed"
+        )
     groups = fresh_seed_groups(baseline, sorted(set(inputs.episodes.seed.tolist())))
     ranges = task_ranges(baseline, metric)
     alarms, smallest = 0, []

@@ -63,6 +63,9 @@ class ReportInputs:
             (``opt_suite.methods.base.DISCOVERY_WARNINGS``), each a caveat of the leaderboard.
         reference_warnings: why the run's reference returns could not be used (a file that
             records an error, fails its digest, or lacks a stored seed), each a caveat.
+        task_draw: test split -> digest of the test tasks drawn there
+            (:func:`opt_suite.report.task_draw.drawn_test_tasks`; empty: not known), recorded in
+            the baseline so that a comparison never pairs different tasks.
     """
 
     episodes: EpisodeTable
@@ -85,6 +88,7 @@ class ReportInputs:
     demonstrations_asked: int | None = None
     discovery_warnings: tuple[str, ...] = ()
     reference_warnings: tuple[str, ...] = ()
+    task_draw: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

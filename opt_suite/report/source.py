@@ -25,6 +25,7 @@ from opt_suite.report.fig1a import training_curves
 from opt_suite.report.inputs import ReportInputs
 from opt_suite.report.interaction_curves import interaction_curves
 from opt_suite.report.normalise import References
+from opt_suite.report.task_draw import drawn_test_tasks
 from opt_suite.report.zero_shot import zero_shot_returns
 from opt_suite.spec.schema import ReportSpec
 from opt_suite.stages import Stage
@@ -314,6 +315,7 @@ def _load_inputs(directory: Path, store: Any) -> tuple[ReportInputs, list[str]]:
         discovery_warnings=tuple(discovery_warnings(cells, methods)),
         # In the leaderboard's caveats too: a report without its normalised scores says why.
         reference_warnings=tuple(reference_warnings),
+        task_draw=drawn_test_tasks(store.tasks()),
     )
     return inputs, warnings
 

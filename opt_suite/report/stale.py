@@ -7,19 +7,42 @@ and ``discovery.png`` (written only when the spec records such curves), ``diagno
 (``opt-suite diagnose``) and ``tensorboard/`` (``opt-suite export-tensorboard``). Those are
 moved — never deleted — into ``DIR/stale/<hash>/``, named by the spec they were made for (its
 first 12 hex digits; ``earlier`` when that is not recorded).
+
+Who made a file is read from the JSON the report itself wrote (``leaderboard.json``,
+``diagnose.json``, ``tensorboard/export.json``) through the file guard
+(:func:`opt_suite.files_guard.read_json`): a FIFO there would hang the report, and a link to
+``/dev/zero`` or a huge file would be read whole. Such a file records no owner.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["STALE_DIR", "OPTIONAL_PICTURES", "report_owner", "set_aside_stale"]
+from opt_suite.files_guard import InputError, read_json
+
+__all__ = [
+    "MAX_REPORT_JSON_BYTES",
+    "STALE_DIR",
+    "OPTIONAL_PICTURES",
+    "read_report_json",
+    "report_owner",
+    "set_aside_stale",
+]
 
 STALE_DIR = "stale"
 OPTIONAL_PICTURES = ("fig1a.png", "discovery.png")  # written only when the spec has those curves
+MAX_REPORT_JSON_BYTES = 64 << 20  # a report's own JSON: kilobytes to a few megabytes
+
+
+def read_report_json(path: Path, what: str) -> object:
+    """A JSON file a report or an export wrote, read back through the file guard.
+
+    Raises:
+        InputError: not a regular file of at most :data:`MAX_REPORT_JSON_BYTES`, or not JSON.
+    """
+    return read_json(path, MAX_REPORT_JSON_BYTES, what)
 
 
 def report_owner(directory: Path) -> str | None:
@@ -29,10 +52,10 @@ def report_owner(directory: Path) -> str | None:
 
 def _recorded_hash(path: Path, keys: tuple[str, ...]) -> str | None:
     try:
-        value = json.loads(path.read_text())
+        value: object = read_report_json(path, "a report's record of its spec")
         for key in keys:
-            value = value[key]
-    except (OSError, ValueError, KeyError, TypeError):
+            value = value[key]  # type: ignore[index]
+    except (InputError, KeyError, TypeError, IndexError):
         return None
     return value if isinstance(value, str) else None
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from opt_suite.files_guard import InputError, output_file, read_bounded
+from opt_suite.report.stale import read_report_json
 
 __all__ = [
     "SWEEP_MANIFEST",
@@ -115,7 +116,10 @@ def write_sweep_reports(directory: str | Path) -> list[Path]:
         for message in warnings:
             logger.warning("variant %s: %s", variant["name"], message)
         written += write_report_files(inputs, out)
-        boards.append((variant, json.loads((out / "leaderboard.json").read_text("utf-8"))))
+        board = read_report_json(out / "leaderboard.json", "a variant's leaderboard")
+        if not isinstance(board, dict):
+            raise ReportDataError(f"{out / 'leaderboard.json'}: not a leaderboard (a JSON object)")
+        boards.append((variant, board))
     if not boards:
         raise ReportDataError(f"{directory}: no sweep variant has results to report yet")
     rows = sweep_rows(boards)

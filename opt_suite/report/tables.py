@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from opt_suite.files_guard import InputError, read_bounded
+from opt_suite.files_guard import InputError
 from opt_suite.report.episodes import COLUMNS, EpisodeTable, label_key
 from opt_suite.report.leaderboard import Estimate, Improvement, Leaderboard
 from opt_suite.report.metrics import HIGHER_IS_BETTER, JUMP_START_FRACTION, SMOOTHING_WINDOW
+from opt_suite.report.stale import read_report_json
 from opt_suite.report.verdicts import margins_json
 from opt_suite.verdict import familywise_statement
 
@@ -450,9 +451,8 @@ def leaderboard_markdown(board: Leaderboard) -> str:
 def leaderboard_warnings(directory: Path) -> list[str]:
     """The warnings of the leaderboard written in ``directory`` (empty if none or unreadable)."""
     try:
-        data = read_bounded(Path(directory) / "leaderboard.json", 1 << 26, "leaderboard file")
-        doc = json.loads(data)
-    except (InputError, ValueError):
+        doc = read_report_json(Path(directory) / "leaderboard.json", "leaderboard file")
+    except InputError:
         return []
     warnings = doc.get("warnings") if isinstance(doc, dict) else None
     return [str(w) for w in warnings] if isinstance(warnings, list) else []

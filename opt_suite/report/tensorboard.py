@@ -31,8 +31,6 @@ wrote), never by a file name; anything else is refused and nothing is deleted.
 from __future__ import annotations
 
 import itertools
-import json
-import os
 import re
 import shutil
 import tempfile
@@ -40,9 +38,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from opt_suite.export_folder import replace_problem, swap_in, write_manifest
 from opt_suite.run_view import RunView, RunViewError
 from opt_suite.store.reader import split_name
-from opt_suite.store.verify import file_digest
 
 __all__ = [
     "MARKER",
@@ -148,32 +146,10 @@ def export_problem(out: Path) -> str | None:
     """Why ``out`` must not be replaced by an export (one line), or None when it may be.
 
     It may when it does not exist, is an empty folder, or holds exactly the files its manifest
-    lists with the digests it records: an earlier export, unchanged. A folder a user put files in
-    (or changed a file of) is never replaced, whatever its file names.
+    lists with the digests it records: an earlier export, unchanged
+    (:func:`opt_suite.export_folder.replace_problem`).
     """
-    if out.is_symlink() or (out.exists() and not out.is_dir()):
-        return f"{out} exists and is not a folder: give another --out"
-    if not out.exists() or not any(out.iterdir()):
-        return None
-    refuse = f"{out} exists and is not an earlier export"
-    try:
-        manifest = json.loads((out / MARKER).read_text())
-    except (OSError, ValueError):
-        return f"{refuse} (no readable {MARKER}): give another --out, or empty it"
-    listed = manifest.get("files") if isinstance(manifest, dict) else None
-    if not isinstance(listed, dict) or manifest.get("format") != FORMAT:
-        return f"{refuse} (its {MARKER} is not this export's manifest): give another --out"
-    found = {p.relative_to(out).as_posix(): p for p in sorted(out.rglob("*")) if p.name != MARKER}
-    for name, path in found.items():
-        if path.is_symlink() or not (path.is_dir() or path.is_file()):
-            return f"{refuse}: {path} is not a regular file: give another --out"
-        if path.is_file() and (name not in listed or file_digest(path) != listed[name]):
-            what = "is not in its manifest" if name not in listed else "changed since the export"
-            return f"{refuse}: {path} {what}: give another --out"
-    absent = sorted(set(listed) - {n for n, p in found.items() if p.is_file()})
-    if absent:
-        return f"{refuse}: {out / absent[0]} of its manifest is missing: give another --out"
-    return None
+    return replace_problem(out, MARKER, FORMAT)
 
 
 def write_export(out: Path, runs: list[ExportRun], stamp: int, spec: tuple[str, str]) -> None:
@@ -191,25 +167,11 @@ def write_export(out: Path, runs: list[ExportRun], stamp: int, spec: tuple[str, 
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
-        files = {}
         for name, scalars in runs:
-            path = write_events(staging / name, scalars, stamp)
-            files[path.relative_to(staging).as_posix()] = file_digest(path)
-        manifest = {
-            "format": FORMAT,
-            "spec": spec[0],
-            "spec_hash": spec[1],
-            "runs": [n for n, _ in runs],
-            "files": files,
-        }
-        (staging / MARKER).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
-            os.replace(out, old / out.name)
-            os.replace(staging, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(staging, out)
+            write_events(staging / name, scalars, stamp)
+        extra = {"spec": spec[0], "spec_hash": spec[1], "runs": [n for n, _ in runs]}
+        write_manifest(staging, MARKER, FORMAT, extra)
+        swap_in(staging, out)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)

@@ -62,8 +62,11 @@ def view_usage(
         )
     stored = _stored_episodes(view, methods)
     recorded = _recorded_counts(view, check.done)
-    option_files = {
-        (m, s): path.read_bytes()
+    from opt_suite.files_guard import read_bounded
+    from opt_suite.options.base import MAX_FILE_BYTES
+
+    option_files = {  # reopened through the guard: a FIFO or /dev/zero link there is refused
+        (m, s): read_bounded(path, MAX_FILE_BYTES, "option-set file")
         for m in methods
         for s in seeds
         if (path := view.store.option_set_file(m, s)) is not None

@@ -238,7 +238,12 @@ class _StartupLoggedProcess(multiprocessing.context.SpawnProcess):
             super().start()
             return
         os.makedirs(os.path.dirname(self.startup_log), exist_ok=True)
-        log = os.open(self.startup_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW  # never through a link
+        try:
+            log = os.open(self.startup_log, flags, 0o644)
+        except OSError:  # a link (or no room) there: the start-up chatter stays on stderr
+            super().start()
+            return
         saved = os.dup(2)
         try:
             sys.stderr.flush()

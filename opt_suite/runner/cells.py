@@ -15,7 +15,6 @@ environment is set where cells run.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import signal
@@ -23,13 +22,14 @@ import socket
 import threading
 import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from opt_suite.families.base import Task, TaskFamily
+from opt_suite.interrupts import signals_noted
 
 if TYPE_CHECKING:
     from opt_suite.demonstrations.base import DemonstrationSource
@@ -345,7 +345,9 @@ def init_worker(log_dir: str | None = None) -> None:
     if log_dir is not None:
         Path(log_dir).mkdir(parents=True, exist_ok=True)
         fd = os.open(
-            Path(log_dir) / f"worker-{os.getpid()}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND
+            Path(log_dir) / f"worker-{os.getpid()}.log",
+            os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW,  # never through a link
+            0o644,
         )
         os.dup2(fd, 1)
         os.dup2(fd, 2)
@@ -385,7 +387,7 @@ def execute(job: CellJob) -> CellOutcome:
     started = time.time()
     clock = time.perf_counter()
     host = socket.gethostname()
-    with _signals_noted() as arrived:
+    with signals_noted() as arrived:
         try:
             result, problem = job.compute()
             error = None if problem is None else f"{job.label} produced {problem}"
@@ -421,36 +423,6 @@ def execute(job: CellJob) -> CellOutcome:
         retryable=retryable if error else True,
         **(result if not error else {}),
     )
-
-
-@contextlib.contextmanager
-def _signals_noted() -> Iterator[list[int]]:
-    """The interrupting signals (SIGINT, SIGTERM) that arrive while the block runs.
-
-    Their handlers run as before; a note is all that is added, so that :func:`execute` can tell
-    a ``KeyboardInterrupt`` of a real Ctrl-C from one raised by a cell's code. Handlers are
-    Python's to set only in the main thread, and a signal left at its default action (a worker's
-    SIGTERM) kills the process without raising anything, so only Python handlers are wrapped.
-    """
-    arrived: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield arrived
-        return
-    previous: dict[int, Any] = {}
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        handler = signal.getsignal(signum)
-        if callable(handler):
-
-            def noting(number: int, frame: Any, handler: Any = handler) -> None:
-                arrived.append(number)
-                handler(number, frame)
-
-            previous[signum] = signal.signal(signum, noting)
-    try:
-        yield arrived
-    finally:
-        for number, restored in previous.items():
-            signal.signal(number, restored)
 
 
 #: Failures that come from the machine, not from the cell's inputs: a rerun may not meet them.

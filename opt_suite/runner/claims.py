@@ -8,15 +8,21 @@ by the first and picks up their results from the store once they are done.
 A step that every runner must do itself, one at a time, waits for the claim instead
 (:meth:`Claims.held`): e.g. writing a spec's reference returns, which must cover the seeds every
 runner stored.
+
+Neither ``claims/`` nor a lock file is ever a symlink followed: a link would put the runner's
+files (or open another's) outside the run folder; it is refused, naming it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 from collections.abc import Iterator
 from pathlib import Path
+
+from opt_suite.files_guard import unlinked_folder
 
 __all__ = ["Claims"]
 
@@ -25,7 +31,8 @@ class Claims:
     """The claims this process holds in ``directory``."""
 
     def __init__(self, directory: Path) -> None:
-        self.root = Path(directory) / "claims"
+        """Raises InputError: ``claims/`` is a symlink or not a folder."""
+        self.root = unlinked_folder(Path(directory) / "claims", "the cell claims folder")
         self.root.mkdir(parents=True, exist_ok=True)
         self._held: dict[str, int] = {}
 
@@ -33,7 +40,7 @@ class Claims:
         """Take the claim on ``cell_id`` if no other runner holds it (never blocks)."""
         if cell_id in self._held:
             return True
-        fd = os.open(self.root / f"{cell_id}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        fd = self._open_lock(cell_id)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -45,12 +52,26 @@ class Claims:
     @contextlib.contextmanager
     def held(self, name: str) -> Iterator[None]:
         """Hold the claim on ``name`` for the block, waiting while another runner holds it."""
-        fd = os.open(self.root / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        fd = self._open_lock(name)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
         finally:
             os.close(fd)  # closing drops the lock
+
+    def _open_lock(self, name: str) -> int:
+        """The lock file of ``name``, opened (created if missing), never through a symlink.
+
+        Raises:
+          OSError: it cannot be opened; a symlink there is named (a cell then fails, naming it).
+        """
+        path = self.root / f"{name}.lock"
+        try:
+            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise OSError(exc.errno, f"{path} is a symlink (never followed)") from None
+            raise
 
     def release(self, cell_id: str) -> None:
         """Give the claim back (the lock file stays: deleting it would race with other runners)."""

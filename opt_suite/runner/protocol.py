@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from opt_suite.families.base import Task, TaskFamily
-from opt_suite.files_guard import read_bounded
+from opt_suite.files_guard import read_bounded, unlinked_folder
 from opt_suite.options.base import MAX_FILE_BYTES
 from opt_suite.runner.backends import Backend, make_backend
 from opt_suite.runner.cells import (
@@ -274,6 +274,9 @@ def run_protocol(
     components = resolve_components(spec)
     # Workers start (in the background) before the planning; a backend that cannot start writes
     # nothing.
+    # The run's own folders, checked before anything is written: never a link to elsewhere.
+    unlinked_folder(directory / "logs", "the worker logs folder")
+    unlinked_folder(directory / "claims", "the cell claims folder")
     runner = make_backend(backend, workers, address, directory / "logs", code_modules(components))
     try:
         family, train, tasks, plan = plan_spec(spec, seeds, components)

@@ -336,7 +336,7 @@ class Converter:
         name = type(obj).__name__
         try:
             found = [(str(field), str(message)) for field, message in check()]
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # a plugin's sys.exit(0) is a failed check too
             self.problems.add(self.mark_of(path), path, f"{name}.check() failed: {exc!r}")
             return
         for field, message in found:

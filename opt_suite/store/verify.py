@@ -14,6 +14,8 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from opt_suite.export_folder import file_digest
+
 __all__ = [
     "curves_checksum",
     "episodes_checksum",
@@ -21,17 +23,6 @@ __all__ = [
     "folder_digests",
     "folder_problem",
 ]
-
-_CHUNK = 1 << 20
-
-
-def file_digest(path: Path) -> str:
-    """SHA-256 of a file's bytes, hex."""
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def folder_digests(folder: Path) -> dict[str, str]:

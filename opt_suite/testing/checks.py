@@ -11,7 +11,9 @@ Gymnasium's ``check_env`` is the model: callable from a script, a notebook or
         print(problem)
 
 Each problem is one line, ``check name: what failed`` (the failed assertion's message, else its
-source line, or the exception a check raised). The checks are assertions: under ``python -O``
+source line, or the exception a check raised, ``SystemExit`` and a ``KeyboardInterrupt`` that no
+signal caused included: a component's ``sys.exit(0)`` is a failed check, never a pass or an exit
+of the caller). The checks are assertions: under ``python -O``
 they cannot run, and say so instead of passing.
 """
 
@@ -20,6 +22,8 @@ from __future__ import annotations
 import traceback
 from collections.abc import Callable
 from typing import Any
+
+from opt_suite.interrupts import CODE_EXITS, raised_by_code, signals_noted
 
 __all__ = ["Checks", "raises"]
 
@@ -45,10 +49,17 @@ class Checks:
             return ["the checks are assertions, which python -O removes: run without -O"]
         problems = []
         for name in self.check_names():
-            try:
-                getattr(self, name)()
-            except Exception as exc:  # noqa: BLE001 - every failure is a problem to report
-                problems.append(f"{name.removeprefix('check_').replace('_', ' ')}: {_why(exc)}")
+            with signals_noted() as arrived:
+                try:
+                    getattr(self, name)()
+                except Exception as exc:  # noqa: BLE001 - every failure is a problem to report
+                    problems.append(f"{name.removeprefix('check_').replace('_', ' ')}: {_why(exc)}")
+                except CODE_EXITS as exc:
+                    # sys.exit(0) or a KeyboardInterrupt in the component's code is its failure;
+                    # only the user's own Ctrl-C (a signal arrived) stops the checks.
+                    if not raised_by_code(exc, arrived):
+                        raise
+                    problems.append(f"{name.removeprefix('check_').replace('_', ' ')}: {_why(exc)}")
         return problems
 
 
@@ -60,6 +71,8 @@ def _why(exc: BaseException) -> str:
             return text.splitlines()[0] if len(text) < 300 else text[:300] + "..."
         frames = traceback.extract_tb(exc.__traceback__)
         return f"failed: {frames[-1].line}" if frames and frames[-1].line else "failed"
+    if isinstance(exc, CODE_EXITS):
+        return f"raised {type(exc).__name__}({exc}) (the component's code, not a signal)"
     return f"raised {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip()
 
 

@@ -176,11 +176,22 @@ class MethodChecks(Checks):
 
     def check_declares_at_least_the_options_it_returns(self) -> None:
         # The work estimate sizes arrays from option_count: an undercount could let a spec that
-        # does not fit in memory start (None: unknown, allowed).
+        # does not fit in memory start (None: unknown, allowed). A count that is no count (a
+        # bool, a negative or fractional number, text) contradicts any option set.
+        name = self.method_class.__name__
         declared = self.method_class.option_count(self.params)
-        assert declared is None or len(self.discovery.options) <= declared, (
-            f"{self.method_class.__name__}.option_count says {declared}, discover returned "
-            f"{len(self.discovery.options)} options"
+        if declared is None:
+            return
+        assert isinstance(declared, int | np.integer) and not isinstance(declared, bool), (
+            f"{name}.option_count says {declared!r}, expected a whole number or None"
+        )
+        assert declared >= 0, f"{name}.option_count says {declared}, a negative count"
+        options = self.discovery.options
+        returned = {len(options), len(options.names)}
+        if isinstance(options, TabularOptionSet):
+            returned |= {options.mu.shape[0], options.beta.shape[0]}
+        assert max(returned) <= declared, (
+            f"{name}.option_count says {declared}, discover returned {max(returned)} options"
         )
 
     def check_option_set_file_round_trip(self) -> None:

@@ -12,7 +12,8 @@ spec's params, on a few tasks of the spec's family rather than the contracts' ti
 
 Budgets are the contracts' (a few episodes, 3,000 interaction steps), not the spec's, so a deep
 check costs about what a few cells do. Every failed check is one line naming the component;
-nothing a plugin raises escapes as a traceback.
+nothing a plugin raises escapes as a traceback, and a plugin's ``SystemExit(0)`` or
+``KeyboardInterrupt`` (one no signal caused) is that plugin's failed check.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import gymnasium
 
+from opt_suite.interrupts import CODE_EXITS, raised_by_code, signals_noted
 from opt_suite.testing.family import check_family
 from opt_suite.testing.learner_checks import LearnerChecks, LearnerSetting
 from opt_suite.testing.method_checks import MethodChecks, Setting
@@ -47,10 +49,15 @@ class DeepReport:
     def add(self, label: str, run: Callable[[], list[str]]) -> None:
         """Run one component's checks, each problem prefixed by ``label``."""
         self.checked.append(label)
-        try:
-            found = run()
-        except Exception as exc:  # noqa: BLE001 - building the setting failed: report, go on
-            found = [f"could not be checked: {type(exc).__name__}: {exc}"]
+        with signals_noted() as arrived:
+            try:
+                found = run()
+            except Exception as exc:  # noqa: BLE001 - building the setting failed: report, go on
+                found = [f"could not be checked: {type(exc).__name__}: {exc}"]
+            except CODE_EXITS as exc:  # sys.exit(0) in a plugin is its failure, not a pass
+                if not raised_by_code(exc, arrived):
+                    raise
+                found = [f"could not be checked: raised {type(exc).__name__}({exc}), not a signal"]
         self.problems += [f"{label}: {problem}" for problem in found]
 
 
@@ -96,10 +103,15 @@ def check_spec_components(spec: Spec) -> DeepReport:
         method = MethodChecks(cls, entry.params, setting)
         report.add(f"methods[{i}] {entry.name!r} ({entry.method})", method.problems)
         if options is None:
-            try:
-                found = method.discovery.options
-            except Exception:  # noqa: BLE001 - reported above; the learner gets other options
-                continue
+            with signals_noted() as arrived:
+                try:
+                    found = method.discovery.options
+                except Exception:  # noqa: BLE001 - reported above; the learner gets others
+                    continue
+                except CODE_EXITS as exc:
+                    if not raised_by_code(exc, arrived):
+                        raise
+                    continue
             options = found if len(found) else None
     ev = spec.evaluation
 

@@ -452,3 +452,85 @@ class TestMinari:
             assert after.observations.dtype == np.uint8
             np.testing.assert_array_equal(before.observations, after.observations)
             np.testing.assert_array_equal(before.actions, after.actions)
+
+
+def _dataset(out: Path) -> Path:
+    return out / "faults-tiny" / "demos-seed0-v0"
+
+
+def test_export_demos_replaces_only_its_own_export_and_never_a_users_file(tiny, tmp_path, capsys):
+    pytest.importorskip("minari")
+    run, _ = copy_of(tiny, tmp_path)
+    out = tmp_path / "minari"
+    argv = ["export-demos", str(run), "--out", str(out), "--seed", "0"]
+    assert in_process(capsys, argv)[0] == 0
+    assert in_process(capsys, argv)[0] == 0  # its own earlier export, unchanged: replaced
+    notes = _dataset(out) / "notes.txt"
+    notes.write_text("the user's own notes\n")
+    code, err = in_process(capsys, argv)
+    (line,) = errors(err)
+    assert code == 2 and str(notes) in line and "not in its manifest" in line, line
+    assert "nothing was deleted" in line and notes.read_text() == "the user's own notes\n"
+    notes.unlink()
+    (_dataset(out) / "opt-suite-export.json").unlink()  # a folder the suite cannot prove it wrote
+    code, err = in_process(capsys, argv)
+    assert code == 2 and "not an earlier export" in err and _dataset(out).is_dir(), err
+
+
+@pytest.mark.parametrize("linked", ["the dataset folder", "the spec's folder"])
+def test_export_demos_never_writes_or_deletes_through_a_symlink(tiny, tmp_path, capsys, linked):
+    pytest.importorskip("minari")
+    run, _ = copy_of(tiny, tmp_path)
+    out, elsewhere = tmp_path / "minari", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "precious.txt").write_text("keep me\n")
+    link = _dataset(out) if linked == "the dataset folder" else _dataset(out).parent
+    link.parent.mkdir(parents=True)
+    link.symlink_to(elsewhere, target_is_directory=True)
+    code, err = in_process(capsys, ["export-demos", str(run), "--out", str(out)])
+    (line,) = errors(err)
+    assert code == 2 and str(link) in line and "symlink" in line, line
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["precious.txt"]
+
+
+def test_show_options_replaces_a_picture_symlink_instead_of_writing_through_it(
+    tiny, tmp_path, capsys
+):
+    run, _ = copy_of(tiny, tmp_path)
+    outside = tmp_path / "precious.png"
+    outside.write_bytes(b"the user's own picture")
+    picture = run / "options" / "options-eigenoptions-seed0.png"
+    picture.parent.mkdir(exist_ok=True)
+    picture.unlink(missing_ok=True)
+    picture.symlink_to(outside)
+    code, err = in_process(capsys, ["show-options", str(run), "--episodes", "2"])
+    assert code == 0, err
+    assert outside.read_bytes() == b"the user's own picture"
+    assert not picture.is_symlink() and picture.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_files_a_report_reopens_are_never_waited_on_or_read_whole(tiny, tmp_path):
+    """A FIFO or a /dev/zero link as diagnose.json, tensorboard/export.json or leaderboard.json."""
+    fifo_run, _ = copy_of(tiny, tmp_path / "a")
+    os.mkfifo(fifo_run / "diagnose.json")
+    (fifo_run / "tensorboard").mkdir()
+    os.mkfifo(fifo_run / "tensorboard" / "export.json")
+    zero_run, _ = copy_of(tiny, tmp_path / "b")
+    (zero_run / "diagnose.json").symlink_to("/dev/zero")
+    (zero_run / "tensorboard").mkdir()
+    (zero_run / "tensorboard" / "export.json").symlink_to("/dev/zero")
+    (zero_run / "leaderboard.json").unlink()
+    (zero_run / "leaderboard.json").symlink_to("/dev/zero")
+    commands = [
+        ["report", str(fifo_run)],
+        ["report", str(zero_run)],
+        ["export-tensorboard", str(fifo_run)],
+        ["export-tensorboard", str(zero_run)],
+    ]
+    (report_fifo, report_zero, export_fifo, export_zero) = each_in_a_subprocess(commands)
+    # Files recording no readable owner are nobody's report: left where they are.
+    assert report_fifo[0] == 0 and report_zero[0] == 0, (report_fifo, report_zero)
+    assert (fifo_run / "diagnose.json").is_fifo() and (zero_run / "diagnose.json").is_symlink()
+    for code, err in (export_fifo, export_zero):
+        (line,) = errors(err)
+        assert code == 2 and "export.json" in line and "not an earlier export" in line, line

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from report_fakes import write_store
 from runner_support import REPO
@@ -95,3 +96,87 @@ def test_last_bit_differences_are_ties_not_a_regression(tmp_path, capsys):
     capsys.readouterr()
     assert main(["compare", str(real), "--baseline", str(baseline)]) == 1
     assert capsys.readouterr().out.count("REGRESSION") == 2
+
+
+def _design(tmp_path, name, *, per_seed=False, draw=0, spec_hash="0123456789abcdef"):
+    from report_fakes import linear_table
+
+    table = linear_table({"primitives": 0.0, "ours": 1.0}, seeds=3, tasks=4, noise=0.1)
+    return write_store(
+        tmp_path / name, table, spec_hash=spec_hash, tasks_per_seed=per_seed, draw=draw
+    )
+
+
+def _refused(capsys, argv):
+    capsys.readouterr()
+    code = main(argv)
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line and not line.startswith("warning:")]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, (code, err)
+    return lines[0]
+
+
+def test_a_baseline_of_another_task_draw_is_refused_even_with_allow_spec_change(tmp_path, capsys):
+    """Shared vs per seed (both ways), and a shared draw of other tasks: never paired by index."""
+    shared = _design(tmp_path, "shared")
+    per_seed = _design(tmp_path, "per-seed", per_seed=True, spec_hash="fedcba9876543210")
+    other = _design(tmp_path, "other", draw=7, spec_hash="00ff00ff00ff00ff")
+    for run in (shared, per_seed):
+        assert main(["report", str(run)]) == 0
+    assert main(["compare", str(shared), "--baseline", str(shared / "runs.json")]) == 0
+    flags = ["--allow-spec-change"]
+    line = _refused(
+        capsys, ["compare", str(per_seed), "--baseline", str(shared / "runs.json"), *flags]
+    )
+    assert "shared by every seed, the run drawn per seed" in line, line
+    line = _refused(
+        capsys, ["compare", str(shared), "--baseline", str(per_seed / "runs.json"), *flags]
+    )
+    assert "drawn per seed (tasks.test_per_seed), the run shared" in line, line
+    line = _refused(
+        capsys, ["compare", str(other), "--baseline", str(shared / "runs.json"), *flags]
+    )
+    assert "drew other test tasks than the run" in line and "task draw differs" in line, line
+
+
+def test_gate_rates_refuses_per_seed_draws_instead_of_relabelling_their_tasks(tmp_path, capsys):
+    from report_fakes import linear_table
+
+    base = write_store(
+        tmp_path / "base",
+        linear_table({"primitives": 0.0, "ours": 1.0}, seeds=2, tasks=4),
+        tasks_per_seed=True,
+    )
+    assert main(["report", str(base)]) == 0
+    fresh = _design(tmp_path, "fresh", per_seed=True)  # seeds 0-2; 2 is fresh
+    line = _refused(capsys, ["gate-rates", str(fresh), "--baseline", str(base / "runs.json")])
+    assert "per seed" in line and "relabelling" in line, line
+
+
+def test_a_baseline_with_a_key_twice_or_a_nan_is_refused_with_its_line(tmp_path, capsys):
+    run = _design(tmp_path, "run")
+    assert main(["report", str(run)]) == 0
+    text = (run / "runs.json").read_text()
+
+    def line_of(changed, needle, nth):
+        at = [m.start() for m in re.finditer(re.escape(needle), changed)][nth]
+        return changed[:at].count("\n") + 1
+
+    twice = tmp_path / "twice.json"
+    # A second "auc" in the last method's metrics (every method has one): Python's json would
+    # silently keep the last one.
+    at = text.rindex('"metrics": {') + len('"metrics": {')
+    changed = text[:at] + '"auc": [[0.0]],' + text[at:]
+    twice.write_text(changed)
+    line = _refused(capsys, ["compare", str(run), "--baseline", str(twice)])
+    second = line_of(changed, '"auc":', -1)
+    assert f"twice.json:{second}:" in line, line
+    assert "key 'auc' twice" in line, line
+    doc = json.loads(text)
+    doc["methods"]["ours"]["metrics"]["auc"][1][2] = "NOT-A-NUMBER"
+    changed = json.dumps(doc, indent=1).replace('"NOT-A-NUMBER"', "NaN")
+    nan = tmp_path / "nan.json"
+    nan.write_text(changed)
+    line = _refused(capsys, ["compare", str(run), "--baseline", str(nan)])
+    where = line_of(changed, "NaN", 0)
+    assert f"nan.json:{where}:" in line and "finite number" in line, line

@@ -65,3 +65,34 @@ def test_a_symlinked_write_ahead_log_is_refused(spec, tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "results.sqlite-wal: the results store is a symlink" in err, err
     assert outside.read_text() == "the user's own file\n"
+
+
+@pytest.mark.parametrize("folder", ["claims", "logs"])
+def test_a_linked_claims_or_logs_folder_is_refused_before_anything_is_written(
+    spec, tmp_path, capsys, folder
+):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / folder).symlink_to(elsewhere, target_is_directory=True)
+    capsys.readouterr()
+    code = run_cli(spec, "--out", out, "--workers", "0", "--quiet")
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err, err
+    (line,) = err.strip().splitlines()
+    assert f"{out / folder}:" in line and "is a symlink" in line, line
+    assert list(elsewhere.iterdir()) == [] and not (out / "results.sqlite").exists()
+
+
+def test_a_claim_lock_file_symlink_fails_its_cell_and_is_not_written_through(tmp_path):
+    from opt_suite.runner.claims import Claims
+
+    outside = tmp_path / "precious.txt"
+    outside.write_text("the user's own file\n")
+    claims = Claims(tmp_path / "run")
+    (claims.root / "abc.lock").symlink_to(outside)
+    with pytest.raises(OSError, match="abc.lock is a symlink"):
+        claims.try_claim("abc")
+    assert outside.read_text() == "the user's own file\n"
+    assert claims.try_claim("def") and (claims.root / "def.lock").is_file()
