@@ -201,7 +201,7 @@ def train(
     if not py_env.batched:
         raise ValueError("train: expected a batched GymnasiumPyEnvironment (one vector env)")
     policy = acting.NumpyCollectPolicy(agent, seed)
-    update = common.function(agent.train)
+    update = _compiled_update(agent)
     log = TrainingLog()
     start = py_env.frames  # the budget counts the resets' random start actions too
     time_step = py_env.reset()
@@ -220,6 +220,17 @@ def train(
         if progress is not None:
             progress(log)
     return log
+
+
+def _compiled_update(agent: Any) -> Any:
+    """The agent's compiled train step for :func:`train`, made once per agent.
+
+    Kept on the agent: an agent reused across runs (``opt_suite.agents.agent_cache``) is traced
+    once. (``common.function``, not the learner's ``tf.function``: the experts' numbers stay.)
+    """
+    if not hasattr(agent, "_opt_suite_expert_update"):
+        agent._opt_suite_expert_update = common.function(agent.train)
+    return agent._opt_suite_expert_update
 
 
 def policy_logits(actor: Any) -> Callable[[np.ndarray], np.ndarray]:
