@@ -38,7 +38,9 @@ def run_fingerprint(kind: str, units: int, seed: int) -> str:
     options = NetworkOptionSet.empty(int(env.action_space.n), env.observation_space.shape)
     env.close()
     network = NetworkParams(fc_units=(units,))
-    ppo = PPOParams(num_envs=2, steps_per_iteration=8, learning_rate=1e-3, network=network)
+    ppo = PPOParams(
+        num_envs=2, steps_per_iteration=8, learning_rate=1e-3, epochs=2, network=network
+    )
     learner = TFAgentsLearner(TFAgentsLearner.Params(ppo=ppo))
     runs = [LearnerRun(task, np.random.SeedSequence(seed))]
     [log] = learner.run(LearnerContext(family, runs, options, 6, 20))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -22,22 +23,25 @@ from tf_agents.trajectories import time_step as ts  # noqa: E402
 
 OBSERVATION = array_spec.BoundedArraySpec((3,), np.float32, -1.0, 1.0)
 ACTION = array_spec.BoundedArraySpec((), np.int64, 0, 2)
-PARAMS = PPOParams(num_envs=2, steps_per_iteration=4, network=NetworkParams(fc_units=(8,)))
+PARAMS = PPOParams(
+    num_envs=2, steps_per_iteration=4, epochs=1, network=NetworkParams(fc_units=(8,))
+)
 
 
 def _agent(seed: int, params: PPOParams = PARAMS, observation=OBSERVATION, action=ACTION):
     return agent_cache.fresh_agent(ts.time_step_spec(observation), action, params, seed)
 
 
-def _train_once(agent, seed: int, train=None) -> None:
+def _train_once(agent, seed: int, train=None, observation=OBSERVATION) -> None:
     """One PPO update on a made-up batch: moves the weights, Adam's moments and the counters."""
     rng = np.random.default_rng(seed)
     steps = 4
     mid = np.full((2,), ts.StepType.MID, np.int32)
 
     def step(reward):
-        observation = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
-        return ts.TimeStep(mid, reward.astype(np.float32), np.ones(2, np.float32), observation)
+        low, high = float(observation.minimum), float(observation.maximum)
+        found = rng.uniform(low, high, (2, *observation.shape)).astype(observation.dtype)
+        return ts.TimeStep(mid, reward.astype(np.float32), np.ones(2, np.float32), found)
 
     policy = acting.NumpyCollectPolicy(agent, seed)
     transitions, current = [], step(np.zeros(2))
@@ -56,14 +60,29 @@ def _same(found: dict[str, np.ndarray], expected: dict[str, np.ndarray]) -> bool
     )
 
 
-def test_a_reused_agent_is_reset_to_a_fresh_builds_whole_state():
+IMAGE = array_spec.BoundedArraySpec((5, 5, 2), np.uint8, 0, 255)
+SHARED = dataclasses.replace(PARAMS, network=NetworkParams(fc_units=(8,), shared=True))
+
+
+@pytest.mark.parametrize(
+    "observation, params",
+    [(OBSERVATION, PARAMS), (IMAGE, PARAMS), (OBSERVATION, SHARED)],
+    ids=["mlp", "conv", "shared-trunk"],
+)
+def test_a_reused_agent_is_reset_to_a_fresh_builds_whole_state(observation, params, monkeypatch):
     agent_cache.clear()
-    first = _agent(1)
-    _train_once(first, 1)  # dirty every variable: weights, Adam's m, v and step, counters
+    first = _agent(1, params, observation)
+    _train_once(first, 1, observation=observation)  # dirty every variable: weights, Adam, counts
     trained = agent_cache.state(first)
-    again = _agent(2)
+    tf.random.set_seed(2)  # draws under the next run's seed: a kernel it must not continue
+    tf.random.uniform([3])
+    cleared = []  # set_seed clears TF's caches, compiled update included: the reset must not
+    monkeypatch.setattr(tf.random, "set_seed", lambda seed: cleared.append(seed))
+    again = _agent(2, params, observation)
+    assert cleared == []
+    monkeypatch.undo()
     assert again is first  # the same graph: the agent (and its compiled update) is kept
-    fresh = agent_cache.state(ppo.build_agent(ts.time_step_spec(OBSERVATION), ACTION, PARAMS, 2))
+    fresh = agent_cache.state(ppo.build_agent(ts.time_step_spec(observation), ACTION, params, 2))
     assert _same(agent_cache.state(again), fresh)
     # the check can fail: training moved the optimiser's moments and the weights off a build's
     changed = [k for k in fresh if not np.array_equal(trained[k], fresh[k])]
@@ -75,11 +94,11 @@ def test_a_reused_agent_is_reset_to_a_fresh_builds_whole_state():
 def test_another_shape_observation_kind_or_setting_gets_its_own_agent():
     agent_cache.clear()
     first = _agent(1)
-    wider = _agent(1, PPOParams(num_envs=2, network=NetworkParams(fc_units=(16,))))
+    wider = _agent(1, dataclasses.replace(PARAMS, network=NetworkParams(fc_units=(16,))))
     vector5 = _agent(1, observation=array_spec.BoundedArraySpec((5,), np.float32, -1.0, 1.0))
     index = _agent(1, observation=array_spec.BoundedArraySpec((), np.int64, 0, 9))
     more_actions = _agent(1, action=array_spec.BoundedArraySpec((), np.int64, 0, 4))
-    lr = _agent(1, PPOParams(num_envs=2, learning_rate=1e-2, network=PARAMS.network))
+    lr = _agent(1, dataclasses.replace(PARAMS, learning_rate=1e-2))
     built = [first, wider, vector5, index, more_actions, lr]
     assert len({id(a) for a in built}) == len(built)
     assert len(agent_cache.agents()) == agent_cache.MAX_AGENTS  # the oldest were dropped
@@ -127,19 +146,24 @@ def test_an_experts_actor_outlives_the_next_run():
 
 @pytest.mark.slow
 def test_runs_in_one_worker_equal_the_same_runs_in_fresh_processes():
-    # (observation kind, hidden units, seed): chain then CartPole (another observation kind),
-    # then chain with another network, then chain's first agent again, reset for a new seed.
-    runs = [("chain", 16, 1), ("cartpole", 16, 2), ("chain", 8, 3), ("chain", 16, 4)]
+    # (observation kind, hidden units, seed): chain, then CartPole with another network (another
+    # observation kind and shape: a second agent is built), then chain's agent again, reset.
+    runs = [("chain", 16, 1), ("cartpole", 8, 2), ("chain", 16, 3)]
     here = [run_fingerprint(*run) for run in runs]
     assert len(set(here)) == len(here)
     tests = Path(__file__).resolve().parent
     path = os.pathsep.join([str(tests.parent), str(tests), os.environ.get("PYTHONPATH", "")])
-    for run, found in list(zip(runs, here, strict=True))[1:]:  # the first is a first build
-        done = subprocess.run(
+    fresh = [  # the first run is a first build in any process: the others are the question
+        subprocess.Popen(
             [sys.executable, str(tests / "agent_cache_runs.py"), *map(str, run)],
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
             env={**os.environ, "PYTHONPATH": path},
         )
-        assert done.returncode == 0, done.stderr[-2000:]
-        assert done.stdout.split()[-1] == found, f"run {run} differs from a fresh process's"
+        for run in runs[1:]
+    ]
+    for run, found, process in zip(runs[1:], here[1:], fresh, strict=True):
+        out, err = process.communicate()
+        assert process.returncode == 0, err[-2000:]
+        assert out.split()[-1] == found, f"run {run} in a worker differs from a fresh process's"

@@ -31,9 +31,11 @@ The agents of a process are shared: a caller keeps the agent only until its next
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import random
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -44,6 +46,8 @@ from opt_suite.agents.params import PPOParams
 
 tf = tensorflow()
 
+from tensorflow.python.eager import context  # noqa: E402
+from tensorflow.python.ops import gen_random_ops, gen_stateless_random_ops_v2  # noqa: E402
 from tf_agents.specs import tensor_spec  # noqa: E402
 
 __all__ = [
@@ -151,9 +155,12 @@ def _reset(cached: _Cached, params: PPOParams, seed: int) -> None:
     """Give ``cached.agent`` the state a fresh build with ``seed`` has (module docstring)."""
     agent = cached.agent
     tf.config.experimental.enable_op_determinism()  # as build_agent (already on: it built this)
-    actor, value = ppo.build_networks(
-        agent.time_step_spec.observation, agent.action_spec, params.network, seed
-    )
+    spec, action = agent.time_step_spec.observation, agent.action_spec
+    try:
+        with _first_draws(seed):
+            actor, value = ppo.build_networks(spec, action, params.network, seed, set_seed=False)
+    except _UnexpectedRandomOp:  # exact, at the price of the update's instantiation
+        actor, value = ppo.build_networks(spec, action, params.network, seed)
     fresh = _network_variables(actor, value)
     if [v.shape for v in fresh] != [v.shape for v in cached.network_variables]:
         raise RuntimeError("agent cache: rebuilt networks do not match the cached agent's")
@@ -163,6 +170,81 @@ def _reset(cached: _Cached, params: PPOParams, seed: int) -> None:
         target.assign(initial)
 
 
+class _UnexpectedRandomOp(RuntimeError):
+    """A random op :func:`_first_draws` cannot give a fresh kernel's draw of."""
+
+
+@contextlib.contextmanager
+def _first_draws(seed: int) -> Iterator[None]:
+    """TensorFlow's global seed set to ``seed`` as ``tf.random.set_seed`` does, keeping its caches.
+
+    Why: ``tf.random.set_seed`` also clears the eager kernel cache — so that a stateful random op
+    run again with the same seeds starts its stream afresh instead of continuing it — and with it
+    every compiled function's instantiation: the cached agent's next update would pay ~0.7 CPU-s
+    of graph optimisation again (``benchmarks/bench_tf_agents_run.py``). Here the global seed and
+    its stream of op seeds are set as ``set_seed`` sets them (``context._seed``, ``_rng``), and
+    the stateful draws a build makes (the initialisers' ``RandomUniform``, ``TruncatedNormal``,
+    ``RandomStandardNormal``; ``RandomUniformInt`` for the sample frame ``create_variables``
+    feeds the networks) are made by their stateless Philox twins with the key and counter a
+    fresh kernel of those seeds starts from (key = seed, counter = (0, seed2)): the same numbers,
+    bit for bit (a test compares a reset agent with a fresh build), whatever ran before. Any other
+    stateful random op raises :class:`_UnexpectedRandomOp` (the caller then pays for the exact
+    ``set_seed``).
+    """
+    ctx = context.context()
+    ctx._seed, ctx._rng = seed, random.Random(seed)
+
+    def twin(stateless: Any) -> Callable[..., Any]:
+        def draw(shape: Any, dtype: Any, seed: int = 0, seed2: int = 0, name: Any = None) -> Any:
+            if seed == 0 and seed2 == 0:  # the stateful op would draw its seeds at random
+                raise _UnexpectedRandomOp("unseeded random op")
+            key = tf.constant([seed], tf.uint64)
+            counter = tf.constant([0, seed2], tf.uint64)
+            return stateless(shape, key=key, counter=counter, alg=_PHILOX, dtype=dtype, name=name)
+
+        return draw
+
+    def integers(shape: Any, minval: Any, maxval: Any, seed: int = 0, seed2: int = 0, name=None):
+        if seed == 0 and seed2 == 0:
+            raise _UnexpectedRandomOp("unseeded random op")
+        key = tf.constant([seed], tf.uint64)
+        counter = tf.constant([0, seed2], tf.uint64)
+        return gen_stateless_random_ops_v2.stateless_random_uniform_int_v2(
+            shape, key=key, counter=counter, alg=_PHILOX, minval=minval, maxval=maxval, name=name
+        )
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise _UnexpectedRandomOp("a random op other than uniform, normal or truncated normal")
+
+    replaced = {
+        "random_uniform": twin(gen_stateless_random_ops_v2.stateless_random_uniform_v2),
+        "truncated_normal": twin(gen_stateless_random_ops_v2.stateless_truncated_normal_v2),
+        "random_standard_normal": twin(gen_stateless_random_ops_v2.stateless_random_normal_v2),
+        "random_uniform_int": integers,  # create_variables' sample input (uint8 frames)
+        **{name: refuse for name in _OTHER_STATEFUL},
+    }
+    saved = {name: getattr(gen_random_ops, name) for name in replaced}
+    for name, function in replaced.items():
+        setattr(gen_random_ops, name, function)
+    try:
+        yield
+    finally:
+        for name, function in saved.items():
+            setattr(gen_random_ops, name, function)
+
+
+#: ``tf.random.Algorithm.PHILOX``: the generator of TensorFlow's stateful random ops.
+_PHILOX = 1
+#: Stateful random ops besides the three the initialisers use (refused by ``_first_draws``).
+_OTHER_STATEFUL = (
+    "random_gamma",
+    "random_poisson_v2",
+    "random_shuffle",
+    "multinomial",
+    "parameterized_truncated_normal",
+)
+
+
 def detached_actor(agent: Any, params: PPOParams, seed: int) -> Any:
     """A copy of ``agent``'s actor network with its current weights, owned by the caller.
 
@@ -170,9 +252,9 @@ def detached_actor(agent: Any, params: PPOParams, seed: int) -> Any:
     next run in the process. Built by ``ppo.build_networks`` (``params`` and ``seed``: the
     agent's), so a shared trunk is copied too, not shared with the cached agent.
     """
-    actor, _ = ppo.build_networks(
-        agent.time_step_spec.observation, agent.action_spec, params.network, seed
-    )
+    spec, action = agent.time_step_spec.observation, agent.action_spec
+    # its initial draws are overwritten: no need to set the seed (and clear TF's caches)
+    actor, _ = ppo.build_networks(spec, action, params.network, seed, set_seed=False)
     actor.set_weights(agent.actor_net.get_weights())
     return actor
 

@@ -71,7 +71,12 @@ def _scale_frames(channel_axis: bool = False) -> Any:
 
 
 def build_networks(
-    observation_spec: Any, action_spec: Any, params: NetworkParams, seed: int
+    observation_spec: Any,
+    action_spec: Any,
+    params: NetworkParams,
+    seed: int,
+    *,
+    set_seed: bool = True,
 ) -> tuple[Any, Any]:
     """The actor (softmax over actions) and value networks, their trunk sized to the observation.
 
@@ -81,11 +86,13 @@ def build_networks(
     Convolutions on images (``params.conv_layer_params``: Atari's on frames of 20 px or more,
     3x3 stride 1 on smaller ones by default), dense layers only on vectors and indices. Both are
     created (their variables built) here, with initial weights fixed by ``seed``. Specs may be
-    array specs (of a py environment) or tensor specs.
+    array specs (of a py environment) or tensor specs. ``set_seed=False``: the caller has set
+    TensorFlow's global seed to ``seed`` its own way (``opt_suite.agents.agent_cache``).
     """
     observation_spec = tensor_spec.from_spec(observation_spec)
     action_spec = tensor_spec.from_spec(action_spec)
-    tf.random.set_seed(seed)
+    if set_seed:
+        tf.random.set_seed(seed)
     shape = tuple(int(d) for d in observation_spec.shape)
     conv = params.conv_layer_params(shape) or None if shape else None
     channel_axis = conv is not None and len(shape) == 2
