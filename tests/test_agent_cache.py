@@ -137,10 +137,14 @@ def test_an_experts_actor_outlives_the_next_run():
     _train_once(agent, 1)
     actor = agent_cache.detached_actor(agent, PARAMS, 1)
     kept = [w.copy() for w in actor.get_weights()]
-    assert all(np.array_equal(a, b) for a, b in zip(kept, agent.actor_net.get_weights()))
+
+    def equal(weights) -> bool:
+        return all(np.array_equal(a, b) for a, b in zip(kept, weights, strict=True))
+
+    assert equal(agent.actor_net.get_weights())
     _agent(2)  # resets the cached agent's actor
-    assert all(np.array_equal(a, b) for a, b in zip(kept, actor.get_weights(), strict=True))
-    assert not all(np.array_equal(a, b) for a, b in zip(kept, agent.actor_net.get_weights()))
+    assert equal(actor.get_weights())
+    assert not equal(agent.actor_net.get_weights())
     agent_cache.clear()
 
 

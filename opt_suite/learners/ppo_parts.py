@@ -109,9 +109,7 @@ def ppo_agent(
     (:mod:`opt_suite.agents.agent_cache`): its compiled update is traced once per worker.
     """
     smdp = dataclasses.replace(params, gamma=1.0)
-    return agent_cache.fresh_agent(
-        env.time_step_spec(), env.action_spec(), smdp, seed, action_mask
-    )
+    return agent_cache.fresh_agent(env.time_step_spec(), env.action_spec(), smdp, seed, action_mask)
 
 
 def learn(
