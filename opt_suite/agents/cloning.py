@@ -69,10 +69,10 @@ def _cloning_step(actor: Any, learning_rate: float) -> Any:
     # In __dict__, not as an attribute: Keras would track the optimiser's variables as the actor's.
     steps = actor.__dict__.setdefault("_opt_suite_cloning_steps", {})
     if learning_rate in steps:
-        optimizer, step = steps[learning_rate]
-        for variable in optimizer.variables:  # the step count and the moments: zeros when new
+        kept_optimizer, kept_step = steps[learning_rate]
+        for variable in kept_optimizer.variables:  # the step count and moments: a new Adam's 0
             variable.assign(tf.zeros_like(variable))
-        return step
+        return kept_step
     optimizer = tf.keras.optimizers.Adam(learning_rate=learning_rate)
     variables = actor.trainable_variables
 
