@@ -11,6 +11,8 @@ Everything random is seeded: the networks' initial weights from ``tf.random.set_
 (TensorFlow's op seeds are then fixed by graph construction order), the policy's samples from a
 NumPy stream under the same seed (:mod:`opt_suite.agents.acting`), the envs from their reset seed.
 Op determinism is switched on, so two runs with one seed on one machine give the same weights.
+Callers that train one agent per run get it from :mod:`opt_suite.agents.agent_cache`, which reuses
+a worker's agent of the same graph reset to exactly what :func:`build_agent` would give.
 
 Used by the experts (:mod:`opt_suite.agents.expert`) and the ``tf_agents`` learner
 (:mod:`opt_suite.learners.ppo_parts`): build the agent with :func:`build_agent` on any adapter,
