@@ -12,9 +12,11 @@ The reset makes the agent's state exactly that of :func:`~opt_suite.agents.ppo.b
 the new seed, so a run's numbers do not depend on what ran before it in the process:
 
 - the networks' weights are copied from networks built afresh by
-  :func:`~opt_suite.agents.ppo.build_networks` with the run's seed (its ``tf.random.set_seed``
-  and layer order are those of a fresh build, so the initial weights are bit for bit a fresh
-  agent's; building them eagerly costs ~0.04 CPU-s, tracing nothing);
+  :func:`~opt_suite.agents.ppo.build_networks` with the run's seed — the layers in a fresh
+  build's order, the global seed and its op seeds set as ``tf.random.set_seed`` sets them, each
+  draw a fresh random kernel's (:func:`_first_draws`: without clearing TensorFlow's caches, which
+  would drop the compiled update too) — so the initial weights are bit for bit a fresh agent's;
+  building them eagerly traces nothing;
 - every other variable — Adam's moments and step count, the train-step counter, the reward
   normaliser's running moments — gets back the value it had when the agent was built, which is
   the same for every seed (zeros and constants; a test compares the whole state with a fresh
