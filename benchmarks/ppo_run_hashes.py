@@ -1,7 +1,7 @@
 """Fingerprints and CPU seconds of ``tf_agents`` runs: proof that a speed-up changed no number.
 
     nice -n 10 .venv/bin/python benchmarks/ppo_run_hashes.py [--frames 4000] [--specs cartpole ...]
-    [--profile out.prof]  (a CPU-time profile of the runs)
+    [--profile out.prof]  (a CPU-time profile of the runs)  [--again]
 
 One run per (spec, option set): the spec's first test task of seed 0, its evaluation seed and
 learner params, a frame budget of ``--frames``; option sets: none (``primitives``) and 3 untrained
@@ -10,6 +10,11 @@ execution is exercised too. Each run's returns, steps, frames and option-usage c
 (SHA-256 of their bytes); two checkouts that print the same hashes produced bit-identical runs.
 To compare against another commit, run this file with that commit's package first on the path
 (``git archive <commit> | tar -x -C /tmp/old`` then ``PYTHONPATH=/tmp/old``).
+
+``--again`` runs every configuration a second time in the same process, in reverse order, after
+all of them: as in a worker, those whose agent is still kept (``opt_suite.agents.agent_cache``,
+the last ``MAX_AGENTS`` graphs) reuse it, reset, without tracing again; every hash must equal the
+first pass's (the script exits 1 if one does not).
 
 Runs in a run's worker environment (one thread per op, deterministic kernels:
 ``runner.cells.worker_environment``), so the figures are those of a cell.
@@ -92,6 +97,9 @@ def main() -> None:
     parser.add_argument("--specs", nargs="*", default=list(SPECS))
     parser.add_argument("--no-options", action="store_true", help="primitives only")
     parser.add_argument("--profile", help="write a cProfile of all runs here")
+    parser.add_argument(
+        "--again", action="store_true", help="rerun every configuration in this process (reversed)"
+    )
     args = parser.parse_args()
     import opt_suite
 
@@ -101,19 +109,30 @@ def main() -> None:
         import cProfile
 
         profiler = cProfile.Profile(time.process_time)  # CPU: the machine is shared
-    for name in args.specs:
-        for with_options in (False,) if args.no_options else (False, True):
-            if profiler is not None:
-                profiler.enable()
-            digest, wall, cpu, summary = run_one(name, with_options, args.frames)
-            if profiler is not None:
-                profiler.disable()
-            kind = "3 options" if with_options else "primitives"
-            print(
-                f"{name:9s} {kind:10s} {digest}  wall {wall:6.1f} s  cpu {cpu:6.1f} s  "
-                f"({args.frames / cpu:,.0f} frames/CPU-s; {summary})",
-                flush=True,
-            )
+    configurations = [
+        (name, with_options)
+        for name in args.specs
+        for with_options in ((False,) if args.no_options else (False, True))
+    ]
+    order = configurations + (configurations[::-1] if args.again else [])
+    first: dict[tuple[str, bool], str] = {}
+    for name, with_options in order:
+        if profiler is not None:
+            profiler.enable()
+        digest, wall, cpu, summary = run_one(name, with_options, args.frames)
+        if profiler is not None:
+            profiler.disable()
+        kind = "3 options" if with_options else "primitives"
+        again = (name, with_options) in first
+        check = "" if not again else " same" if first[name, with_options] == digest else " DIFFERS"
+        first.setdefault((name, with_options), digest)
+        print(
+            f"{name:9s} {kind:10s} {digest}  wall {wall:6.1f} s  cpu {cpu:6.1f} s  "
+            f"({args.frames / cpu:,.0f} frames/CPU-s; {summary}){' again' if again else ''}{check}",
+            flush=True,
+        )
+        if check == " DIFFERS":
+            raise SystemExit(1)
     if profiler is not None:
         profiler.dump_stats(args.profile)
 

@@ -77,6 +77,27 @@ def test_its_zero_shot_return_is_the_cloned_policys(start):
     assert zero_shot.mean() > 0
 
 
+def test_a_second_cloning_in_a_worker_reuses_its_step_and_clones_as_the_first(start):
+    # The worker's kept agent (opt_suite.agents.agent_cache) is reset and cloned again with the
+    # step compiled for the first cloning, its Adam new again: the first run's actor, no trace.
+    from opt_suite.agents import agent_cache
+
+    setting = image_method_setting()
+    learner = TFAgentsLearner(TINY)
+    run = LearnerRun(setting.train_tasks[0], np.random.SeedSequence(1))
+    agent_cache.clear()
+    weights, traces = [], []
+    for _ in range(2):
+        env, agent, _ = learner._agent_on(setting.family, run, start, 50)
+        env.close()
+        weights.append(agent.actor_net.get_weights())
+        [(_, step)] = agent.actor_net.__dict__["_opt_suite_cloning_steps"].values()
+        traces.append(step.experimental_get_tracing_count())
+    assert traces[0] == traces[1] >= 1
+    assert all(np.array_equal(a, b) for a, b in zip(*weights, strict=True))
+    agent_cache.clear()
+
+
 SPEC = """\
 name: bc
 family: {name: chain, params: {num_states: 5}}

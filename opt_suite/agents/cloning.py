@@ -5,6 +5,10 @@ Adam (the optimiser the agent itself learns with, ``tf.keras.optimizers.Adam``) 
 minibatches, for a fixed number of steps (not epochs: a handful of demonstrations would otherwise
 get a handful of steps). Only the actor's variables move (with a shared trunk,
 the trunk too: it is the actor's input); the value network starts untrained, as the agent's does.
+
+The compiled step and its Adam are kept on the actor, per learning rate: the actor of a worker's
+kept agent (``opt_suite.agents.agent_cache``) clones with a step traced once per worker, its
+Adam's step count and moments set back to zeros (a new Adam's) before every cloning.
 """
 
 from __future__ import annotations
@@ -44,6 +48,31 @@ def clone_actor(
       FloatingPointError: a non-finite loss (naming the step).
     """
     tf = tensorflow()
+    step = _cloning_step(actor, learning_rate)
+    losses = np.zeros(steps)
+    count = len(actions)
+    size = min(batch_size, count)
+    for t in range(steps):
+        rows = rng.choice(count, size=size, replace=False)
+        obs, act = tf.constant(observations[rows]), tf.constant(actions[rows], tf.int32)
+        losses[t] = float(step(obs, act))
+        if not np.isfinite(losses[t]):
+            raise FloatingPointError(
+                f"behaviour cloning of the actor: loss {losses[t]} at step {t}"
+            )
+    return losses
+
+
+def _cloning_step(actor: Any, learning_rate: float) -> Any:
+    """The compiled Adam step on ``actor``'s cross-entropy, its Adam as new (kept on ``actor``)."""
+    tf = tensorflow()
+    # In __dict__, not as an attribute: Keras would track the optimiser's variables as the actor's.
+    steps = actor.__dict__.setdefault("_opt_suite_cloning_steps", {})
+    if learning_rate in steps:
+        kept_optimizer, kept_step = steps[learning_rate]
+        for variable in kept_optimizer.variables:  # the step count and moments: a new Adam's 0
+            variable.assign(tf.zeros_like(variable))
+        return kept_step
     optimizer = tf.keras.optimizers.Adam(learning_rate=learning_rate)
     variables = actor.trainable_variables
 
@@ -59,15 +88,5 @@ def clone_actor(
         optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables, strict=True))
         return loss
 
-    losses = np.zeros(steps)
-    count = len(actions)
-    size = min(batch_size, count)
-    for t in range(steps):
-        rows = rng.choice(count, size=size, replace=False)
-        obs, act = tf.constant(observations[rows]), tf.constant(actions[rows], tf.int32)
-        losses[t] = float(step(obs, act))
-        if not np.isfinite(losses[t]):
-            raise FloatingPointError(
-                f"behaviour cloning of the actor: loss {losses[t]} at step {t}"
-            )
-    return losses
+    steps[learning_rate] = optimizer, step
+    return step

@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from opt_suite.agents import ppo
+from opt_suite.agents import agent_cache, ppo
 from opt_suite.agents.environment import GymnasiumPyEnvironment
 from opt_suite.agents.params import ExpertParams
 from opt_suite.families.base import Task, TaskFamily
@@ -151,7 +151,8 @@ def train_expert(
     key = checkpoint_key(family, task, params, seed)
     env = family.make_vector_env(task, params.ppo.num_envs)
     py_env = GymnasiumPyEnvironment(env, seed=seed)
-    agent = ppo.build_agent(py_env.time_step_spec(), py_env.action_spec(), params.ppo, seed)
+    # The worker's agent of this graph, reset for ``seed``: its update is traced once per worker.
+    agent = agent_cache.fresh_agent(py_env.time_step_spec(), py_env.action_spec(), params.ppo, seed)
     rejected = None
     if checkpoint is not None and (Path(checkpoint).exists() or Path(checkpoint).is_symlink()):
         loaded = _load(Path(checkpoint), key, _checkpoint_limit(agent.actor_net.get_weights()))
@@ -159,7 +160,8 @@ def train_expert(
             weights, frames, returns = loaded
             agent.actor_net.set_weights(weights)
             py_env.close()
-            return TrainedExpert(agent.actor_net, key, frames, returns, reused=True)
+            actor = agent_cache.detached_actor(agent, params.ppo, seed)
+            return TrainedExpert(actor, key, frames, returns, reused=True)
         rejected = loaded
         print(
             f"opt-suite: expert checkpoint {checkpoint} not used: {rejected}; retraining it",
@@ -179,7 +181,9 @@ def train_expert(
                 file=sys.stderr,
             )
         _save(Path(checkpoint), key, weights, log.frames, returns)
-    return TrainedExpert(agent.actor_net, key, log.frames, returns, rejected=rejected)
+    # A copy: the cached agent's actor is reset by the next run in this process.
+    actor = agent_cache.detached_actor(agent, params.ppo, seed)
+    return TrainedExpert(actor, key, log.frames, returns, rejected=rejected)
 
 
 def weights_digest(weights: Sequence[np.ndarray]) -> str:

@@ -11,6 +11,8 @@ Everything random is seeded: the networks' initial weights from ``tf.random.set_
 (TensorFlow's op seeds are then fixed by graph construction order), the policy's samples from a
 NumPy stream under the same seed (:mod:`opt_suite.agents.acting`), the envs from their reset seed.
 Op determinism is switched on, so two runs with one seed on one machine give the same weights.
+Callers that train one agent per run get it from :mod:`opt_suite.agents.agent_cache`, which reuses
+a worker's agent of the same graph reset to exactly what :func:`build_agent` would give.
 
 Used by the experts (:mod:`opt_suite.agents.expert`) and the ``tf_agents`` learner
 (:mod:`opt_suite.learners.ppo_parts`): build the agent with :func:`build_agent` on any adapter,
@@ -71,7 +73,12 @@ def _scale_frames(channel_axis: bool = False) -> Any:
 
 
 def build_networks(
-    observation_spec: Any, action_spec: Any, params: NetworkParams, seed: int
+    observation_spec: Any,
+    action_spec: Any,
+    params: NetworkParams,
+    seed: int,
+    *,
+    set_seed: bool = True,
 ) -> tuple[Any, Any]:
     """The actor (softmax over actions) and value networks, their trunk sized to the observation.
 
@@ -81,11 +88,13 @@ def build_networks(
     Convolutions on images (``params.conv_layer_params``: Atari's on frames of 20 px or more,
     3x3 stride 1 on smaller ones by default), dense layers only on vectors and indices. Both are
     created (their variables built) here, with initial weights fixed by ``seed``. Specs may be
-    array specs (of a py environment) or tensor specs.
+    array specs (of a py environment) or tensor specs. ``set_seed=False``: the caller has set
+    TensorFlow's global seed to ``seed`` its own way (``opt_suite.agents.agent_cache``).
     """
     observation_spec = tensor_spec.from_spec(observation_spec)
     action_spec = tensor_spec.from_spec(action_spec)
-    tf.random.set_seed(seed)
+    if set_seed:
+        tf.random.set_seed(seed)
     shape = tuple(int(d) for d in observation_spec.shape)
     conv = params.conv_layer_params(shape) or None if shape else None
     channel_axis = conv is not None and len(shape) == 2
@@ -201,7 +210,7 @@ def train(
     if not py_env.batched:
         raise ValueError("train: expected a batched GymnasiumPyEnvironment (one vector env)")
     policy = acting.NumpyCollectPolicy(agent, seed)
-    update = common.function(agent.train)
+    update = _compiled_update(agent)
     log = TrainingLog()
     start = py_env.frames  # the budget counts the resets' random start actions too
     time_step = py_env.reset()
@@ -220,6 +229,17 @@ def train(
         if progress is not None:
             progress(log)
     return log
+
+
+def _compiled_update(agent: Any) -> Any:
+    """The agent's compiled train step for :func:`train`, made once per agent.
+
+    Kept on the agent: an agent reused across runs (``opt_suite.agents.agent_cache``) is traced
+    once. (``common.function``, not the learner's ``tf.function``: the experts' numbers stay.)
+    """
+    if not hasattr(agent, "_opt_suite_expert_update"):
+        agent._opt_suite_expert_update = common.function(agent.train)
+    return agent._opt_suite_expert_update
 
 
 def policy_logits(actor: Any) -> Callable[[np.ndarray], np.ndarray]:

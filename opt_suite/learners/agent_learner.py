@@ -23,7 +23,9 @@ the curve, and the episodes still running then (at most one per sub-env, and any
 that last step past the budget) are cut and not counted; their frames were spent, so they count
 against the budget like every other frame. No PPO update uses experience past the budget.
 Deterministic per run seed: TensorFlow's global seed, the envs' reset seeds and the options' draws
-all derive from it.
+all derive from it. A worker keeps its agent per graph (:mod:`opt_suite.agents.agent_cache`: the
+PPO update is traced once per worker, not once per run) and resets it to a fresh build's state for
+every run, so a run's numbers do not depend on the runs its worker made before.
 
 Option usage (``counts_usage``): per logged episode, the decisions that chose each of the A + m
 choices, the primitive steps taken while each ran and the emulator frames those steps used (resets'

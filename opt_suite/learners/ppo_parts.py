@@ -15,7 +15,7 @@ from opt_suite._tf import tensorflow
 
 tf = tensorflow()
 
-from opt_suite.agents import acting, ppo  # noqa: E402
+from opt_suite.agents import acting, agent_cache  # noqa: E402
 from opt_suite.agents.params import PPOParams  # noqa: E402
 from opt_suite.families.env_batch import EnvBatch  # noqa: E402
 from opt_suite.learners.lite_options import lite_probabilities  # noqa: E402
@@ -105,9 +105,11 @@ def ppo_agent(
 
     The env's discount is already γ^k per SMDP step, so the agent must not discount again.
     ``action_mask``: the options' initiation sets (``initiation_mask.action_mask``), or None.
+    The worker's agent of the same graph, reset for ``seed``, when it has one
+    (:mod:`opt_suite.agents.agent_cache`): its compiled update is traced once per worker.
     """
     smdp = dataclasses.replace(params, gamma=1.0)
-    return ppo.build_agent(env.time_step_spec(), env.action_spec(), smdp, seed, action_mask)
+    return agent_cache.fresh_agent(env.time_step_spec(), env.action_spec(), smdp, seed, action_mask)
 
 
 def learn(
@@ -201,7 +203,7 @@ def act(env: OptionAugmentedEnv, agent: Any, episodes: int, *, seed: int) -> Non
 
 
 def _compiled_train(agent: Any) -> Any:
-    """The agent's compiled train step, made once per agent."""
+    """The agent's compiled train step, made once per agent (so once per worker and graph)."""
     if not hasattr(agent, "_opt_suite_train"):
         agent._opt_suite_train = tf.function(agent.train, autograph=False)
     return agent._opt_suite_train
