@@ -102,4 +102,4 @@ def test_a_control_where_the_family_gives_no_demonstrations_is_a_located_error(t
         "gives none" in err
     )
     assert "demonstrations.source: optimal (the default) needs a family with an exact model" in err
-    assert "expected a source that fits the family (sources that can: minari, ppo_expert," in err
+    assert "expected a source that fits the family (sources that can: minari, ppo_expert)" in err
