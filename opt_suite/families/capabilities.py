@@ -30,6 +30,7 @@ __all__ = [
     "observation_kind",
     "offered",
     "unfit",
+    "unfit_at_defaults",
     "unmet",
 ]
 
@@ -76,7 +77,7 @@ def offered(family: Any) -> frozenset[str]:
 
 
 def observation_kind(family: Any) -> str:
-    """What ``family``'s observations are, in the words of the capabilities (``index observations``).
+    """What ``family``'s observations are, as a capability (``index observations``).
 
     Read from the task's observation space, not the family's name: FrozenLake through the
     ``gymnasium`` family has index observations, CartPole through it vector observations.
@@ -138,25 +139,31 @@ def unfit(cls: Any, params: Any, family: Any) -> str | None:
     return f"{cls.name}: " + "; ".join(f"params.{key}: {message}" for key, message in found)
 
 
-def able(group: str, family: Any) -> list[str]:
-    """The registered names of ``group`` that can run on ``family`` with their default params.
+def unfit_at_defaults(cls: Any, family: Any) -> str | None:
+    """:func:`unfit` at the component's default params.
 
-    A component whose params have no defaults (``minari``'s dataset) is judged by its
-    capabilities alone. One that fails to load, or whose check fails, is left out (``opt-suite
-    list`` says why it fails to load).
+    A component whose params have no defaults (``minari``'s dataset: only the user can name it)
+    is judged by its capabilities alone.
+    """
+    try:
+        params = cls.Params()
+    except TypeError:  # a required param
+        return unmet(cls.name, cls.requires, family)
+    return unfit(cls, params, family)
+
+
+def able(group: str, family: Any) -> list[str]:
+    """The registered names of ``group`` that can run on ``family`` at their defaults.
+
+    One that fails to load, or whose check fails, is left out (``opt-suite list`` says why it
+    fails to load).
     """
     from opt_suite import registry
 
     names = []
     for name in registry.names(group):
         try:
-            cls = registry.load(group, name)
-            try:
-                params = cls.Params()
-            except TypeError:  # a required param: only the user can name it
-                fits = unmet(cls.name, cls.requires, family) is None
-            else:
-                fits = unfit(cls, params, family) is None
+            fits = unfit_at_defaults(registry.load(group, name), family) is None
         except Exception:  # a broken plugin or a check that fails: not one that can
             continue
         if fits:
