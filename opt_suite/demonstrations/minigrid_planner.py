@@ -86,7 +86,7 @@ def _facing(target: tuple[int, int]) -> Any:
 
 
 def unplannable(env: Any) -> str | None:
-    """Why :func:`shortest_path` cannot plan on ``env`` (unwrapped): not a MiniGrid env; else None."""
+    """Why :func:`shortest_path` cannot plan on ``env`` (unwrapped, not MiniGrid), else None."""
     if getattr(env, "grid", None) is None or not all(
         hasattr(env, key) for key in ("agent_pos", "agent_dir")
     ):

@@ -204,9 +204,9 @@ class _Rules:
             if cls is not None and cls.controls and not self.problems.any_under(("methods", i)):
                 self.report(
                     ("methods", i, "method"),
-                    f"{cls.name} learns from demonstrations, and family {family.instance_name} gives "
-                    "none "
-                    f"from demonstrations.source {source} ({why}); expected a source that fits "
+                    f"{cls.name} learns from demonstrations, and family "
+                    f"{family.instance_name} gives none from demonstrations.source {source} "
+                    f"({why}); expected a source that fits "
                     f"the family ({_those_that_can(('demonstrations', 'source'), family)})",
                 )
 
