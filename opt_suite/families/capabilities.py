@@ -27,6 +27,7 @@ __all__ = [
     "VECTOR_OBSERVATIONS",
     "REFERENCE_OPTIONS",
     "able",
+    "instance_label",
     "observation_kind",
     "offered",
     "unfit",
@@ -89,7 +90,7 @@ def observation_kind(family: Any) -> str:
     return f"observations of another kind ({family.observation_space})"
 
 
-def _instance(family: Any) -> str:
+def instance_label(family: Any) -> str:
     """The family as the spec made it (``gymnasium-frozenlake-v1``), else its registered name."""
     try:
         return str(family.instance_name)
@@ -118,7 +119,7 @@ def unmet(who: str, requires: Iterable[str], family: Any) -> str | None:
         return None
     instead = list(dict.fromkeys(_has_instead(need, family) for need in missing))
     return (
-        f"{who} needs a family with {' and '.join(missing)}; {_instance(family)} has "
+        f"{who} needs a family with {' and '.join(missing)}; {instance_label(family)} has "
         f"{' and '.join(instead)}"
     )
 

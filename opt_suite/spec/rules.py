@@ -15,7 +15,7 @@ from typing import Any
 from opt_suite import registry
 from opt_suite.demonstrations.base import DemonstrationSource
 from opt_suite.families.base import TaskFamily
-from opt_suite.families.capabilities import able, unmet
+from opt_suite.families.capabilities import able, instance_label, unmet
 from opt_suite.learners.base import Learner
 from opt_suite.methods.base import Method
 from opt_suite.spec.convert import INVALID, Converter
@@ -205,7 +205,7 @@ class _Rules:
                 self.report(
                     ("methods", i, "method"),
                     f"{cls.name} learns from demonstrations, and family "
-                    f"{family.instance_name} gives none from demonstrations.source {source} "
+                    f"{instance_label(family)} gives none from demonstrations.source {source} "
                     f"({why}); expected a source that fits "
                     f"the family ({_those_that_can(('demonstrations', 'source'), family)})",
                 )
