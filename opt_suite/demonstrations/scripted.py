@@ -59,7 +59,7 @@ from opt_suite.demonstrations.base import (
     episode_caps,
 )
 from opt_suite.families.base import Task, TaskFamily
-from opt_suite.families.capabilities import DISCRETE_ACTIONS
+from opt_suite.families.capabilities import DISCRETE_ACTIONS, instance_label
 from opt_suite.installed import OWN_PACKAGES, NotInstalled, import_installed
 from opt_suite.params import param
 from opt_suite.trajectory import Trajectory
@@ -190,7 +190,7 @@ class ScriptedExpert(DemonstrationSource):
             (
                 "function",
                 f"the default {params.function} {problem.removeprefix('shortest_path ')} "
-                f"from {family.instance_name}; name a planner of your own for it",
+                f"from {instance_label(family)}; name a planner of your own for it",
             )
         ]
 
