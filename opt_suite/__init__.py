@@ -17,7 +17,12 @@ from opt_suite._numerics import pin as _pin  # noqa: E402
 
 _pin()
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
+
+# Old import paths of moved modules (opt_suite/moved.py): plugins written for 0.2.0 keep importing.
+from opt_suite.moved import install as _install_moved  # noqa: E402
+
+_install_moved()
 
 # Gymnasium convention: importing the package registers its env ids (opt_suite/FourRooms-v0, ...).
 # Registration is lazy (string entry points): it imports gymnasium, never a family module or TF.

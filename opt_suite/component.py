@@ -13,7 +13,9 @@ Plugins written against the old positional signatures (a learner's ``run(family,
 episodes, max_steps, frames=None)``, a source's ``collect(family, train_tasks,
 trajectories_per_task, max_steps, seed)``) and the old memory hooks (``memory_hint``,
 ``network_memory``) keep working through :func:`adapt_entry` and :func:`adapt_memory`, with a
-``DeprecationWarning`` when their class is defined.
+``DeprecationWarning`` when their class is defined; a plugin's own code may still call any
+component's entry point (its own or a built-in's) the old way, with a ``DeprecationWarning`` at
+the call.
 
 This module imports nothing of the package: every layer may build on it.
 """
@@ -105,30 +107,69 @@ def _legacy(function: Callable[..., Any]) -> bool:
 
 
 def adapt_entry(
-    cls: type, entry: str, call_old: Callable[[Callable[..., Any], Any, Any], Any]
+    cls: type,
+    entry: str,
+    call_old: Callable[[Callable[..., Any], Any, Any], Any],
+    context_type: type,
 ) -> None:
-    """Let the runner call, with a context, a subclass's ``entry`` written with positional args.
+    """Let ``entry`` of a subclass be called both ways: with one context, or positionally.
 
-    Called by a group base's ``__init_subclass__``. A subclass whose ``entry`` takes more than
-    the context positionally is an old plugin: ``entry`` is replaced by a method taking the
-    context that calls ``call_old(old_function, self, context)``, with a ``DeprecationWarning``
-    when the class is defined, naming the migration.
+    Called by a group base's ``__init_subclass__`` for every subclass that defines ``entry``.
+    The old positional arguments are the context's fields in order (a source's ``collect(family,
+    train_tasks, trajectories_per_task, max_steps, seed)`` is ``SourceContext``'s), so:
+
+    - a subclass whose ``entry`` takes them (an old plugin) is called by the runner with a
+      context through ``call_old(old_function, self, context)``, with a ``DeprecationWarning``
+      when the class is defined; its own code keeps calling it positionally, unchanged;
+    - a subclass whose ``entry`` takes a context (every built-in) may still be called the old way
+      from a plugin's own code: the arguments become ``context_type(*args, **kwargs)``, with a
+      ``DeprecationWarning`` at the call.
     """
     own = cls.__dict__.get(entry)
-    if own is None or getattr(own, "__isabstractmethod__", False) or not _legacy(own):
+    if own is None or getattr(own, "__isabstractmethod__", False):
         return
-    warnings.warn(
-        f"{cls.__module__}.{cls.__qualname__}.{entry}: positional arguments are deprecated;"
-        f" take one context object ({entry}(self, context), see docs/plugins.md)",
-        DeprecationWarning,
-        stacklevel=3,
-    )
+    where = f"{cls.__module__}.{cls.__qualname__}.{entry}"
+    migration = f"take one context object ({entry}(self, context), see docs/plugins.md)"
 
-    @functools.wraps(own)
-    def adapted(self: Any, context: Any) -> Any:
-        return call_old(own, self, context)
+    def one_context(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any | None:
+        """The context when the call passes exactly one, else None (an old-style call)."""
+        if len(args) == 1 and not kwargs and isinstance(args[0], context_type):
+            return args[0]
+        if not args and list(kwargs) == ["context"]:
+            return kwargs["context"]
+        return None
 
-    setattr(cls, entry, adapted)
+    if _legacy(own):
+        warnings.warn(
+            f"{where}: positional arguments are deprecated; {migration}",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+
+        @functools.wraps(own)
+        def from_either(self: Any, *args: Any, **kwargs: Any) -> Any:
+            context = one_context(args, kwargs)
+            if context is None:  # the plugin's own code, calling its method as it wrote it
+                return own(self, *args, **kwargs)
+            return call_old(own, self, context)
+
+    else:
+        fields = {field.name for field in dataclasses.fields(context_type)}
+
+        @functools.wraps(own)
+        def from_either(self: Any, *args: Any, **kwargs: Any) -> Any:
+            # The old form passes the context's fields: two or more positionally, or by name.
+            if len(args) < 2 and not fields & set(kwargs):
+                return own(self, *args, **kwargs)  # the context (and any keywords of its own)
+            warnings.warn(
+                f"calling {where} with positional arguments is deprecated; pass one "
+                f"{context_type.__name__} ({entry}(context), see docs/plugins.md)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return own(self, context_type(*args, **kwargs))
+
+    setattr(cls, entry, from_either)
 
 
 def adapt_memory(cls: type[Any], hook: str) -> None:

@@ -70,3 +70,23 @@ def test_min_complete_changes_neither_the_spec_hash_nor_the_experts_checkpoint()
         PPOExpert(dataclasses.replace(ExpertParams(), min_complete=5)).collect(
             SourceContext(MINIGRID, TASKS, 4, 100, np.random.SeedSequence(0))
         )
+
+
+class _AlwaysRight:
+    """An expert that goes right (FrozenLake action 2), seeing observations in a batch of one."""
+
+    def action_probabilities(self, batch):
+        assert np.asarray(batch).shape[0] == 1
+        return np.array([[0.0, 0.0, 1.0, 0.0]])
+
+
+def test_an_expert_samples_index_observations_as_a_batch_of_one():
+    # FrozenLake's observations are ints: `obs[None]` was "'int' object is not subscriptable".
+    from opt_suite.agents.expert import sample_demonstration
+
+    family = Gymnasium(Params(id="FrozenLake-v1", kwargs={"is_slippery": False}))
+    task = Task("lake/train/0", "train", 0, family.default_task())
+    rng = np.random.default_rng(0)
+    trajectory, cut = sample_demonstration(family, task, _AlwaysRight(), rng, 10)
+    # Right along the top row of the 4x4 map, stopped by its east wall: cut at 10 steps.
+    assert cut and trajectory.observations.tolist() == [0, 1, 2, 3, 3, 3, 3, 3, 3, 3, 3]

@@ -98,7 +98,8 @@ def test_a_control_where_the_family_gives_no_demonstrations_is_a_located_error(t
     err = capsys.readouterr().err
     assert f"{path}:5:" in err  # the control's own line
     assert (
-        "methods[0].method: bc_option learns from demonstrations, and family atari gives none"
-        in err
+        "methods[0].method: bc_option learns from demonstrations, and family atari-breakout "
+        "gives none" in err
     )
-    assert "demonstrations.source: optimal needs a family with an exact model" in err
+    assert "demonstrations.source: optimal (the default) needs a family with an exact model" in err
+    assert "expected a source that fits the family (sources that can: minari, ppo_expert)" in err

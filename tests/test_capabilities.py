@@ -71,7 +71,7 @@ def test_what_families_offer():
     assert unmet("primitives", {DISCRETE_ACTIONS}, PixelCorridor()) is None
     assert (
         unmet("eigenoptions", {EXACT_MODEL}, PixelCorridor())
-        == "eigenoptions needs a family with an exact model; pixels has none"
+        == "eigenoptions needs a family with an exact model; pixels has no exact model"
     )
 
 
@@ -85,12 +85,14 @@ def test_validate_rejects_each_incompatible_component_at_its_key(with_pixels, tm
     eigen, learner = where(text, "eigenoptions"), where(text, "smdp_q_learning")
     assert lines == [
         # eigenoptions learns from demonstrations, and the default source plans on the model
-        f"{path}:1:1: demonstrations.source: optimal needs a family with an exact model and "
-        "index observations; pixels has none",
+        f"{path}:1:1: demonstrations.source: optimal (the default) needs a family with an exact "
+        "model and index observations; pixels has no exact model and image observations; "
+        "sources that can: minari, ppo_expert",
         f"{path}:{eigen}: methods[2].method: eigenoptions needs a family with an exact model and "
-        "index observations; pixels has none",
+        "index observations; pixels has no exact model and image observations; methods that "
+        "can: bc_option, bc_ppo, laplacian_options, offline_options, primitives, random_options",
         f"{path}:{learner}: evaluation.learner: smdp_q_learning needs a family with index "
-        "observations; pixels has none",
+        "observations; pixels has image observations; learners that can: tf_agents",
     ]
 
 
@@ -157,7 +159,8 @@ def test_validate_rejects_tabular_components_on_atari(tmp_path, capsys):
     text = path.read_text()
     assert (
         f"{path}:{where(text, 'eigenoptions')}: methods[1].method: eigenoptions needs a family "
-        "with an exact model and index observations; atari has none"
+        "with an exact model and index observations; atari-breakout has no exact model and "
+        "image observations; methods that can: "
     ) in err
     assert "evaluation.learner: smdp_q_learning needs a family with index observations" in err
     assert "primitives" not in err.split("methods[1]")[0]  # primitives fits atari
@@ -299,3 +302,42 @@ def test_network_fit_problems_only_for_images():
     assert network.fit_problems((8, 8)) and network.fit_problems((9, 9)) == []  # [H, W] images
     assert network.fit_problems((9, 9, 1)) == []
     assert network.fit_problems((4,)) == []  # vector observations use no convolutions
+
+
+def test_the_default_source_and_learner_on_cartpole_name_what_the_task_has_and_what_can(
+    tmp_path, capsys
+):
+    """Issue 39: said of the task's observations (not the family's name), with what would run."""
+    path = tmp_path / "cartpole.yaml"
+    path.write_text(
+        textwrap.dedent(
+            """\
+            name: cartpole-defaults
+            family: {name: gymnasium, params: {id: CartPole-v1}}
+            tasks: {count: 3, train: 2, test: 1}
+            methods: [{name: learned, method: offline_options}]
+            evaluation: {episodes: 10}
+            """
+        )
+    )
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "demonstrations.source: optimal (the default) needs a family with an exact model and "
+        "index observations; gymnasium-cartpole-v1 has no exact model and vector observations; "
+        "sources that can: minari, ppo_expert\n"
+    ) in err
+    assert (
+        "evaluation.learner: smdp_q_learning (the default) needs a family with index "
+        "observations; gymnasium-cartpole-v1 has vector observations; learners that can: "
+        "tf_agents\n"
+    ) in err
+    # FrozenLake through the same family has index observations: both fit there.
+    path.write_text(path.read_text().replace("CartPole-v1", "FrozenLake-v1"))
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "evaluation.learner" not in err
+    assert (
+        "gymnasium-frozenlake-v1 has no exact model; sources that can: minari, ppo_expert, " in err
+    )
+    assert "q_learning\n" in err

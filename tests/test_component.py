@@ -170,3 +170,57 @@ def test_no_component_package_imports_the_spec_package_at_import_time():
             if any(n == "opt_suite.spec" or n.startswith("opt_suite.spec.") for n in names):
                 offenders.append(f"{path.relative_to(root)}:{node.lineno}")
     assert offenders == []
+
+
+def test_an_old_sources_own_code_keeps_calling_collect_positionally():
+    # Issue 39: a source whose own code calls collect(family, tasks, n, steps, seed) failed.
+    with pytest.warns(DeprecationWarning, match=r"Old\.collect"):
+
+        class Old(DemonstrationSource):
+            name = "old_own_calls"
+            Params = NoParams
+
+            def collect(self, family, train_tasks, per_task, max_steps, seed):
+                return [(family, per_task, max_steps)]
+
+            def twice(self, family):
+                return self.collect(family, [], 1, 5, None) + self.collect(family, [], 2, 6, None)
+
+    assert Old().twice("fam") == [("fam", 1, 5), ("fam", 2, 6)]
+    context = SourceContext("fam", [], 3, 7, np.random.SeedSequence(0))  # type: ignore[arg-type]
+    assert Old().collect(context) == [("fam", 3, 7)]  # the runner's call, through the context
+
+
+def test_a_built_in_entry_point_called_the_old_way_warns_and_runs():
+    from opt_suite.demonstrations.tabular import OptimalExpert
+    from opt_suite.families.tabular.chain import Chain
+
+    family = Chain()
+    train, _ = family.make_tasks(family.Variation(), (), count=2, train=1, test=1, seed=0)
+    seed = np.random.SeedSequence(0)
+    new = OptimalExpert().collect(SourceContext(family, train, 2, 100, seed))
+    with pytest.warns(DeprecationWarning, match=r"OptimalExpert\.collect with positional"):
+        old = OptimalExpert().collect(family, train, 2, 100, seed)
+    with pytest.warns(DeprecationWarning, match="pass one SourceContext"):
+        named = OptimalExpert().collect(
+            family=family, train_tasks=train, trajectories_per_task=2, max_steps=100, seed=seed
+        )
+    for a, b, c in zip(new, old, named, strict=True):
+        np.testing.assert_array_equal(a.actions, b.actions)
+        np.testing.assert_array_equal(a.actions, c.actions)
+    assert len(new) == 2
+
+
+def test_a_built_in_learner_run_called_the_old_way_warns_and_runs():
+    from opt_suite.families.tabular.chain import Chain
+    from opt_suite.learners.smdp_q import SMDPQLearning
+    from opt_suite.options import TabularOptionSet
+
+    family = Chain()
+    _, test = family.make_tasks(family.Variation(), (), count=2, train=1, test=1, seed=0)
+    runs = [LearnerRun(test[0], np.random.SeedSequence(1))]
+    options = TabularOptionSet.empty(family.observation_space.n, family.action_space.n)
+    new = SMDPQLearning().run(LearnerContext(family, runs, options, 5, 50))
+    with pytest.warns(DeprecationWarning, match=r"SMDPQLearning\.run with positional"):
+        old = SMDPQLearning().run(family, runs, options, 5, 50)
+    np.testing.assert_array_equal(new[0].returns, old[0].returns)

@@ -41,3 +41,48 @@ def test_an_expert_that_finds_nothing_is_an_error_saying_how_far_it_got():
     with pytest.raises(ExpertError, match=r"no model: Q-learning on the env\): after "
                        r"demonstrations.params.max_episodes=20 episodes"):  # fmt: skip
         _collect(False, lazy)
+
+
+DEFAULTS_SPEC = """
+name: frozenlake-defaults
+family:
+  name: gymnasium
+  params: {id: FrozenLake-v1, kwargs: {is_slippery: false}, max_episode_steps: 100}
+tasks: {count: 4, train: 3, test: 1, vary: {start_actions: [0, 3], frame_skip: [1, 2]}}
+demonstrations: {source: q_learning, trajectories_per_task: 4, max_steps: 100}
+methods: [{name: primitives, method: primitives}]
+evaluation: {learner: smdp_q_learning, episodes: 10, max_steps: 100}
+"""
+
+
+def test_a_frozenlake_spec_at_the_q_learning_defaults_demonstrates_the_goal():
+    # The deterministic 4x4 map at every default of the expert (epsilon 0.2, 20,000 episodes):
+    # ties broken to the first best action never found the goal; random ties must.
+    from opt_suite.runner.protocol import resolve_components
+    from opt_suite.runner.task_draws import draw_tasks
+    from opt_suite.spec import parse_spec
+
+    spec = parse_spec(DEFAULTS_SPEC)
+    assert spec.demonstrations.params == QLearningParams()
+    components = resolve_components(spec)
+    family = components.family(spec.family.params)
+    train = draw_tasks(family, spec.tasks).train
+    source = components.demonstrations(spec.demonstrations.params)
+    context = SourceContext(family, train, 4, 100, np.random.SeedSequence(0))
+    demos = source.collect(context)
+    assert len(demos) == 12
+    for demo in demos:
+        assert demo.observations[-1] == 15 and demo.rewards.sum() > 0  # the goal, and it paid
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs", "end", "steps"),
+    [("FrozenLake-v1", {"is_slippery": False, "map_name": "8x8"}, 63, 14),
+     ("CliffWalking-v1", {}, 47, 13)],
+)  # fmt: skip
+def test_other_small_index_envs_at_the_defaults_are_solved(env_id, kwargs, end, steps):
+    family = Gymnasium(Params(id=env_id, kwargs=FrozenDict(kwargs), max_episode_steps=200))
+    tasks = [Task(f"{family.instance_name}/train/0", "train", 0, family.default_task())]
+    context = SourceContext(family, tasks, 2, 200, np.random.SeedSequence(0))
+    for demo in QLearningExpert(QLearningParams()).collect(context):
+        assert demo.observations[-1] == end and len(demo.actions) == steps  # a shortest path

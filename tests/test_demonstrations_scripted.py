@@ -155,3 +155,28 @@ def test_a_key_already_carried_is_not_fetched_again():
     for action in plan:
         _, reward, terminated, _, _ = env.step(action)
     assert terminated and reward > 0  # the door opens with the carried key; the goal is reached
+
+
+def test_validate_refuses_the_default_planner_on_an_env_that_is_not_minigrid(tmp_path, capsys):
+    # It plans MiniGrid's grid: on FrozenLake every demonstrations cell would fail.
+    path = tmp_path / "spec.yaml"
+    path.write_text(
+        textwrap.dedent(
+            """\
+            name: scripted-lake
+            family: {name: gymnasium, params: {id: FrozenLake-v1}}
+            tasks: {count: 3, train: 2, test: 1, seed: 0}
+            demonstrations: {source: scripted}
+            methods: [{name: learned, method: offline_options}]
+            evaluation: {learner: tf_agents, episodes: 10, seeds: 1}
+            """
+        )
+    )
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "demonstrations.params.function: the default "
+        "opt_suite.demonstrations.minigrid_planner:shortest_path plans on MiniGrid envs (grid, "
+        "agent_pos, agent_dir); got FrozenLakeEnv from gymnasium-frozenlake-v1; name a planner "
+        "of your own for it"
+    ) in err

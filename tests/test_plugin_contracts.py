@@ -160,7 +160,7 @@ def test_no_fitting_learner_says_why_for_each_learner(monkeypatch):
     assert str(info.value) == (
         "no registered learner fits family 'continuous': "
         "picky: params.network: needs image observations | "
-        "tabular needs a family with an exact model; continuous has none"
+        "tabular needs a family with an exact model; continuous has no exact model"
     )
 
 

@@ -109,6 +109,32 @@ def test_reference_page_is_generated_from_the_declarations():
     )
 
 
+def test_compatibility_page_is_generated_from_the_capability_declarations():
+    gen = _load_script("gen_compatibility")
+    assert (DOCS / "compatibility.md").read_text() == gen.render(), (
+        "docs/compatibility.md is stale: run python docs/gen_compatibility.py"
+    )
+
+
+def test_the_compatibility_page_says_what_validate_says(tmp_path, capsys):
+    """A *no* of the page is validate's refusal of that spec, with the same reason."""
+    from opt_suite.cli import main
+
+    page = (DOCS / "compatibility.md").read_text()
+    lake_row = next(line for line in page.splitlines() if line.startswith("| `optimal` |"))
+    assert "no: needs a family with an exact model; it has no exact model" in lake_row
+    path = tmp_path / "lake.yaml"
+    path.write_text(
+        "name: lake\nfamily: {name: gymnasium, params: {id: FrozenLake-v1}}\n"
+        "tasks: {count: 3, train: 2, test: 1}\nmethods: [{name: o, method: offline_options}]\n"
+    )
+    assert main(["validate", str(path)]) == 2
+    assert (
+        "demonstrations.source: optimal (the default) needs a family with an exact model; "
+        "gymnasium-frozenlake-v1 has no exact model"
+    ) in capsys.readouterr().err
+
+
 def _load_script(name: str):
     spec = importlib.util.spec_from_file_location(name, DOCS / f"{name}.py")
     assert spec is not None and spec.loader is not None

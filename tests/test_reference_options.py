@@ -162,5 +162,7 @@ def test_validate_rejects_reference_options_on_chain_at_its_key(tmp_path, capsys
     err = capsys.readouterr().err
     assert err.strip() == (
         f"{path}:{where(text, 'reference_options')}: methods[1].method: reference_options needs a "
-        "family with reference options; chain has none"
+        "family with reference options; chain-7 has no reference options; methods that can: "
+        "bc_option, bc_ppo, compile, covering_options, eigenoptions, laplacian_options, love, "
+        "offline_options, option_critic, primitives, random_options"
     )

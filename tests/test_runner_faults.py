@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+from pathlib import Path
 
 import pytest
 from runner_support import (
@@ -46,6 +47,11 @@ def test_a_raising_method_fails_its_cells_only_and_is_retried(tmp_path, capsys):
     assert run_cli(spec, "--out", out, "--workers", "0", "--no-report") == 1
     err = capsys.readouterr().err
     assert "FAILED discovery of 'flaky', seed 0 failed: RuntimeError: fake failure while" in err
+    # --workers 0: no worker, so the runner's own log has the traceback, and the line names it
+    [log] = (out / "logs").glob("runner-*.log")
+    assert "failed: discovery of 'flaky', seed 0 failed: RuntimeError: fake failure" in err
+    assert f"(traceback in {log})\n" in err
+    assert "Traceback (most recent call last)" in log.read_text()
     assert "not run: evaluation of 'flaky', seed 1, test task 2 (needs failed cell" in err
     assert "24 cells (0 reused, 16 computed) 2 failed, 6 not run" in err
     # a RuntimeError of the cell's own code comes back on every rerun: no "rerun to retry"
@@ -67,6 +73,23 @@ def test_a_raising_method_fails_its_cells_only_and_is_retried(tmp_path, capsys):
     # a fresh, uninterrupted run gives exactly the same numbers
     assert run_cli(spec, "--out", tmp_path / "clean", "--workers", "0", "--quiet") == 0
     assert numbers(out) == numbers(tmp_path / "clean")
+
+
+def test_a_failed_cells_traceback_is_in_its_workers_log_which_the_failure_line_names(
+    tmp_path, capsys
+):
+    methods = (*DEFAULT_METHODS, method("broken", fail=True))
+    spec, out = write_spec(tmp_path, methods), tmp_path / "out"
+    assert run_cli(spec, "--out", out, "--workers", "1", "--quiet", "--no-report") == 1
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("failed: discovery of 'broken'")]
+    assert len(lines) == 2  # one per seed
+    for line in lines:
+        log = line.rpartition("(traceback in ")[2].removesuffix(")")
+        assert log.startswith(str(out / "logs" / "worker-")) and log.endswith(".log")
+        text = Path(log).read_text()
+        assert "Traceback (most recent call last)" in text
+        assert "RuntimeError: fake failure in discovery" in text
 
 
 def test_nan_from_the_learner_fails_that_evaluation(tmp_path, capsys):

@@ -306,7 +306,7 @@ def sample_demonstration(
     rewards: list[float] = []
     cut = True
     while len(actions) < max_steps:
-        probs = expert.action_probabilities(obs[None])[0]
+        probs = expert.action_probabilities(np.asarray(obs)[None])[0]
         action = int(rng.choice(len(probs), p=probs))
         obs, reward, terminated, truncated, info = env.step(action)
         observations.append(obs)

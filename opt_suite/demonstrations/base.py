@@ -143,7 +143,7 @@ class DemonstrationSource(Component):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        adapt_entry(cls, "collect", _call_old_collect)
+        adapt_entry(cls, "collect", _call_old_collect, SourceContext)
         adapt_memory(cls, "network_memory")
 
     @abc.abstractmethod

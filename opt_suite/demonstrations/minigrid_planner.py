@@ -21,7 +21,7 @@ from __future__ import annotations
 import collections
 from typing import Any
 
-__all__ = ["shortest_path", "PlannerError"]
+__all__ = ["shortest_path", "unplannable", "PlannerError"]
 
 LEFT, RIGHT, FORWARD, PICKUP, TOGGLE = 0, 1, 2, 3, 5
 #: MiniGrid's headings: 0 east, 1 south, 2 west, 3 north (``DIR_TO_VEC``).
@@ -85,6 +85,18 @@ def _facing(target: tuple[int, int]) -> Any:
     return ahead
 
 
+def unplannable(env: Any) -> str | None:
+    """Why :func:`shortest_path` cannot plan on ``env`` (unwrapped, not MiniGrid), else None."""
+    if getattr(env, "grid", None) is None or not all(
+        hasattr(env, key) for key in ("agent_pos", "agent_dir")
+    ):
+        return (
+            f"shortest_path plans on MiniGrid envs (grid, agent_pos, agent_dir); got "
+            f"{type(env).__name__}"
+        )
+    return None
+
+
 def shortest_path(env: Any) -> list[int]:
     """The shortest action sequence from the agent's state to the goal of a MiniGrid ``env``.
 
@@ -95,12 +107,10 @@ def shortest_path(env: Any) -> list[int]:
       PlannerError: not a MiniGrid env, no goal, a goal out of reach, or a locked door without
         its key.
     """
-    grid = getattr(env, "grid", None)
-    if grid is None or not hasattr(env, "agent_pos") or not hasattr(env, "agent_dir"):
-        raise PlannerError(
-            f"shortest_path plans on MiniGrid envs (grid, agent_pos, agent_dir); got "
-            f"{type(env).__name__}"
-        )
+    problem = unplannable(env)
+    if problem is not None:
+        raise PlannerError(problem)
+    grid = env.grid
     goals = _find(grid, "goal")
     if not goals:
         raise PlannerError("the grid has no goal cell")

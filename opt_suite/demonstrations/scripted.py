@@ -59,7 +59,7 @@ from opt_suite.demonstrations.base import (
     episode_caps,
 )
 from opt_suite.families.base import Task, TaskFamily
-from opt_suite.families.capabilities import DISCRETE_ACTIONS
+from opt_suite.families.capabilities import DISCRETE_ACTIONS, instance_label
 from opt_suite.installed import OWN_PACKAGES, NotInstalled, import_installed
 from opt_suite.params import param
 from opt_suite.trajectory import Trajectory
@@ -167,6 +167,32 @@ class ScriptedExpert(DemonstrationSource):
     )
     Params: ClassVar[type] = ScriptedParams
     requires: ClassVar[frozenset[str]] = frozenset({DISCRETE_ACTIONS})
+
+    @classmethod
+    def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:
+        """The default function plans MiniGrid only: on another env, say so at validate.
+
+        A function of the user's own is theirs to fit (its errors are one line at run time).
+        """
+        if params.function != ScriptedParams().function:
+            return []
+        from opt_suite.demonstrations.minigrid_planner import unplannable
+
+        env = family.make_env(family.default_task())
+        try:
+            env.reset(seed=0)
+            problem = unplannable(base_env(env))
+        finally:
+            env.close()
+        if problem is None:
+            return []
+        return [
+            (
+                "function",
+                f"the default {params.function} {problem.removeprefix('shortest_path ')} "
+                f"from {instance_label(family)}; name a planner of your own for it",
+            )
+        ]
 
     def collect(self, context: SourceContext) -> list[Trajectory]:
         """Train task i resets its envs from child (i, 1) of ``seed``; see the module docstring.

@@ -189,8 +189,8 @@ class Learner(Component):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        adapt_entry(cls, "run", _call_old_run)
-        adapt_entry(cls, "run_with_usage", _call_old_usage)
+        adapt_entry(cls, "run", _call_old_run, LearnerContext)
+        adapt_entry(cls, "run_with_usage", _call_old_usage, LearnerContext)
         adapt_memory(cls, "network_memory")
 
     @abc.abstractmethod

@@ -33,6 +33,7 @@ from opt_suite.runner.cells import (
     apply_worker_environment,
     execute,
     init_worker,
+    log_failures_to,
     warm_up,
     worker_environment,
 )
@@ -74,8 +75,11 @@ class InlineBackend(Backend):
 
     name = "inline"
 
-    def __init__(self) -> None:
+    def __init__(self, log_dir: Path | None = None) -> None:
         self._queue: list[CellJob] = []
+        # No worker and so no worker log: failed cells' tracebacks go to a log of this process's.
+        if log_dir is not None:
+            log_failures_to(Path(log_dir) / f"runner-{os.getpid()}.log")
         apply_worker_environment()  # takes effect if TensorFlow is not imported yet
         problem = unpinned()  # workers start with the pins; this process may have missed them
         if problem is not None:
@@ -90,6 +94,9 @@ class InlineBackend(Backend):
 
     def wait(self, timeout: float | None) -> list[CellOutcome]:  # noqa: D102
         return [execute(self._queue.pop(0))] if self._queue else []
+
+    def close(self) -> None:  # noqa: D102
+        log_failures_to(None)  # a later run in this process has a log of its own
 
 
 class PoolBackend(Backend):
@@ -435,4 +442,4 @@ def make_backend(
     if kind != "local":
         raise BackendError(f"unknown backend {kind!r} (expected 'local' or 'ray')")
     count = (os.cpu_count() or 1) if workers is None else workers
-    return InlineBackend() if count == 0 else PoolBackend(count, log_dir)
+    return InlineBackend(log_dir) if count == 0 else PoolBackend(count, log_dir)

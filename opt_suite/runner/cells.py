@@ -19,6 +19,7 @@ import dataclasses
 import os
 import signal
 import socket
+import sys
 import threading
 import time
 import traceback
@@ -47,6 +48,7 @@ __all__ = [
     "worker_environment",
     "apply_worker_environment",
     "init_worker",
+    "log_failures_to",
     "warm_up",
 ]
 
@@ -334,24 +336,57 @@ def apply_worker_environment() -> None:
         os.environ.setdefault(key, value)
 
 
+#: Where :func:`execute` appends a failed cell's traceback in this process (None: nowhere but the
+#: store). A pool worker's own log (:func:`init_worker`), or the runner's for ``--workers 0``.
+_FAILURE_LOG: Path | None = None
+
+
+def log_failures_to(path: Path | None) -> None:
+    """Append the traceback of every cell that fails in this process to ``path`` (None: stop)."""
+    global _FAILURE_LOG
+    _FAILURE_LOG = path
+
+
+def _logged(error: str, details: str) -> str:
+    """``error`` naming the log its traceback was appended to (unchanged when there is none).
+
+    The store keeps the traceback too, but a user reading ``failed: ...`` should not need SQL to
+    see it: the line names the file to open.
+    """
+    if _FAILURE_LOG is None or not details:
+        return error
+    try:
+        _FAILURE_LOG.parent.mkdir(parents=True, exist_ok=True)
+        sys.stderr.flush()  # a worker's stderr is this file too: keep its lines in order
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW  # never through a link
+        with open(os.open(_FAILURE_LOG, flags, 0o644), "a", encoding="utf-8") as log:
+            log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {error}\n{details}\n")
+    except OSError:  # a full disk: the store still has the traceback
+        return error
+    return f"{error} (traceback in {_FAILURE_LOG})"
+
+
 def init_worker(log_dir: str | None = None) -> None:
     """Process-pool initializer: set :func:`worker_environment` before anything imports TF.
 
     Sends the worker's stdout/stderr (TensorFlow's C++ start-up chatter included) to
-    ``log_dir/worker-<pid>.log`` so the progress line stays readable, and exits the worker when
-    the runner is gone (``kill -9`` leaves no one to take its result).
+    ``log_dir/worker-<pid>.log`` so the progress line stays readable, and the traceback of every
+    cell that fails there too; exits the worker when the runner is gone (``kill -9`` leaves no
+    one to take its result).
     """
     apply_worker_environment()
     if log_dir is not None:
         Path(log_dir).mkdir(parents=True, exist_ok=True)
+        log = Path(log_dir) / f"worker-{os.getpid()}.log"
         fd = os.open(
-            Path(log_dir) / f"worker-{os.getpid()}.log",
+            log,
             os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW,  # never through a link
             0o644,
         )
         os.dup2(fd, 1)
         os.dup2(fd, 2)
         os.close(fd)
+        log_failures_to(log)
     # The runner spawns workers with Ctrl-C and SIGTERM blocked (see backends); a worker must die
     # on them, e.g. when the runner terminates it (one pending since the spawn is delivered here,
     # after the output went to the log).
@@ -411,6 +446,8 @@ def execute(job: CellJob) -> CellOutcome:
             retryable = False  # the same code exits the same way on a rerun
         else:
             retryable = False  # a NaN from the same inputs and seeds comes back the same
+    if error is not None:
+        error = _logged(error, details)
     wall = time.perf_counter() - clock
     return CellOutcome(
         job.cell_id,

@@ -15,7 +15,7 @@ from typing import Any
 from opt_suite import registry
 from opt_suite.demonstrations.base import DemonstrationSource
 from opt_suite.families.base import TaskFamily
-from opt_suite.families.capabilities import unmet
+from opt_suite.families.capabilities import able, instance_label, unmet
 from opt_suite.learners.base import Learner
 from opt_suite.methods.base import Method
 from opt_suite.spec.convert import INVALID, Converter
@@ -183,7 +183,10 @@ class _Rules:
             needs = cls.requires if params is INVALID else cls.requirements(params)
             problem = unmet(cls.name, needs, family)
             if problem:
-                self.report(path, problem)
+                shown = problem
+                if path not in self.conv.marks:  # the spec leaves it to the default
+                    shown = f"{cls.name} (the default){problem.removeprefix(cls.name)}"
+                self.report(path, f"{shown}; {_those_that_can(path, family)}")
                 if path == ("demonstrations", "source"):
                     self._no_demonstrations(methods, family, problem)
 
@@ -201,9 +204,10 @@ class _Rules:
             if cls is not None and cls.controls and not self.problems.any_under(("methods", i)):
                 self.report(
                     ("methods", i, "method"),
-                    f"{cls.name} learns from demonstrations, and family {family.name} gives none "
-                    f"from demonstrations.source {source} ({why}); expected a source that fits "
-                    "the family (e.g. ppo_expert or minari for a family without an exact model)",
+                    f"{cls.name} learns from demonstrations, and family "
+                    f"{instance_label(family)} gives none from demonstrations.source {source} "
+                    f"({why}); expected a source that fits "
+                    f"the family ({_those_that_can(('demonstrations', 'source'), family)})",
                 )
 
     def policy_starts(self) -> None:
@@ -368,6 +372,21 @@ class _Rules:
                 f"selects no episode (expected final_fraction * evaluation.episodes >= 1, got "
                 f"{fraction}{default} * {episodes})",
             )
+
+
+#: The registry group of the component each capability-checked key names.
+_GROUPS = {
+    "methods": (registry.METHODS, "methods"),
+    "evaluation": (registry.LEARNERS, "learners"),
+    "demonstrations": (registry.DEMONSTRATION_SOURCES, "sources"),
+}
+
+
+def _those_that_can(path: KeyPath, family: TaskFamily) -> str:
+    """``sources that can: q_learning, scripted`` — what would fit where ``path`` does not."""
+    group, plural = _GROUPS[str(path[0])]
+    names = able(group, family)
+    return f"{plural} that can: {', '.join(names)}" if names else f"no registered {plural} can"
 
 
 def _length(conv: Converter, path: KeyPath) -> int:

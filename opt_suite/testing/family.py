@@ -79,7 +79,7 @@ def greedy_policy(model: TabularModel, gamma: float = 0.99, tol: float = 1e-9) -
 def _fitting_learner(family: TaskFamily) -> str:
     """A registered learner whose requirements the family meets (the spec must validate)."""
     from opt_suite import registry
-    from opt_suite.families.capabilities import unmet
+    from opt_suite.families.capabilities import unfit
 
     reasons = []
     for name in registry.names(registry.LEARNERS):
@@ -88,17 +88,10 @@ def _fitting_learner(family: TaskFamily) -> str:
         except registry.RegistryError as exc:
             reasons.append(f"{name}: {exc}")
             continue
-        params = learner.Params()  # its defaults
-        problem = unmet(name, learner.requirements(params), family)
-        if problem is not None:
-            reasons.append(problem)
-            continue
-        found = learner.check_family(params, family)
-        if not found:
+        problem = unfit(learner, learner.Params(), family)  # at its defaults
+        if problem is None:
             return name
-        reasons.append(
-            f"{name}: " + "; ".join(f"params.{key}: {message}" for key, message in found)
-        )
+        reasons.append(problem)
     raise AssertionError(
         f"no registered learner fits family {family.name!r}: " + " | ".join(reasons or ["none"])
     )
