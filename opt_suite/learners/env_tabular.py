@@ -30,9 +30,9 @@ import numpy as np
 from opt_suite.families.base import TaskFamily
 from opt_suite.learners.base import EpisodeLog, LearnerRun
 from opt_suite.learners.smdp_tables import BLOCK_STEPS, Hyper, OptionTables, draw_block
-from opt_suite.options.termination import terminates
+from opt_suite.options.termination import smdp_target, terminates
 
-__all__ = ["ENV_SEED_STREAM", "env_seed", "run_on_envs", "smdp_target"]
+__all__ = ["ENV_SEED_STREAM", "env_seed", "run_on_envs"]
 
 #: Per run: its EpisodeLog and, per episode, how often each option was chosen and its steps.
 RunResult = tuple[EpisodeLog, np.ndarray, np.ndarray]
@@ -46,14 +46,6 @@ def env_seed(seed: np.random.SeedSequence) -> int:
     """The seed of the first ``env.reset`` of a run with ``seed`` (later resets continue it)."""
     child = np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, ENV_SEED_STREAM))
     return int(child.generate_state(1)[0])
-
-
-def smdp_target(reward: float, discount: float, next_max: float, done: bool) -> float:
-    """R + γ^k max_o' Q(s', o'), or R alone at a terminal s' (Sutton, Precup & Singh 1999, eq. 11).
-
-    The same float operations as the model-based engines' target.
-    """
-    return reward if done else reward + discount * next_max
 
 
 @dataclasses.dataclass(frozen=True)
