@@ -3,7 +3,7 @@
 ``smdp_q_learning`` and ``intra_option_q_learning`` need a table over states, not a model of the
 task: on a family with index observations and no exact model (a gymnasium env such as FrozenLake)
 they learn by stepping the task's env, with Q over the ``Discrete`` observation space's ``n``
-indices. Where a family has an exact model, the model-based engines (:mod:`.smdp_batch`,
+indices. Where a family has an exact model, the model-based engines (:mod:`.smdp_kernel`,
 :mod:`.smdp_scalar`, :mod:`.intra_option_q`) are an optimisation of the same algorithm, chosen
 because sampling a table is cheaper than a gymnasium step.
 
