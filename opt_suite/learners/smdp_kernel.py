@@ -97,25 +97,33 @@ def _row_max(q_row: np.ndarray) -> float:
 
 @numba.njit(cache=True, nogil=True)
 def advance(  # noqa: C901 - one loop, kept flat for speed
-    blocks, pos, ints, floats, q,
-    next_state, outcome_cum, reward, terminal, start,
+    blocks, pos, from_env, env_uniforms, ints, floats, q,
+    next_state, outcome_cum, reward, outcome_done, start,
     action_cum, det_action, beta, explore_index, explore_count,
     alpha, gamma, eps, bump, max_steps, episodes,
     returns, steps, record, calls, option_steps,
 ):  # fmt: skip
     """Advance one run through ``blocks[pos:]`` or until ``episodes`` episodes have ended.
 
+    The step source is the table (``next_state``, ``outcome_cum``, ``reward``, ``outcome_done``)
+    sampled with a uniform: the step's ``U_OUTCOME`` for a task's model, or, ``from_env``, the
+    next of ``env_uniforms``, the env's own draws (:class:`~opt_suite.families.gymnasium.env.
+    TableSource`); then the loop also stops when they run out, and at the end of each episode,
+    for the caller to reset the env (whose reset draws the next start).
+
     Args:
       blocks: float [N, 5], the run's uniforms.
       pos: the first unread row of ``blocks``.
+      from_env: the outcomes are the env's (see above), else the model's.
+      env_uniforms: float [M], the env's next uniforms (read only ``from_env``).
       ints: int [IS], the run's position (``IS_*``), read and written back.
       floats: float [FS], the run's position (``FS_*``), read and written back.
       q: float [S, O], the run's Q, updated in place.
       next_state: int [S, A, K], the task's table: the outcomes of (s, a).
       outcome_cum: float [S, A, K], their cumulative probabilities.
       reward: float [S, A, K], their rewards.
-      terminal: bool [S].
-      start: the start state.
+      outcome_done: bool [S, A, K], whether each outcome ends the episode (terminal).
+      start: the start state (``from_env``: the caller's reset gives it instead).
       action_cum: float [O, S, A], the options' cumulative mu.
       det_action: int [O, S], the action where mu is deterministic, else -1.
       beta: float [O, S], termination probabilities.
@@ -125,7 +133,7 @@ def advance(  # noqa: C901 - one loop, kept flat for speed
       gamma: the discount per primitive step.
       eps: the exploration probability.
       bump: added to beta per step an option has run.
-      max_steps: the cut of an episode, in primitive steps.
+      max_steps: the cut of an episode, in primitive steps (the env's own cut included).
       episodes: end when the run's episode count (``ints[IS_EPISODES]``) reaches this.
       returns: float [E], each ended episode's return, at its index in the run.
       steps: int [E], each ended episode's primitive steps.
@@ -134,7 +142,7 @@ def advance(  # noqa: C901 - one loop, kept flat for speed
       option_steps: int [E, O], per episode the primitive steps each option ran.
 
     Returns:
-      The first unread row of ``blocks``.
+      (the first unread row of ``blocks``, how many of ``env_uniforms`` were used).
     """
     a_last = action_cum.shape[2] - 1
     k_last = outcome_cum.shape[2] - 1
@@ -142,8 +150,10 @@ def advance(  # noqa: C901 - one loop, kept flat for speed
     t_ep, ep = ints[IS_EPISODE_STEPS], ints[IS_EPISODES]
     racc, disc = floats[FS_OPTION_REWARD], floats[FS_OPTION_DISCOUNT]
     ret = floats[FS_EPISODE_RETURN]
-    n_rows = blocks.shape[0]
+    n_rows, n_env, env_pos = blocks.shape[0], env_uniforms.shape[0], 0
     while ep < episodes and pos < n_rows:
+        if from_env and env_pos == n_env:
+            break
         u = blocks[pos]
         pos += 1
         if o < 0:
@@ -157,9 +167,14 @@ def advance(  # noqa: C901 - one loop, kept flat for speed
             a = 0
             while a < a_last and c[a] <= u[U_ACTION]:
                 a += 1
+        if from_env:
+            u_outcome = env_uniforms[env_pos]
+            env_pos += 1
+        else:
+            u_outcome = u[U_OUTCOME]
         c = outcome_cum[s, a]
         j = 0
-        while j < k_last and c[j] <= u[U_OUTCOME]:
+        while j < k_last and c[j] <= u_outcome:
             j += 1
         s2 = next_state[s, a, j]
         r = reward[s, a, j]
@@ -168,7 +183,7 @@ def advance(  # noqa: C901 - one loop, kept flat for speed
         disc *= gamma
         ret += r
         t_ep += 1
-        done = terminal[s2]
+        done = outcome_done[s, a, j]
         cut = t_ep >= max_steps
         if done or cut or _terminates(u[U_TERMINATE], beta[o, s2], bump, k):
             target = _smdp_target(racc, disc, _row_max(q[s2]), done)
@@ -182,8 +197,10 @@ def advance(  # noqa: C901 - one loop, kept flat for speed
             steps[ep] = t_ep
             ep += 1
             s, o, ret, t_ep = start, -1, 0.0, 0
+            if from_env:
+                break  # the caller resets the env
     ints[IS_STATE], ints[IS_OPTION], ints[IS_OPTION_START], ints[IS_OPTION_STEPS] = s, o, s0, k
     ints[IS_EPISODE_STEPS], ints[IS_EPISODES] = t_ep, ep
     floats[FS_OPTION_REWARD], floats[FS_OPTION_DISCOUNT] = racc, disc
     floats[FS_EPISODE_RETURN] = ret
-    return pos
+    return pos, env_pos

@@ -111,12 +111,17 @@ class ScalarOptions:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class ScalarTables:
-    """One task's table ([S, A, K] arrays, terminal [S], start) and the option tables."""
+    """One task's table ([S, A, K] arrays, terminal [S], start) and the option tables.
+
+    ``outcome_done`` [S, A, K]: whether each outcome's next state is terminal (the compiled loop
+    reads the end of an episode per outcome, as an env's table gives it).
+    """
 
     next_state: np.ndarray
     outcome_cum: np.ndarray
     reward: np.ndarray
     terminal: np.ndarray
+    outcome_done: np.ndarray
     start: int
     num_actions: int
     options: ScalarOptions
@@ -129,6 +134,7 @@ class ScalarTables:
             outcome_cum=tasks.outcome_cum[task],
             reward=tasks.reward[task],
             terminal=tasks.terminal[task],
+            outcome_done=tasks.terminal[task][tasks.next_state[task]],
             start=int(tasks.start[task]),
             num_actions=tasks.shape[2],
             options=options,
@@ -204,12 +210,13 @@ class ScalarRun:
         # Without a block in progress, pos == BLOCK_STEPS: a fresh block is drawn before any read.
         block = p.block if p.block is not None else np.empty((BLOCK_STEPS, 5))
         pos = p.block_pos
+        no_env = np.empty(0)
         while ints[kernel.IS_EPISODES] < episodes:
             if pos == BLOCK_STEPS:
                 block, pos = draw_block(self.rng), 0
-            pos = kernel.advance(
-                block, pos, ints, floats, self.q,
-                t.next_state, t.outcome_cum, t.reward, t.terminal, t.start,
+            pos, _ = kernel.advance(
+                block, pos, False, no_env, ints, floats, self.q,
+                t.next_state, t.outcome_cum, t.reward, t.outcome_done, t.start,
                 opts.action_cum, opts.det_action, opts.beta, opts.explore_index,
                 opts.explore_count,
                 h.alpha, h.gamma, h.epsilon, h.termination_bump, h.max_steps, episodes,
