@@ -9,7 +9,10 @@ busy shared machine distorts less) in ``extra_info``.
 Intra-option Q-learning (``intra_option_q_learning``, every consistent option updated every step)
 against SMDP Q-learning on the same 120 runs (30 episodes each) with the four-rooms hallway
 options: goal >= 0.5x the SMDP learner's env steps/s (CPU time), the ratio measured in one
-process, interleaved rounds, best of each.
+process, interleaved rounds, best of each. The goal was set against the Python SMDP engines: the
+compiled loop made the SMDP learner several times faster and the intra-option learner did not
+change, so the ratio fell below 0.5 (figures before and after in ``docs/performance.md``,
+``smdp-engine-*.json``).
 
     pytest benchmarks/bench_learner.py -n 0 --benchmark-only
 """
@@ -110,5 +113,6 @@ def test_bench_intra_option_vs_smdp(benchmark):
     }
     benchmark.extra_info.update(info)
     print(f"\n[intra-option vs SMDP] {info}")
-    assert info["ratio"] >= 0.5, info
+    # Recorded first, so a missed goal still leaves its figures in --benchmark-json.
     benchmark.pedantic(lambda: None, rounds=1, iterations=1)
+    assert info["ratio"] >= 0.5, info
