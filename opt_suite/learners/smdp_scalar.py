@@ -37,7 +37,7 @@ __all__ = ["Progress", "ScalarOptions", "ScalarTables", "ScalarRun"]
 
 @dataclasses.dataclass
 class Progress:
-    """Where a run is, so that an engine can hand it to the other mid-episode.
+    """Where a run is between calls of :meth:`ScalarRun.run_episodes` (it may stop mid-episode).
 
     Attributes:
       state: current state.
