@@ -1,14 +1,18 @@
 """Env steps per second of the SMDP Q-learning test-time learner on the paper's 40x40 four rooms.
 
-Targets: >= 200,000 steps/s for one run (scalar engine) and >= 1,000,000 steps/s in aggregate when
-the paper's protocol (24 test tasks x seeds) advances together (batch engine). Each benchmark stores
+Targets: >= 200,000 steps/s for one run and >= 1,000,000 steps/s in aggregate over the paper's
+protocol (24 test tasks x seeds); every run takes the one compiled loop
+(``learners/smdp_kernel.py``), the runs of a cell one after the other. Each benchmark stores
 ``env_steps``, ``steps_per_s`` (wall clock) and ``steps_per_cpu_s`` (process CPU time, which a
 busy shared machine distorts less) in ``extra_info``.
 
 Intra-option Q-learning (``intra_option_q_learning``, every consistent option updated every step)
 against SMDP Q-learning on the same 120 runs (30 episodes each) with the four-rooms hallway
 options: goal >= 0.5x the SMDP learner's env steps/s (CPU time), the ratio measured in one
-process, interleaved rounds, best of each.
+process, interleaved rounds, best of each. The goal was set against the Python SMDP engines: the
+compiled loop made the SMDP learner several times faster and the intra-option learner did not
+change, so the ratio fell below 0.5 (figures before and after in ``docs/performance.md``,
+``smdp-engine-*.json``).
 
     pytest benchmarks/bench_learner.py -n 0 --benchmark-only
 """
@@ -21,7 +25,7 @@ import numpy as np
 import pytest
 
 from opt_suite.families.tabular.fourrooms import FourRooms, Params, Variation
-from opt_suite.learners.base import LearnerRun
+from opt_suite.learners.base import LearnerContext, LearnerRun
 from opt_suite.learners.intra_option_q import IntraOptionQLearning
 from opt_suite.learners.smdp_q import SMDPQLearning
 from opt_suite.options import TabularOptionSet
@@ -50,7 +54,7 @@ def _bench(benchmark, runs: list[LearnerRun], rounds: int) -> None:
         start = (
             time.process_time()
         )  # the machine may be shared: CPU time shows the code's own speed
-        logs = LEARNER.run(FAMILY, runs, OPTIONS, EPISODES, MAX_STEPS)
+        logs = LEARNER.run(LearnerContext(FAMILY, runs, OPTIONS, EPISODES, MAX_STEPS))
         cpu_seconds.append(time.process_time() - start)
         return logs
 
@@ -66,20 +70,27 @@ def _bench(benchmark, runs: list[LearnerRun], rounds: int) -> None:
 
 
 def test_bench_single_run(benchmark):
-    """One (task, seed) run: 100 episodes, 4 options, scalar engine."""
+    """One (task, seed) run: 100 episodes, 4 options."""
+    LEARNER.run(
+        LearnerContext(
+            FAMILY, [LearnerRun(TEST_TASKS[0], np.random.SeedSequence(0))], OPTIONS, 1, 10
+        )
+    )  # warm-up: numba's cache
     _bench(benchmark, [LearnerRun(TEST_TASKS[0], np.random.SeedSequence(0))], rounds=5)
 
 
 @pytest.mark.parametrize("seeds", [5, 20])
 def test_bench_aggregate(benchmark, seeds):
-    """24 test tasks x seeds runs advanced together: 100 episodes each, 4 options."""
+    """24 test tasks x seeds runs, one cell: 100 episodes each, 4 options."""
     runs = [LearnerRun(t, np.random.SeedSequence(s)) for t in TEST_TASKS for s in range(seeds)]
     _bench(benchmark, runs, rounds=2)
 
 
 def _steps_per_cpu_s(learner, runs, options) -> float:
     start = time.process_time()
-    logs = learner.run(FAMILY, runs, options, 30, MAX_STEPS)  # 30 episodes: both take minutes
+    logs = learner.run(
+        LearnerContext(FAMILY, runs, options, 30, MAX_STEPS)
+    )  # 30 episodes: both take minutes
     return sum(int(log.steps.sum()) for log in logs) / (time.process_time() - start)
 
 
@@ -88,7 +99,9 @@ def test_bench_intra_option_vs_smdp(benchmark):
     runs = [LearnerRun(t, np.random.SeedSequence(s)) for t in TEST_TASKS for s in range(5)]
     options = FAMILY.reference_options(TEST_TASKS[0])  # 8 options with initiation sets
     intra = IntraOptionQLearning(IntraOptionQLearning.Params())
-    intra.run(FAMILY, runs[:1], options, 1, 10)  # compile (or load the cache) outside the timing
+    intra.run(
+        LearnerContext(FAMILY, runs[:1], options, 1, 10)
+    )  # compile (or load the cache) outside the timing
     smdp_rates, intra_rates = [], []
     for _ in range(2):
         smdp_rates.append(_steps_per_cpu_s(LEARNER, runs, options))
@@ -100,5 +113,6 @@ def test_bench_intra_option_vs_smdp(benchmark):
     }
     benchmark.extra_info.update(info)
     print(f"\n[intra-option vs SMDP] {info}")
-    assert info["ratio"] >= 0.5, info
+    # Recorded first, so a missed goal still leaves its figures in --benchmark-json.
     benchmark.pedantic(lambda: None, rounds=1, iterations=1)
+    assert info["ratio"] >= 0.5, info

@@ -42,6 +42,14 @@ call of the env (an inlined info dict, tried, measured within the noise). The ot
 is the one the learner controls: its steps/s at least 0.3 of the raw ``env.step`` rate (the
 learner's loop at most ~2.3x the env's step; measured ~0.49).
 
+Since SMDP Q-learning became one compiled loop (``learners/smdp_kernel.py``), the model engine
+runs an order of magnitude faster and FrozenLake is sampled in that same loop from its table
+(``GymnasiumTaskEnv.table_source``): both paths got faster, the model one more, so the asserted
+0.5x of the model engine (a target set against the Python engine) fails although neither rate went
+down; the figures of the runs before and after are in ``docs/performance.md``
+(``smdp-engine-*.json``). ``ratio_to_raw_env`` now exceeds 1: the learner no longer calls the env's
+step at all.
+
 FrozenLake does publish its exact model (``env.unwrapped.P``), but the family's task variations
 do not fit a ``TabularModel`` (random start actions give a start distribution, not one state;
 episodes are cut at a number of frames), so the gymnasium family keeps stepping the env, from
@@ -135,9 +143,10 @@ def test_bench_model_free_vs_model_engine(benchmark):
     }
     benchmark.extra_info.update(info)
     print(f"\n[model-free vs model engine] {info}")
+    # Recorded first, so a missed goal still leaves its figures in --benchmark-json.
+    benchmark.pedantic(lambda: None, rounds=1, iterations=1)
     assert info["ratio_to_raw_env"] >= 0.3, info
     assert info["ratio_to_model_engine"] >= 0.5, info  # issue 28's target
-    benchmark.pedantic(lambda: None, rounds=1, iterations=1)
 
 
 def test_bench_model_free_vs_model_engine_long_runs(benchmark):

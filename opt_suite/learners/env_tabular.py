@@ -3,7 +3,7 @@
 ``smdp_q_learning`` and ``intra_option_q_learning`` need a table over states, not a model of the
 task: on a family with index observations and no exact model (a gymnasium env such as FrozenLake)
 they learn by stepping the task's env, with Q over the ``Discrete`` observation space's ``n``
-indices. Where a family has an exact model, the model-based engines (:mod:`.smdp_batch`,
+indices. Where a family has an exact model, the model-based engines (:mod:`.smdp_kernel`,
 :mod:`.smdp_scalar`, :mod:`.intra_option_q`) are an optimisation of the same algorithm, chosen
 because sampling a table is cheaper than a gymnasium step.
 
@@ -30,9 +30,9 @@ import numpy as np
 from opt_suite.families.base import TaskFamily
 from opt_suite.learners.base import EpisodeLog, LearnerRun
 from opt_suite.learners.smdp_tables import BLOCK_STEPS, Hyper, OptionTables, draw_block
-from opt_suite.options.termination import terminates
+from opt_suite.options.termination import smdp_target, terminates
 
-__all__ = ["ENV_SEED_STREAM", "env_seed", "run_on_envs", "smdp_target"]
+__all__ = ["ENV_SEED_STREAM", "env_seed", "run_on_envs"]
 
 #: Per run: its EpisodeLog and, per episode, how often each option was chosen and its steps.
 RunResult = tuple[EpisodeLog, np.ndarray, np.ndarray]
@@ -41,19 +41,15 @@ RunResult = tuple[EpisodeLog, np.ndarray, np.ndarray]
 #: uniforms (the run's generator) and the env's draws are independent streams.
 ENV_SEED_STREAM = 0
 
+#: The env's uniforms drawn ahead per call of the compiled loop (an episode on FrozenLake 8x8
+#: with options is ~30 steps; the unused ones are given back).
+ENV_UNIFORMS = 64
+
 
 def env_seed(seed: np.random.SeedSequence) -> int:
     """The seed of the first ``env.reset`` of a run with ``seed`` (later resets continue it)."""
     child = np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, ENV_SEED_STREAM))
     return int(child.generate_state(1)[0])
-
-
-def smdp_target(reward: float, discount: float, next_max: float, done: bool) -> float:
-    """R + γ^k max_o' Q(s', o'), or R alone at a terminal s' (Sutton, Precup & Singh 1999, eq. 11).
-
-    The same float operations as the model-based engines' target.
-    """
-    return reward if done else reward + discount * next_max
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,6 +110,13 @@ def run_on_envs(
     for run in runs:
         env = family.make_env(run.task)
         try:
+            # An env whose step is one draw from its table takes the compiled loop (SMDP only).
+            source = None if intra_option else getattr(env, "table_source", lambda: None)()
+            if source is not None:
+                rng = np.random.default_rng(run.seed)
+                logs.append(_run_compiled(env, source, tables, hyper, rng, env_seed(run.seed),
+                                          episodes))  # fmt: skip
+                continue
             logs.append(
                 _run(env, options, hyper, np.random.default_rng(run.seed), env_seed(run.seed),
                      episodes, intra_option)
@@ -121,6 +124,56 @@ def run_on_envs(
         finally:
             env.close()
     return logs
+
+
+def _run_compiled(env: Any, source: Any, tables: OptionTables, hyper: Hyper,
+                  rng: np.random.Generator, seed: int, episodes: int) -> RunResult:  # fmt: skip
+    """One run of SMDP Q-learning in the compiled loop, the env's step read from its table.
+
+    ``source`` is the env's :class:`~opt_suite.families.gymnasium.env.TableSource`: the loop
+    samples each step's outcome from it with the env's own next uniform, as the env's step
+    would, and the env itself only resets (its reset draws the start state from the same
+    generator). So that the reset sees the generator where the env's own steps would have left
+    it, the loop's uniforms are drawn from the env's generator and, when the loop stops before
+    using them all (at an episode's end), the generator is put back and advanced by the number
+    used. Same numbers as :func:`_run` (a test and ``benchmarks/smdp_run_hashes.py`` check it).
+    """
+    from opt_suite.learners import smdp_kernel as kernel
+    from opt_suite.learners.smdp_scalar import ScalarOptions
+
+    opts = ScalarOptions.build(tables)
+    num_states, n_opts = source.next_state.shape[0], opts.num_options
+    q = tables.initial_q(1, hyper.q_init)
+    returns, steps = np.zeros(episodes), np.zeros(episodes, dtype=np.int64)
+    calls = np.zeros((episodes, n_opts), dtype=np.int64)
+    option_steps = np.zeros((episodes, n_opts), dtype=np.int64)
+    max_steps = min(hyper.max_steps, source.frame_cap)  # the env truncates at its frame cap
+    obs, _ = env.reset(seed=seed)
+    ints = np.array([_observation(obs, num_states), -1, 0, 0, 0, 0], dtype=np.int64)
+    floats = np.array([0.0, 1.0, 0.0])
+    block, pos = np.empty((BLOCK_STEPS, 5)), BLOCK_STEPS
+    generator = source.generator()
+    while ints[kernel.IS_EPISODES] < episodes:
+        if pos == BLOCK_STEPS:
+            block, pos = draw_block(rng), 0
+        before = generator.bit_generator.state
+        env_uniforms = generator.random(ENV_UNIFORMS)
+        episode = ints[kernel.IS_EPISODES]
+        pos, used = kernel.advance(
+            block, pos, True, env_uniforms, ints, floats, q,
+            source.next_state, source.cumulative, source.reward, source.terminated, -1,
+            opts.action_cum, opts.det_action, opts.beta, opts.explore_index, opts.explore_count,
+            hyper.alpha, hyper.gamma, hyper.epsilon, hyper.termination_bump, max_steps, episodes,
+            returns, steps, True, calls, option_steps,
+        )  # fmt: skip
+        if used < ENV_UNIFORMS:  # back to where the env's own steps would have left it
+            generator.bit_generator.state = before
+            generator.random(used)
+        if ints[kernel.IS_EPISODES] > episode and ints[kernel.IS_EPISODES] < episodes:
+            obs, _ = env.reset()
+            ints[kernel.IS_STATE] = _observation(obs, num_states)
+            generator = source.generator()
+    return EpisodeLog(returns, steps), calls, option_steps
 
 
 def _choose(q_row: list, explore_here: list | None, u_explore: float, u_choice: float,

@@ -16,10 +16,12 @@ the paper's implementation notes (appendix E), the termination probability gets
 This is the paper's evaluation (Section 4.1: "the tabular form of Q-learning ... with epsilon-greedy
 exploration"); acting is a table look-up in the tabulated mu and beta.
 
-Many (task, seed) runs are advanced together (:mod:`.smdp_batch`); a run's numbers depend only on
-its own seed, never on the batch it is in. ``run_with_usage`` gives the same numbers and also
-counts, per episode, how often each option was chosen and how many steps it ran (for ``opt-suite
-option-usage``).
+Every run on a family with an exact model steps through one compiled loop (:mod:`.smdp_kernel`,
+driven per run by :mod:`.smdp_scalar` and per cell by :mod:`.smdp_batch`); a run's numbers depend
+only on its own seed, never on the other runs of its cell. ``run_with_usage`` takes the same loop
+with its usage observer on, so it gives the same numbers and also counts, per episode, how often
+each option was chosen and how many steps it ran (for ``opt-suite option-usage``). Without a model
+the learner steps the env (:mod:`.env_tabular`, a Python loop: an env is opaque to the compiler).
 """
 
 from __future__ import annotations
@@ -91,7 +93,7 @@ class SMDPQLearning(Learner):
         q_init: float = param(0.0, doc="initial value of every Q(s, o)")
 
     def run(self, context: LearnerContext) -> list[EpisodeLog]:
-        """Learn on every run's task from scratch, all runs advanced together.
+        """Learn on every run's task from scratch, one run after another in the compiled loop.
 
         Returns:
           One EpisodeLog per run, in order: undiscounted return and primitive steps per episode.
@@ -133,9 +135,8 @@ class SMDPQLearning(Learner):
     def run_with_usage(self, context: LearnerContext) -> list[tuple[EpisodeLog, OptionUsage]]:
         """:meth:`run`, also counting per episode how often each option is chosen and its steps.
 
-        Every run goes through the scalar engine from its first step (counting needs whole
-        episodes), which gives the batch engine's numbers exactly (see :mod:`.smdp_tables`); so
-        the EpisodeLogs equal :meth:`run`'s bit for bit.
+        Every run takes :meth:`run`'s compiled loop with the usage observer on (it only reads
+        the loop's variables), so the EpisodeLogs equal :meth:`run`'s bit for bit.
         """
         family, runs, options = context.family, context.runs, context.options
         episodes, max_steps = context.episodes, context.max_steps

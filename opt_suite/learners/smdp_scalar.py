@@ -1,8 +1,9 @@
-"""SMDP Q-learning for one run, as a tight Python loop over Python lists (the fast single-run path).
+"""SMDP Q-learning for one run: its tables, its position, and the compiled loop that advances it.
 
-Per primitive step the loop does a handful of list look-ups; numpy calls (about a microsecond each)
-would dominate at this size. The arithmetic is the batch engine's, operation for operation, so a run
-gives the same numbers in either engine (see :mod:`.smdp_tables`).
+:class:`ScalarRun` holds one run (its Q table, its generator, where it is) and hands its uniforms,
+a block at a time, to the compiled loop (:func:`.smdp_kernel.advance`), which is every model-based
+SMDP Q-learning step: a single run, a cell's many runs (:mod:`.smdp_batch`) and the counting of
+option usage go through it alike, so they give the same numbers by construction.
 
 One SMDP Q-learning update, when option o started in s has run k steps to s' (Sutton, Precup &
 Singh, 1999, eq. 11)::
@@ -30,14 +31,13 @@ from opt_suite.learners.smdp_tables import (
     TaskTables,
     draw_block,
 )
-from opt_suite.options.termination import smdp_target, terminates
 
 __all__ = ["Progress", "ScalarOptions", "ScalarTables", "ScalarRun"]
 
 
 @dataclasses.dataclass
 class Progress:
-    """Where a run is, so that an engine can hand it to the other mid-episode.
+    """Where a run is between calls of :meth:`ScalarRun.run_episodes` (it may stop mid-episode).
 
     Attributes:
       state: current state.
@@ -65,58 +65,78 @@ class Progress:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class ScalarOptions:
-    """The option tables as nested lists: action_cum [O][S][A], det_action and beta [O][S].
+    """The option tables as the compiled loop reads them.
 
-    ``explore`` [S][...]: the options available in each state (initiation sets), or None when
-    every option may start everywhere; ``unavailable``: bool [S, O], where Q starts at -inf (see
-    :class:`~.smdp_tables.OptionTables`), or None.
+    Attributes:
+      action_cum: float [O, S, A]; det_action: int [O, S]; beta: float [O, S] (see
+        :class:`~.smdp_tables.OptionTables`).
+      explore_index: int [S, O], the options that may start in each state first (all of them,
+        in order, without initiation sets); explore_count: int [S], how many.
+      unavailable: bool [S, O], where Q starts at -inf (see :class:`~.smdp_tables.OptionTables`),
+        or None when every option may start everywhere.
     """
 
-    action_cum: list
-    det_action: list
-    beta: list
-    explore: list | None = None
+    action_cum: np.ndarray
+    det_action: np.ndarray
+    beta: np.ndarray
+    explore_index: np.ndarray
+    explore_count: np.ndarray
     unavailable: np.ndarray | None = None
 
     @classmethod
     def build(cls, options: OptionTables) -> ScalarOptions:
-        """Convert the numpy option tables."""
-        explore, unavailable = None, None
-        if options.available is not None:
-            explore = [np.flatnonzero(row).tolist() for row in options.available.T]
-            unavailable = ~options.available.T
+        """From the option tables; without initiation sets every option is explored everywhere."""
+        num_options, num_states = options.beta.shape
+        if options.explore_index is None or options.explore_count is None:
+            explore_index = np.broadcast_to(np.arange(num_options), (num_states, num_options))
+            explore_count = np.full(num_states, num_options)
+            unavailable = None
+        else:
+            explore_index, explore_count = options.explore_index, options.explore_count
+            unavailable = None if options.available is None else ~options.available.T
         return cls(
-            options.action_cum.tolist(),
-            options.det_action.tolist(),
-            options.beta.tolist(),
-            explore,
+            np.ascontiguousarray(options.action_cum),
+            np.ascontiguousarray(options.det_action, dtype=np.int64),
+            np.ascontiguousarray(options.beta),
+            np.ascontiguousarray(explore_index, dtype=np.int64),
+            np.ascontiguousarray(explore_count, dtype=np.int64),
             unavailable,
         )
+
+    @property
+    def num_options(self) -> int:
+        """O = A + m."""
+        return int(self.beta.shape[0])
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class ScalarTables:
-    """One task's model ([S * A][K] and [S] lists) and the option lists (fast scalar indexing)."""
+    """One task's table ([S, A, K] arrays, terminal [S], start) and the option tables.
 
-    next_state: list
-    outcome_cum: list
-    reward: list
-    terminal: list
+    ``outcome_done`` [S, A, K]: whether each outcome's next state is terminal (the compiled loop
+    reads the end of an episode per outcome, as an env's table gives it).
+    """
+
+    next_state: np.ndarray
+    outcome_cum: np.ndarray
+    reward: np.ndarray
+    terminal: np.ndarray
+    outcome_done: np.ndarray
     start: int
     num_actions: int
     options: ScalarOptions
 
     @classmethod
     def build(cls, tasks: TaskTables, task: int, options: ScalarOptions) -> ScalarTables:
-        """Task ``task`` of the stacked ``tasks``, with the shared option lists."""
-        _, S, A, K = tasks.shape
+        """Task ``task`` of the stacked ``tasks`` (views, no copies), with the shared options."""
         return cls(
-            next_state=tasks.next_state[task].reshape(S * A, K).tolist(),
-            outcome_cum=tasks.outcome_cum[task].reshape(S * A, K).tolist(),
-            reward=tasks.reward[task].reshape(S * A, K).tolist(),
-            terminal=tasks.terminal[task].tolist(),
+            next_state=tasks.next_state[task],
+            outcome_cum=tasks.outcome_cum[task],
+            reward=tasks.reward[task],
+            terminal=tasks.terminal[task],
+            outcome_done=tasks.terminal[task][tasks.next_state[task]],
             start=int(tasks.start[task]),
-            num_actions=A,
+            num_actions=tasks.shape[2],
             options=options,
         )
 
@@ -153,12 +173,13 @@ class ScalarRun:
         self.tables = tables
         self.hyper = hyper
         self.rng = rng
-        num_options = len(tables.options.beta)
+        num_options = tables.options.num_options
         if q is None:
             q = np.full((len(tables.terminal), num_options), hyper.q_init)
             if tables.options.unavailable is not None:  # see OptionTables.available
                 q[tables.options.unavailable] = -np.inf
-        self.q: list[list[float]] = np.asarray(q, dtype=np.float64).tolist()
+        # A copy: the loop updates it in place, and the caller's array stays theirs.
+        self.q: np.ndarray = np.array(q, dtype=np.float64)
         self.progress = progress if progress is not None else Progress(state=tables.start)
         self.returns: list[float] = []
         self.steps: list[int] = []
@@ -168,111 +189,46 @@ class ScalarRun:
         self.option_steps: list[list[int]] = []
 
     def q_array(self) -> np.ndarray:
-        """Q [S, O] as a numpy array."""
-        return np.array(self.q, dtype=np.float64)
+        """Q [S, O] as a numpy array (a copy)."""
+        return self.q.copy()
 
-    def run_episodes(self, episodes: int) -> None:  # noqa: C901 - one loop, kept flat for speed
+    def run_episodes(self, episodes: int) -> None:
         """Advance until ``episodes`` more episodes have ended (goal reached or cut)."""
-        t, h, p = self.tables, self.hyper, self.progress
-        q, ns_tab, cum_tab, rew_tab = self.q, t.next_state, t.outcome_cum, t.reward
-        terminal, opts = t.terminal, t.options
-        act_cum, det_action, beta = opts.action_cum, opts.det_action, opts.beta
-        explore = opts.explore
-        n_actions, n_opts = t.num_actions, len(beta)
-        k_last, a_last = len(ns_tab[0]) - 1, n_actions - 1
-        alpha, gamma, eps, bump, max_steps = (
-            h.alpha,
-            h.gamma,
-            h.epsilon,
-            h.termination_bump,
-            h.max_steps,
+        from opt_suite.learners import smdp_kernel as kernel
+
+        t, h, p, opts = self.tables, self.hyper, self.progress, self.tables.options
+        ints = np.array(
+            [p.state, p.option, p.option_start, p.option_steps, p.episode_steps, 0], np.int64
         )
-        rng, returns, steps_log = self.rng, self.returns, self.steps
-        record = self.record_usage
-        calls, option_steps = [0] * n_opts, [0] * n_opts  # of the current episode
-        s, o, s0, k = p.state, p.option, p.option_start, p.option_steps
-        racc, disc, ret, t_ep = (
-            p.option_reward,
-            p.option_discount,
-            p.episode_return,
-            p.episode_steps,
-        )
+        floats = np.array([p.option_reward, p.option_discount, p.episode_return], np.float64)
+        returns = np.zeros(episodes)
+        steps = np.zeros(episodes, dtype=np.int64)
+        num_options = opts.num_options
+        usage_rows = episodes if self.record_usage else 0  # an observer: no rows when off
+        calls = np.zeros((usage_rows, num_options), dtype=np.int64)
+        option_steps = np.zeros((usage_rows, num_options), dtype=np.int64)
         # Without a block in progress, pos == BLOCK_STEPS: a fresh block is drawn before any read.
-        block: list[list[float]] = p.block.tolist() if p.block is not None else []
+        block = p.block if p.block is not None else np.empty((BLOCK_STEPS, 5))
         pos = p.block_pos
-        left = episodes
-        while left > 0:
+        no_env = np.empty(0)
+        while ints[kernel.IS_EPISODES] < episodes:
             if pos == BLOCK_STEPS:
-                block_array = draw_block(rng)
-                block, pos = block_array.tolist(), 0
-            u_explore, u_choice, u_action, u_outcome, u_term = block[pos]
-            pos += 1
-            if o < 0:  # choose an option: epsilon-greedy, ties broken by u_choice
-                if u_explore < eps and explore is not None:  # among the options available in s
-                    here = explore[s]
-                    j = int(u_choice * len(here))
-                    o = here[j if j < len(here) else len(here) - 1]
-                elif u_explore < eps:
-                    o = int(u_choice * n_opts)
-                    if o >= n_opts:
-                        o = n_opts - 1
-                else:
-                    row = q[s]
-                    best = max(row)
-                    n_best = row.count(best)
-                    if n_best == 1:
-                        o = row.index(best)
-                    else:
-                        j = int(u_choice * n_best)
-                        if j >= n_best:
-                            j = n_best - 1
-                        o = [i for i, v in enumerate(row) if v == best][j]
-                s0, k, racc, disc = s, 0, 0.0, 1.0
-                if record:
-                    calls[o] += 1
-            a = det_action[o][s]
-            if a < 0:  # sample a ~ mu(s, .): the first a whose cumulative mu exceeds u
-                c = act_cum[o][s]
-                a = 0
-                while a < a_last and c[a] <= u_action:
-                    a += 1
-            sa = s * n_actions + a
-            c = cum_tab[sa]
-            j = 0
-            while j < k_last and c[j] <= u_outcome:
-                j += 1
-            s2 = ns_tab[sa][j]
-            r = rew_tab[sa][j]
-            k += 1
-            racc += disc * r
-            disc *= gamma
-            ret += r
-            t_ep += 1
-            done = terminal[s2]
-            cut = t_ep >= max_steps
-            if done or cut or terminates(u_term, beta[o][s2], bump, k):
-                target = smdp_target(racc, disc, max(q[s2]), done)
-                row = q[s0]
-                row[o] = row[o] + alpha * (target - row[o])
-                if record:
-                    option_steps[o] += k
-                o = -1
-            s = s2
-            if done or cut:
-                returns.append(ret)
-                steps_log.append(t_ep)
-                left -= 1
-                s, o, ret, t_ep = t.start, -1, 0.0, 0
-                if record:
-                    self.calls.append(calls)
-                    self.option_steps.append(option_steps)
-                    calls, option_steps = [0] * n_opts, [0] * n_opts
-        p.state, p.option, p.option_start, p.option_steps = s, o, s0, k
-        p.option_reward, p.option_discount, p.episode_return, p.episode_steps = (
-            racc,
-            disc,
-            ret,
-            t_ep,
+                block, pos = draw_block(self.rng), 0
+            pos, _ = kernel.advance(
+                block, pos, False, no_env, ints, floats, self.q,
+                t.next_state, t.outcome_cum, t.reward, t.outcome_done, t.start,
+                opts.action_cum, opts.det_action, opts.beta, opts.explore_index,
+                opts.explore_count,
+                h.alpha, h.gamma, h.epsilon, h.termination_bump, h.max_steps, episodes,
+                returns, steps, self.record_usage, calls, option_steps,
+            )  # fmt: skip
+        self.returns.extend(returns.tolist())
+        self.steps.extend(steps.tolist())
+        if self.record_usage:
+            self.calls.extend(calls.tolist())
+            self.option_steps.extend(option_steps.tolist())
+        p.state, p.option, p.option_start, p.option_steps, p.episode_steps = (
+            int(x) for x in ints[:5]
         )
-        p.block = None if block is None else np.array(block, dtype=np.float64)
-        p.block_pos = pos
+        p.option_reward, p.option_discount, p.episode_return = (float(x) for x in floats)
+        p.block, p.block_pos = block, pos

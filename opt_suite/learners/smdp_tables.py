@@ -1,14 +1,15 @@
-"""Lookup tables and the random-number layout shared by the two SMDP Q-learning engines.
+"""Lookup tables and the random-number layout of the tabular learners' engines.
 
-The learner has a scalar engine (one run, a tight Python loop: :mod:`.smdp_scalar`) and a batch
-engine (many runs advanced together with numpy: :mod:`.smdp_batch`). They must produce *identical*
-numbers for a run however runs are batched, so both read the same tables and the same uniforms:
+SMDP Q-learning on a task's table runs in one compiled loop (:mod:`.smdp_kernel`); intra-option
+Q-learning in its own (:mod:`.intra_option_kernels`) and both, without a model, step the env
+(:mod:`.env_tabular`). A run's numbers must not depend on which path or which other runs share its
+cell, so every path reads the same tables and the same uniforms:
 
 - every run owns one ``numpy.random.Generator`` built from its own seed;
 - every primitive step of a run consumes exactly :data:`UNIFORMS_PER_STEP` uniforms (used or not),
   drawn in blocks of :data:`BLOCK_STEPS` steps — so the k-th step of a run always sees the same
-  numbers, whichever engine takes it and whatever the other runs do;
-- both engines do the same float64 operations in the same order.
+  numbers, whichever path takes it and whatever the other runs do;
+- every path does the same float64 operations in the same order.
 
 Uniform columns of one step: ``U_EXPLORE`` (epsilon test), ``U_CHOICE`` (random option, or which of
 several tied greedy options), ``U_ACTION`` (the option's action from mu), ``U_OUTCOME`` (which of

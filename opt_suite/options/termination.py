@@ -4,7 +4,9 @@ Garcia, Nota & Thomas (2020), appendix E: after the k-th primitive step an optio
 terminates in the state s it reached with probability min(1, β_o(s) + bump·k); with the paper's
 bump of 0.05 no option runs past 20 steps. The learners, the option env and the pictures all
 decide termination with :func:`terminates`, so that they cannot drift apart. When an option ends,
-the SMDP Q-learners (the scalar and the batched engine) update it towards :func:`smdp_target`.
+every SMDP Q-learner (the compiled engine, :mod:`opt_suite.learners.smdp_kernel`, and the
+env-stepping one, :mod:`opt_suite.learners.env_tabular`) updates it towards :func:`smdp_target`.
+Both rules are plain expressions, so the compiled engine compiles these very functions.
 """
 
 from __future__ import annotations
@@ -46,8 +48,10 @@ def smdp_target(option_return: Any, discount: Any, next_value: Any, done: Any) -
       done: whether s' is terminal (a bool, or a bool array).
 
     Returns:
-      A float for scalar inputs (the scalar engine keeps Python floats), else an array.
+      A float for a bool ``done`` (the engines' scalars), else an array.
     """
-    if isinstance(done, np.ndarray):
-        return np.where(done, option_return, option_return + discount * next_value)
-    return option_return if done else option_return + discount * next_value
+    # ``isinstance(done, bool)``, not ``np.ndarray``: numba types this test (and prunes the branch
+    # it does not take), so the compiled engine runs this function itself.
+    if isinstance(done, bool):
+        return option_return if done else option_return + discount * next_value
+    return np.where(done, option_return, option_return + discount * next_value)

@@ -27,6 +27,7 @@ counters and every returned value are bit-identical to stepping it, at a seventh
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -51,6 +52,7 @@ __all__ = [
     "observation_entry",
     "step_table",
     "table_stepper",
+    "TableSource",
 ]
 
 
@@ -158,6 +160,36 @@ def table_stepper(env: gymnasium.Env, table: StepTable) -> InnerStep:
         return obs, reward, terminated, limit._elapsed_steps >= limit._max_episode_steps, None
 
     return step
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TableSource:
+    """A task env's whole step as arrays, for a compiled learner that steps it without calling it.
+
+    Outcome ``j`` of (s, a) is the first whose ``cumulative`` exceeds one uniform of the env's own
+    generator, as :func:`table_stepper` picks it; each row ends in one extra outcome with
+    cumulative +inf that repeats outcome 0 (``table_stepper``'s choice when no sum exceeds the
+    uniform), so a scan that stops at the last column picks exactly what the env would.
+
+    Attributes:
+      next_state: int [S, A, K + 1], the observation (= state index) of each outcome.
+      cumulative: float [S, A, K + 1].
+      reward: float [S, A, K + 1], the reward the task env returns: ``(0.0 + r) * reward_scale``.
+      terminated: bool [S, A, K + 1].
+      frame_cap: the episode's frames before the env truncates it (one frame per step here).
+      env: the task env; its generator (:meth:`generator`) must be read after each reset.
+    """
+
+    next_state: np.ndarray
+    cumulative: np.ndarray
+    reward: np.ndarray
+    terminated: np.ndarray
+    frame_cap: int
+    env: GymnasiumTaskEnv
+
+    def generator(self) -> np.random.Generator:
+        """The wrapped env's own generator, which its step draws from (reset replaces it)."""
+        return self.env.inner._np_random  # type: ignore[attr-defined,return-value]
 
 
 #: The entry of a ``Dict`` observation used when the spec names none: MiniGrid's egocentric view.
@@ -280,6 +312,7 @@ class GymnasiumTaskEnv(gymnasium.Env):
         # One frame of the wrapped env: its own step, or the same step sampled from its table
         # (FrozenLake, CliffWalking: ~0.7 us a frame instead of ~5.5, bit-identical; step_table).
         table = step_table(self._env)
+        self._table = table
         self._inner_step: InnerStep = (
             self._env.step if table is None else table_stepper(self._env, table)
         )
@@ -359,6 +392,40 @@ class GymnasiumTaskEnv(gymnasium.Env):
         truncated = bool(truncated) and not terminated
         reward = float(total * self.reward_scale)
         return self._last_obs, reward, bool(terminated), truncated, self._info(frames)
+
+    def table_source(self) -> TableSource | None:
+        """This env's step as arrays (:class:`TableSource`), or None where it must be called.
+
+        Only where one step is exactly one draw from the table: a :func:`step_table` env, one
+        frame per step, no start actions (a reset is the wrapped env's alone: the caller calls
+        :meth:`reset`), observations passed through (``Discrete``) and no rendering.
+        """
+        if (
+            self._table is None
+            or self.frame_skip != 1
+            or self.start_actions
+            or not self._plain
+            or self.render_mode is not None
+            or not isinstance(self.observation_space, spaces.Discrete)
+        ):
+            return None
+        states, actions = int(self.observation_space.n), int(self.action_space.n)  # type: ignore[attr-defined]
+        width = 1 + max(len(c) for by_action in self._table.values() for c in by_action.values())
+        next_state = np.zeros((states, actions, width), dtype=np.int64)
+        cumulative = np.full((states, actions, width), np.inf)
+        reward = np.zeros((states, actions, width))
+        terminated = np.zeros((states, actions, width), dtype=bool)
+        for s, by_action in self._table.items():
+            for a, choices in by_action.items():
+                # Padding and the sentinel repeat outcome 0 (cumulative +inf): see TableSource.
+                padded = [*choices, *[(np.inf, choices[0][1])] * (width - len(choices))]
+                for j, (c, (obs, _, r, t)) in enumerate(padded):
+                    cumulative[s, a, j] = np.inf if j >= len(choices) else c
+                    next_state[s, a, j], reward[s, a, j], terminated[s, a, j] = obs, r, t
+        # The task env's reward: a sum of one frame's reward from 0.0, times the scale.
+        scaled = (0.0 + reward) * self.reward_scale
+        frame_cap = self._env._max_episode_steps  # type: ignore[attr-defined]
+        return TableSource(next_state, cumulative, scaled, terminated, int(frame_cap), self)
 
     def render(self) -> np.ndarray | None:
         """The wrapped env's RGB picture as ``uint8`` (floats in [0, 1] are scaled by 255)."""
