@@ -12,7 +12,9 @@ options: goal >= 0.5x the SMDP learner's env steps/s (CPU time), the ratio measu
 process, interleaved rounds, best of each. The goal was set against the Python SMDP engines: the
 compiled loop made the SMDP learner several times faster and the intra-option learner did not
 change, so the ratio fell below 0.5 (figures before and after in ``docs/performance.md``,
-``smdp-engine-*.json``).
+``smdp-engine-*.json``: 5.3 before, 0.42-0.45 after). The floor asserted now is 0.3 of the
+compiled engine: intra-option learning stays within a few times SMDP's cost per step, and a
+regression of either engine shows as the ratio moving.
 
     pytest benchmarks/bench_learner.py -n 0 --benchmark-only
 """
@@ -115,4 +117,4 @@ def test_bench_intra_option_vs_smdp(benchmark):
     print(f"\n[intra-option vs SMDP] {info}")
     # Recorded first, so a missed goal still leaves its figures in --benchmark-json.
     benchmark.pedantic(lambda: None, rounds=1, iterations=1)
-    assert info["ratio"] >= 0.5, info
+    assert info["ratio"] >= 0.3, info  # 0.5 against the Python engines; see the docstring

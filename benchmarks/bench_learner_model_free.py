@@ -47,8 +47,10 @@ runs an order of magnitude faster and FrozenLake is sampled in that same loop fr
 (``GymnasiumTaskEnv.table_source``): both paths got faster, the model one more, so the asserted
 0.5x of the model engine (a target set against the Python engine) fails although neither rate went
 down; the figures of the runs before and after are in ``docs/performance.md``
-(``smdp-engine-*.json``). ``ratio_to_raw_env`` now exceeds 1: the learner no longer calls the env's
-step at all.
+(``smdp-engine-*.json``: 0.54-0.58 before, 0.35-0.44 after, while the model-free rate itself rose
+about 4x, to ~1.4M steps/s: above the *old* model engine's whole rate). The floor asserted now is
+0.3 of the compiled model engine. ``ratio_to_raw_env`` now exceeds 1: the learner no longer calls
+the env's step at all.
 
 FrozenLake does publish its exact model (``env.unwrapped.P``), but the family's task variations
 do not fit a ``TabularModel`` (random start actions give a start distribution, not one state;
@@ -146,7 +148,9 @@ def test_bench_model_free_vs_model_engine(benchmark):
     # Recorded first, so a missed goal still leaves its figures in --benchmark-json.
     benchmark.pedantic(lambda: None, rounds=1, iterations=1)
     assert info["ratio_to_raw_env"] >= 0.3, info
-    assert info["ratio_to_model_engine"] >= 0.5, info  # issue 28's target
+    # Issue 28's 0.5x was set against the Python model engine (met: 0.54-0.58); against the
+    # compiled one the floor is 0.3 (see the docstring).
+    assert info["ratio_to_model_engine"] >= 0.3, info
 
 
 def test_bench_model_free_vs_model_engine_long_runs(benchmark):
