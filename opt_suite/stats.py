@@ -27,7 +27,7 @@ Conventions:
   numbers (the same seed and test task give both methods the same task and evaluation seeds): it
   compares each (seed, task) run of X with *the* run of Y of that seed and task only.
 
-Length (474 lines, over the 400 the tree aims for): rliable's definitions (IQM, stratified and task
+Length (over the 400 lines the tree aims for): rliable's definitions (IQM, stratified and task
 bootstraps, probability of improvement) and the seed bootstrap share their resampling helpers;
 split, each would import the others' private pieces.
 """

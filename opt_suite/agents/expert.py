@@ -24,7 +24,7 @@ lost, not for the entire duration of the episode". Here:
 A demonstration that the frame cap or ``max_steps`` cut before a life was lost is kept (it is what
 the expert did) but counted in :attr:`AgentDemonstrations.cut`, so that callers can warn loudly.
 
-Length (427 lines, over the 400 the tree aims for): training a PPO expert, its checkpoint (both
+Length (over the 400 lines the tree aims for): training a PPO expert, its checkpoint (both
 digests, bounded reads) and sampling its demonstrations share the checkpoint key; splitting would
 spread the trust rule over modules.
 """

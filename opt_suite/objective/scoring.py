@@ -21,7 +21,7 @@ Algorithm 1 and of every learner): π has A + m columns. The KL term g(h, O_O) i
 set's m options (the primitives never count). Demonstrations are anything with integer state
 indices ``observations`` [T+1] and ``actions`` [T] (e.g. ``opt_suite.methods.base.Trajectory``).
 
-Length (433 lines, over the 400 the tree aims for): scoring an option set and fitting π as a table
+Length (over the 400 lines the tree aims for): scoring an option set and fitting π as a table
 share DemoTables and the compiled ascent; the fit is what makes a score comparable, so they stay
 together.
 """

@@ -42,7 +42,7 @@ Each method's runs share its discovered options, so the runs are not independent
 discovery: the test asks "are these options worse on these tasks and seeds", not "is the method
 worse".
 
-Length (501 lines, over the 400 the tree aims for): the CI gate's test (paired sign flips, Holm
+Length (over the 400 lines the tree aims for): the CI gate's test (paired sign flips, Holm
 correction, power and coverage refusals, ties of last bits) is one decision rule; its parts are not
 used apart.
 """

@@ -19,7 +19,7 @@ Pooled numbers are ratios of sums over the runs (every decision weighs the same)
 per-run ratios. The pure functions here never read a store; ``opt-suite option-usage`` (the replay
 that produces the counts) lives in :mod:`opt_suite.cli.option_usage`.
 
-Length (426 lines, over the 400 the tree aims for): usage totals, their per-run and per-episode rows
+Length (over the 400 lines the tree aims for): usage totals, their per-run and per-episode rows
 and the files written from them are one report; the replay that produces the counts is apart
 (usage_replay.py).
 """

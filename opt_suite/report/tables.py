@@ -1,6 +1,6 @@
 """Text outputs: ``returns.csv``, ``leaderboard.md``, ``leaderboard.csv``, ``leaderboard.json``.
 
-Length (457 lines, over the 400 the tree aims for): every table of the leaderboard in its three
+Length (over the 400 lines the tree aims for): every table of the leaderboard in its three
 forms (Markdown, CSV, JSON) reads one row type; the forms must stay column for column the same,
 which one module makes visible.
 """

@@ -4,7 +4,7 @@ All three take :class:`~opt_suite.runner.cells.CellJob` objects and hand back
 :class:`~opt_suite.runner.cells.CellOutcome` objects as they complete; a cell's numbers depend only
 on its job (its seeds travel with it), so every backend and worker count gives the same results.
 
-Length (433 lines, over the 400 the tree aims for): the three backends (inline, process pool, Ray)
+Length (over the 400 lines the tree aims for): the three backends (inline, process pool, Ray)
 share one Backend protocol, and the pool's worker start-up (logging, signals) is only meaningful
 next to the pool that uses it (joining a Ray cluster: runner/ray_cluster.py).
 """

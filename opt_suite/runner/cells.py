@@ -8,7 +8,7 @@ never raises: an exception (``SystemExit`` and ``KeyboardInterrupt`` raised by t
 included), or a non-finite number in the output, becomes a failed :class:`CellOutcome` whose
 message names the cell; only a real Ctrl-C or SIGTERM unwinds it.
 
-Length (510 lines, over the 400 the tree aims for): the three cell kinds, their outcome and the one
+Length (over the 400 lines the tree aims for): the three cell kinds, their outcome and the one
 execute() that turns any failure into an outcome are the runner's unit of work; the worker
 environment is set where cells run.
 """

@@ -4,9 +4,9 @@ For each seed: demonstrations on the train tasks -> every method's option discov
 test-time learner with each method's options on every held-out test task, for the evaluation
 budget (see :mod:`.plan` for the cells and :mod:`.seeding` for where each random draw comes from).
 
-Length (463 lines, over the 400 the tree aims for): the protocol from a spec to cells and back
-(resolve, plan, estimate, run, reuse) is one pipeline; each stage is a function, and none is used
-apart.
+Length (over the 400 lines the tree aims for): running a plan and recording it (the cell jobs'
+inputs, the backends' outcomes into the store, reuse, the reference returns' step) is one
+pipeline; planning itself is in :mod:`.planning`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 See the package docstring (``opt_suite.store``) for the directory layout and a summary of the API.
 Every query is restricted to the cells planned by the runs of the latest run's spec.
 
-Length (532 lines, over the 400 the tree aims for): the store's read API: one ResultsStore class
+Length (over the 400 lines the tree aims for): the store's read API: one ResultsStore class
 over one schema (its row types beside it); splitting the class would split one connection's queries.
 """
 

@@ -26,7 +26,7 @@ and read-only; seeds matter exactly when the family is stochastic.
 The checks need no pytest: :func:`check_family` runs them from a script and returns the problems
 it finds (the ``*Contract`` classes add one pytest test per check).
 
-Length (448 lines, over the 400 the tree aims for): the family checks and their thin pytest wrappers
+Length (over the 400 lines the tree aims for): the family checks and their thin pytest wrappers
 are one contract, kept in one file so that a plugin author reads what is checked where it is run.
 """
 

@@ -42,7 +42,7 @@ lengths, the number of options and of states never retrace it.
 Each epoch's curves are Ĵ's parts evaluated *after* its updates, so the last point, Ĵ_N, is the
 objective of exactly the option that Algorithm 1 keeps or rejects.
 
-Length (485 lines, over the 400 the tree aims for): one compiled round of Algorithm 1 (tables from
+Length (over the 400 lines the tree aims for): one compiled round of Algorithm 1 (tables from
 networks, Ĵ, the ascent, the plateau rule) is one tf.function; its helpers exist only for it.
 """
 
