@@ -109,8 +109,9 @@ def main() -> None:
 
     from opt_suite.agents import ppo
     from opt_suite.agents.environment import GymnasiumPyEnvironment
-    from opt_suite.agents.expert import TrainedExpert, sample_demonstration
+    from opt_suite.agents.expert import TrainedExpert
     from opt_suite.agents.params import PPOParams
+    from opt_suite.demonstrations.agent_sampling import sample_demonstration
     from opt_suite.families.base import Task
 
     params = PPOParams()

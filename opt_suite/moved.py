@@ -53,6 +53,19 @@ MOVED_MODULES: dict[str, str] = {
 
 #: Old module path that is now a package of the same name -> {old name: module that has it now}.
 MOVED_NAMES: dict[str, dict[str, str]] = {
+    # 0.3.0: sampling demonstrations from a trained expert is the demonstration source's job
+    "opt_suite.agents.expert": dict.fromkeys(
+        (
+            "AgentDemonstrations",
+            "CutDemonstration",
+            "collect_agent_demonstrations",
+            "cut_message",
+            "reports_lives",
+            "sample_demonstration",
+            "task_caps",
+        ),
+        "opt_suite.demonstrations.agent_sampling",
+    ),
     "opt_suite.families.atari": dict.fromkeys(
         (
             "Atari",

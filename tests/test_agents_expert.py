@@ -7,16 +7,15 @@ import dataclasses
 import numpy as np
 import pytest
 
-from opt_suite.agents.expert import (
+from opt_suite.agents.expert import checkpoint_key, train_expert
+from opt_suite.agents.params import ExpertParams, NetworkParams, PPOParams
+from opt_suite.demonstrations.agent_sampling import (
     CutDemonstration,
-    checkpoint_key,
     collect_agent_demonstrations,
     cut_message,
     reports_lives,
     sample_demonstration,
-    train_expert,
 )
-from opt_suite.agents.params import ExpertParams, NetworkParams, PPOParams
 from opt_suite.families.atari.family import Atari, Variation
 
 FAMILY = Atari()

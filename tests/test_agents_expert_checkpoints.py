@@ -14,11 +14,8 @@ import numpy as np
 import pytest
 from test_agents_expert import FAMILY, TINY, TRAIN
 
-from opt_suite.agents.expert import (
-    collect_agent_demonstrations,
-    train_expert,
-    weights_digest,
-)
+from opt_suite.agents.expert import train_expert, weights_digest
+from opt_suite.demonstrations.agent_sampling import collect_agent_demonstrations
 
 SEED = 3
 

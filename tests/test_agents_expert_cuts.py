@@ -7,8 +7,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from opt_suite.agents.expert import AgentDemonstrations, checkpoint_key, cut_message, task_caps
+from opt_suite.agents.expert import checkpoint_key
 from opt_suite.agents.params import ExpertParams
+from opt_suite.demonstrations.agent_sampling import AgentDemonstrations, cut_message, task_caps
 from opt_suite.demonstrations.base import DemonstrationError, SourceContext
 from opt_suite.demonstrations.ppo_expert import PPOExpert, keep_complete
 from opt_suite.families.base import Task
@@ -82,7 +83,7 @@ class _AlwaysRight:
 
 def test_an_expert_samples_index_observations_as_a_batch_of_one():
     # FrozenLake's observations are ints: `obs[None]` was "'int' object is not subscriptable".
-    from opt_suite.agents.expert import sample_demonstration
+    from opt_suite.demonstrations.agent_sampling import sample_demonstration
 
     family = Gymnasium(Params(id="FrozenLake-v1", kwargs={"is_slippery": False}))
     task = Task("lake/train/0", "train", 0, family.default_task())

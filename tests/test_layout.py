@@ -23,9 +23,6 @@ NAMED_EXCEPTIONS = {
     ("opt_suite", "opt_suite.families"): "the package root registers env ids",
     # ... and answers the old import paths of moved modules (plugins written for 0.2.0).
     ("opt_suite", "opt_suite.moved"): "the package root installs the old import paths",
-    # Demonstration sampling from a PPO expert stayed in agents/ when the PPO source moved to
-    # demonstrations/ (issue 37 asks for the move).
-    ("opt_suite.agents.expert", "opt_suite.demonstrations.base"): "sampling not yet moved",
 }
 
 

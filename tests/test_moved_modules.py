@@ -53,6 +53,15 @@ def test_the_old_names_of_the_atari_module_come_from_its_package():
         importlib.import_module("opt_suite.families.atari").nothing  # noqa: B018
 
 
+def test_every_moved_name_answers_from_its_old_module_with_a_warning():
+    for old, names in MOVED_NAMES.items():
+        for name, where in names.items():
+            assert name in CHANGELOG.read_text() and where in CHANGELOG.read_text()
+            with pytest.warns(DeprecationWarning, match=rf"{old}.{name} moved to {where}"):
+                value = getattr(importlib.import_module(old), name)
+            assert value is getattr(importlib.import_module(where), name)
+
+
 def test_the_version_is_recorded_the_same_everywhere():
     toml = (CHANGELOG.parent / "pyproject.toml").read_text()
     assert f'version = "{opt_suite.__version__}"' in toml

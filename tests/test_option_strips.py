@@ -83,7 +83,7 @@ class _UniformExpert:
 
 @pytest.fixture(scope="module")
 def demonstrations(breakout):
-    from opt_suite.agents.expert import sample_demonstration
+    from opt_suite.demonstrations.agent_sampling import sample_demonstration
     from opt_suite.families.base import Task
 
     family, task, _ = breakout

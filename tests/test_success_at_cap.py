@@ -7,11 +7,13 @@ demonstration cut there is complete. On goal tasks a cut episode never is.
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 import numpy as np
 import pytest
+from installed_plugin import install_module
 
-from opt_suite.agents.expert import sample_demonstration
+from opt_suite.demonstrations.agent_sampling import sample_demonstration
 from opt_suite.demonstrations.base import DemonstrationError, SourceContext
 from opt_suite.demonstrations.scripted import ScriptedExpert, ScriptedParams
 from opt_suite.families.base import Task
@@ -75,8 +77,31 @@ def test_a_ppo_demonstration_balanced_to_the_cap_is_complete_only_when_that_succ
         assert was_cut is cut
 
 
+BALANCE_PLUGIN = '''
+def balance(env):
+    """A closed-loop controller: push the cart towards where the pole is falling."""
+    while True:
+        _, _, angle, angular_velocity = env.state
+        yield int(angle + 0.5 * angular_velocity > 0)
+'''
+
+
+@pytest.fixture(scope="module", autouse=True)
+def balance_plugin(tmp_path_factory):
+    """``balance`` as an installed plugin distribution: a spec may name only installed code."""
+    site = install_module(
+        tmp_path_factory.mktemp("plugin") / "site-packages", "balance_planner", BALANCE_PLUGIN
+    )
+    sys.path.insert(0, str(site))
+    yield
+    sys.path.remove(str(site))
+    sys.modules.pop("balance_planner", None)
+
+
 def _scripted(family, per_task=2):
-    source = ScriptedExpert(ScriptedParams(function=f"{__name__}:balance", min_per_task=per_task))
+    source = ScriptedExpert(
+        ScriptedParams(function="balance_planner:balance", min_per_task=per_task)
+    )
     return source.collect(
         SourceContext(family, [_task(family)], per_task, 500, np.random.SeedSequence(0))
     )

@@ -76,7 +76,10 @@ class PPOExpert(DemonstrationSource):
         family, train_tasks = context.family, context.train_tasks
         trajectories_per_task = context.trajectories_per_task
         max_steps, seed, checkpoint_dir = context.max_steps, context.seed, context.checkpoint_dir
-        from opt_suite.agents.expert import CutDemonstration, collect_agent_demonstrations
+        from opt_suite.demonstrations.agent_sampling import (
+            CutDemonstration,
+            collect_agent_demonstrations,
+        )
 
         minimum = self.params.min_complete
         if minimum is not None and minimum > trajectories_per_task:
