@@ -12,15 +12,12 @@ no other report module touches the store; issue 37's typed stage records would s
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from opt_suite.report.demonstrations import summarise_demonstrations
 from opt_suite.report.discovery_cost import discovery_costs
@@ -31,7 +28,9 @@ from opt_suite.report.interaction_curves import interaction_curves
 from opt_suite.report.normalise import References
 from opt_suite.report.task_draw import drawn_test_tasks
 from opt_suite.report.zero_shot import zero_shot_returns
+from opt_suite.spec import SpecError
 from opt_suite.spec.schema import ReportSpec
+from opt_suite.spec.stored import StoredSpec, stored_sections
 from opt_suite.stages import Stage
 from opt_suite.store.files import references_file
 from opt_suite.store.sealed import SealedFileError, read_sealed
@@ -50,84 +49,44 @@ def find_pictures(directory: Path) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-@functools.lru_cache(maxsize=4)
-def _document(spec_yaml: str) -> Any:
-    """The stored spec's YAML, parsed once for every reader below (they only read it).
+def _stored(spec_yaml: str) -> StoredSpec:
+    """The stored spec's own sections, typed and bounded by the converter ``validate`` uses.
 
     Raises:
-        yaml.YAMLError: not YAML (not cached: each caller says what that means to it).
+        ReportDataError: a section breaks its type or bounds, or the text is not a spec (each
+            problem located in the stored spec).
     """
-    return yaml.safe_load(spec_yaml) or {}
-
-
-def _section(spec_yaml: str, name: str) -> Any:
-    """The stored spec's top-level section ``name``, or None (absent, or the spec not YAML)."""
     try:
-        document = _document(spec_yaml)
-    except yaml.YAMLError:
-        return None
-    return document.get(name) if isinstance(document, dict) else None
+        return stored_sections(spec_yaml)
+    except SpecError as exc:
+        raise ReportDataError("the stored spec: " + "; ".join(exc.problems)) from None
 
 
 def report_settings(spec_yaml: str) -> ReportSpec:
     """The ``report:`` section of a resolved spec's YAML, without loading the spec's plugins.
 
     Raises:
-        ReportDataError: the section is not a mapping of ``ReportSpec`` fields.
+        ReportDataError: the section is not a ``ReportSpec`` within its bounds.
     """
-    try:
-        document = _document(spec_yaml)
-    except yaml.YAMLError as exc:
-        flat = " ".join(str(exc).split())
-        raise ReportDataError(f"the stored spec is not YAML: {flat}") from None
-    section: Any = (document.get("report") if isinstance(document, dict) else None) or {}
-    known = {f.name for f in dataclasses.fields(ReportSpec)}
-    if not isinstance(section, dict) or set(section) - known:
-        raise ReportDataError(
-            f"the stored spec's report section {section!r} is not a mapping of {sorted(known)}"
-        )
-    settings = ReportSpec(**section)
-    problems = []
-    if not _number(settings.final_fraction) or not 0 < settings.final_fraction <= 1:
-        problems.append(f"final_fraction {settings.final_fraction!r} is not in (0, 1]")
-    if not _integer(settings.bootstrap) or not 100 <= settings.bootstrap <= 1_000_000:
-        problems.append(f"bootstrap {settings.bootstrap!r} is not an integer in 100..1000000")
-    if settings.threshold is not None and not _number(settings.threshold):
-        problems.append(f"threshold {settings.threshold!r} is not a finite number")
-    if settings.baseline is not None and not isinstance(settings.baseline, str):
-        problems.append(f"baseline {settings.baseline!r} is not a method entry name")
-    if problems:
-        raise ReportDataError(f"the stored spec's report section: {'; '.join(problems)}")
-    return settings
+    return _stored(spec_yaml).report
 
 
 def demonstrations_asked(spec_yaml: str) -> int | None:
-    """The stored spec's ``demonstrations.trajectories_per_task``, or None (unset or unreadable)."""
-    section = _section(spec_yaml, "demonstrations")
-    value = section.get("trajectories_per_task") if isinstance(section, dict) else None
-    return int(value) if value is not None and _integer(value) and value >= 1 else None
+    """The stored spec's ``demonstrations.trajectories_per_task``, or None (unset)."""
+    section = _stored(spec_yaml).demonstrations
+    return None if section is None else section.trajectories_per_task
 
 
 def evaluation_frames(spec_yaml: str) -> int | None:
-    """The stored spec's ``evaluation.frames`` (a frame budget), or None for an episode budget.
-
-    Raises:
-        ReportDataError: the value is not a positive integer.
-    """
-    # Not YAML: None here, report_settings has already said what is wrong with it.
-    evaluation = _section(spec_yaml, "evaluation")
-    frames = evaluation.get("frames") if isinstance(evaluation, dict) else None
-    if frames is not None and not (_integer(frames) and frames >= 1):
-        raise ReportDataError(
-            f"the stored spec's evaluation.frames {frames!r} is not an integer >= 1"
-        )
-    return frames
+    """The stored spec's ``evaluation.frames`` (a frame budget), or None for an episode budget."""
+    section = _stored(spec_yaml).evaluation
+    return None if section is None else section.frames
 
 
 def tasks_per_seed(spec_yaml: str) -> bool:
     """Whether the stored spec draws its test tasks per seed (``tasks.test_per_seed``)."""
-    section = _section(spec_yaml, "tasks")
-    return isinstance(section, dict) and section.get("test_per_seed") is True
+    section = _stored(spec_yaml).tasks
+    return section is not None and section.test_per_seed
 
 
 def frame_unit(spec_yaml: str) -> str:
@@ -136,9 +95,7 @@ def frame_unit(spec_yaml: str) -> str:
     Atari repeats each action for several emulator frames and reports them; every other family
     counts one frame per env step (all sub-envs together), so its axis is env steps.
     """
-    family = _section(spec_yaml, "family")
-    name = family.get("name") if isinstance(family, dict) else None
-    return "emulator frames" if name == "atari" else "env steps"
+    return "emulator frames" if _stored(spec_yaml).family_name == "atari" else "env steps"
 
 
 def load_references(path: Path, warnings: list[str]) -> References | None:
