@@ -4,10 +4,6 @@ Only the latest run recorded in the directory is reported (the store restricts e
 Evaluation cells that failed or never finished are left out with a warning; a method entry with no
 completed evaluation at all is left out of the report likewise, so a report can still be written
 for the rest of a run in which one method crashed (``opt-suite compare`` then refuses to pass).
-
-Length (over the 400 lines the tree aims for): every reader of the stored run that the report needs
-(the stored spec's sections, the references, degenerate options, recorded usage) sits here so that
-no other report module touches the store; issue 37's typed stage records would split it.
 """
 
 from __future__ import annotations
