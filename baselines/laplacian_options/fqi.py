@@ -67,9 +67,9 @@ def fitted_q_iteration(
 
     @tf.function
     def fit(picks: Any, targets: Any) -> Any:
-        # One sweep's fitting steps in one compiled loop (see ``allo.train_allo``). Not XLA: a
-        # sweep is 30 steps, and the measured sweep was slower as an XLA cluster (8.9 s against
-        # 5.4 s for 60 sweeps on four rooms, loaded machine) than as a TensorFlow graph.
+        # One sweep's fitting steps in one compiled loop (see ``allo.train_allo``). Not XLA: on
+        # four rooms the 60 default sweeps took 3.3-5.4 s as a TensorFlow graph and 3.8-8.9 s as
+        # XLA clusters (loaded 2-core machine), so the compile is not worth it.
         total = tf.constant(0.0)
         for i in tf.range(tf.shape(picks)[0]):
             with tf.GradientTape() as tape:
