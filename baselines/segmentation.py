@@ -28,6 +28,7 @@ from opt_suite.families.capabilities import (
     INDEX_OBSERVATIONS,
 )
 from opt_suite.methods.base import DISCOVERY_WARNINGS, Discovery, DiscoveryContext, Method
+from opt_suite.methods.budget import DiscoverySteps
 from opt_suite.option_networks.trunk import MAX_LAYERS
 from opt_suite.options import OptionSet
 
@@ -180,6 +181,11 @@ class SegmentingMethod(Method):
             "wall_time_s": round(time.perf_counter() - start, 3),
         }
         return Discovery(options=options, curves=found.curves, info=info)
+
+    @classmethod
+    def discovery_steps(cls, params: Any) -> DiscoverySteps:
+        """``iterations`` full-batch Adam steps (:func:`baselines.skill_networks.fit`)."""
+        return DiscoverySteps(int(params.iterations), "iterations")
 
     @classmethod
     def option_count(cls, params: Any) -> int:

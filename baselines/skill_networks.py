@@ -4,19 +4,27 @@ Both CompILE and LOVE keep K skills, each an option network of the suite (``mu``
 heads, :func:`opt_suite.option_networks.networks.init_option`). The K networks share one structure,
 so they are held stacked ([K, ...] per weight) and evaluated in one vectorised call: the traced
 graph holds one network, not K (tracing dominates a short run). :func:`fit` is the one training
-loop: a keras Adam on every weight, one full-batch step per iteration, a non-finite loss or
-gradient stopping the run with the iteration named. Imports TensorFlow: import it inside
-``discover``.
+loop: the package's Adam (:mod:`opt_suite.objective.adam`) on every weight, one full-batch step
+per iteration, a non-finite loss or gradient stopping the run with the iteration named.
+
+Why compiled, in chunks: a step on four-rooms demonstrations is a few hundred tiny ops (the
+forward-backward scans and their gradients); dispatched one by one from Python each step cost
+0.08 s (LOVE), so the README's 20,000 steps took half an hour. A chunk of :data:`CHUNK` steps is
+one XLA cluster (weights and Adam's moments are loop values, not variables), traced once per cell
+and run without Python between steps. Imports TensorFlow: import it inside ``discover``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import tensorflow as tf
 
+from opt_suite.objective.adam import adam_ascent_all, zero_moments
+from opt_suite.option_networks.conv import is_conv
 from opt_suite.option_networks.networks import forward, init_option
 
 __all__ = ["demo_tensors", "fit", "init_skills", "skill_outputs", "unstack_skills"]
@@ -59,7 +67,17 @@ def skill_outputs(
     stacked: Any, states: tf.Tensor, coords: tf.Tensor | None
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """(action logits [U, K, A], termination logits [U, K]) of the K skills on U states."""
-    out = tf.vectorized_map(lambda w: forward(w, states, coords), stacked)
+    if is_conv(stacked):
+        # pfor has no batched-filter convolution and falls back to a while loop whose
+        # TensorArrays XLA cannot size; map_fn's loop has a static count (K) that XLA compiles.
+        spec = tf.TensorSpec(None, tf.float32)
+        out = tf.map_fn(
+            lambda w: forward(w, states, coords),
+            stacked,
+            fn_output_signature={"mu": spec, "beta": spec},
+        )
+    else:
+        out = tf.vectorized_map(lambda w: forward(w, states, coords), stacked)
     return tf.transpose(out["mu"], [1, 0, 2]), tf.transpose(out["beta"][..., 0])
 
 
@@ -69,50 +87,151 @@ def unstack_skills(stacked: Any, keep: Sequence[int]) -> list[dict[str, np.ndarr
     return [{name: v[k] for name, v in arrays.items()} for k in keep]
 
 
+#: Adam steps per compiled call: a whole chunk runs inside one XLA cluster (no Python per step),
+#: and a non-finite step is found within a chunk's time. The last chunk runs fewer steps through
+#: the same compiled function (the step count is an input, the noise padded to the chunk).
+CHUNK = 500
+
+#: ``loss_parts(weights, batch, noise)``: the objective's scalar parts (``loss`` the one minimised).
+LossParts = Callable[..., dict[str, tf.Tensor]]
+
+
+def _flat(weights: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """``{"group/key": weight}``: one namespace for Adam, as offline_options' training keeps it."""
+    return {f"{group}/{key}": w for group, ws in weights.items() for key, w in ws.items()}
+
+
+def _nested(flat: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    nested: dict[str, dict[str, Any]] = {}
+    for name, w in flat.items():
+        group, key = name.split("/", 1)
+        nested.setdefault(group, {})[key] = w
+    return nested
+
+
+@functools.cache
+def _compiled_chunk(
+    loss_parts: LossParts, names: tuple[str, ...], clipped: bool, jit_compile: bool
+) -> Callable[..., Any]:
+    """Up to ``chunk`` Adam steps on ``loss_parts`` as one compiled call (cached per structure).
+
+    Each step: the loss parts and their gradient on the whole batch; if any part or gradient
+    entry is not finite the loop stops *before* that step's update (status 1); else the gradient
+    is clipped to ``clipnorm`` (global norm, when ``clipped``) and Adam steps *down* it
+    (:func:`opt_suite.objective.adam.adam_ascent_all` up the negated gradient: the package's one
+    Adam). Returns (weights, moments, parts per step [size, P] (row ``done`` is the bad step's
+    when status is 1), steps done, status).
+    """
+
+    def run(flat, moments, first_step, count, batch, noise, learning_rate, clipnorm, size):
+        rows = tf.TensorArray(tf.float32, size=size, element_shape=[len(names)])
+        done, status = tf.constant(0), tf.constant(0)
+        for i in tf.range(count):
+            step_noise = tf.nest.map_structure(lambda n: n[i], noise)  # noqa: B023
+            with tf.GradientTape() as tape:
+                tape.watch(flat)
+                parts = loss_parts(_nested(flat), batch, step_noise)
+            grads = tape.gradient(
+                parts["loss"], flat, unconnected_gradients=tf.UnconnectedGradients.ZERO
+            )
+            row = tf.stack([tf.cast(parts[name], tf.float32) for name in names])
+            norm = tf.linalg.global_norm(list(grads.values()))  # NaN/inf if any entry is
+            rows = rows.write(i, row)  # the bad step's row too: the error shows it
+            if not tf.reduce_all(tf.math.is_finite(row)) or not tf.math.is_finite(norm):
+                status = tf.constant(1)
+                break
+            if clipped:
+                scale = tf.minimum(1.0, clipnorm / tf.maximum(norm, clipnorm))
+                grads = {k: g * scale for k, g in grads.items()}
+            flat, moments = adam_ascent_all(
+                flat, {k: -g for k, g in grads.items()}, moments, first_step + i + 1, learning_rate
+            )
+            done = i + 1
+        return flat, moments, rows.stack(), done, status
+
+    return tf.function(run, jit_compile=jit_compile, autograph=True)
+
+
 def fit(
     method: str,
     initial: dict[str, dict[str, np.ndarray]],
-    gradients: Callable[..., tuple[dict[str, tf.Tensor], Any]],
-    iteration_inputs: Callable[[int], tuple[Any, ...]],
+    loss_parts: LossParts,
+    names: tuple[str, ...],
+    batch: Any,
     iterations: int,
     learning_rate: float,
+    *,
+    step_noise: Callable[[int], Any] | None = None,
     global_clipnorm: float | None = None,
-) -> tuple[dict[str, dict[str, tf.Variable]], dict[str, np.ndarray]]:
-    """Full-batch Adam (keras) for ``iterations`` steps; (trained variables, per-step curves).
+    jit_compile: bool = True,
+) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, np.ndarray]]:
+    """Full-batch Adam for ``iterations`` steps, compiled; (trained weights, per-step curves).
+
+    The steps run in chunks of :data:`CHUNK` inside one compiled function (XLA by default),
+    traced once per cell (per loss, structure and input shapes), never per step; the package's
+    Adam (:mod:`opt_suite.objective.adam`) steps down the gradient.
 
     Args:
       method: named in errors.
       initial: weight groups (name -> array) to train.
-      gradients: ``gradients(variables, *iteration_inputs(i))`` -> (loss parts, each a scalar,
-        ``loss`` among them; gradients with the structure of ``variables``).
-      iteration_inputs: the extra inputs of step i (e.g. its Gumbel noise).
+      loss_parts: ``loss_parts(weights, batch, noise)`` -> scalar tensors, ``loss`` among
+        ``names``; hashable (a module-level function, or a ``functools.partial`` kept by the
+        caller: one compiled function per object).
+      names: the parts recorded per step (their curves), ``loss`` among them.
+      batch: tensors every step sees.
       iterations: steps.
       learning_rate: Adam's step size.
+      step_noise: step i's extra inputs (a nest of float32 arrays, drawn in step order, e.g.
+        its Gumbel noise); None: none.
       global_clipnorm: clip the gradients' global norm (None: no clipping).
+      jit_compile: compile the chunk with XLA (False: an ordinary TensorFlow graph).
 
     Raises:
-      FloatingPointError: the loss or a gradient is not finite at some step (no weight is read).
+      FloatingPointError: the loss or a gradient is not finite at some step (no weight is read;
+        the bad step is not applied).
     """
-    variables = {
-        group: {key: tf.Variable(v, name=f"{group}/{key}") for key, v in weights.items()}
-        for group, weights in initial.items()
-    }
-    flat = tf.nest.flatten(variables)
-    optimizer = tf.keras.optimizers.Adam(
-        learning_rate=learning_rate, global_clipnorm=global_clipnorm
-    )
-    curves: dict[str, list[float]] = {}
-    for iteration in range(iterations):
-        parts, grads = gradients(variables, *iteration_inputs(iteration))
-        grads = tf.nest.flatten(grads)
-        values = {name: float(value) for name, value in parts.items()}
-        norm = float(tf.linalg.global_norm(grads))  # NaN/inf when any gradient entry is
-        if not (np.isfinite(norm) and all(np.isfinite(list(values.values())))):
+    size = min(CHUNK, iterations)
+    run = _compiled_chunk(loss_parts, tuple(names), global_clipnorm is not None, jit_compile)
+    flat = {k: tf.constant(v) for k, v in _flat(initial).items()}
+    moments = zero_moments(flat)
+    rate = tf.constant(learning_rate, tf.float32)
+    clipnorm = tf.constant(global_clipnorm or 0.0, tf.float32)
+    rows: list[np.ndarray] = []
+    for first in range(0, iterations, size):
+        count = min(size, iterations - first)
+        noise = _chunk_noise(step_noise, first, count, size)
+        flat, moments, chunk_rows, done, status = run(
+            flat,
+            moments,
+            tf.constant(first),
+            tf.constant(count),
+            batch,
+            noise,
+            rate,
+            clipnorm,
+            size,
+        )
+        chunk_rows, done = chunk_rows.numpy(), int(done)
+        rows.append(chunk_rows[:done])
+        if int(status) != 0:
+            bad = first + done
+            values = {name: float(v) for name, v in zip(names, chunk_rows[done], strict=True)}
             raise FloatingPointError(
-                f"{method}: the loss or its gradient is not finite at iteration {iteration + 1} "
+                f"{method}: the loss or its gradient is not finite at iteration {bad + 1} "
                 f"({values}); no options are returned"
             )
-        optimizer.apply_gradients(zip(grads, flat, strict=True))
-        for name, value in values.items():
-            curves.setdefault(name, []).append(value)
-    return variables, {name: np.array(v) for name, v in curves.items()}
+    curves = np.concatenate(rows).astype(np.float64)
+    weights = {g: {k: w.numpy() for k, w in ws.items()} for g, ws in _nested(flat).items()}
+    return weights, {name: curves[:, j] for j, name in enumerate(names)}
+
+
+def _chunk_noise(step_noise: Callable[[int], Any] | None, first: int, count: int, size: int) -> Any:
+    """Steps first..first+count-1's noise stacked [size, ...] (zeros after ``count``), or ()."""
+    if step_noise is None:
+        return ()
+    draws = [step_noise(first + i) for i in range(count)]
+    stacked = tf.nest.map_structure(lambda *xs: np.stack(xs), *draws)
+    return tf.nest.map_structure(
+        lambda x: tf.constant(np.concatenate([x, np.zeros((size - count, *x.shape[1:]), x.dtype)])),
+        stacked,
+    )

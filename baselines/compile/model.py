@@ -28,6 +28,7 @@ as a tensor; weights are drawn as the option networks draw theirs.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -249,38 +250,50 @@ def train_compile(
     batch = _batch(inputs, params.prior_rate)
     rng = np.random.default_rng(noise_seed)
 
-    def noise(_: int) -> tuple[Any, ...]:
-        gumbel_b = tf.constant(_gumbel(rng, (n, b, width)))
-        return batch, gumbel_b, tf.constant(_gumbel(rng, (n, b, count))), params
+    def noise(_: int) -> tuple[np.ndarray, np.ndarray]:
+        gumbel_b = _gumbel(rng, (n, b, width))
+        return gumbel_b, _gumbel(rng, (n, b, count))
 
     initial = init_compile(inputs, params, init_seed)
-    variables, curves = fit(
-        "compile", initial, _gradients, noise, params.iterations, params.learning_rate
+    weights, curves = fit(
+        "compile",
+        initial,
+        _loss_parts(params),
+        CURVES,
+        batch,
+        params.iterations,
+        params.learning_rate,
+        step_noise=noise,
     )
     zeros_b, zeros_z = tf.zeros((n, b, width)), tf.zeros((n, b, count))
-    samples = _read(variables, batch, zeros_b, zeros_z, params)
+    samples = _read(weights, batch, zeros_b, zeros_z, params)
     boundaries, latents = _read_segments(
         samples["b"].numpy(), samples["z"].numpy(), inputs.demos.lengths
     )
     used = sorted({z for seq in latents for z in seq})
-    options = unstack_skills(variables["options"], range(count))
+    options = unstack_skills(weights["options"], range(count))
     return Segmentation(options, used, boundaries, latents, curves)
 
 
-@tf.function
-def _gradients(
-    weights: Any, batch: dict[str, tf.Tensor], noise_b: tf.Tensor, noise_z: tf.Tensor, params: Any
-) -> tuple[dict[str, tf.Tensor], Any]:
-    """The loss parts and the gradient of the loss w.r.t. every weight.
+#: The loss parts recorded per Adam step (the method's curves).
+CURVES = ("loss", "nll", "kl_z", "kl_b", "termination")
 
-    Module-level, so that runs on inputs of the same shapes and params share one trace (tracing
-    the unrolled segments and their LSTMs dominates a short run's cost). Not shape-relaxed: a
-    relaxed retrace may order float operations differently, and the same seed must give the same
-    options bit for bit.
+
+@functools.cache
+def _loss_parts(params: CompileParams) -> Any:
+    """The soft ELBO's parts as the fit takes them, one function per params (cached).
+
+    The params shape the graph (the segments are unrolled), so they are baked in; caching by
+    value gives every cell with the same params the same function, hence one compiled fit per
+    input shapes. A traced fit is never shape-relaxed: a relaxed retrace may order float
+    operations differently, and the same seed must give the same options bit for bit.
     """
-    with tf.GradientTape() as tape:
-        parts, _ = compile_loss(weights, batch, noise_b, noise_z, params, hard=False)
-    return parts, tape.gradient(parts["loss"], weights, unconnected_gradients="zero")
+
+    def loss_parts(weights: Any, batch: dict[str, tf.Tensor], noise: Any) -> dict[str, tf.Tensor]:
+        noise_b, noise_z = noise
+        return compile_loss(weights, batch, noise_b, noise_z, params, hard=False)[0]
+
+    return loss_parts
 
 
 @tf.function

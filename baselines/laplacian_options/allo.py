@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from baselines.laplacian_options.networks import network_input, stored
+from baselines.laplacian_options.networks import batch_outputs, every_state, stored
 from opt_suite._tf import tensorflow
 
 __all__ = ["allo_loss", "train_allo"]
@@ -105,22 +105,24 @@ def train_allo(
     optimizer = tf.keras.optimizers.Adam(params.learning_rate)
     weights = network.trainable_variables
     data, data_next = stored(states), stored(next_states)
+    size = len(states)
+    batch = min(int(params.batch_size), size)
+    every = every_state(states, next_states, 4 * batch)
 
-    @tf.function
+    # XLA: a step on four rooms is a few dozen small ops; as one cluster the 10 000 default
+    # steps took 12.6 s against 16.9 s as a TensorFlow graph (loaded 2-core machine).
+    @tf.function(jit_compile=True)
     def run(picks: Any) -> tuple[Any, Any]:
         count = tf.shape(picks)[0]
         losses = tf.TensorArray(tf.float32, size=count)
         graphs = tf.TensorArray(tf.float32, size=count)
         for i in tf.range(count):
             with tf.GradientTape() as tape:
-                loss, graph, errors, quadratic = allo_loss(
-                    network(network_input(tf.gather(data, picks[i, 0])), training=True),
-                    network(network_input(tf.gather(data_next, picks[i, 0])), training=True),
-                    network(network_input(tf.gather(data, picks[i, 1])), training=True),
-                    network(network_input(tf.gather(data, picks[i, 2])), training=True),
-                    duals,
-                    barrier,
+                here, there = (data, picks[i, 0]), (data_next, picks[i, 0])
+                u_t, u_tp1, u_a, u_b = batch_outputs(
+                    network, [here, there, (data, picks[i, 1]), (data, picks[i, 2])], every
                 )
+                loss, graph, errors, quadratic = allo_loss(u_t, u_tp1, u_a, u_b, duals, barrier)
             optimizer.apply_gradients(zip(tape.gradient(loss, weights), weights, strict=True))
             duals.assign(tf.clip_by_value(duals + params.dual_rate * errors, -DUAL_CLIP, DUAL_CLIP))
             rise = params.barrier_rate * tf.reduce_mean(tf.maximum(quadratic, 0.0))
@@ -129,8 +131,6 @@ def train_allo(
             graphs = graphs.write(i, graph)
         return losses.stack(), graphs.stack()
 
-    size = len(states)
-    batch = min(int(params.batch_size), size)
     picks = rng.integers(size, size=(params.steps, 3, batch)).astype(np.int32)
     losses, graphs = [], []
     for start in range(0, params.steps, CHUNK):

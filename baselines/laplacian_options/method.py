@@ -37,7 +37,7 @@ from opt_suite.methods.base import (
     discrete_actions,
     observation_shape,
 )
-from opt_suite.methods.budget import DiscoveryBudget
+from opt_suite.methods.budget import DiscoveryBudget, DiscoverySteps
 
 __all__ = ["LaplacianOptions", "TEMPERATURE"]
 
@@ -195,6 +195,12 @@ class LaplacianOptions(Method):
     def discovery_budget(cls, params: Any) -> DiscoveryBudget:
         """``walk_frames`` env steps, no demonstrations."""
         return DiscoveryBudget(False, int(params.walk_frames), "walk_frames")
+
+    @classmethod
+    def discovery_steps(cls, params: Any) -> DiscoverySteps:
+        """ALLO's ``steps`` plus fitted Q-iteration's ``fqi_iterations`` x ``fqi_steps``."""
+        fqi = int(params.fqi_iterations) * int(params.fqi_steps)
+        return DiscoverySteps(int(params.steps) + fqi, "steps")
 
     @classmethod
     def check_family(cls, params: Any, family: Any) -> list[tuple[str, str]]:

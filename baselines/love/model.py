@@ -42,7 +42,7 @@ from baselines.skill_networks import (
 )
 from opt_suite.option_networks.networks import forward, init_policy
 
-__all__ = ["love_terms", "read_segments", "train_love"]
+__all__ = ["CURVES", "love_loss", "love_terms", "read_segments", "train_love"]
 
 EPS = 1e-12
 
@@ -121,27 +121,29 @@ def description_length(boundary: tf.Tensor) -> tf.Tensor:
     return entropy * tf.reduce_sum(per_skill) / tf.cast(tf.shape(boundary)[1], tf.float32)
 
 
-@tf.function
-def _gradients(
-    weights: Any, batch: dict[str, tf.Tensor], coefficients: tuple[float, float, float]
-) -> tuple[dict[str, tf.Tensor], Any]:
-    """LOVE's loss, its parts and its gradient (one trace per input shapes, as CompILE's)."""
-    rec_coeff, kl_coeff, coding_coeff = coefficients
-    with tf.GradientTape() as tape:
-        terms = love_terms(weights, batch)
-        reconstruction = tf.reduce_mean(terms["reconstruction"])
-        kl = tf.reduce_mean(terms["kl"])
-        length = description_length(terms["boundary"])
-        loss = rec_coeff * reconstruction + kl_coeff * kl + coding_coeff * length
-    parts = {
-        "loss": loss,
+#: The loss parts recorded per Adam step (the method's curves).
+CURVES = ("loss", "reconstruction", "kl", "description_length", "nll", "boundaries")
+
+
+def love_loss(weights: Any, batch: dict[str, tf.Tensor], _noise: Any = ()) -> dict[str, tf.Tensor]:
+    """LOVE's loss and its parts (:data:`CURVES`); the weights ride in ``batch["coefficients"]``.
+
+    The coefficients (rec, kl, coding) are a tensor, not Python floats, so that every variant
+    shares one trace of the fit (:func:`baselines.skill_networks.fit`).
+    """
+    rec_coeff, kl_coeff, coding_coeff = tf.unstack(batch["coefficients"])
+    terms = love_terms(weights, batch)
+    reconstruction = tf.reduce_mean(terms["reconstruction"])
+    kl = tf.reduce_mean(terms["kl"])
+    length = description_length(terms["boundary"])
+    return {
+        "loss": rec_coeff * reconstruction + kl_coeff * kl + coding_coeff * length,
         "reconstruction": reconstruction,
         "kl": kl,
         "description_length": length,
         "nll": -tf.reduce_mean(terms["log_likelihood"]),
         "boundaries": tf.reduce_mean(tf.reduce_sum(terms["boundary"], axis=[0, 2])),
     }
-    return parts, tape.gradient(loss, weights, unconnected_gradients="zero")
 
 
 @tf.function
@@ -168,23 +170,42 @@ def train_love(
         ),
         "prior": init_policy(inputs.features, params.hidden_sizes, params.num_skills, prior_seed),
     }
-    batch = demo_tensors(inputs)
     coding, kl = params.coefficients
-    coefficients = (float(params.rec_coeff), kl, coding)
-    variables, curves = fit(
+    batch = {
+        **_at_least_two_steps(demo_tensors(inputs)),
+        "coefficients": tf.constant([params.rec_coeff, kl, coding], tf.float32),
+    }
+    weights, curves = fit(
         "love",
         initial,
-        _gradients,
-        lambda _: (batch, coefficients),
+        love_loss,
+        CURVES,
+        batch,
         params.iterations,
         params.learning_rate,
         global_clipnorm=params.grad_clip,
     )
-    gamma, boundary = (t.numpy() for t in _posterior(variables, batch))
+    gamma, boundary = (t.numpy() for t in _posterior(weights, batch))
     boundaries, sequences = read_segments(gamma, boundary, inputs.demos.lengths)
     used = sorted({k for seq in sequences for k in seq})
-    skills = unstack_skills(variables["skills"], range(params.num_skills))
+    skills = unstack_skills(weights["skills"], range(params.num_skills))
     return Segmentation(skills, used, boundaries, sequences, curves)
+
+
+def _at_least_two_steps(batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+    """The batch padded to T >= 2 steps (a padding step carries alpha and b unchanged).
+
+    Why: with T = 1 (every demonstration one action) the scans run zero steps, which XLA cannot
+    compile (it slices a first element from the empty sequence while compiling the loop body).
+    """
+    pad = 2 - int(batch["actions"].shape[1])
+    if pad <= 0:
+        return batch
+    return {
+        **batch,
+        "positions": tf.pad(batch["positions"], [[0, 0], [0, pad]]),
+        "actions": tf.pad(batch["actions"], [[0, 0], [0, pad]]),
+    }
 
 
 def read_segments(

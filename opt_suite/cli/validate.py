@@ -1,7 +1,9 @@
 """``opt-suite validate SPEC [SPEC…] [--resolved]``: check specs and report every problem at once.
 
 Prints ``ok: NAME (hash …): WORK`` for each valid spec (WORK: cells, env steps and the largest
-array, see :mod:`opt_suite.runner.estimate`), or its problems on stderr, one line each
+array, see :mod:`opt_suite.runner.estimate`) and a ``warning:`` line on stderr for each method
+entry whose discovery takes far more gradient steps than the spec's other methods' (the status
+stays 0), or its problems on stderr, one line each
 (``file:LINE:COL: key.path: message``), and exits with status 2 if any spec has a problem. With
 ``--resolved`` it prints the canonical YAML instead: every default filled in, ``extends`` merged,
 keys sorted — exactly what a run will use. SPEC may also name a bundled spec (``fourrooms-quick``).
@@ -57,6 +59,19 @@ def _work(spec: Spec) -> str:
         return f"no work estimate ({type(exc).__name__}: {exc})"
 
 
+def _cost_warnings(spec: Spec) -> None:
+    """Warn (stderr, status unchanged) about method entries with far costlier discovery."""
+    from opt_suite.runner.estimate import costly_discoveries
+    from opt_suite.runner.protocol import resolve_components
+
+    try:
+        methods = resolve_components(spec).methods
+    except Exception:  # the warning informs; _work already says why components did not resolve
+        return
+    for message in costly_discoveries(spec, methods):
+        print(f"warning: {spec.name}: {message}", file=sys.stderr)
+
+
 def _say_imports(spec: Any) -> None:
     """Say which module a ``module:Id`` env id imported: naming a module runs its code."""
     env_id = getattr(spec.family.params, "id", None)
@@ -110,12 +125,14 @@ def _one(args: argparse.Namespace, number: int, path: Any) -> int:
             print(canonical_yaml(one), end="")
     elif not sweep.variants:
         print(f"ok: {spec.name} (hash {spec_hash(spec)[:HASH_CHARS]}): {_work(spec)}")
+        _cost_warnings(spec)
         _say_imports(spec)
     else:
         print(f"ok: {spec.name}: a sweep of {len(sweep.variants)} variants, each valid")
         for member in sweep.variants:
             digest = spec_hash(member.spec)[:HASH_CHARS]
             print(f"  {member.name} (hash {digest}): {_work(member.spec)}")
+            _cost_warnings(member.spec)
     if args.deep and not args.resolved:
         for variant, one in sweep.specs:
             status = max(status, _deep(one, path if variant is None else f"{path} [{variant}]"))

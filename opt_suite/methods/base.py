@@ -22,7 +22,7 @@ import numpy as np
 
 from opt_suite.component import Component, adapt_memory
 from opt_suite.families.base import TabularModel, Task, TaskFamily, exact_model
-from opt_suite.methods.budget import Budget, CountingEnv, DiscoveryBudget
+from opt_suite.methods.budget import Budget, CountingEnv, DiscoveryBudget, DiscoverySteps
 from opt_suite.options import OptionSet, TabularOptionSet  # re-exported: its old home
 from opt_suite.trajectory import Trajectory  # re-exported: its old home
 
@@ -198,6 +198,15 @@ class Method(Component):
         then stops it there, and ``validate`` refuses more than the interaction budget.
         """
         return DiscoveryBudget(cls.uses_demonstrations, None if cls.uses_interaction else 0)
+
+    @classmethod
+    def discovery_steps(cls, params: Any) -> DiscoverySteps | None:
+        """The gradient steps discovery takes at most with these params, or None (not declared).
+
+        ``validate`` warns about an entry whose steps are far above the spec's other methods'
+        (:func:`opt_suite.runner.estimate.costly_discoveries`). Default: None.
+        """
+        return None
 
     @classmethod
     def option_count(cls, params: Any) -> int | None:

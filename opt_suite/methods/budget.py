@@ -16,7 +16,7 @@ from typing import Any
 
 import gymnasium
 
-__all__ = ["Budget", "BudgetExhausted", "CountingEnv", "DiscoveryBudget"]
+__all__ = ["Budget", "BudgetExhausted", "CountingEnv", "DiscoveryBudget", "DiscoverySteps"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,6 +38,24 @@ class DiscoveryBudget:
     demonstrations: bool
     env_steps: int | None
     key: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class DiscoverySteps:
+    """The optimisation steps a discovery takes at most (``Method.discovery_steps``).
+
+    Compute, not interaction: ``validate`` compares the spec's methods by it and warns about an
+    entry whose discovery takes far more steps than the others' (a default such as LOVE's 20,000
+    full-batch steps, set for the authors' larger tasks). A step count, not seconds: one step of
+    one method may cost more than one of another; the warning is for the orders of magnitude.
+
+    Attributes:
+      steps: gradient steps (full-batch or minibatch) of the whole discovery, at most.
+      key: the params key that sets most of them, which the warning names.
+    """
+
+    steps: int
+    key: str
 
 
 class BudgetExhausted(RuntimeError):

@@ -30,6 +30,8 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from opt_suite.component import ProblemSize
 
 if TYPE_CHECKING:
@@ -38,7 +40,15 @@ if TYPE_CHECKING:
     from opt_suite.methods.base import Method
     from opt_suite.spec import Spec
 
-__all__ = ["WorkEstimate", "WorkTooLarge", "available_memory", "estimate_work", "memory_problem"]
+__all__ = [
+    "COSTLY_FACTOR",
+    "WorkEstimate",
+    "WorkTooLarge",
+    "available_memory",
+    "costly_discoveries",
+    "estimate_work",
+    "memory_problem",
+]
 
 
 class WorkTooLarge(ValueError):
@@ -204,3 +214,40 @@ def memory_problem(estimate: WorkEstimate, workers: int, available: int | None) 
         f" {_size(estimate.largest_bytes * at_once)}, and {_size(available)} is available"
         f"{fewer}; shrink the spec (states, test tasks, options)"
     )
+
+
+#: ``validate`` warns about a method entry whose discovery takes more than this many times the
+#: median steps of the spec's other methods that declare theirs.
+COSTLY_FACTOR = 20
+
+
+def costly_discoveries(
+    spec: Spec, method_classes: Sequence[type[Method]], factor: float = COSTLY_FACTOR
+) -> list[str]:
+    """One warning per method entry whose discovery steps are > ``factor`` x the others' median.
+
+    The steps are each method's :meth:`~opt_suite.methods.base.Method.discovery_steps` at the
+    entry's params; the median is over the spec's other entries that declare theirs (none: no
+    warning). Why a warning, not an error: a long discovery is a choice (the authors'
+    settings), but usually an unlooked-at default sized for larger tasks (LOVE's 20,000 steps).
+    """
+    declared = []
+    for entry, cls in zip(spec.methods, method_classes, strict=True):
+        steps = cls.discovery_steps(entry.params)
+        if steps is not None:
+            declared.append((entry, cls, steps))
+    warnings = []
+    for i, (entry, cls, steps) in enumerate(declared):
+        others = [s.steps for j, (_, _, s) in enumerate(declared) if j != i]
+        median = float(np.median(others)) if others else 0.0
+        if median > 0 and steps.steps > factor * median:
+            field = type(entry.params).__dataclass_fields__.get(steps.key)
+            value = getattr(entry.params, steps.key, None)
+            default = " (its default)" if field is not None and value == field.default else ""
+            warnings.append(
+                f"method {entry.name!r} ({cls.name}): discovery takes up to {steps.steps} "
+                f"gradient steps, {steps.steps / median:.0f}x the median of the spec's other "
+                f"{len(others)} methods that declare theirs ({median:g}); "
+                f"{steps.key} = {value}{default}: lower params.{steps.key} for a quicker run"
+            )
+    return warnings

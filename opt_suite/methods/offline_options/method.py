@@ -22,6 +22,7 @@ from opt_suite._tf import tensorflow
 from opt_suite.families.base import TabularModel, TaskFamily
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, IMAGE_OBSERVATIONS
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method, discrete_actions
+from opt_suite.methods.budget import DiscoverySteps
 from opt_suite.methods.offline_options.params import Params
 from opt_suite.option_networks.inputs import index_count, network_input
 from opt_suite.options import TabularOptionSet
@@ -50,6 +51,12 @@ class OfflineOptions(Method):
     def option_count(cls, params: Any) -> int:
         """At most ``max_options`` options."""
         return int(params.max_options)
+
+    @classmethod
+    def discovery_steps(cls, params: Any) -> DiscoverySteps:
+        """At most ``max_options`` rounds of ``max_epochs`` x ``steps_per_epoch`` Adam steps."""
+        steps = int(params.max_options) * int(params.max_epochs) * int(params.steps_per_epoch)
+        return DiscoverySteps(steps, "max_epochs")
 
     @classmethod
     def requirements(cls, params: Any) -> frozenset[str]:
