@@ -256,3 +256,14 @@ def test_package_versions_do_not_import_tensorflow():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_provenance_records_the_cpu_model(tmp_path):
+    # Bit-identity is promised per CPU model: a run must say which one computed it.
+    from opt_suite.store.provenance import cpu_model
+
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\n")
+    assert cpu_model(info) == "AMD EPYC 7B13"
+    assert cpu_model(tmp_path / "missing") != ""
+    assert collect_provenance()["cpu"] == cpu_model()

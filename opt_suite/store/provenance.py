@@ -1,4 +1,7 @@
-"""Where results came from: the code's git commit, package versions and the host.
+"""Where results came from: the code's git commit, package versions, the host and its CPU model.
+
+The CPU model is part of where a number came from: bit-identical reruns are promised on one CPU
+model, and machines of one kind are not all the same model (docs/reliability-numbers.md).
 
 Versions are read from package metadata, never by importing the packages (TensorFlow would take
 seconds to import just to print its version).
@@ -13,7 +16,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-__all__ = ["collect_provenance", "git_commit", "package_versions"]
+__all__ = ["collect_provenance", "cpu_model", "git_commit", "package_versions"]
 
 _PACKAGES = (
     "opt-suite",
@@ -60,11 +63,26 @@ def package_versions(packages: tuple[str, ...] = _PACKAGES) -> dict[str, str]:
     return versions
 
 
+def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The CPU's model name (Linux ``/proc/cpuinfo``), else what ``platform`` knows, else "?"."""
+    try:
+        with cpuinfo.open("rb") as f:
+            head = f.read(1 << 16).decode("utf-8", "replace")  # the first core's lines suffice
+    except OSError:
+        head = ""
+    for line in head.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "model name" and value.strip():
+            return value.strip()
+    return platform.processor() or "?"
+
+
 def collect_provenance() -> dict[str, Any]:
-    """``{git_commit, versions, host, platform}`` of this process."""
+    """``{git_commit, versions, host, platform, cpu}`` of this process."""
     return {
         "git_commit": git_commit(),
         "versions": package_versions(),
         "host": socket.gethostname(),
         "platform": platform.platform(),
+        "cpu": cpu_model(),
     }
