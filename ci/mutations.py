@@ -2,7 +2,7 @@
 
 Usage (from the repository root, with the package's venv)::
 
-    python ci/mutations.py [--only NAME ...] [--workers N] [--out docs/gate-mutations.md] [--list]
+    nice python ci/mutations.py [--only NAME ...] [--workers N] [--out docs/gate-mutations.md]
 
 For each mutation, one at a time: copy ``opt_suite/`` and ``baselines/`` to a temporary folder,
 apply one realistic learning bug as a text patch (the old text must occur exactly once), import
@@ -192,8 +192,9 @@ def _module(path: str) -> str:
 
 
 def _run(command: Sequence[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    # No `nice` of its own: the children inherit the caller's (`nice python ci/mutations.py`).
     return subprocess.run(
-        ["nice", sys.executable, *command], env=env, cwd=ROOT, capture_output=True, text=True
+        [sys.executable, *command], env=env, cwd=ROOT, capture_output=True, text=True
     )
 
 
