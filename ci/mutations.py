@@ -49,6 +49,7 @@ GATES = {
     "quick": Gate("specs/fourrooms-quick.yaml", "ci/baseline.json"),
     "gymnasium": Gate("ci/gate-gymnasium.yaml", "ci/baseline-gate-gymnasium.json"),
     "field": Gate("ci/gate-field.yaml", "ci/baseline-gate-field.json"),
+    "pixels": Gate("ci/gate-pixels.yaml", "ci/baseline-gate-pixels.json"),
 }
 
 
@@ -69,16 +70,15 @@ class Mutation:
     learning: bool = True
 
 
+def control(gate: str) -> Mutation:
+    """No patch: a rerun of ``gate`` from the copy must pass (and replay its baseline)."""
+    suffix = "" if gate == "quick" else f"-{gate}"
+    bug = "no patch: a rerun from the copy must pass (and replay the baseline)"
+    return Mutation(f"control{suffix}", bug, "opt_suite/__init__.py", "", "", gate, learning=False)
+
+
 MUTATIONS: tuple[Mutation, ...] = (
-    Mutation(
-        "control",
-        "no patch: the copy itself must pass (and replay the baseline)",
-        "opt_suite/__init__.py",
-        "",
-        "",
-        "quick",
-        learning=False,
-    ),
+    control("quick"),
     Mutation(
         "smdp-discount",
         "SMDP target bootstraps with 0.9·γ^k instead of γ^k, a wrong discount",
@@ -154,6 +154,9 @@ MUTATIONS: tuple[Mutation, ...] = (
         "option_return + 0.9 * discount * next_value",
         "field",
     ),
+    control("gymnasium"),
+    control("pixels"),
+    control("field"),
 )
 
 
