@@ -194,10 +194,17 @@ def _module(path: str) -> str:
     return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
-def _run(command: Sequence[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _run(command: Sequence[str], copy: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``python COMMAND`` with the copy as the working folder and first on ``PYTHONPATH``.
+
+    Why both: ``-m`` and ``-c`` put the working folder first on ``sys.path``, before
+    ``PYTHONPATH``; from the repository root the unpatched package would run and every bug
+    would pass unseen.
+    """
+    env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
     # No `nice` of its own: the children inherit the caller's (`nice python ci/mutations.py`).
     return subprocess.run(
-        [sys.executable, *command], env=env, cwd=ROOT, capture_output=True, text=True
+        [sys.executable, *command], env=env, cwd=copy, capture_output=True, text=True
     )
 
 
@@ -232,17 +239,24 @@ def check(mutation: Mutation, workers: int) -> Outcome:
         if problem is not None:
             return outcome("patch-failed", problem)
         # The copy first on the path: the entry points name modules, which resolve to the copy.
-        env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
-        imported = _run(["-c", f"import opt_suite, baselines, {_module(mutation.path)}"], env)
+        module = _module(mutation.path)
+        imported = _run(
+            ["-c", f"import baselines, {module}; print({module}.__file__, baselines.__file__)"],
+            copy,
+        )
         if imported.returncode != 0:
             return outcome("import-failed", _last_line(imported.stderr))
+        elsewhere = [f for f in imported.stdout.split() if not Path(f).is_relative_to(copy)]
+        if elsewhere:
+            return outcome("import-failed", f"imported from outside the copy: {elsewhere[0]}")
         out = copy / "run"
+        spec, baseline = ROOT / gate.spec, ROOT / gate.baseline
         run = _run(
-            ["-m", "opt_suite", "run", gate.spec, "--out", str(out), "--quiet", "--no-report"]
+            ["-m", "opt_suite", "run", str(spec), "--out", str(out), "--quiet", "--no-report"]
             + ["--workers", str(workers)],
-            env,
+            copy,
         )
-        compare = _run(["-m", "opt_suite", "compare", str(out), "--baseline", gate.baseline], env)
+        compare = _run(["-m", "opt_suite", "compare", str(out), "--baseline", str(baseline)], copy)
         replay = _replay_line(compare.stdout)
         ran = "" if run.returncode == 0 else f"run exit {run.returncode}: "
         if compare.returncode == 1:
@@ -326,6 +340,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     chosen = [known[n] for n in args.only] if args.only else list(MUTATIONS)
     load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    command = "nice python ci/mutations.py" + (
+        f" --only {' '.join(args.only)}" if args.only else ""
+    )
     outcomes = []
     for mutation in chosen:
         outcome = check(mutation, args.workers)
@@ -335,9 +352,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
         outcomes.append(outcome)
-    if args.out is not None:
-        command = "python ci/mutations.py" + (f" --only {' '.join(args.only)}" if args.only else "")
-        args.out.write_text(render(outcomes, f"{command} --out {args.out}", load))
+        if args.out is not None:  # after every row: an interrupted check keeps what it measured
+            args.out.write_text(render(outcomes, f"{command} --out {args.out}", load))
     bad = [o for o in outcomes if o.verdict in (*_BROKEN, "missed")]
     return 1 if bad else 0
 
