@@ -14,8 +14,8 @@ reason), 0 a pass (missed). A patch that no longer applies, or a copy that fails
 listed failure of the check, never a pass. The table (``--out``) is written by this script, never
 by hand, with each check's wall and CPU time and the machine's load.
 
-Exit status: 0 when every learning bug that was run was caught and every patch applied; 1
-otherwise (a missed bug, a stale patch); 2 on bad arguments.
+Exit status: 0 when every learning bug that was run was caught, every control passed and every
+patch applied; 1 otherwise (a missed bug, a false alarm, a stale patch); 2 on bad arguments.
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ class Outcome:
     """What one mutation did to the gate."""
 
     mutation: Mutation
-    verdict: str  # caught | refused | missed | passed | patch-failed | import-failed
+    verdict: str  # caught | refused | missed | passed | false-alarm | patch-failed | import-failed
     detail: str
     wall_s: float
     cpu_s: float
@@ -259,10 +259,13 @@ def check(mutation: Mutation, workers: int) -> Outcome:
         compare = _run(["-m", "opt_suite", "compare", str(out), "--baseline", str(baseline)], copy)
         replay = _replay_line(compare.stdout)
         ran = "" if run.returncode == 0 else f"run exit {run.returncode}: "
+        red = "caught" if mutation.learning else "false-alarm"  # a control must pass
         if compare.returncode == 1:
-            return outcome("caught", f"{ran}{replay} — regression: {_flagged(compare.stdout)}")
+            return outcome(red, f"{ran}{replay} — regression: {_flagged(compare.stdout)}")
         if compare.returncode == 2:
-            return outcome("refused", f"{ran}{_last_line(compare.stderr)}")
+            return outcome(
+                "refused" if mutation.learning else red, f"{ran}{_last_line(compare.stderr)}"
+            )
         verdict = "missed" if mutation.learning else "passed"
         return outcome(verdict, f"{ran}{replay} — {_last_line(compare.stdout)}")
 
@@ -286,7 +289,8 @@ def render(outcomes: Sequence[Outcome], command: str, load: str) -> str:
         " first on `PYTHONPATH` and compares it with the gate's committed baseline. **caught**:"
         " `compare` exit 1; **refused**: exit 2, CI red without a verdict; **missed**: exit 0 on"
         " a learning bug; **passed**: exit 0 where no learning curve changes (control, report"
-        " bugs); **patch-failed** / **import-failed**: the check itself is broken for that row.",
+        " bugs); **false-alarm**: red where nothing learned changed; **patch-failed** /"
+        " **import-failed**: the check itself is broken for that row.",
         "",
         "| mutation | bug | gate | outcome | replay and verdict | wall | CPU |",
         "|---|---|---|---|---|---|---|",
@@ -354,7 +358,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         outcomes.append(outcome)
         if args.out is not None:  # after every row: an interrupted check keeps what it measured
             args.out.write_text(render(outcomes, f"{command} --out {args.out}", load))
-    bad = [o for o in outcomes if o.verdict in (*_BROKEN, "missed")]
+    bad = [o for o in outcomes if o.verdict in (*_BROKEN, "missed", "false-alarm")]
     return 1 if bad else 0
 
 
