@@ -99,10 +99,10 @@ MUTATIONS: tuple[Mutation, ...] = (
     ),
     Mutation(
         "beta-frozen",
-        "options' β frozen at its initial value while Ĵ is ascended (no gradient reaches it)",
+        "options' β frozen at its initial value while Ĵ is ascended (a zero gradient reaches it)",
         "opt_suite/option_networks/networks.py",
         "return tf.nn.log_softmax(mu, axis=-1), tf.sigmoid(beta)",
-        "return tf.nn.log_softmax(mu, axis=-1), tf.sigmoid(tf.stop_gradient(beta))",
+        "return tf.nn.log_softmax(mu, axis=-1), tf.sigmoid(tf.stop_gradient(beta) + 0.0 * beta)",
         "quick",
     ),
     Mutation(
@@ -214,9 +214,12 @@ def _last_line(text: str) -> str:
 
 
 def _flagged(stdout: str) -> str:
-    """The flagged rows of compare's table: "method (diff)" (its first and sixth columns)."""
+    """The flagged rows of compare's table as "method baseline → run (diff)".
+
+    A row reads: method, test, "N pairs", baseline mean, run mean, difference, intervals, ...
+    """
     rows = [line.split() for line in stdout.splitlines() if line.rstrip().endswith("REGRESSION")]
-    return ", ".join(f"{row[0]} ({row[5]})" for row in rows if len(row) > 5) or "?"
+    return ", ".join(f"{r[0]} {r[4]} → {r[5]} ({r[6]})" for r in rows if len(r) > 6) or "?"
 
 
 def _replay_line(stdout: str) -> str:
