@@ -300,7 +300,7 @@ def render(outcomes: Sequence[Outcome], command: str, load: str) -> str:
     ]
     for o in outcomes:
         m = o.mutation
-        detail = o.detail.replace("|", "\\|")
+        detail = o.detail.replace(f"{ROOT}/", "").replace("|", "\\|")  # paths as in the repo
         lines.append(
             f"| `{m.name}` | {m.bug} (`{m.path}`) | `{GATES[m.gate].spec}` | **{o.verdict}** |"
             f" {detail} | {o.wall_s:.0f} s | {o.cpu_s:.0f} s |"
