@@ -50,6 +50,8 @@ GATES = {
     "gymnasium": Gate("ci/gate-gymnasium.yaml", "ci/baseline-gate-gymnasium.json"),
     "field": Gate("ci/gate-field.yaml", "ci/baseline-gate-field.json"),
     "pixels": Gate("ci/gate-pixels.yaml", "ci/baseline-gate-pixels.json"),
+    # Issue 36, item 1's proposal: offline-options alone where its results depend on Ĵ.
+    "offline-power": Gate("ci/offline-power.yaml", "ci/baseline-offline-power.json"),
 }
 
 
@@ -157,6 +159,23 @@ MUTATIONS: tuple[Mutation, ...] = (
     control("gymnasium"),
     control("pixels"),
     control("field"),
+    Mutation(
+        "jhat-no-termination-term-offline",
+        "Ĵ's termination term dropped, on the offline-options power spec (related tasks)",
+        "opt_suite/methods/offline_options/training.py",
+        'hyper["termination_weight"] * parts.termination_term,',
+        "0.0 * parts.termination_term,",
+        "offline-power",
+    ),
+    Mutation(
+        "beta-frozen-offline",
+        "options' β frozen (a zero gradient), on the offline-options power spec",
+        "opt_suite/option_networks/networks.py",
+        "return tf.nn.log_softmax(mu, axis=-1), tf.sigmoid(beta)",
+        "return tf.nn.log_softmax(mu, axis=-1), tf.sigmoid(tf.stop_gradient(beta) + 0.0 * beta)",
+        "offline-power",
+    ),
+    control("offline-power"),
 )
 
 
