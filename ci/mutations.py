@@ -1,0 +1,388 @@
+"""Proof by injected bugs: the results gate must turn red when learning breaks (issue 36, item 3).
+
+Usage (from the repository root, with the package's venv)::
+
+    nice python ci/mutations.py [--only NAME ...] [--workers N] [--out docs/gate-mutations.md]
+
+For each mutation, one at a time: copy ``opt_suite/`` and ``baselines/`` to a temporary folder,
+apply one realistic learning bug as a text patch (the old text must occur exactly once), import
+the patched module from the copy, run the mutation's gate spec with the copy first on
+``PYTHONPATH`` (``opt-suite run``) and ``opt-suite compare`` it with the gate's committed
+baseline -- the package's own CLI, as ``.ci/run`` calls it. The outcome is read from the exit
+status alone: 1 is a regression (caught), 2 a gate that refused to judge (red too, with its
+reason), 0 a pass (missed). A patch that no longer applies, or a copy that fails to import, is a
+listed failure of the check, never a pass. The table (``--out``) is written by this script, never
+by hand, with each check's wall and CPU time and the machine's load.
+
+Exit status: 0 when every learning bug that was run was caught, every control passed and every
+patch applied; 1 otherwise (a missed bug, a false alarm, a stale patch); 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("opt_suite", "baselines")  # what a mutation may patch: the code the gate runs
+
+
+@dataclasses.dataclass(frozen=True)
+class Gate:
+    """A gate spec and the baseline `.ci/run` compares it with."""
+
+    spec: str
+    baseline: str
+
+
+GATES = {
+    "quick": Gate("specs/fourrooms-quick.yaml", "ci/baseline.json"),
+    "gymnasium": Gate("ci/gate-gymnasium.yaml", "ci/baseline-gate-gymnasium.json"),
+    "field": Gate("ci/gate-field.yaml", "ci/baseline-gate-field.json"),
+    "pixels": Gate("ci/gate-pixels.yaml", "ci/baseline-gate-pixels.json"),
+    # Issue 36, item 1's proposal: offline-options alone where its results depend on Ĵ.
+    "offline-power": Gate("ci/offline-power.yaml", "ci/baseline-offline-power.json"),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Mutation:
+    """One injected bug: ``old`` becomes ``new`` in ``path``, then ``gate`` is run and compared.
+
+    ``learning``: whether the bug changes what is learned (the gate must catch it); False for
+    the control (no patch) and for bugs of the report that change no learning curve.
+    """
+
+    name: str
+    bug: str
+    path: str
+    old: str
+    new: str
+    gate: str
+    learning: bool = True
+
+
+def control(gate: str) -> Mutation:
+    """No patch: a rerun of ``gate`` from the copy must pass (and replay its baseline)."""
+    suffix = "" if gate == "quick" else f"-{gate}"
+    bug = "no patch: a rerun from the copy must pass (and replay the baseline)"
+    return Mutation(f"control{suffix}", bug, "opt_suite/__init__.py", "", "", gate, learning=False)
+
+
+MUTATIONS: tuple[Mutation, ...] = (
+    control("quick"),
+    Mutation(
+        "smdp-discount",
+        "SMDP target bootstraps with 0.9·γ^k instead of γ^k, a wrong discount",
+        "opt_suite/options/termination.py",
+        "option_return + discount * next_value)\n    return option_return if done else "
+        "option_return + discount * next_value",
+        "option_return + 0.9 * discount * next_value)\n    return option_return if done else "
+        "option_return + 0.9 * discount * next_value",
+        "quick",
+    ),
+    Mutation(
+        "jhat-no-termination-term",
+        "Ĵ's termination term dropped from Algorithm 1's training objective",
+        "opt_suite/methods/offline_options/training.py",
+        'hyper["termination_weight"] * parts.termination_term,',
+        "0.0 * parts.termination_term,",
+        "quick",
+    ),
+    Mutation(
+        "beta-frozen",
+        "options' β frozen at its initial value while Ĵ is ascended (a zero gradient reaches it)",
+        "opt_suite/option_networks/networks.py",
+        "return tf.nn.log_softmax(mu, axis=-1), tf.sigmoid(beta)",
+        "return tf.nn.log_softmax(mu, axis=-1), tf.sigmoid(tf.stop_gradient(beta) + 0.0 * beta)",
+        "quick",
+    ),
+    Mutation(
+        "demos-shuffled",
+        "each train task demonstrated by the next task's expert (an off-by-one across tasks)",
+        "opt_suite/demonstrations/tabular.py",
+        "        policy = policy_for(i, task, model)\n",
+        "        others = _models(family, train_tasks, source)\n"
+        "        j = (i + 1) % len(train_tasks)\n"
+        "        policy = policy_for(j, train_tasks[j], others[j])\n",
+        "quick",
+    ),
+    Mutation(
+        "bootstrap-per-run",
+        "the report's bootstrap and permutation generator seeded afresh on every run, not from "
+        "the report seed (changes no learning curve)",
+        "opt_suite/report/leaderboard.py",
+        "return np.random.default_rng([REPORT_SEED, *(zlib.crc32(n.encode()) for n in names)])",
+        "return np.random.default_rng()",
+        "quick",
+        learning=False,
+    ),
+    Mutation(
+        "ppo-advantage-sign",
+        "PPO's advantages negated (the tf_agents learner and bc_ppo ascend the wrong way)",
+        "opt_suite/agents/ppo.py",
+        "    agent.initialize()\n",
+        "    advantages = agent.compute_advantages\n"
+        "    agent.compute_advantages = lambda *a, **k: -advantages(*a, **k)\n"
+        "    agent.initialize()\n",
+        "gymnasium",
+    ),
+    Mutation(
+        "jhat-no-termination-term-gym",
+        "Ĵ's termination term dropped, on the gymnasium gate (MLP options, tf_agents learner)",
+        "opt_suite/methods/offline_options/training.py",
+        'hyper["termination_weight"] * parts.termination_term,',
+        "0.0 * parts.termination_term,",
+        "gymnasium",
+    ),
+    Mutation(
+        "smdp-discount-field",
+        "the SMDP target's wrong discount, on the field gate (covering, Laplacian, LOVE, CompILE, "
+        "cloned options)",
+        "opt_suite/options/termination.py",
+        "option_return + discount * next_value)\n    return option_return if done else "
+        "option_return + discount * next_value",
+        "option_return + 0.9 * discount * next_value)\n    return option_return if done else "
+        "option_return + 0.9 * discount * next_value",
+        "field",
+    ),
+    control("gymnasium"),
+    control("pixels"),
+    control("field"),
+    Mutation(
+        "jhat-no-termination-term-offline",
+        "Ĵ's termination term dropped, on the offline-options power spec (related tasks)",
+        "opt_suite/methods/offline_options/training.py",
+        'hyper["termination_weight"] * parts.termination_term,',
+        "0.0 * parts.termination_term,",
+        "offline-power",
+    ),
+    Mutation(
+        "beta-frozen-offline",
+        "options' β frozen (a zero gradient), on the offline-options power spec",
+        "opt_suite/option_networks/networks.py",
+        "return tf.nn.log_softmax(mu, axis=-1), tf.sigmoid(beta)",
+        "return tf.nn.log_softmax(mu, axis=-1), tf.sigmoid(tf.stop_gradient(beta) + 0.0 * beta)",
+        "offline-power",
+    ),
+    control("offline-power"),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """What one mutation did to the gate."""
+
+    mutation: Mutation
+    verdict: str  # caught | refused | missed | passed | false-alarm | patch-failed | import-failed
+    detail: str
+    wall_s: float
+    cpu_s: float
+
+
+def patched_copy(mutation: Mutation, into: Path) -> str | None:
+    """Copy the packages into ``into`` and apply ``mutation``; a problem, or None when applied."""
+    for package in PACKAGES:
+        shutil.copytree(
+            ROOT / package, into / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    if not mutation.old:
+        return None
+    target = into / mutation.path
+    if not target.is_file():
+        return f"patch does not apply: {mutation.path} does not exist"
+    text = target.read_text()
+    found = text.count(mutation.old)
+    if found != 1:
+        return f"patch does not apply: its old text occurs {found} times in {mutation.path}"
+    target.write_text(text.replace(mutation.old, mutation.new))
+    return None
+
+
+def _module(path: str) -> str:
+    return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
+def _run(command: Sequence[str], copy: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``python COMMAND`` with the copy as the working folder and first on ``PYTHONPATH``.
+
+    Why both: ``-m`` and ``-c`` put the working folder first on ``sys.path``, before
+    ``PYTHONPATH``; from the repository root the unpatched package would run and every bug
+    would pass unseen.
+    """
+    env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+    # No `nice` of its own: the children inherit the caller's (`nice python ci/mutations.py`).
+    return subprocess.run(
+        [sys.executable, *command], env=env, cwd=copy, capture_output=True, text=True
+    )
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "(no output)"
+
+
+def _flagged(stdout: str) -> str:
+    """The flagged rows of compare's table as "method baseline → run (diff)".
+
+    A row reads: method, test, "N pairs", baseline mean, run mean, difference, intervals, ...
+    """
+    rows = [line.split() for line in stdout.splitlines() if line.rstrip().endswith("REGRESSION")]
+    return ", ".join(f"{r[0]} {r[4]} → {r[5]} ({r[6]})" for r in rows if len(r) > 6) or "?"
+
+
+def _replay_line(stdout: str) -> str:
+    return next((line for line in stdout.splitlines() if line.startswith("replay:")), "")
+
+
+def check(mutation: Mutation, workers: int) -> Outcome:
+    """Patch a copy, import it, run the gate spec and compare it with the gate's baseline."""
+    gate = GATES[mutation.gate]
+    started, cpu_before = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
+
+    def outcome(verdict: str, detail: str) -> Outcome:
+        cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+        used = (cpu.ru_utime - cpu_before.ru_utime) + (cpu.ru_stime - cpu_before.ru_stime)
+        return Outcome(mutation, verdict, detail, time.monotonic() - started, used)
+
+    with tempfile.TemporaryDirectory(prefix=f"mutation-{mutation.name}-") as tmp:
+        copy = Path(tmp)
+        problem = patched_copy(mutation, copy)
+        if problem is not None:
+            return outcome("patch-failed", problem)
+        # The copy first on the path: the entry points name modules, which resolve to the copy.
+        module = _module(mutation.path)
+        imported = _run(
+            ["-c", f"import baselines, {module}; print({module}.__file__, baselines.__file__)"],
+            copy,
+        )
+        if imported.returncode != 0:
+            return outcome("import-failed", _last_line(imported.stderr))
+        elsewhere = [f for f in imported.stdout.split() if not Path(f).is_relative_to(copy)]
+        if elsewhere:
+            return outcome("import-failed", f"imported from outside the copy: {elsewhere[0]}")
+        out = copy / "run"
+        spec, baseline = ROOT / gate.spec, ROOT / gate.baseline
+        run = _run(
+            ["-m", "opt_suite", "run", str(spec), "--out", str(out), "--quiet", "--no-report"]
+            + ["--workers", str(workers)],
+            copy,
+        )
+        compare = _run(["-m", "opt_suite", "compare", str(out), "--baseline", str(baseline)], copy)
+        replay = _replay_line(compare.stdout)
+        ran = "" if run.returncode == 0 else f"run exit {run.returncode}: "
+        red = "caught" if mutation.learning else "false-alarm"  # a control must pass
+        if compare.returncode == 1:
+            return outcome(red, f"{ran}{replay} — regression: {_flagged(compare.stdout)}")
+        if compare.returncode == 2:
+            return outcome(
+                "refused" if mutation.learning else red, f"{ran}{_last_line(compare.stderr)}"
+            )
+        verdict = "missed" if mutation.learning else "passed"
+        return outcome(verdict, f"{ran}{replay} — {_last_line(compare.stdout)}")
+
+
+def render(outcomes: Sequence[Outcome], command: str, load: str) -> str:
+    """The generated Markdown page: one row per mutation, the detection rate, the costs."""
+    learning = [o for o in outcomes if o.mutation.learning and o.verdict not in _BROKEN]
+    red = [o for o in learning if o.verdict in ("caught", "refused")]
+    lines = [
+        "# The gate against injected bugs",
+        "",
+        "Generated by `ci/mutations.py` (issue 36, item 3) — do not edit by hand; rerun it:",
+        "",
+        f"    {command}",
+        "",
+        f"Measured {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, load average at the"
+        f" start {load} on {os.cpu_count()} cores (the wall times are the machine's, the CPU"
+        " times the check's own: patch, import, `opt-suite run`, `opt-suite compare`).",
+        "",
+        "Each row patches a copy of the package with one bug, runs its gate spec with the copy"
+        " first on `PYTHONPATH` and compares it with the gate's committed baseline. **caught**:"
+        " `compare` exit 1; **refused**: exit 2, CI red without a verdict; **missed**: exit 0 on"
+        " a learning bug; **passed**: exit 0 where no learning curve changes (control, report"
+        " bugs); **false-alarm**: red where nothing learned changed; **patch-failed** /"
+        " **import-failed**: the check itself is broken for that row.",
+        "",
+        "| mutation | bug | gate | outcome | replay and verdict | wall | CPU |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for o in outcomes:
+        m = o.mutation
+        detail = o.detail.replace(f"{ROOT}/", "").replace("|", "\\|")  # paths as in the repo
+        lines.append(
+            f"| `{m.name}` | {m.bug} (`{m.path}`) | `{GATES[m.gate].spec}` | **{o.verdict}** |"
+            f" {detail} | {o.wall_s:.0f} s | {o.cpu_s:.0f} s |"
+        )
+    broken = [o.mutation.name for o in outcomes if o.verdict in _BROKEN]
+    lines += [
+        "",
+        f"Learning bugs turned red: **{len(red)} of {len(learning)}**"
+        + (
+            f" ({len([o for o in red if o.verdict == 'caught'])} by a regression verdict)."
+            if red
+            else "."
+        )
+        + (f" Broken rows (not counted): {', '.join(broken)}." if broken else ""),
+        f"Whole check: {sum(o.wall_s for o in outcomes):.0f} s wall,"
+        f" {sum(o.cpu_s for o in outcomes):.0f} CPU-seconds.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+_BROKEN = ("patch-failed", "import-failed")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the chosen mutations, print one line each, write the table; 0, 1 or 2 (above)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="run these mutations only")
+    parser.add_argument("--workers", type=int, default=2, help="opt-suite run --workers")
+    parser.add_argument("--out", type=Path, help="write the Markdown table here")
+    parser.add_argument("--list", action="store_true", help="list the mutations and exit")
+    args = parser.parse_args(argv)
+    if args.list:
+        for m in MUTATIONS:
+            print(f"{m.name:30} {m.gate:10} {m.bug}")
+        return 0
+    known = {m.name: m for m in MUTATIONS}
+    unknown = sorted(set(args.only or ()) - set(known))
+    if unknown:
+        print(
+            f"mutations.py: --only: unknown {', '.join(unknown)}; --list names them",
+            file=sys.stderr,
+        )
+        return 2
+    chosen = [known[n] for n in args.only] if args.only else list(MUTATIONS)
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    command = "nice python ci/mutations.py" + (
+        f" --only {' '.join(args.only)}" if args.only else ""
+    )
+    outcomes = []
+    for mutation in chosen:
+        outcome = check(mutation, args.workers)
+        print(
+            f"{mutation.name}: {outcome.verdict}: {outcome.detail} "
+            f"({outcome.wall_s:.0f} s wall, {outcome.cpu_s:.0f} CPU-s)",
+            flush=True,
+        )
+        outcomes.append(outcome)
+        if args.out is not None:  # after every row: an interrupted check keeps what it measured
+            args.out.write_text(render(outcomes, f"{command} --out {args.out}", load))
+    bad = [o for o in outcomes if o.verdict in (*_BROKEN, "missed", "false-alarm")]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
