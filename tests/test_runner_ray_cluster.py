@@ -37,9 +37,15 @@ def token_cluster(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("RAY_AUTH_MODE", "token")  # what `ray start` sets when a token exists
     monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
-    from ray._raylet import Config
+    from ray._raylet import AuthenticationTokenLoader, Config
 
-    Config.initialize("")  # this process may have imported Ray already, with another mode
+    def fresh_auth() -> None:
+        # This process may have run Ray already (another test file on this xdist worker), with
+        # another mode and a cached token: refresh the config, then drop the cached token.
+        Config.initialize("")
+        AuthenticationTokenLoader.instance().reset_cache()
+
+    fresh_auth()
     cluster = Cluster(
         initialize_head=True,
         head_node_args={"num_cpus": 1, "include_dashboard": False},
@@ -53,7 +59,7 @@ def token_cluster(tmp_path, monkeypatch):
             ray.shutdown()
         cluster.shutdown()
         monkeypatch.delenv("RAY_AUTH_MODE")
-        Config.initialize("")
+        fresh_auth()
 
 
 def _driver(cwd: Path, *args) -> subprocess.CompletedProcess:

@@ -292,7 +292,11 @@ class RayBackend(Backend):
                 if address:
                     ray.init(address=address, runtime_env=runtime_env, log_to_driver=False)
                 else:
+                    # "local": a new Ray of this run's own, never a cluster another process
+                    # started on this host (ray.init() alone joins the last one `ray start` or a
+                    # test cluster wrote to /tmp/ray/ray_current_cluster).
                     ray.init(
+                        address="local",
                         num_cpus=workers or None,
                         include_dashboard=False,
                         runtime_env=runtime_env,
