@@ -14,13 +14,15 @@ change the page.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Any
 
 from opt_suite import registry
 from opt_suite.families.capabilities import offered, unfit_at_defaults
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the docs scripts' own helper
+from generated_page import page_main  # noqa: E402
 
 OUTPUT = Path(__file__).resolve().parent / "compatibility.md"
 DISTRIBUTION = "opt-suite"
@@ -159,17 +161,7 @@ def render() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Write the page, or with ``--check`` say whether it is up to date."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the page is stale")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        if not OUTPUT.exists() or OUTPUT.read_text() != text:
-            print(f"{OUTPUT} is out of date: run python docs/gen_compatibility.py", file=sys.stderr)
-            return 1
-        return 0
-    OUTPUT.write_text(text)
-    return 0
+    return page_main(__doc__ or "", OUTPUT, render, "gen_compatibility.py", argv)
 
 
 if __name__ == "__main__":

@@ -19,11 +19,13 @@ To refresh a figure: ``pytest benchmarks/bench_X.py -n 0 --benchmark-only
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the docs scripts' own helper
+from generated_page import page_main  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 INPUTS = HERE / "performance"
@@ -113,17 +115,7 @@ def render(inputs: Path = INPUTS) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Write the page, or with ``--check`` say whether it is up to date."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the page is stale")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        if not OUTPUT.exists() or OUTPUT.read_text() != text:
-            print(f"{OUTPUT} is out of date: run python docs/gen_performance.py", file=sys.stderr)
-            return 1
-        return 0
-    OUTPUT.write_text(text)
-    return 0
+    return page_main(__doc__ or "", OUTPUT, render, "gen_performance.py", argv)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the docs scripts' own helper
+from generated_page import write_or_check  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 INPUTS = HERE / "timings"
@@ -178,14 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         data = measure_tests()
         (INPUTS / "tests.json").write_text(json.dumps(data, indent=1) + "\n")
         print(row_of(data))
-    text = render()
-    if args.check:
-        if not OUTPUT.exists() or OUTPUT.read_text() != text:
-            print(f"{OUTPUT} is out of date: run python docs/gen_timings.py", file=sys.stderr)
-            return 1
-        return 0
-    OUTPUT.write_text(text)
-    return 0
+    return write_or_check(OUTPUT, render(), "gen_timings.py", args.check)
 
 
 if __name__ == "__main__":
