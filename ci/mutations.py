@@ -85,10 +85,10 @@ MUTATIONS: tuple[Mutation, ...] = (
         "smdp-discount",
         "SMDP target bootstraps with 0.9·γ^k instead of γ^k, a wrong discount",
         "opt_suite/options/termination.py",
-        "option_return + discount * next_value)\n    return option_return if done else "
-        "option_return + discount * next_value",
-        "option_return + 0.9 * discount * next_value)\n    return option_return if done else "
-        "option_return + 0.9 * discount * next_value",
+        "return option_return if done else option_return + discount * next_value\n"
+        "    return np.where(done, option_return, option_return + discount * next_value)",
+        "return option_return if done else option_return + 0.9 * discount * next_value\n"
+        "    return np.where(done, option_return, option_return + 0.9 * discount * next_value)",
         "quick",
     ),
     Mutation(
@@ -150,10 +150,10 @@ MUTATIONS: tuple[Mutation, ...] = (
         "the SMDP target's wrong discount, on the field gate (covering, Laplacian, LOVE, CompILE, "
         "cloned options)",
         "opt_suite/options/termination.py",
-        "option_return + discount * next_value)\n    return option_return if done else "
-        "option_return + discount * next_value",
-        "option_return + 0.9 * discount * next_value)\n    return option_return if done else "
-        "option_return + 0.9 * discount * next_value",
+        "return option_return if done else option_return + discount * next_value\n"
+        "    return np.where(done, option_return, option_return + discount * next_value)",
+        "return option_return if done else option_return + 0.9 * discount * next_value\n"
+        "    return np.where(done, option_return, option_return + 0.9 * discount * next_value)",
         "field",
     ),
     control("gymnasium"),
