@@ -35,8 +35,11 @@ def test_each_gate_spec_has_a_baseline_of_its_hash_that_can_fail(path):
 
 
 @pytest.mark.parametrize("path", GATE_SPECS, ids=lambda p: p.stem)
-def test_ci_runs_and_compares_each_gate_spec(path):
+def test_a_gate_spec_is_in_ci_only_with_a_false_alarm_rate_within_alpha(path):
+    # A gate whose measured false-alarm rate is above alpha fails CI without a regression on a
+    # machine whose numbers differ: it stays out of .ci/run, and the page says why, with its rates.
     script = (ROOT / ".ci" / "run").read_text()
-    assert "for gate in gate-gymnasium gate-pixels gate-field; do" in script
-    assert path.stem in script.split("for gate in", 1)[1].splitlines()[0]
-    assert 'compare "runs/ci-$gate" --baseline "ci/baseline-$gate.json"' in script
+    page = (ROOT / "docs" / "results-and-gate.md").read_text()
+    in_ci = f"ci/{path.name}" in script.split("# The other paths' gate specs", 1)[0]
+    assert not in_ci, f"{path.name} is run by .ci/run: measure its false-alarm rate first"
+    assert f"`ci/{path.name}`" in page
