@@ -34,6 +34,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the docs scripts' own helper
 from generated_page import write_or_check  # noqa: E402
 
+from opt_suite.store.provenance import git_commit  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 INPUTS = HERE / "timings"
@@ -59,19 +61,10 @@ def _minutes(seconds: float) -> str:
 
 
 def _commit() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-        )
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "opt_suite", "baselines"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-        )
-        return out.stdout.strip() + (" (with uncommitted changes)" if dirty.stdout.strip() else "")
-    except OSError:
-        return "?"
+    """The checkout's commit, as every run's provenance records it (``+dirty`` when modified)."""
+    commit = git_commit(ROOT) or "?"
+    dirty = commit.endswith("+dirty")
+    return commit.removesuffix("+dirty")[:7] + (" (with uncommitted changes)" if dirty else "")
 
 
 def measure(name: str, command: list[str], what: str) -> dict[str, Any]:
