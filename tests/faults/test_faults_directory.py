@@ -66,8 +66,11 @@ def _dead_pid() -> int:
 
 
 def test_runner_of_another_spec_is_refused_and_reports_stay_with_their_spec(tmp_path):
-    slow = (method("none", num_options=0, sleep_s=0.2), method("rand", sleep_s=0.2))
-    spec_a = write_spec(tmp_path, slow, learner={"sleep_s": 0.2}, seeds=2, name="spec-a")
+    # spec-a's evaluations wait while `hold` exists, so spec-a is surely still running when spec-b
+    # is tried (sleeps raced a loaded machine: spec-a could end first, and spec-b then ran).
+    hold = tmp_path / "hold"
+    hold.touch()
+    spec_a = write_spec(tmp_path, learner={"hold_while_exists": str(hold)}, seeds=2, name="spec-a")
     spec_b = write_spec(tmp_path, seeds=1, name="spec-b", file="b.yaml")
     out = tmp_path / "out"
     first = subprocess.Popen(
@@ -87,6 +90,7 @@ def test_runner_of_another_spec_is_refused_and_reports_stay_with_their_spec(tmp_
         assert done_cells(out) >= 1, "spec-a computed no cell within 300 s"
         code = run_cli(spec_b, "--out", out, "--workers", "0", "--quiet")
         assert code == 2
+        hold.unlink()
         _, err = first.communicate(timeout=300)
     finally:  # a failure above must not leave spec-a running (or its pipes open) for later tests
         if first.poll() is None:

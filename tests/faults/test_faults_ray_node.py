@@ -26,12 +26,18 @@ pytestmark = [pytest.mark.usefixtures("fakes"), pytest.mark.ray, pytest.mark.slo
 SLOW = (method("none", num_options=0, sleep_s=1.0), method("rand", sleep_s=1.0))
 
 
+def running_on(marks, node_id: str) -> bool:
+    return marks.is_dir() and any(marks.glob(f"{node_id}.*.running"))
+
+
 def test_a_node_dying_mid_run_fails_its_cells_and_a_rerun_completes(tmp_path, monkeypatch):
     pytest.importorskip("ray")
     from ray.cluster_utils import Cluster
 
     monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
-    spec = write_spec(tmp_path, SLOW, learner={"sleep_s": 2.0}, seeds=3, test=1)
+    marks = tmp_path / "marks"
+    learner = {"sleep_s": 2.0, "mark_running_in": str(marks)}
+    spec = write_spec(tmp_path, SLOW, learner=learner, seeds=3, test=1)
     clean = tmp_path / "clean"
     assert run_cli(spec, "--out", clean, "--workers", "2", "--quiet", "--no-report") == 0
 
@@ -44,10 +50,15 @@ def test_a_node_dying_mid_run_fails_its_cells_and_a_rerun_completes(tmp_path, mo
         command = cli_command(spec, *args, "--quiet")
         env = dict(os.environ)
         driver = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
+        # The node goes only while one of its evaluations is mid-sleep (its marker says so):
+        # waiting for "some cells done" raced a loaded machine where the node had not started
+        # a worker yet, and nothing died with it.
         deadline = time.monotonic() + 120
-        while done_cells(out) < 2 and time.monotonic() < deadline:
-            time.sleep(0.2)
-        cluster.remove_node(node)  # both CPUs are busy: one cell dies with its node
+        while not running_on(marks, node.node_id) and time.monotonic() < deadline:
+            assert driver.poll() is None, "the run ended before a cell ran on the second node"
+            time.sleep(0.05)
+        assert running_on(marks, node.node_id), "no cell ran on the second node within 120 s"
+        cluster.remove_node(node)
         _, err = driver.communicate(timeout=300)
         assert driver.returncode == 1, err
         lost = [line for line in err.splitlines() if line.startswith("failed: ")]
