@@ -15,7 +15,6 @@ from runner_support import (
     cli_command,
     done_cells,
     fakes,  # noqa: F401  (fixture)
-    method,
     run_cli,
     write_spec,
 )
