@@ -77,6 +77,32 @@ def test_timings_render_every_measurement(tmp_path):
     assert "| `opt-suite run x` | 1 min 15 s | 10 s | 1.5 → 2 | `abc`, d |" in page
 
 
+def test_gate_rates_page_is_generated_from_the_records():
+    gen = _load_script("gen_gate_rates")
+    assert (DOCS / "gate-rates.md").read_text() == gen.render(), (
+        "docs/gate-rates.md is stale: run python docs/gen_gate_rates.py"
+    )
+
+
+def test_gate_rates_render_every_entry_and_say_when_alarms_exceed_alpha(tmp_path):
+    gen = _load_script("gen_gate_rates")
+    rates = {"metric": "auc", "alpha": 0.05, "reruns": 20, "false_alarms": 2}
+    rates |= {"false_alarm_rate": 0.1, "flagged_methods": {"a": 2, "b": 0}}
+    rates |= {"power": {"0.1": {"a": 7, "b": 20}}, "power_rate": {"0.1": 0.675}}
+    fresh = {"spec": "g", "seeds": list(range(2, 42)), "workers": 1, "wall_s": 75.0}
+    fresh |= {"commit": "abcdef0123", "command": "opt-suite run ci/g.yaml --seeds 2-41"}
+    record = {"gate": "ci/g.yaml", "baseline": "ci/baseline-g.json", "fresh_run": fresh}
+    record |= {"command": "opt-suite gate-rates", "commit": "1234567890+dirty", "cpu": "X"}
+    record |= {"date": "d", "rates": rates}
+    (tmp_path / "g.json").write_text(json.dumps(record))
+    page = gen.render(tmp_path)
+    assert "**false alarms: 2/20 = 0.10** (**above alpha** = 0.05; flagged: a 2)" in page
+    assert "| 0.1 | 0.68<br>a 7/20, b 20/20 |" in page
+    assert "| 0.05 | not measured |" in page
+    assert "(40 seeds, 1 min 15 s wall with `--workers 1`" in page
+    assert "`1234567` (with uncommitted changes)" in page
+
+
 def test_performance_page_is_generated_from_benchmark_output():
     gen = _load_script("gen_performance")
     assert (DOCS / "performance.md").read_text() == gen.render(), (
