@@ -58,6 +58,7 @@ class _Rules:
         self.policy_starts()
         names = self.method_names()
         self.baseline(names)
+        self.validity_check(names)
         self.frame_budget()
         self.discovery_budgets()
         self.final_fraction()
@@ -304,6 +305,48 @@ class _Rules:
                 ("report", "baseline"),
                 f"no method entry is named {baseline!r}{registry.suggest(baseline, names)} "
                 f"(expected one of: {', '.join(names) or 'none'}, or null)",
+            )
+
+    def validity_check(self, names: list[str] | None) -> None:
+        """``report.positive_controls`` and ``report.clone``: both or neither, entries named."""
+        controls, clone = self.get("report", "positive_controls"), self.get("report", "clone")
+        if INVALID in (controls, clone):
+            return  # reported where it is written
+        if controls and clone is None:
+            self.report(
+                ("report", "positive_controls"),
+                "a validity check needs the cloned option its positive controls must beat "
+                "(expected report.clone naming a method entry, e.g. bc-option-never)",
+            )
+        if clone is not None and not controls:
+            self.report(
+                ("report", "clone"),
+                "a validity check on a spec with no positive control (expected "
+                "report.positive_controls listing method entries known to help here, e.g. "
+                "hallway-options)",
+            )
+        if names is None:
+            return
+        listed = ", ".join(names) or "none"
+        seen: set[str] = set()
+        for i, name in enumerate(controls):
+            path = ("report", "positive_controls", i)
+            if name not in names:
+                self.report(
+                    path,
+                    f"no method entry is named {name!r}{registry.suggest(name, names)} "
+                    f"(expected a positive control among: {listed})",
+                )
+            elif name == clone:
+                self.report(path, f"{name!r} is report.clone too (expected another entry)")
+            elif name in seen:
+                self.report(path, f"{name!r} is listed twice (expected each control once)")
+            seen.add(name)
+        if clone is not None and clone not in names:
+            self.report(
+                ("report", "clone"),
+                f"no method entry is named {clone!r}{registry.suggest(clone, names)} "
+                f"(expected the cloned-option entry among: {listed})",
             )
 
     def frame_budget(self) -> None:
