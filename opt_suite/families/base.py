@@ -287,9 +287,7 @@ def split_tasks(
     prefix: str, params: Sequence[Any], train: int, test: int
 ) -> tuple[list[Task], list[Task]]:
     """The first ``train`` TaskParams as train tasks, the next ``test`` as test tasks (ids too)."""
-    train_tasks = [
-        Task(f"{prefix}/train/{i}", "train", i, p) for i, p in enumerate(params[:train])
-    ]
+    train_tasks = [Task(f"{prefix}/train/{i}", "train", i, p) for i, p in enumerate(params[:train])]
     test_tasks = [
         Task(f"{prefix}/test/{i}", "test", i, p) for i, p in enumerate(params[train : train + test])
     ]
