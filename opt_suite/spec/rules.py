@@ -18,6 +18,7 @@ from opt_suite.families.base import TaskFamily
 from opt_suite.families.capabilities import able, instance_label, unmet
 from opt_suite.learners.base import Learner
 from opt_suite.methods.base import Method
+from opt_suite.spec import report_rules
 from opt_suite.spec.convert import INVALID, Converter
 from opt_suite.spec.errors import KeyPath, Problems
 from opt_suite.spec.resolve import SpecTypes
@@ -57,8 +58,7 @@ class _Rules:
         self.capabilities()
         self.policy_starts()
         names = self.method_names()
-        self.baseline(names)
-        self.validity_check(names)
+        self.report_entries(names)
         self.frame_budget()
         self.discovery_budgets()
         self.final_fraction()
@@ -298,56 +298,16 @@ class _Rules:
         else:
             first_at[name] = i
 
-    def baseline(self, names: list[str] | None) -> None:
+    def report_entries(self, names: list[str] | None) -> None:
+        """The entries ``report`` names: baseline, positive controls, clone (report_rules.py)."""
         baseline = self.get("report", "baseline")
-        if isinstance(baseline, str) and names is not None and baseline not in names:
-            self.report(
-                ("report", "baseline"),
-                f"no method entry is named {baseline!r}{registry.suggest(baseline, names)} "
-                f"(expected one of: {', '.join(names) or 'none'}, or null)",
-            )
-
-    def validity_check(self, names: list[str] | None) -> None:
-        """``report.positive_controls`` and ``report.clone``: both or neither, entries named."""
+        if isinstance(baseline, str):
+            for path, message in report_rules.baseline_problems(baseline, names):
+                self.report(path, message)
         controls, clone = self.get("report", "positive_controls"), self.get("report", "clone")
-        if INVALID in (controls, clone):
-            return  # reported where it is written
-        if controls and clone is None:
-            self.report(
-                ("report", "positive_controls"),
-                "a validity check needs the cloned option its positive controls must beat "
-                "(expected report.clone naming a method entry, e.g. bc-option-never)",
-            )
-        if clone is not None and not controls:
-            self.report(
-                ("report", "clone"),
-                "a validity check on a spec with no positive control (expected "
-                "report.positive_controls listing method entries known to help here, e.g. "
-                "hallway-options)",
-            )
-        if names is None:
-            return
-        listed = ", ".join(names) or "none"
-        seen: set[str] = set()
-        for i, name in enumerate(controls):
-            path = ("report", "positive_controls", i)
-            if name not in names:
-                self.report(
-                    path,
-                    f"no method entry is named {name!r}{registry.suggest(name, names)} "
-                    f"(expected a positive control among: {listed})",
-                )
-            elif name == clone:
-                self.report(path, f"{name!r} is report.clone too (expected another entry)")
-            elif name in seen:
-                self.report(path, f"{name!r} is listed twice (expected each control once)")
-            seen.add(name)
-        if clone is not None and clone not in names:
-            self.report(
-                ("report", "clone"),
-                f"no method entry is named {clone!r}{registry.suggest(clone, names)} "
-                f"(expected the cloned-option entry among: {listed})",
-            )
+        if INVALID not in (controls, clone):  # else reported where it is written
+            for path, message in report_rules.validity_problems(controls, clone, names):
+                self.report(path, message)
 
     def frame_budget(self) -> None:
         """``evaluation``: the budget as episodes or as frames, not both; a learner that can."""

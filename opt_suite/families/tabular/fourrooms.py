@@ -30,7 +30,11 @@ from opt_suite.families.base import (
     TaskFamily,
     split_tasks,
 )
-from opt_suite.families.tabular import grid_dynamics, layouts  # its parent registers the ids
+from opt_suite.families.tabular import (  # its parent registers the ids
+    grid_dynamics,
+    layouts,
+    task_cells,
+)
 from opt_suite.families.tabular.hallway_options import hallway_options
 from opt_suite.families.tabular.task import (
     AGENT,
@@ -126,23 +130,9 @@ class Variation:
         if self.start is not None and self.start == self.goal:
             problems.append(("goal", f"start and goal are the same cell {self.goal}"))
         if self.held_out_room is not None:
-            if self.goal is not None or self.goal_region != "anywhere":
-                problems.append(
-                    (
-                        "held_out_room",
-                        "a held-out room draws the goals itself (train: the other rooms, test: "
-                        "this one); expected goal null and goal_region anywhere, got goal "
-                        f"{self.goal} and goal_region {self.goal_region!r}",
-                    )
-                )
-            if self.start_region == self.held_out_room:
-                problems.append(
-                    (
-                        "start_region",
-                        f"starts are drawn outside the held-out room {self.held_out_room!r}, so "
-                        "start_region cannot be that room (expected another region or anywhere)",
-                    )
-                )
+            problems += task_cells.held_out_problems(
+                self.held_out_room, self.goal, self.goal_region, self.start_region
+            )
         return problems
 
 
@@ -232,7 +222,7 @@ class FourRooms(TabularModelMixin, TaskFamily):
                 problems.append((key, self._cell_problem(cell)))
         held_out = variation.held_out_room
         if held_out is not None and variation.start is not None and not problems:
-            if self._in_room(np.array([variation.start]), held_out)[0]:
+            if task_cells.in_room(self.layout, np.array([variation.start]), held_out)[0]:
                 problems.append(
                     (
                         "start",
@@ -247,25 +237,13 @@ class FourRooms(TabularModelMixin, TaskFamily):
 
         With a held-out room: the goal from the three other rooms, the start outside the room.
         """
-        raise_problems(self.check_variation(variation), prefix="tasks.vary.")
-        held_out = variation.held_out_room
-        if held_out is None:
-            goals = self._cells(variation.goal, variation.goal_region)
-        else:
-            goals = np.concatenate(
-                [self.layout.rooms[room] for room in layouts.ROOMS if room != held_out]
-            )
-        return self._draw(goals, self._starts(variation), count, rng)
+        return self._sample(variation, count, rng, test=False)
 
     def sample_test_tasks(
         self, variation: Variation, count: int, rng: np.random.Generator
     ) -> list[Any]:
         """Test tasks: with a held-out room, goals from it and starts outside it; else as train."""
-        held_out = variation.held_out_room
-        if held_out is None:
-            return self.sample_tasks(variation, count, rng)
-        raise_problems(self.check_variation(variation), prefix="tasks.vary.")
-        return self._draw(self.layout.rooms[held_out], self._starts(variation), count, rng)
+        return self._sample(variation, count, rng, test=True)
 
     def make_tasks(
         self, variation: Any, listed: Any, count: int, train: int, test: int, seed: int
@@ -283,39 +261,14 @@ class FourRooms(TabularModelMixin, TaskFamily):
         params += self.sample_test_tasks(variation, max(0, train + test - len(params)), rng)
         return split_tasks(self.instance_name, params, train, test)
 
-    def _starts(self, variation: Variation) -> np.ndarray:
-        """The start cells of ``variation``: its region, outside a held-out room."""
-        starts = self._cells(variation.start, variation.start_region)
-        if variation.held_out_room is None:
-            return starts
-        starts = starts[~self._in_room(starts, variation.held_out_room)]
-        if len(starts) == 0:
-            raise ValueError(
-                f"tasks.vary: no start cell of {variation.start_region!r} lies outside the "
-                f"held-out room {variation.held_out_room!r}"
-            )
-        return starts
-
-    def _in_room(self, cells: np.ndarray, room: str) -> np.ndarray:
-        """Bool [n]: which of ``cells`` (int [n, 2]) lie in ``room``."""
-        inside = np.zeros(self.layout.shape, dtype=bool)
-        inside[tuple(self.layout.rooms[room].T)] = True
-        return inside[tuple(np.asarray(cells).T)]
-
-    @staticmethod
-    def _draw(
-        goals: np.ndarray, starts: np.ndarray, count: int, rng: np.random.Generator
+    def _sample(
+        self, variation: Variation, count: int, rng: np.random.Generator, test: bool
     ) -> list[TaskParams]:
-        """``count`` tasks: a goal uniformly from ``goals``, then a start among the other starts."""
-        tasks = []
-        for _ in range(count):
-            goal = goals[rng.integers(len(goals))]
-            others = starts[(starts != goal).any(axis=1)]
-            if len(others) == 0:
-                raise ValueError(f"tasks.vary: no start cell differs from the goal {tuple(goal)}")
-            start = others[rng.integers(len(others))]
-            tasks.append(TaskParams((int(start[0]), int(start[1])), (int(goal[0]), int(goal[1]))))
-        return tasks
+        raise_problems(self.check_variation(variation), prefix="tasks.vary.")
+        v, held_out = variation, variation.held_out_room
+        goals = task_cells.goal_cells(self.layout, v.goal, v.goal_region, held_out, test)
+        starts = task_cells.start_cells(self.layout, v.start, v.start_region, held_out)
+        return [TaskParams(*pair) for pair in task_cells.draw(goals, starts, count, rng)]
 
     def default_task(self) -> TaskParams:
         """Start in the first free cell (top-left), goal in the last one (bottom-right)."""
@@ -372,9 +325,6 @@ class FourRooms(TabularModelMixin, TaskFamily):
         the task).
         """
         return make_registered_env(self, task, **kwargs)
-
-    def _cells(self, fixed: Cell | None, region: str) -> np.ndarray:
-        return np.array([fixed]) if fixed is not None else layouts.region_cells(self.layout, region)
 
     def _cell_problem(self, cell: Any) -> str:
         rows, cols = self.layout.shape
