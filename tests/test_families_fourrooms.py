@@ -271,6 +271,56 @@ def test_bad_variations_are_reported():
         )
 
 
+def rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def _in(room: str, cell: tuple[int, int]) -> bool:
+    return cell in {tuple(c) for c in layouts.get("sutton-13x13").rooms[room]}
+
+
+@pytest.mark.parametrize("room", layouts.ROOMS)
+def test_a_held_out_room_gets_the_test_goals_only_and_no_start(room):
+    held_out = Variation(held_out_room=room)
+    train, test = SUTTON.make_tasks(held_out, (), 40, 20, 20, seed=1)
+    others = [r for r in layouts.ROOMS if r != room]
+    train_goals = {t.params.goal for t in train}
+    assert all(any(_in(r, g) for r in others) for g in train_goals)
+    assert {r for r in others if any(_in(r, g) for g in train_goals)} == set(others)
+    assert all(_in(room, t.params.goal) for t in test)
+    assert not any(_in(room, t.params.start) for t in train + test)
+    # Per-seed draws (tasks.test_per_seed) are test tasks too; train draws stay out of the room.
+    drawn = SUTTON.sample_test_tasks(held_out, 30, np.random.default_rng(2))
+    assert all(_in(room, t.goal) and not _in(room, t.start) for t in drawn)
+    assert not any(_in(room, t.goal) for t in SUTTON.sample_tasks(held_out, 30, rng(2)))
+
+
+def test_without_a_held_out_room_test_draws_are_train_draws():
+    vary = Variation(goal_region="south-east")
+    assert SUTTON.sample_test_tasks(vary, 9, rng(4)) == SUTTON.sample_tasks(vary, 9, rng(4))
+
+
+def test_held_out_room_conflicts_are_reported_where_written():
+    assert [
+        k for k, _ in Variation(held_out_room="north-east", goal_region="north-west").check()
+    ] == ["held_out_room"]
+    assert [k for k, _ in Variation(held_out_room="north-east", goal=(2, 2)).check()] == [
+        "held_out_room"
+    ]
+    assert Variation(held_out_room="north-east", start_region="north-east").check()[0][0] == (
+        "start_region"
+    )
+    inside = tuple(int(x) for x in layouts.get("sutton-13x13").rooms["north-east"][0])
+    assert SUTTON.check_variation(Variation(held_out_room="north-east", start=inside)) == [
+        (
+            "start",
+            f"cell {inside} is in the held-out room 'north-east' (expected a start outside it)",
+        )
+    ]
+    with pytest.raises(ValueError, match="tasks.vary.start: cell"):
+        SUTTON.sample_test_tasks(Variation(held_out_room="north-east", start=inside), 1, rng(0))
+
+
 # The gymnasium env ---------------------------------------------------------------------------
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from spec_fakes import TEN_LINES, TEN_MISTAKES, edited, fake_registry, problems_of
+from spec_fakes import TEN_LINES, TEN_MISTAKES, VALID, edited, fake_registry, problems_of
 
-from opt_suite.spec import parse_spec
+from opt_suite.spec import canonical_yaml, parse_spec
 
 
 @pytest.fixture(autouse=True)
@@ -108,3 +108,56 @@ def test_final_fraction_rule_applies_its_default_when_the_report_section_is_abse
     text = text[: text.index("report:")]
     (line,) = problems_of(text, "x.yaml")
     assert "report.final_fraction: selects no episode" in line and "0.1 (the default) * 5" in line
+
+
+@pytest.mark.parametrize(
+    "report, lines",
+    [
+        (
+            "  positive_controls: [ours]\n",
+            [
+                "x.yaml:33:22: report.positive_controls: a validity check needs the cloned option"
+                " its positive controls must beat (expected report.clone naming a method entry,"
+                " e.g. bc-option-never)"
+            ],
+        ),
+        (
+            "  clone: ours\n",
+            [
+                "x.yaml:33:10: report.clone: a validity check on a spec with no positive control"
+                " (expected report.positive_controls listing method entries known to help here,"
+                " e.g. hallway-options)"
+            ],
+        ),
+        (
+            "  positive_controls: [our, primitives, ours]\n  clone: primitives\n",
+            [
+                "x.yaml:33:23: report.positive_controls[0]: no method entry is named 'our'; did"
+                " you mean 'ours'? (expected a positive control among: primitives, ours)",
+                "x.yaml:33:28: report.positive_controls[1]: 'primitives' is report.clone too"
+                " (expected another entry)",
+            ],
+        ),
+        (
+            "  positive_controls: [ours, ours]\n  clone: nobody\n",
+            [
+                "x.yaml:33:29: report.positive_controls[1]: 'ours' is listed twice (expected"
+                " each control once)",
+                "x.yaml:34:10: report.clone: no method entry is named 'nobody' (expected the"
+                " cloned-option entry among: primitives, ours)",
+            ],
+        ),
+    ],
+)
+def test_the_validity_check_names_entries_of_the_spec(report, lines):
+    assert problems_of(VALID + report, "x.yaml") == lines
+
+
+def test_a_validity_check_with_both_keys_parses_and_keeps_old_hashes():
+    from opt_suite.spec import spec_hash
+
+    checked = parse_spec(VALID + "  positive_controls: [ours]\n  clone: primitives\n")
+    assert (checked.report.positive_controls, checked.report.clone) == (("ours",), "primitives")
+    assert spec_hash(parse_spec(VALID)) != spec_hash(checked)
+    # added later: a spec that leaves them out keeps the hash it had before they existed
+    assert "positive_controls" not in canonical_yaml(parse_spec(VALID))

@@ -244,3 +244,17 @@ def test_per_seed_thresholds_fall_back_only_on_pairs_without_a_scale():
         analysis.threshold_rule
     )
     assert "(seed, task) pairs whose normalised score is undefined" in _threshold_caveat(analysis)
+
+
+def test_the_held_out_room_spec_draws_each_seeds_test_goals_in_that_room():
+    spec = load_spec(QUICK.parent / "fourrooms-heldout.yaml")
+    room = spec.tasks.vary.held_out_room
+    assert spec.tasks.test_per_seed and room == "south-east"
+    _, train, tasks, plan = plan_spec(spec, [0, 1], resolve_components(spec))
+    cells = {tuple(c) for c in tasks.family.layout.rooms[room]}
+    assert train and not any(t.params.goal in cells or t.params.start in cells for t in train)
+    for seed in (0, 1):
+        drawn = plan.test_tasks[seed]
+        assert len(drawn) == spec.tasks.test
+        assert all(t.params.goal in cells and t.params.start not in cells for t in drawn)
+    assert _params(plan.test_tasks[0]) != _params(plan.test_tasks[1])

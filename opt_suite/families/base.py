@@ -40,7 +40,14 @@ if TYPE_CHECKING:
     from opt_suite.families.env_batch import EnvBatch
     from opt_suite.options import OptionSet
 
-__all__ = ["Task", "TabularModel", "TaskFamily", "TabularModelMixin", "exact_model"]
+__all__ = [
+    "Task",
+    "TabularModel",
+    "TaskFamily",
+    "TabularModelMixin",
+    "exact_model",
+    "split_tasks",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -176,6 +183,15 @@ class TaskFamily(abc.ABC):
     def sample_tasks(self, variation: Any, count: int, rng: np.random.Generator) -> list[Any]:
         """Draw ``count`` TaskParams according to ``variation``, using only ``rng``."""
 
+    def sample_test_tasks(self, variation: Any, count: int, rng: np.random.Generator) -> list[Any]:
+        """Draw ``count`` *test* TaskParams (``tasks.test_per_seed``'s draws), using only ``rng``.
+
+        Default: :meth:`sample_tasks` (train and test tasks come from one distribution). A family
+        whose variation can hold test tasks out of the train distribution (four rooms'
+        ``held_out_room``) overrides it, and :meth:`make_tasks` too.
+        """
+        return self.sample_tasks(variation, count, rng)
+
     def check_variation(self, variation: Any) -> list[tuple[str, str]]:
         """Problems with ``tasks.vary`` that need the family's params, as ``(field, message)``.
 
@@ -264,15 +280,18 @@ class TaskFamily(abc.ABC):
         params = list(listed)[:count]
         if len(params) < count:
             params += self.sample_tasks(variation, count - len(params), rng)
-        prefix = self.instance_name
-        train_tasks = [
-            Task(f"{prefix}/train/{i}", "train", i, p) for i, p in enumerate(params[:train])
-        ]
-        test_tasks = [
-            Task(f"{prefix}/test/{i}", "test", i, p)
-            for i, p in enumerate(params[train : train + test])
-        ]
-        return train_tasks, test_tasks
+        return split_tasks(self.instance_name, params, train, test)
+
+
+def split_tasks(
+    prefix: str, params: Sequence[Any], train: int, test: int
+) -> tuple[list[Task], list[Task]]:
+    """The first ``train`` TaskParams as train tasks, the next ``test`` as test tasks (ids too)."""
+    train_tasks = [Task(f"{prefix}/train/{i}", "train", i, p) for i, p in enumerate(params[:train])]
+    test_tasks = [
+        Task(f"{prefix}/test/{i}", "test", i, p) for i, p in enumerate(params[train : train + test])
+    ]
+    return train_tasks, test_tasks
 
 
 class TabularModelMixin(TaskFamily):

@@ -158,6 +158,8 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
         zero_shot=inputs.zero_shot,
         tasks_per_seed=inputs.tasks_per_seed,
         margins=Margins(inputs.settings.equivalence_normalised, inputs.settings.equivalence_p),
+        positive_controls=inputs.settings.positive_controls,
+        clone=inputs.settings.clone,
     )
 
 

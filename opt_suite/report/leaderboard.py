@@ -21,6 +21,9 @@ second time on the per-task normalised scale (IQM and both intervals, P is scale
 Every entry with paired runs also gets the suite's one verdict against the baseline on ``auc``
 (:func:`opt_suite.report.verdicts.entry_verdict`: better / equivalent / worse / inconclusive, the
 seed as the resampling unit, the spec's equivalence margin, Bonferroni over the report's entries).
+A spec with positive controls adds the validity check (:mod:`opt_suite.report.validity`): each
+control against the cloned option, in the same Bonferroni family, and a loud warning when none is
+better.
 
 Bootstrap draws are seeded from the method entry's and metric's names, so an entry's intervals do
 not change when another entry is added to the spec (its verdict's level does: the family grows).
@@ -37,6 +40,7 @@ import numpy as np
 from opt_suite import stats
 from opt_suite.report.metrics import HIGHER_IS_BETTER, METRICS, RETURN_METRICS, MethodMetrics
 from opt_suite.report.normalise import References, normalised_scores
+from opt_suite.report.validity import Validity, check_validity, validity_pairs
 from opt_suite.report.verdicts import Design, entry_verdict
 from opt_suite.report.zero_shot import ZeroShot
 from opt_suite.verdict import Margins, Verdict
@@ -128,11 +132,14 @@ class Leaderboard:
     tasks_per_seed: bool = False
     #: the equivalence margins the spec declared (``report.equivalence_*``).
     margins: Margins = Margins()
+    #: the positive controls against the cloned option (None: the spec declares no check).
+    validity: Validity | None = None
 
     @property
     def verdicts(self) -> int:
-        """How many verdicts the report gives (one Bonferroni family)."""
-        return sum(row.verdict is not None for row in self.rows)
+        """How many verdicts the report gives (one Bonferroni family), the validity check's too."""
+        checked = 0 if self.validity is None else len(self.validity.verdicts)
+        return sum(row.verdict is not None for row in self.rows) + checked
 
 
 def rng_for(*names: str) -> np.random.Generator:
@@ -221,12 +228,16 @@ def build_leaderboard(
     zero_shot: Mapping[str, ZeroShot] | None = None,
     tasks_per_seed: bool = False,
     margins: Margins | None = None,
+    positive_controls: tuple[str, ...] = (),
+    clone: str | None = None,
 ) -> Leaderboard:
     """Aggregate per-run metrics (method -> :class:`MethodMetrics`) into a :class:`Leaderboard`.
 
     A ``baseline`` that is None or not among the entries gives no probabilities of improvement
     and no verdicts; ``references`` (None: none) add the normalised estimates; ``margins`` (None:
-    the defaults) are the verdicts' equivalence margins.
+    the defaults) are the verdicts' equivalence margins. ``positive_controls`` and ``clone``
+    (``report.positive_controls``, ``report.clone``) add the validity check; its caveat, when no
+    control beats the clone, is appended to ``warnings``.
     """
     margins = margins or Margins()
     base = metrics.get(baseline) if baseline is not None else None
@@ -235,7 +246,14 @@ def build_leaderboard(
         for name, m in metrics.items()
         if base is not None and name != baseline and (m.seeds, m.tasks) == (base.seeds, base.tasks)
     ]
-    design = Design(references, margins, tasks_per_seed, len(paired_entries), bootstrap)
+    judged, _ = validity_pairs(metrics, positive_controls, clone)
+    comparisons = len(paired_entries) + len(judged)
+    design = Design(references, margins, tasks_per_seed, comparisons, bootstrap)
+    validity = None
+    if clone is not None and positive_controls:
+        validity = check_validity(metrics, positive_controls, clone, design, rng_for)
+        caveat = validity.caveat()
+        warnings = warnings if caveat is None else (*warnings, caveat)
     rows = []
     covered: tuple[str, ...] = ()
     pairs = (0, 0)
@@ -299,4 +317,5 @@ def build_leaderboard(
         zero_shot=dict(zero_shot or {}),
         tasks_per_seed=tasks_per_seed,
         margins=margins,
+        validity=validity,
     )

@@ -20,6 +20,7 @@ from opt_suite.report.episodes import COLUMNS, EpisodeTable, label_key
 from opt_suite.report.leaderboard import Estimate, Improvement, Leaderboard
 from opt_suite.report.metrics import HIGHER_IS_BETTER, JUMP_START_FRACTION, SMOOTHING_WINDOW
 from opt_suite.report.stale import read_report_json
+from opt_suite.report.validity import Validity
 from opt_suite.report.verdicts import margins_json
 from opt_suite.verdict import familywise_statement
 
@@ -115,7 +116,9 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
     (:mod:`opt_suite.report.zero_shot`). ``verdicts``:
     ``{"baseline", "metric", "familywise", "methods": {NAME: verdict}}``, the one rule's verdict
     of each entry against the baseline (:meth:`opt_suite.verdict.Verdict.as_dict`); the margins
-    it used are ``protocol.equivalence``.
+    it used are ``protocol.equivalence``. With ``report.positive_controls``, ``verdicts.validity``
+    holds the validity check (:meth:`opt_suite.report.validity.Validity.as_dict`): each positive
+    control against the cloned option, and ``caveat`` (also in ``warnings``) when none is better.
     """
     methods = {
         row.method: {
@@ -157,6 +160,7 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
         for name, z in board.zero_shot.items()
     }
     verdicts = {row.method: row.verdict.as_dict() for row in board.rows if row.verdict}
+    validity = {} if board.validity is None else {"validity": board.validity.as_dict()}
     return {
         "spec": {"name": board.spec_name, "hash": board.spec_hash},
         "warnings": list(board.warnings),
@@ -166,8 +170,9 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
         "verdicts": {
             "baseline": board.baseline,
             "metric": "auc",
-            "familywise": familywise_statement(board.verdicts) if verdicts else "",
+            "familywise": familywise_statement(board.verdicts) if board.verdicts else "",
             "methods": verdicts,
+            **validity,
         },
         **normalised,
         **({"zero_shot_return": zero_shot} if zero_shot else {}),
@@ -345,14 +350,34 @@ def extra_tables(board: Leaderboard) -> list[tuple[str, list[str], list[list[str
         tables.append((title, header, rows))
     if board.verdicts:
         family = familywise_statement(board.verdicts)
-        title = (
-            f"Verdicts against {board.baseline} on auc (the one rule of docs/results-and-gate.md,"
-            f" Verdicts: the interval resamples seeds as the unit). {family}"
-        )
-        # plain text, no Markdown emphasis: the HTML report shows the same cells
-        rows = [[r.method, r.verdict.text()] for r in board.rows if r.verdict]
-        tables.append((title, ["method", "verdict"], rows))
+        if board.validity is not None:  # first: it says whether the verdicts below can mean much
+            tables.append(_validity_table(board.validity, family))
+        if any(r.verdict for r in board.rows):
+            title = (
+                f"Verdicts against {board.baseline} on auc (the one rule of"
+                f" docs/results-and-gate.md, Verdicts: the interval resamples seeds as the unit)."
+                f" {family}"
+            )
+            # plain text, no Markdown emphasis: the HTML report shows the same cells
+            rows = [[r.method, r.verdict.text()] for r in board.rows if r.verdict]
+            tables.append((title, ["method", "verdict"], rows))
+    elif board.validity is not None:  # no control could be judged: the caveat says why
+        tables.append(_validity_table(board.validity, ""))
     return tables
+
+
+def _validity_table(validity: Validity, family: str) -> tuple[str, list[str], list[list[str]]]:
+    """The validity check: each positive control against the cloned option."""
+    said = validity.caveat() or (
+        "This family can discriminate: a positive control is better than the cloned option"
+    )
+    title = (
+        f"Validity check: positive controls against the cloned option {validity.clone} on auc."
+        f" {said}. {family}"
+    ).rstrip()
+    rows = [[name, v.text()] for name, v in validity.verdicts.items()]
+    rows += [[line.split(" ", 1)[0], line] for line in validity.missing]
+    return title, ["positive control", f"verdict against {validity.clone}"], rows
 
 
 def _markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:

@@ -5,9 +5,11 @@ tasks are shared too by default: ``family.make_tasks`` samples ``train + test`` 
 ``tasks.seed`` once, and every seed learns on the same test tasks. Then an interval over seeds
 says "rerun these tasks with new seeds", and the interval over tasks resamples the same few tasks.
 
-With ``tasks.test_per_seed`` each seed draws its own ``test`` tasks from the family's variation,
-from a stream of its own (``seeding.task_draw_seed``), so the k-th test task of seed 0 and of seed
-1 are two independent draws. A seed's runs then differ from another seed's by the seed *and* the
+With ``tasks.test_per_seed`` each seed draws its own ``test`` tasks from the family's variation
+(``family.sample_test_tasks``: the train distribution, unless the variation holds a region out
+for the test tasks, as four rooms' ``held_out_room``), from a stream of its own
+(``seeding.task_draw_seed``), so the k-th test task of seed 0 and of seed 1 are two independent
+draws. A seed's runs then differ from another seed's by the seed *and* the
 tasks, and every interval of the report (over seeds, over task slots, over (seed, task) pairs)
 covers the choice of test tasks as well (the issue-25 protocol: "so the task interval means
 something"). Every method entry of a seed still learns on the same tasks with the same learner
@@ -60,7 +62,7 @@ class SpecTasks:
         if not self.per_seed:
             return self.shared_test
         rng = np.random.default_rng(task_draw_seed(self.tasks.seed, seed))
-        drawn = self.family.sample_tasks(self.tasks.vary, self.tasks.test, rng)
+        drawn = self.family.sample_test_tasks(self.tasks.vary, self.tasks.test, rng)
         prefix = self.family.instance_name
         return tuple(
             Task(f"{prefix}/seed{seed}/test/{i}", "test", i, params)

@@ -18,6 +18,7 @@ from opt_suite.families.base import TaskFamily
 from opt_suite.families.capabilities import able, instance_label, unmet
 from opt_suite.learners.base import Learner
 from opt_suite.methods.base import Method
+from opt_suite.spec import report_rules
 from opt_suite.spec.convert import INVALID, Converter
 from opt_suite.spec.errors import KeyPath, Problems
 from opt_suite.spec.resolve import SpecTypes
@@ -57,7 +58,7 @@ class _Rules:
         self.capabilities()
         self.policy_starts()
         names = self.method_names()
-        self.baseline(names)
+        self.report_entries(names)
         self.frame_budget()
         self.discovery_budgets()
         self.final_fraction()
@@ -297,14 +298,16 @@ class _Rules:
         else:
             first_at[name] = i
 
-    def baseline(self, names: list[str] | None) -> None:
+    def report_entries(self, names: list[str] | None) -> None:
+        """The entries ``report`` names: baseline, positive controls, clone (report_rules.py)."""
         baseline = self.get("report", "baseline")
-        if isinstance(baseline, str) and names is not None and baseline not in names:
-            self.report(
-                ("report", "baseline"),
-                f"no method entry is named {baseline!r}{registry.suggest(baseline, names)} "
-                f"(expected one of: {', '.join(names) or 'none'}, or null)",
-            )
+        if isinstance(baseline, str):
+            for path, message in report_rules.baseline_problems(baseline, names):
+                self.report(path, message)
+        controls, clone = self.get("report", "positive_controls"), self.get("report", "clone")
+        if INVALID not in (controls, clone):  # else reported where it is written
+            for path, message in report_rules.validity_problems(controls, clone, names):
+                self.report(path, message)
 
     def frame_budget(self) -> None:
         """``evaluation``: the budget as episodes or as frames, not both; a learner that can."""

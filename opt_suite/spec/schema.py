@@ -33,6 +33,8 @@ Sections, in YAML order:
     report:
       baseline: primitives
       threshold: null
+      positive_controls: [hallway-options]   # the validity check: controls that must beat ...
+      clone: bc-option-never                 # ... the cloned option, or the family cannot tell
 
 Omitted keys take the defaults below (``params`` omitted: the class's defaults); ``opt-suite
 validate SPEC --resolved`` prints a spec with every default written out.
@@ -203,6 +205,19 @@ class ReportSpec:
         " equivalent when P's interval lies within [0.5 - margin, 0.5 + margin]",
         gt=0,
         le=0.5,
+        added_later=True,
+    )
+    positive_controls: tuple[str, ...] = param(
+        (),
+        doc="method entries known to help on this family's test tasks (e.g. hallway-options): the"
+        " validity check judges each against report.clone and, when none is better, the"
+        " leaderboard says loudly that the family cannot discriminate (docs/results-and-gate.md)",
+        added_later=True,
+    )
+    clone: str | None = param(
+        None,
+        doc="the cloned-option entry the positive controls must beat (e.g. bc-option-never);"
+        " needed with positive_controls",
         added_later=True,
     )
 

@@ -171,3 +171,37 @@ def test_absurd_validate_objective_trials_are_clear_errors(capsys, trials):
         main(["validate-objective", "--trials", trials])
     assert exc.value.code == 2
     assert "--trials" in capsys.readouterr().err
+
+
+HELDOUT = REPO / "specs" / "fourrooms-heldout.yaml"
+
+
+@pytest.mark.parametrize(
+    ("edit", "where", "expected"),
+    [
+        (
+            {"positive_controls": ["hallway-options", "eigenoption"]},
+            "report.positive_controls[1]",
+            "no method entry is named 'eigenoption'",
+        ),
+        ({"positive_controls": []}, "report.clone", "a validity check on a spec with no positive"),
+        ({"clone": None}, "report.positive_controls", "a validity check needs the cloned option"),
+    ],
+)
+def test_a_broken_validity_check_is_a_located_error(capsys, tmp_path, edit, where, expected):
+    doc = yaml.safe_load(HELDOUT.read_text())
+    doc["report"].update(edit)
+    spec = child(tmp_path, yaml.safe_dump(doc, sort_keys=False))
+    code, out, err = validate(capsys, spec)
+    assert (code, out) == (2, "")
+    (line,) = err.splitlines()
+    assert line.startswith(f"{spec}:") and f": {where}: {expected}" in line
+
+
+def test_a_held_out_room_that_is_not_a_room_is_a_located_error(capsys, tmp_path):
+    doc = yaml.safe_load(HELDOUT.read_text())
+    doc["tasks"]["vary"]["held_out_room"] = "east-hallway"
+    spec = child(tmp_path, yaml.safe_dump(doc, sort_keys=False))
+    code, _, err = validate(capsys, spec)
+    (line,) = err.splitlines()
+    assert code == 2 and ": tasks.vary.held_out_room: " in line and "'south-east'" in line

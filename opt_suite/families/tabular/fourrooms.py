@@ -5,7 +5,9 @@ the intended move with probability 0.9 and each other direction with probability
 per step and +10 on reaching the goal, random start and goal per task. The option-critic setting
 (Bacon et al. 2017) is ``layout: sutton-13x13, dynamics: random-neighbour, step_reward: 0,
 goal_reward: 1`` with the goal in the east hallway (``goal_region: east-hallway``), later moved to a
-random cell of the south-east room (``goal_region: south-east``).
+random cell of the south-east room (``goal_region: south-east``). A held-out goal room
+(``held_out_room: south-east``): train goals in the three other rooms, test goals in that one,
+every start outside it, so the test tasks need a policy the demonstrations never show.
 
 States are the free cells in row-major order (:meth:`FourRooms.state_of`,
 :meth:`FourRooms.cell_of`, ``model.cells``); cells are ``(row, col)`` with row 0 at the top.
@@ -21,8 +23,18 @@ from typing import Any, Literal, TypeAlias
 import gymnasium
 import numpy as np
 
-from opt_suite.families.base import TabularModel, TabularModelMixin, Task, TaskFamily
-from opt_suite.families.tabular import grid_dynamics, layouts  # its parent registers the ids
+from opt_suite.families.base import (
+    TabularModel,
+    TabularModelMixin,
+    Task,
+    TaskFamily,
+    split_tasks,
+)
+from opt_suite.families.tabular import (  # its parent registers the ids
+    grid_dynamics,
+    layouts,
+    task_cells,
+)
 from opt_suite.families.tabular.hallway_options import hallway_options
 from opt_suite.families.tabular.task import (
     AGENT,
@@ -41,6 +53,7 @@ from opt_suite.params import param
 __all__ = ["FourRooms", "FourRoomsEnv", "Params", "Variation", "TaskParams"]
 
 LayoutName = Literal["paper-40x40", "paper-40x40-wide", "sutton-13x13", "10x15"]
+Room = Literal["north-west", "north-east", "south-west", "south-east"]  # layouts.ROOMS
 Region = Literal[
     "anywhere",
     "north-west",
@@ -86,21 +99,40 @@ class Variation:
 
     A region is ``anywhere``, a room (``north-west``, ...) or a hallway (``east-hallway``, ...). The
     goal is drawn first, then the start among the region's other cells (start != goal).
+
+    ``held_out_room`` splits the distribution: train goals uniformly from the three other rooms,
+    test goals from the held-out room, starts (train and test) from ``start_region`` outside it.
+    The demonstrators' policy then never leads into the test goals' room, so a method that only
+    imitates it has nothing to transfer, while options that reach every room (the hallway options)
+    can help: a family where imitation is not predicted to win (issue 35).
     """
 
     start: Cell | None = param(None, doc="fixed start cell (row, col); null: from start_region")
     start_region: Region = param("anywhere", doc="where random starts are drawn (uniformly)")
     goal: Cell | None = param(None, doc="fixed goal cell (row, col); null: from goal_region")
     goal_region: Region = param("anywhere", doc="where random goals are drawn (uniformly)")
+    held_out_room: Room | None = param(
+        None,
+        doc="a room whose goals only test tasks get: train goals from the three other rooms, "
+        "test goals from this one, every start outside it; null: one distribution for both",
+        added_later=True,
+    )
 
     def check(self) -> list[tuple[str, str]]:
-        """Cross-field rules: a fixed cell excludes a region; fixed start and goal must differ."""
+        """Cross-field rules: a fixed cell excludes a region; fixed start and goal must differ.
+
+        A held-out room decides the goals itself, and starts must be able to lie outside it.
+        """
         problems = []
         for key in ("start", "goal"):
             if getattr(self, key) is not None and getattr(self, f"{key}_region") != "anywhere":
                 problems.append((f"{key}_region", f"give either {key} or {key}_region, not both"))
         if self.start is not None and self.start == self.goal:
             problems.append(("goal", f"start and goal are the same cell {self.goal}"))
+        if self.held_out_room is not None:
+            problems += task_cells.held_out_problems(
+                self.held_out_room, self.goal, self.goal_region, self.start_region
+            )
         return problems
 
 
@@ -188,22 +220,55 @@ class FourRooms(TabularModelMixin, TaskFamily):
             cell = getattr(variation, key)
             if cell is not None and self._cell_problem(cell):
                 problems.append((key, self._cell_problem(cell)))
+        held_out = variation.held_out_room
+        if held_out is not None and variation.start is not None and not problems:
+            if task_cells.in_room(self.layout, np.array([variation.start]), held_out)[0]:
+                problems.append(
+                    (
+                        "start",
+                        f"cell {tuple(variation.start)} is in the held-out room {held_out!r} "
+                        "(expected a start outside it)",
+                    )
+                )
         return problems
 
     def sample_tasks(self, variation: Variation, count: int, rng: np.random.Generator) -> list[Any]:
-        """Goal uniformly from its region (or fixed), then start uniformly among the other cells."""
+        """Goal uniformly from its region (or fixed), then start uniformly among the other cells.
+
+        With a held-out room: the goal from the three other rooms, the start outside the room.
+        """
+        return self._sample(variation, count, rng, test=False)
+
+    def sample_test_tasks(
+        self, variation: Variation, count: int, rng: np.random.Generator
+    ) -> list[Any]:
+        """Test tasks: with a held-out room, goals from it and starts outside it; else as train."""
+        return self._sample(variation, count, rng, test=True)
+
+    def make_tasks(
+        self, variation: Any, listed: Any, count: int, train: int, test: int, seed: int
+    ) -> tuple[list[Task], list[Task]]:
+        """As :meth:`TaskFamily.make_tasks`; with a held-out room, the test tasks from it.
+
+        Listed tasks come first and are taken as given. The sampled train tasks are drawn before
+        the sampled test tasks, from the one stream of ``seed``.
+        """
+        if getattr(variation, "held_out_room", None) is None:
+            return super().make_tasks(variation, listed, count, train, test, seed)
+        rng = np.random.default_rng(np.random.SeedSequence(seed))
+        params = list(listed)[:count]
+        params += self.sample_tasks(variation, max(0, train - len(params)), rng)
+        params += self.sample_test_tasks(variation, max(0, train + test - len(params)), rng)
+        return split_tasks(self.instance_name, params, train, test)
+
+    def _sample(
+        self, variation: Variation, count: int, rng: np.random.Generator, test: bool
+    ) -> list[TaskParams]:
         raise_problems(self.check_variation(variation), prefix="tasks.vary.")
-        goals = self._cells(variation.goal, variation.goal_region)
-        starts = self._cells(variation.start, variation.start_region)
-        tasks = []
-        for _ in range(count):
-            goal = goals[rng.integers(len(goals))]
-            others = starts[(starts != goal).any(axis=1)]
-            if len(others) == 0:
-                raise ValueError(f"tasks.vary: no start cell differs from the goal {tuple(goal)}")
-            start = others[rng.integers(len(others))]
-            tasks.append(TaskParams((int(start[0]), int(start[1])), (int(goal[0]), int(goal[1]))))
-        return tasks
+        v, held_out = variation, variation.held_out_room
+        goals = task_cells.goal_cells(self.layout, v.goal, v.goal_region, held_out, test)
+        starts = task_cells.start_cells(self.layout, v.start, v.start_region, held_out)
+        return [TaskParams(*pair) for pair in task_cells.draw(goals, starts, count, rng)]
 
     def default_task(self) -> TaskParams:
         """Start in the first free cell (top-left), goal in the last one (bottom-right)."""
@@ -260,9 +325,6 @@ class FourRooms(TabularModelMixin, TaskFamily):
         the task).
         """
         return make_registered_env(self, task, **kwargs)
-
-    def _cells(self, fixed: Cell | None, region: str) -> np.ndarray:
-        return np.array([fixed]) if fixed is not None else layouts.region_cells(self.layout, region)
 
     def _cell_problem(self, cell: Any) -> str:
         rows, cols = self.layout.shape
