@@ -1,0 +1,457 @@
+"""Every number on a results page is checked: generated, copied from a generated table, or tied.
+
+A results page (``docs/results/*/README.md``) states numbers three ways, and each is checked:
+
+1. **Generated**: inside a ``<!-- NAME:begin -->`` ... ``<!-- NAME:end -->`` block that the
+   folder's ``collect.py`` writes; ``tests/test_docs_results_numbers.py`` regenerates it from the
+   committed data and compares byte for byte.
+2. **Copied**: a table row whose first cell names a row of a table in a ``.md`` file the page
+   links in its own folder (a generated table, or a run's leaderboard), and each of whose cells
+   holding a digit is, verbatim, a cell of that row.
+3. **Tied**: in prose, a marker ``<!-- n: KEY KEY ... -->`` right after the numbers it ties: its
+   k keys tie, in order, the k numbers just before it (since the previous marker). A KEY is
+   ``FILE:/path``: FILE relative to the page's folder (JSON, CSV or YAML), the path a JSON
+   pointer whose list steps may select by a field (``[method=love]``, several joined by ``&``);
+   in a CSV the first step selects the row (an index or ``[column=value]``), the second the
+   column. ``{a,b}`` in a key expands to one key per alternative. The value, rounded to the
+   digits the page prints (a percentage: the value or the value x 100), must be the printed
+   number.
+
+Numbers that name rather than measure (``issue 25``, ``Sec. 4.1``, ``(Kipf et al. 2019)``) are
+not results and are left alone; every other number outside code is one of the three.
+"""
+
+from __future__ import annotations
+
+import bisect
+import csv
+import io
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+__all__ = [
+    "Check",
+    "NUMBER",
+    "PageNumber",
+    "page_checks",
+    "plain",
+    "resolve",
+    "rounds_to",
+]
+
+#: A number as a page prints it: optional minus, thousands commas, decimals, percent.
+NUMBER = re.compile(r"(?<![\w.])(?<![A-Za-z]-)-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?(?![\w.]?\d)")
+MARKER = re.compile(r"<!-- n: (.*?) -->")
+BLOCK = re.compile(r"<!-- (\w+):begin -->.*?<!-- \1:end -->", flags=re.DOTALL)
+#: A number that names a thing (an issue, a section, a cited paper's year), not a result.
+NAME = re.compile(
+    r"(?:[Ii]ssues? |Sec\. |Secs\. |Eq\. |Eqs\. |Fig\. |Figs\. |Theorems? |Appendix |Table |"
+    r"Algorithm |et al\.,? |\d{4}; |[Ii]tem |[Dd]eliverable |TensorFlow |"
+    r"gymnasium |[Pp]ython |numpy |ale-py |rliable )$"
+)
+
+YEAR = re.compile(r"(?:19|20)\d\d")
+
+
+def plain(text: str) -> str:
+    """``text`` with the typographic minus and dashes as ASCII (same length: offsets hold)."""
+    return text.replace("\u2212", "-").replace("\u2013", " ").replace("\u2014", " ")
+
+
+def _blanked(text: str, pattern: str, flags: int = 0) -> str:
+    """``text`` with every match of ``pattern`` blanked but its newlines (offsets hold)."""
+    return re.sub(pattern, lambda m: re.sub(r"[^\n]", " ", m.group()), text, flags=flags)
+
+
+def visible(text: str) -> str:
+    """The page's prose and tables: code, link targets and markers blanked, offsets kept."""
+    text = _blanked(plain(text), r"```.*?```", re.DOTALL)
+    text = _blanked(text, r"(?<=\])\([^)]*\)")  # a link target such as lambda1=0.01/
+    text = _blanked(text, r"`[^`]*`")  # inline code: spec names, settings, commands
+    return _blanked(text, r"<!--.*?-->", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class PageNumber:
+    """One number of a page: where it is and as printed (ASCII minus)."""
+
+    start: int
+    printed: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Check:
+    """How one number is checked: ``how`` is generated, copied, tied or untied."""
+
+    number: PageNumber
+    how: str
+    key: str = ""
+    row: tuple[str, ...] = ()
+    cell: tuple[str, int] = ("", 0)  # a copied number's cell and where in it the number starts
+
+
+def numbers(text: str) -> list[PageNumber]:
+    """Every result number of a page's text, in order (names such as ``issue 25`` left out)."""
+    seen = visible(text)
+    found = []
+    for m in NUMBER.finditer(seen):
+        before = seen[max(0, m.start() - 12) : m.start()]
+        if NAME.search(before) or (YEAR.fullmatch(m.group()) and before.endswith(("after ", "since "))):
+            continue
+        found.append(PageNumber(m.start(), m.group(), text.count("\n", 0, m.start()) + 1))
+    return found
+
+
+def rounds_to(value: float, printed: str) -> bool:
+    """Whether ``value`` shown at ``printed``'s digits is ``printed`` (a percentage: or x 100)."""
+    core = printed.rstrip("%").replace(",", "")
+    digits = len(core.split(".")[1]) if "." in core else 0
+    for scaled in (value, value * 100) if printed.endswith("%") else (value,):
+        shown = f"{scaled:.{digits}f}"
+        if shown == core or (shown.lstrip("-") == core.lstrip("-") and float(core) == 0):
+            return True
+    return False
+
+
+def _expand(key: str) -> list[str]:
+    m = re.search(r"\{([^{}]*)\}", key)
+    if m is None:
+        return [key]
+    return [
+        k
+        for alt in m.group(1).split(",")
+        for k in _expand(key[: m.start()] + alt + key[m.end() :])
+    ]
+
+
+def marker_keys(marker: str) -> list[str]:
+    """The keys of one marker's text, braces expanded."""
+    return [k for word in marker.split() for k in _expand(word)]
+
+
+@cache
+def _load(path: Path) -> object:
+    text = path.read_text()
+    if path.suffix == ".json":
+        return json.loads(text)
+    if path.suffix in (".yaml", ".yml"):
+        return yaml.safe_load(text)
+    if path.suffix == ".csv":
+        return list(csv.DictReader(io.StringIO(text)))
+    raise ValueError(f"{path.name}: a key's file is JSON, CSV or YAML")
+
+
+def _step(node: object, step: str) -> object:
+    select = re.fullmatch(r"\[(.+)\]", step)
+    if select is not None:
+        if not isinstance(node, list):
+            raise KeyError(f"{step}: selects from a list, found {type(node).__name__}")
+        wanted = [c.split("=", 1) for c in select.group(1).split("&")]
+        hits = [
+            item
+            for item in node
+            if isinstance(item, dict) and all(str(item.get(f)) == v for f, v in wanted)
+        ]
+        if len(hits) != 1:
+            raise KeyError(f"{step}: {len(hits)} items match, expected exactly 1")
+        return hits[0]
+    if isinstance(node, list):
+        return node[int(step)]
+    if isinstance(node, dict):
+        if step not in node:
+            raise KeyError(f"{step}: no such key (keys: {', '.join(map(str, node))[:120]})")
+        return node[step]
+    raise KeyError(f"{step}: {type(node).__name__} has no steps")
+
+
+def _walk(node: object, steps: list[str]) -> list[object]:
+    """The nodes ``steps`` lead to from ``node`` (``*`` fans out over a list's or map's items)."""
+    if not steps:
+        return [node]
+    step, rest = steps[0], steps[1:]
+    if step == "*":
+        items = node.values() if isinstance(node, dict) else node
+        if not isinstance(items, list) and not isinstance(node, dict):
+            raise KeyError(f"*: fans out over a list or map, found {type(node).__name__}")
+        return [leaf for item in items for leaf in _walk(item, rest)]
+    return _walk(_step(node, step.replace("~1", "/").replace("~0", "~")), rest)
+
+
+def _number(node: object, key: str) -> float:
+    if isinstance(node, bool) or not isinstance(node, int | float | str):
+        raise KeyError(f"{key}: names a {type(node).__name__}, not a number")
+    return float(str(node).replace(",", ""))
+
+
+#: What a ``;`` after a key does with the values its ``*`` steps fan out to.
+REDUCERS = ("len", "sum", "mean", "min", "max", "count=", "nth=")
+
+
+def resolve(folder: Path, key: str, aliases: dict[str, str] | None = None) -> float:
+    """The number ``key`` (``FILE:/path`` or ``ALIAS/path``, ``;reducer``) names beside a page.
+
+    A reducer turns the values of a key with ``*`` steps into one number: ``;len`` (how many),
+    ``;sum``, ``;mean``, ``;min``, ``;max``, ``;count=V`` (how many equal V); ``;nth=N`` reads
+    the N-th number (from 0) of a sentence the data stores, such as a leaderboard's warning.
+    """
+    for alias, prefix in (aliases or {}).items():
+        if key.startswith(alias + "/"):
+            key = prefix + key[len(alias) :]
+    if key.startswith("="):
+        return float(key[1:])  # a definition the page states (0 = random), not a measurement
+    key, _, reducer = key.partition(";")
+    name, _, pointer = key.partition(":")
+    path = (folder / name).resolve()
+    if not name or not path.is_file():
+        raise KeyError(f"{name or key}: no such file beside the page")
+    steps = pointer.strip("/").split("/") if pointer.strip("/") else []
+    nodes = _walk(_load(path), steps)
+    if not reducer:
+        if len(nodes) != 1:
+            raise KeyError(f"{key}: {len(nodes)} values; a * needs a ;reducer ({REDUCERS})")
+        return _number(nodes[0], key)
+    if reducer == "len":
+        return float(len(nodes))
+    if reducer.startswith("nth=") and len(nodes) == 1 and isinstance(nodes[0], str):
+        found = NUMBER.findall(plain(nodes[0]))  # a number inside a sentence, e.g. a warning
+        return _number(found[int(reducer[4:])].rstrip("%"), key)
+    if reducer.startswith("count="):
+        return float(sum(str(n) == reducer[6:] or _same(n, reducer[6:]) for n in nodes))
+    values = [_number(n, key) for n in nodes]
+    if reducer in ("sum", "mean", "min", "max") and values:
+        total = sum(values)
+        return {"sum": total, "mean": total / len(values), "min": min(values), "max": max(values)}[
+            reducer
+        ]
+    raise KeyError(f";{reducer}: not a reducer (one of {', '.join(REDUCERS)})")
+
+
+def _same(node: object, text: str) -> bool:
+    try:
+        return not isinstance(node, bool) and float(str(node)) == float(text)
+    except ValueError:
+        return False
+
+
+ALIAS = re.compile(r"<!-- n-alias: (\w[\w-]*)=(\S+) -->")
+
+
+def aliases(text: str) -> dict[str, str]:
+    """A page's key abbreviations: ``<!-- n-alias: FR=field.json:/studies/0/methods -->``."""
+    return dict(ALIAS.findall(text))
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _linked_tables(page: Path, text: str) -> dict[str, list[tuple[str, ...]]]:
+    """First cell -> the rows of the tables in ``.md`` files the page links in its folder."""
+    folder = page.parent.resolve()
+    rows: dict[str, list[tuple[str, ...]]] = {}
+    for link in set(re.findall(r"\]\(([^)#:]+\.md)\)", text)):
+        target = (folder / link).resolve()
+        if folder not in target.parents or not target.is_file():
+            continue
+        for line in plain(target.read_text()).splitlines():
+            if line.startswith("|"):
+                cells = _cells(line)
+                rows.setdefault(cells[0], []).append(tuple(cells[1:]))
+    return rows
+
+
+def copied_row(cells: list[str], tables: dict[str, list[tuple[str, ...]]]) -> tuple[str, ...]:
+    """The linked table row a page row copies (every cell with a digit verbatim), or ()."""
+    numeric = [c for c in cells[1:] if re.search(r"\d", c)]
+    for row in tables.get(cells[0], []):
+        if numeric and all(c in row for c in numeric):
+            return row
+    return ()
+
+
+def page_checks(page: Path, text: str | None = None) -> Iterator[Check]:
+    """How every result number of ``page`` (or of ``text`` standing for it) is checked."""
+    text = page.read_text() if text is None else text
+    blocks = [m.span() for m in BLOCK.finditer(text)]
+    tables = _linked_tables(page, text)
+    seen = visible(text)
+    lines = [line + "\n" for line in seen.split("\n")]
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    pending: list[PageNumber] = []
+    short = aliases(text)
+    markers = iter(MARKER.finditer(text))
+    marker = next(markers, None)
+    for number in numbers(text):
+        while marker is not None and marker.start() < number.start:
+            yield from _tie(short, pending, marker)
+            pending, marker = [], next(markers, None)
+        if any(a <= number.start < b for a, b in blocks):
+            yield Check(number, "generated")
+            continue
+        line = lines[number.line - 1]
+        if line.startswith("|"):
+            row = copied_row(_cells(line), tables)
+            if row:
+                at = number.start - starts[number.line - 1]
+                left, right = line.rfind("|", 0, at) + 1, line.find("|", at)
+                raw = line[left:right]
+                cell = (raw.strip(), at - left - (len(raw) - len(raw.lstrip())))
+                yield Check(number, "copied", row=row, cell=cell)
+                continue
+        pending.append(number)
+    while marker is not None:
+        yield from _tie(short, pending, marker)
+        pending, marker = [], next(markers, None)
+    for number in pending:
+        yield Check(number, "untied")
+
+
+def _tie(short: dict[str, str], pending: list[PageNumber], marker: re.Match) -> Iterator[Check]:
+    keys = [_unalias(k, short) for k in marker_keys(marker.group(1))]
+    if len(keys) > len(pending):
+        line = marker.string.count("\n", 0, marker.start()) + 1
+        raise ValueError(
+            f"line {line}: a marker of {len(keys)} keys follows {len(pending)} untied numbers"
+        )
+    for number in pending[: len(pending) - len(keys)]:
+        yield Check(number, "untied")
+    for number, key in zip(pending[len(pending) - len(keys) :], keys, strict=True):
+        yield Check(number, "tied", key=key)
+
+
+#: The files a page can cite as data; numbers in .md/.txt are found by reading, not by key.
+DATA_SUFFIXES = {".json", ".csv", ".md", ".txt", ".yaml", ".yml"}
+_ANY_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def cited_files(page: Path) -> list[Path]:
+    """The data files a page cites: linked files in its folder (and the data beside them)."""
+    folder = page.parent.resolve()
+    found: set[Path] = set()
+    for link in re.findall(r"\]\(([^)#:]+)\)", page.read_text()):
+        target = (folder / link).resolve()
+        if folder not in target.parents:
+            continue  # another page of the docs, not this study's data
+        if target.is_dir():
+            found.update(p for p in target.rglob("*") if p.suffix in DATA_SUFFIXES)
+        elif target.suffix in DATA_SUFFIXES:
+            found.add(target)
+            found.update(target.with_suffix(s) for s in (".json", ".csv"))
+    return sorted(p for p in found if p.is_file())
+
+
+def _json_numbers(value: object) -> list[float]:
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int | float):
+        return [float(value)]
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _json_numbers(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in _json_numbers(v)]
+    if isinstance(value, str):
+        return [float(x) for x in _ANY_NUMBER.findall(plain(value))]
+    return []
+
+
+@cache
+def data_numbers(files: tuple[Path, ...]) -> list[float]:
+    """Every number in the files, sorted (JSON values and numbers inside its strings too)."""
+    values: list[float] = []
+    for path in files:
+        text = path.read_text(errors="replace")
+        if path.suffix == ".json":
+            try:
+                values += _json_numbers(json.loads(text))
+                continue
+            except ValueError:
+                pass
+        if path.suffix == ".csv":  # commas separate cells there
+            cells = (c for row in csv.reader(io.StringIO(text)) for c in row)
+            values += [float(x) for c in cells for x in _ANY_NUMBER.findall(plain(c))]
+            continue
+        thousands = re.sub(r"(?<=\d),(?=\d{3}\b)", "", plain(text))  # 1,000,000 in prose
+        values += [float(x) for x in _ANY_NUMBER.findall(thousands)]
+    return sorted(values)
+
+
+def backed(printed: str, values: list[float]) -> bool:
+    """The weak check of an untied number: some cited value rounds to it at its digits."""
+    number = printed.rstrip("%").replace(",", "")
+    digits = len(number.split(".")[1]) if "." in number else 0
+    target, half = float(number), 0.5 * 10.0**-digits + 1e-9
+    for scale in (1.0, 100.0) if printed.endswith("%") else (1.0,):
+        low, high = (target - half) / scale, (target + half) / scale
+        i = bisect.bisect_left(values, low)
+        if i < len(values) and values[i] <= high:
+            return True
+    return False
+
+
+def _unalias(key: str, short: dict[str, str]) -> str:
+    head, slash, rest = key.partition("/")
+    return short[head] + slash + rest if head in short else key
+
+
+def problem(folder: Path, check: Check) -> str:
+    """What is wrong with one number's check ('' when it holds)."""
+    where = f"line {check.number.line}: {check.number.printed}"
+    if check.how == "untied":
+        return f"{where} is neither generated, copied nor tied (add <!-- n: FILE:/key -->)"
+    if check.how == "tied":
+        try:
+            value = resolve(folder, check.key)
+        except (KeyError, ValueError, IndexError) as error:
+            return f"{where}: key {check.key}: {error}"
+        if not rounds_to(value, check.number.printed):
+            return f"{where}: key {check.key} holds {value!r}"
+    return ""
+
+
+def caught(folder: Path, check: Check, moved: str, values: list[float]) -> bool:
+    """Whether the page's checks fail when the number of ``check`` is printed as ``moved``.
+
+    ``values``: the cited data's numbers, the weak check an untied number still gets.
+    """
+    if check.how == "generated":
+        return True  # the byte-for-byte regeneration rewrites it
+    if check.how == "copied":
+        cell, at = check.cell
+        edited = cell[:at] + moved + cell[at + len(check.number.printed) :]
+        return edited not in check.row
+    if check.how == "tied":
+        try:
+            return not rounds_to(resolve(folder, check.key), moved)
+        except (KeyError, ValueError, IndexError):
+            return True  # a broken key fails the page whatever it prints
+    return not backed(moved, values)
+
+
+def perturbations(printed: str) -> list[str]:
+    """``printed`` with its last digit one up and one down (no carry); an integer +-1."""
+    core, suffix = printed.rstrip("%"), "%" if printed.endswith("%") else ""
+    if "." not in core:
+        value = int(core.replace(",", ""))
+        return [(f"{value + d:,}" if "," in core else str(value + d)) + suffix for d in (1, -1)]
+    last = int(core[-1])
+    return [core[:-1] + str(last + d) + suffix for d in (1, -1) if 0 <= last + d <= 9]
+
+
+def power(page: Path) -> tuple[int, int]:
+    """(perturbations the checks catch, perturbations made) over every result number of a page."""
+    made = hit = 0
+    values = data_numbers(tuple(cited_files(page)))
+    for check in page_checks(page):
+        for moved in perturbations(check.number.printed):
+            made += 1
+            hit += caught(page.parent, check, moved, values)
+    return hit, made
