@@ -52,7 +52,7 @@ BLOCK = re.compile(r"<!-- (\w+):begin -->.*?<!-- \1:end -->", flags=re.DOTALL)
 #: A number that names a thing (an issue, a section, a cited paper's year), not a result.
 NAME = re.compile(
     r"(?:[Ii]ssues? |Sec\. |Secs\. |Eq\. |Eqs\. |Fig\. |Figs\. |Theorems? |Appendix |Table |"
-    r"Algorithm |et al\.,? |\d{4}; |[Ii]tem |[Dd]eliverable |TensorFlow |"
+    r"Algorithm |et al\.,? \(?|\d{4}; |[Ii]tem |[Dd]eliverable |TensorFlow |"
     r"gymnasium |[Pp]ython |numpy |ale-py |rliable )$"
 )
 
@@ -103,7 +103,8 @@ def numbers(text: str) -> list[PageNumber]:
     found = []
     for m in NUMBER.finditer(seen):
         before = seen[max(0, m.start() - 12) : m.start()]
-        if NAME.search(before) or (YEAR.fullmatch(m.group()) and before.endswith(("after ", "since "))):
+        cited = re.search(r"(?:after|since|[A-Z][a-z]+,?) $", before)  # 'Precup 2017'
+        if NAME.search(before) or (YEAR.fullmatch(m.group()) and cited):
             continue
         found.append(PageNumber(m.start(), m.group(), text.count("\n", 0, m.start()) + 1))
     return found
@@ -125,9 +126,7 @@ def _expand(key: str) -> list[str]:
     if m is None:
         return [key]
     return [
-        k
-        for alt in m.group(1).split(",")
-        for k in _expand(key[: m.start()] + alt + key[m.end() :])
+        k for alt in m.group(1).split(",") for k in _expand(key[: m.start()] + alt + key[m.end() :])
     ]
 
 

@@ -205,6 +205,7 @@ def tie(page: Path, write: bool) -> tuple[int, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """List the proposals for a page, or insert them with ``--write``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("page", type=Path)
     parser.add_argument("--write", action="store_true", help="insert the proposed markers")
