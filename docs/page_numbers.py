@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from urllib.parse import unquote
 
 import yaml
 
@@ -180,7 +181,8 @@ def _walk(node: object, steps: list[str]) -> list[object]:
         if not isinstance(items, list) and not isinstance(node, dict):
             raise KeyError(f"*: fans out over a list or map, found {type(node).__name__}")
         return [leaf for item in items for leaf in _walk(item, rest)]
-    return _walk(_step(node, step.replace("~1", "/").replace("~0", "~")), rest)
+    # RFC 6901: ~1 is /, ~0 is ~; in a URI fragment %20 is a space (a marker's keys are words)
+    return _walk(_step(node, unquote(step.replace("~1", "/").replace("~0", "~"))), rest)
 
 
 def _number(node: object, key: str) -> float:
