@@ -10,7 +10,8 @@ A results page (``docs/results/*/README.md``) states numbers three ways, and eac
    holding a digit is, verbatim, a cell of that row.
 3. **Tied**: in prose, a marker ``<!-- n: KEY KEY ... -->`` right after the numbers it ties: its
    k keys tie, in order, the k numbers just before it (since the previous marker). A KEY is
-   ``FILE:/path``: FILE relative to the page's folder (JSON, CSV or YAML), the path a JSON
+   ``FILE:/path``: FILE relative to the page's folder (JSON, CSV, YAML, or a Markdown file's
+   tables by heading, :func:`markdown_tables`), the path a JSON
    pointer whose list steps may select by a field (``[method=love]``, several joined by ``&``);
    in a CSV the first step selects the row (an index or ``[column=value]``), the second the
    column. ``{a,b}`` in a key expands to one key per alternative. The value, rounded to the
@@ -46,8 +47,9 @@ __all__ = [
     "rounds_to",
 ]
 
-#: A number as a page prints it: optional minus, thousands commas, decimals, percent.
-NUMBER = re.compile(r"(?<![\w.])(?<![A-Za-z]-)-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?(?![\w.]?\d)")
+#: A number as a page prints it: optional minus, thousands commas, decimals, percent. A size
+#: written with its dimensions (13x13, 7×7×3) or a digit inside a name (keep-3) is a name.
+NUMBER = re.compile(r"(?<![\w.×])(?<![A-Za-z]-)-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?(?![\w.×]?\d)")
 MARKER = re.compile(r"<!-- n: (.*?) -->")
 BLOCK = re.compile(r"<!-- (\w+):begin -->.*?<!-- \1:end -->", flags=re.DOTALL)
 #: A number that names a thing (an issue, a section, a cited paper's year), not a result.
@@ -145,7 +147,42 @@ def _load(path: Path) -> object:
         return yaml.safe_load(text)
     if path.suffix == ".csv":
         return list(csv.DictReader(io.StringIO(text)))
-    raise ValueError(f"{path.name}: a key's file is JSON, CSV or YAML")
+    if path.suffix == ".md":
+        return markdown_tables(text)
+    raise ValueError(f"{path.name}: a key's file is JSON, CSV, YAML or a Markdown table")
+
+
+def markdown_tables(text: str) -> dict[str, list[dict[str, str]]]:
+    """A Markdown file's table rows by the heading above them: each row a dict of header: cell.
+
+    The first cell is also under ``row`` (a table's first header is often empty), so a key
+    reads ``option_usage.md:/offline-options/[row=mean%20option%20length%20(steps)]/all%20episodes``.
+    """
+    tables: dict[str, list[dict[str, str]]] = {}
+    heading, header = "", []
+    for line in plain(text).splitlines():
+        if line.startswith("#"):
+            heading, header = line.lstrip("#").strip(), []
+        elif not line.startswith("|"):
+            header = []
+        elif not header:
+            header = _cells(line)
+        elif not set(line) <= set("|-: "):
+            cells = _cells(line)
+            tables.setdefault(heading, []).append({"row": cells[0], **dict(zip(header, cells))})
+    return tables
+
+
+def _conditions(step: str) -> list[list[str]]:
+    """``[a=1&b=x]`` as [[a, 1], [b, x]]."""
+    select = re.fullmatch(r"\[(.+)\]", step)
+    if select is None or any("=" not in c for c in select.group(1).split("&")):
+        raise KeyError(f"{step}: a selector is [field=value], several joined by &")
+    return [c.split("=", 1) for c in select.group(1).split("&")]
+
+
+def _matches(item: dict, wanted: list[list[str]]) -> bool:
+    return all(str(item.get(field)) == value for field, value in wanted)
 
 
 def _step(node: object, step: str) -> object:
@@ -153,12 +190,8 @@ def _step(node: object, step: str) -> object:
     if select is not None:
         if not isinstance(node, list):
             raise KeyError(f"{step}: selects from a list, found {type(node).__name__}")
-        wanted = [c.split("=", 1) for c in select.group(1).split("&")]
-        hits = [
-            item
-            for item in node
-            if isinstance(item, dict) and all(str(item.get(f)) == v for f, v in wanted)
-        ]
+        wanted = _conditions(step)
+        hits = [item for item in node if isinstance(item, dict) and _matches(item, wanted)]
         if len(hits) != 1:
             raise KeyError(f"{step}: {len(hits)} items match, expected exactly 1")
         return hits[0]
@@ -175,20 +208,26 @@ def _walk(node: object, steps: list[str]) -> list[object]:
     """The nodes ``steps`` lead to from ``node`` (``*`` fans out over a list's or map's items)."""
     if not steps:
         return [node]
-    step, rest = steps[0], steps[1:]
-    if step == "*":
-        items = node.values() if isinstance(node, dict) else node
-        if not isinstance(items, list) and not isinstance(node, dict):
-            raise KeyError(f"*: fans out over a list or map, found {type(node).__name__}")
-        return [leaf for item in items for leaf in _walk(item, rest)]
     # RFC 6901: ~1 is /, ~0 is ~; in a URI fragment %20 is a space (a marker's keys are words)
-    return _walk(_step(node, unquote(step.replace("~1", "/").replace("~0", "~"))), rest)
+    step, rest = unquote(steps[0].replace("~1", "/").replace("~0", "~")), steps[1:]
+    if step.startswith("*"):
+        items = list(node.values()) if isinstance(node, dict) else node
+        if not isinstance(items, list):
+            raise KeyError(f"*: fans out over a list or map, found {type(node).__name__}")
+        if step != "*":  # *[field=value]: only the items that match
+            wanted = _conditions(step[1:])
+            items = [i for i in items if isinstance(i, dict) and _matches(i, wanted)]
+        return [leaf for item in items for leaf in _walk(item, rest)]
+    return _walk(_step(node, step), rest)
 
 
 def _number(node: object, key: str) -> float:
     if isinstance(node, bool) or not isinstance(node, int | float | str):
         raise KeyError(f"{key}: names a {type(node).__name__}, not a number")
-    return float(str(node).replace(",", ""))
+    try:
+        return float(str(node).replace(",", "").rstrip("%"))
+    except ValueError:
+        raise KeyError(f"{key}: {node!r} is not one number (;nth=N reads one of a text)") from None
 
 
 #: What a ``;`` after a key does with the values its ``*`` steps fan out to.
@@ -199,7 +238,8 @@ def resolve(folder: Path, key: str, aliases: dict[str, str] | None = None) -> fl
     """The number ``key`` (``FILE:/path`` or ``ALIAS/path``, ``;reducer``) names beside a page.
 
     A reducer turns the values of a key with ``*`` steps into one number: ``;len`` (how many),
-    ``;sum``, ``;mean``, ``;min``, ``;max``, ``;count=V`` (how many equal V); ``;nth=N`` reads
+    ``;sum``, ``;mean``, ``;min``, ``;max``, ``;count=V`` (how many equal V) — a step ``*``
+    fans out over all items, ``*[field=value]`` over those that match; ``;nth=N`` reads
     the N-th number (from 0) of a sentence the data stores, such as a leaderboard's warning.
     """
     for alias, prefix in (aliases or {}).items():
@@ -226,7 +266,9 @@ def resolve(folder: Path, key: str, aliases: dict[str, str] | None = None) -> fl
     if reducer.startswith("count="):
         return float(sum(str(n) == reducer[6:] or _same(n, reducer[6:]) for n in nodes))
     values = [_number(n, key) for n in nodes]
-    if reducer in ("sum", "mean", "min", "max") and values:
+    if not values:
+        raise KeyError(f"{key}: no values to reduce")
+    if reducer in ("sum", "mean", "min", "max"):
         total = sum(values)
         return {"sum": total, "mean": total / len(values), "min": min(values), "max": max(values)}[
             reducer
