@@ -49,7 +49,9 @@ __all__ = [
 
 #: A number as a page prints it: optional minus, thousands commas, decimals, percent. A size
 #: written with its dimensions (13x13, 7×7×3) or a digit inside a name (keep-3) is a name.
-NUMBER = re.compile(r"(?<![\w.×])(?<![A-Za-z]-)-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?(?![\w.×]?\d)")
+NUMBER = re.compile(
+    r"(?<![\w.×])(?<![A-Za-z]-)-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?(?![\w.×]?\d)"
+)
 MARKER = re.compile(r"<!-- n: (.*?) -->")
 BLOCK = re.compile(r"<!-- (\w+):begin -->.*?<!-- \1:end -->", flags=re.DOTALL)
 #: A number that names a thing (an issue, a section, a cited paper's year), not a result.
@@ -155,8 +157,8 @@ def _load(path: Path) -> object:
 def markdown_tables(text: str) -> dict[str, list[dict[str, str]]]:
     """A Markdown file's table rows by the heading above them: each row a dict of header: cell.
 
-    The first cell is also under ``row`` (a table's first header is often empty), so a key
-    reads ``option_usage.md:/offline-options/[row=mean%20option%20length%20(steps)]/all%20episodes``.
+    The first cell is also under ``row`` (a table's first header is often empty), so a key reads
+    ``option_usage.md:/offline-options/[row=decisions%20per%20episode]/all%20episodes``.
     """
     tables: dict[str, list[dict[str, str]]] = {}
     heading, header = "", []
@@ -169,7 +171,8 @@ def markdown_tables(text: str) -> dict[str, list[dict[str, str]]]:
             header = _cells(line)
         elif not set(line) <= set("|-: "):
             cells = _cells(line)
-            tables.setdefault(heading, []).append({"row": cells[0], **dict(zip(header, cells))})
+            row = dict(zip(header, cells, strict=False))  # a short row leaves cells out
+            tables.setdefault(heading, []).append({"row": cells[0], **row})
     return tables
 
 
