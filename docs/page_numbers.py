@@ -56,9 +56,8 @@ MARKER = re.compile(r"<!-- n: (.*?) -->")
 BLOCK = re.compile(r"<!-- (\w+):begin -->.*?<!-- \1:end -->", flags=re.DOTALL)
 #: A number that names a thing (an issue, a section, a cited paper's year), not a result.
 NAME = re.compile(
-    r"(?:[Ii]ssues? |Sec\. |Secs\. |Eq\. |Eqs\. |Fig\. |Figs\. |Theorems? |Appendix |Table |"
-    r"Algorithm |et al\.,? \(?|\d{4}; |[Ii]tem |[Dd]eliverable |TensorFlow |"
-    r"gymnasium |[Pp]ython |numpy |ale-py |rliable )$"
+    r"(?:[Ii]ssues?|Secs?\.|Eqs?\.|Figs?\.|Theorems?|Appendix|Table|Algorithm|et al\.,?|\d{4};|"
+    r"[Ii]tem|[Dd]eliverable|TensorFlow|gymnasium|[Pp]ython|numpy|ale-py|rliable)\s\(?$"
 )
 
 YEAR = re.compile(r"(?:19|20)\d\d")
