@@ -11,7 +11,8 @@ A results page (``docs/results/*/README.md``) states numbers three ways, and eac
 3. **Tied**: in prose, a marker ``<!-- n: KEY KEY ... -->`` right after the numbers it ties: its
    k keys tie, in order, the k numbers just before it (since the previous marker). A KEY is
    ``FILE:/path``: FILE relative to the page's folder (JSON, CSV, YAML, or a Markdown file's
-   tables by heading, :func:`markdown_tables`), the path a JSON
+   tables by heading, :func:`markdown_tables`; a text file's lines by their first word), the
+   path a JSON
    pointer whose list steps may select by a field (``[method=love]``, several joined by ``&``);
    in a CSV the first step selects the row (an index or ``[column=value]``), the second the
    column. ``{a,b}`` in a key expands to one key per alternative. The value, rounded to the
@@ -107,8 +108,12 @@ def numbers(text: str) -> list[PageNumber]:
     found = []
     for m in NUMBER.finditer(seen):
         before = seen[max(0, m.start() - 12) : m.start()]
-        cited = re.search(r"(?:after|since|[A-Z][a-z]+,?) $", before)  # 'Precup 2017'
-        if NAME.search(before) or (YEAR.fullmatch(m.group()) and cited):
+        cited = re.search(r"(?:after|since|[A-Z][A-Za-z]+,?) \(?$", before)  # 'Precup 2017'
+        after = seen[m.end() : m.end() + 2]
+        listed = re.fullmatch(r"\d", m.group()) and (  # (1) ... (2), or 1. at a line's start
+            (before.endswith("(") and after[:1] == ")") or (before.endswith("\n") and after == ". ")
+        )
+        if NAME.search(before) or (YEAR.fullmatch(m.group()) and cited) or listed:
             continue
         found.append(PageNumber(m.start(), m.group(), text.count("\n", 0, m.start()) + 1))
     return found
@@ -150,7 +155,9 @@ def _load(path: Path) -> object:
         return list(csv.DictReader(io.StringIO(text)))
     if path.suffix == ".md":
         return markdown_tables(text)
-    raise ValueError(f"{path.name}: a key's file is JSON, CSV, YAML or a Markdown table")
+    if path.suffix == ".txt":  # a printed table: each line by its first word, read with ;nth=N
+        return {line.split()[0]: line for line in text.splitlines() if line.strip()}
+    raise ValueError(f"{path.name}: a key's file is JSON, CSV, YAML, Markdown or text")
 
 
 def markdown_tables(text: str) -> dict[str, list[dict[str, str]]]:
@@ -236,17 +243,14 @@ def _number(node: object, key: str) -> float:
 REDUCERS = ("len", "sum", "mean", "min", "max", "count=", "nth=")
 
 
-def resolve(folder: Path, key: str, aliases: dict[str, str] | None = None) -> float:
-    """The number ``key`` (``FILE:/path`` or ``ALIAS/path``, ``;reducer``) names beside a page.
+def resolve(folder: Path, key: str) -> float:
+    """The number ``key`` (``FILE:/path``, optionally ``;reducer``) names beside a page.
 
     A reducer turns the values of a key with ``*`` steps into one number: ``;len`` (how many),
     ``;sum``, ``;mean``, ``;min``, ``;max``, ``;count=V`` (how many equal V) — a step ``*``
     fans out over all items, ``*[field=value]`` over those that match; ``;nth=N`` reads
     the N-th number (from 0) of a sentence the data stores, such as a leaderboard's warning.
     """
-    for alias, prefix in (aliases or {}).items():
-        if key.startswith(alias + "/"):
-            key = prefix + key[len(alias) :]
     if key.startswith("="):
         return float(key[1:])  # a definition the page states (0 = random), not a measurement
     key, _, reducer = key.partition(";")
@@ -443,8 +447,8 @@ def backed(printed: str, values: list[float]) -> bool:
 
 
 def _unalias(key: str, short: dict[str, str]) -> str:
-    head, slash, rest = key.partition("/")
-    return short[head] + slash + rest if head in short else key
+    head = re.split(r"[/;]", key, maxsplit=1)[0]
+    return short[head] + key[len(head) :] if head in short else key
 
 
 def problem(folder: Path, check: Check) -> str:

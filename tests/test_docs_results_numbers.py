@@ -191,6 +191,7 @@ def test_a_moved_digit_in_a_generated_block_does_not_survive_its_regeneration(fr
 def test_names_are_no_results():
     text = (
         "issue 25, Sec. 4.1, (Kipf et al. 2019), (Bacon, Harb & Precup 2017), methods after "
-        "2017, 13x13, keep-3, TensorFlow 2.21: 7"
+        "2017, 13x13, 7×7×3, keep-3, TensorFlow 2.21, Singh (1999), IJCAI 2020; (1) a (2) b: 7\n"
+        "1. a list item, not a result"
     )
     assert [n.printed for n in page_numbers.numbers(text)] == ["7"]
