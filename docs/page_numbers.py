@@ -110,8 +110,12 @@ def numbers(text: str) -> list[PageNumber]:
         before = seen[max(0, m.start() - 12) : m.start()]
         cited = re.search(r"(?:after|since|[A-Z][A-Za-z]+,?) \(?$", before)  # 'Precup 2017'
         after = seen[m.end() : m.end() + 2]
-        listed = re.fullmatch(r"\d", m.group()) and (  # (1) ... (2), or 1. at a line's start
-            (before.endswith("(") and after[:1] == ")") or (before.endswith("\n") and after == ". ")
+        listed = (
+            re.fullmatch(r"\d", m.group())
+            and (  # (1) ... (2), or 1. at a line's start
+                (before.endswith("(") and after[:1] == ")")
+                or (before.endswith("\n") and after == ". ")
+            )
         )
         if NAME.search(before) or (YEAR.fullmatch(m.group()) and cited) or listed:
             continue
@@ -249,11 +253,21 @@ def resolve(folder: Path, key: str) -> float:
     A reducer turns the values of a key with ``*`` steps into one number: ``;len`` (how many),
     ``;sum``, ``;mean``, ``;min``, ``;max``, ``;count=V`` (how many equal V) — a step ``*``
     fans out over all items, ``*[field=value]`` over those that match; ``;nth=N`` reads
-    the N-th number (from 0) of a sentence the data stores, such as a leaderboard's warning.
+    the N-th number (from 0) of a sentence the data stores, such as a leaderboard's warning. A
+    last ``;per=N`` divides (``;per=60``: seconds printed as minutes).
     """
     if key.startswith("="):
         return float(key[1:])  # a definition the page states (0 = random), not a measurement
     key, _, reducer = key.partition(";")
+    reducer, _, per = reducer.partition(";per=")
+    if reducer.startswith("per="):
+        reducer, per = "", reducer[4:]
+    value = _reduce(key, reducer, folder)
+    return value / float(per) if per else value  # ;per=60: seconds shown as minutes
+
+
+def _reduce(key: str, reducer: str, folder: Path) -> float:
+    """The value of ``key`` (fanned out by ``*`` and reduced by ``reducer``, if any)."""
     name, _, pointer = key.partition(":")
     path = (folder / name).resolve()
     if not name or not path.is_file():
