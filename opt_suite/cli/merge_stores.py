@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     """Merge the shards, then write the reports; print a one-line summary."""
     from opt_suite.cli.run import _write_reports
     from opt_suite.runner.references import ReferenceError, merge_references
-    from opt_suite.store.files import copy_missing_files
+    from opt_suite.store.files import EXPERTS_FOLDER, copy_missing_files
     from opt_suite.store.merge import merge_stores
 
     out = Path(args.out)
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     summary = merge_stores(out, shards, ["opt-suite", "merge-stores", *sys.argv[2:]])
     for shard in shards:
         # PPO experts' checkpoints: a rerun into OUT (or a reference measured there) reuses them.
-        copy_missing_files(shard / "experts", out / "experts")
+        copy_missing_files(shard / EXPERTS_FOLDER, out / EXPERTS_FOLDER)
     try:
         merge_references(out, shards, summary.spec_hash)
     except ReferenceError as exc:

@@ -66,6 +66,13 @@ class PPOExpert(DemonstrationSource):
         found = ppo_memory(params.ppo, size.observation_shape, size.num_actions)
         return found, "a PPO expert: networks with Adam's moments and one update's batch"
 
+    def checkpoint_names(self, context: SourceContext) -> list[str]:
+        """Each train task's expert checkpoint and its sidecar of digests."""
+        from opt_suite.demonstrations.agent_sampling import checkpoint_names
+
+        family, tasks = context.family, context.train_tasks
+        return checkpoint_names(family, tasks, self.params, context.seed)
+
     def collect(self, context: SourceContext) -> list[Trajectory]:
         """Train (or reload) each task's expert and sample its trajectories.
 
