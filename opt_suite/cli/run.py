@@ -143,10 +143,11 @@ def run(args: argparse.Namespace) -> int:
     problem = _check_writable(directory)
     if problem:
         return error(problem)
-    from opt_suite.store.filesystems import shared_filesystem_note
+    from opt_suite.store.filesystems import lost_locks_warning, shared_filesystem_note
 
-    if note := shared_filesystem_note(directory):
-        print(note, file=sys.stderr)
+    for line in (shared_filesystem_note(directory), lost_locks_warning(directory)):
+        if line:
+            print(line, file=sys.stderr)
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main_thread else None
     if sweep.variants:
