@@ -97,16 +97,16 @@ def _check_writable(directory: Path) -> str | None:
 def run(args: argparse.Namespace) -> int:
     """Run the protocol; print a one-line summary and the failed cells."""
     from opt_suite.registry import RegistryError
-    from opt_suite.runner import BackendError, run_protocol
+    from opt_suite.runner import BackendError, ClusterLost, run_protocol
     from opt_suite.runner.estimate import WorkTooLarge
     from opt_suite.runner.progress import format_duration
     from opt_suite.runner.shards import parse_shard, shard_seeds
     from opt_suite.spec import SpecError, find_spec, load_sweep, spec_hash
     from opt_suite.store import StoreError
 
-    def error(message: str) -> int:
+    def error(message: str, status: int = 2) -> int:
         print(f"opt-suite run: error: {message}", file=sys.stderr)
-        return 2
+        return status
 
     try:
         seeds = parse_seeds(args.seeds) if args.seeds else None
@@ -153,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
     if sweep.variants:
         try:
             return _run_sweep(args, sweep, directory, seeds)
+        except ClusterLost as exc:  # not bad input: a rerun completes it
+            return error(str(exc), status=1)
         except (RegistryError, BackendError, StoreError, WorkTooLarge) as exc:
             return error(str(exc))
         except OSError as exc:
@@ -171,6 +173,8 @@ def run(args: argparse.Namespace) -> int:
             argv=["opt-suite", "run", *sys.argv[2:]],
             quiet=args.quiet,
         )
+    except ClusterLost as exc:  # not bad input: a rerun completes it
+        return error(str(exc), status=1)
     except (RegistryError, BackendError, StoreError, WorkTooLarge) as exc:
         return error(str(exc))
     except OSError as exc:  # e.g. the disk is full before any cell ran (SQLite's: StoreError)
