@@ -133,7 +133,8 @@ def run(args: argparse.Namespace) -> int:
         if sweep.variants:
             return error(
                 f"--shard: {spec.name!r} is a sweep; shards split one spec's seeds (run each "
-                "variant's spec with --shard, or the sweep without it)"
+                "variant's spec with --shard, or the sweep without it; `opt-suite validate "
+                "--resolved SPEC` prints each variant's spec)"
             )
         try:
             seeds = shard_seeds(range(spec.evaluation.seeds) if seeds is None else seeds, shard)

@@ -148,4 +148,5 @@ def test_a_sweep_is_not_sharded(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1, err
     assert "--shard: 'fourrooms-paper-sensitivity' is a sweep; shards split one spec's seeds" in err
+    assert "`opt-suite validate --resolved SPEC` prints each variant's spec" in err
     assert not out.exists()
