@@ -146,9 +146,9 @@ def run(args: argparse.Namespace) -> int:
         return error(problem)
     from opt_suite.store.filesystems import lost_locks_warning, shared_filesystem_note
 
-    for line in (shared_filesystem_note(directory), lost_locks_warning(directory)):
-        if line:
-            print(line, file=sys.stderr)
+    for notice in (shared_filesystem_note(directory), lost_locks_warning(directory)):
+        if notice:
+            print(notice, file=sys.stderr)
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main_thread else None
     if sweep.variants:
