@@ -3,7 +3,8 @@
 Shards are ``opt-suite run SPEC --shard i/N --out SHARD_DIR`` runs (e.g. one Slurm array task
 each, docs/scaling.md). The merge copies their completed cells, reference returns and expert
 checkpoints into ``OUT`` and writes the reports as ``opt-suite run`` would; merging again (another
-shard finished, or the same one twice) adds only what is new.
+shard finished, or the same one twice) adds only what is new. Shards of a sweep (their
+``sweep.json``) are merged variant by variant, and the sweep's reports written.
 
 Exit status: 0 when every planned cell of the merged run is done, 1 when some are missing or
 failed (rerun those shards, merge again), 2 for bad input: no store, shards of other specs or
