@@ -11,6 +11,7 @@ Every time the docs quote for a spec or a quick-start command comes from a file 
 
     python docs/gen_timings.py --measure fourrooms-quick chain-validation  # run, record, render
     python docs/gen_timings.py --measure-tests       # time the README's test command
+    python docs/gen_timings.py --measure-fast-tests  # time its fast subset (-m "not slow")
     python docs/gen_timings.py                       # render only
     python docs/gen_timings.py --check               # exit 1 when stale
 
@@ -112,12 +113,44 @@ def measure_spec(spec: str) -> dict[str, Any]:
         return measure(spec, command, f"`opt-suite run {spec} --workers 2` (fresh folder)")
 
 
-def measure_tests() -> dict[str, Any]:
-    """Run the README's test command (``pytest``, every core) and measure it."""
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-    row = measure("tests", command, "the README's test command (`pytest`, every core)")
-    row["command"] = "pytest"
+#: The README's test commands: the whole suite and its fast subset (pytest's marker expression).
+TEST_COMMANDS = {
+    "tests": (None, "the README's test command (`pytest`, every core)"),
+    "tests-fast": ("not slow", 'the fast subset (`pytest -m "not slow"`, every core)'),
+}
+
+
+def measure_tests(name: str = "tests") -> dict[str, Any]:
+    """Run one of the README's test commands (:data:`TEST_COMMANDS`) and measure it."""
+    marker, what = TEST_COMMANDS[name]
+    selection = [] if marker is None else ["-m", marker]
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *selection]
+    row = measure(name, command, what)
+    row["command"] = "pytest" + ("" if marker is None else f' -m "{marker}"')
     return row
+
+
+def tests_section(measured: dict[str, dict[str, Any]]) -> list[str]:
+    """The README's test commands, each measured or said to be not measured yet (never a guess)."""
+    lines = [
+        "## The test suite",
+        "",
+        "The README's test commands on this machine, every core (pytest-xdist). A command not"
+        " measured yet says how to measure it.",
+        "",
+        "| command | wall | CPU | load (1 min) | commit, date |",
+        "|---|---|---|---|---|",
+    ]
+    for name, (marker, _) in TEST_COMMANDS.items():
+        command = "`pytest`" if marker is None else f'`pytest -m "{marker}"`'
+        if name in measured:
+            lines.append(row_of({**measured[name], "what": command}))
+        else:
+            flag = "--measure-tests" if marker is None else "--measure-fast-tests"
+            lines.append(
+                f"| {command} | not measured yet: `python docs/gen_timings.py {flag}` | | | |"
+            )
+    return [*lines, ""]
 
 
 def row_of(data: dict[str, Any]) -> str:
@@ -133,6 +166,8 @@ def render(inputs: Path = INPUTS) -> str:
     parts = [HEADER]
     measured = [json.loads(p.read_text()) for p in sorted(inputs.glob("*.json"))]
     measured = [m for m in measured if "wall_s" in m]
+    tests = {m["name"]: m for m in measured if m["name"] in TEST_COMMANDS}
+    measured = [m for m in measured if m["name"] not in TEST_COMMANDS]
     if measured:
         parts += [
             "## Measured by this script",
@@ -142,6 +177,7 @@ def render(inputs: Path = INPUTS) -> str:
             *(row_of(m) for m in measured),
             "",
         ]
+    parts += tests_section(tests)
     recorded = inputs / RECORDED
     if recorded.exists():
         data = json.loads(recorded.read_text())
@@ -163,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--measure", nargs="*", default=[], metavar="SPEC")
     parser.add_argument("--measure-tests", action="store_true")
+    parser.add_argument("--measure-fast-tests", action="store_true")
     parser.add_argument("--check", action="store_true", help="exit 1 if the page is stale")
     args = parser.parse_args(argv)
     INPUTS.mkdir(exist_ok=True)
@@ -170,10 +207,11 @@ def main(argv: list[str] | None = None) -> int:
         data = measure_spec(spec)
         (INPUTS / f"{spec}.json").write_text(json.dumps(data, indent=1) + "\n")
         print(row_of(data))
-    if args.measure_tests:
-        data = measure_tests()
-        (INPUTS / "tests.json").write_text(json.dumps(data, indent=1) + "\n")
-        print(row_of(data))
+    for name, wanted in (("tests", args.measure_tests), ("tests-fast", args.measure_fast_tests)):
+        if wanted:
+            data = measure_tests(name)
+            (INPUTS / f"{name}.json").write_text(json.dumps(data, indent=1) + "\n")
+            print(row_of(data))
     return write_or_check(OUTPUT, render(), "gen_timings.py", args.check)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 import subprocess
@@ -122,3 +123,72 @@ def numbers(directory: Path) -> tuple[list, list, dict]:
                     None if found is None else (found.mu.tolist(), found.beta.tolist())
                 )
     return episodes, curves, options
+
+
+TINY_PPO = "{num_envs: 2, steps_per_iteration: 32, epochs: 1, network: {fc_units: [16]}}"
+TINY_EXPERT = f"{{frames: 256, ppo: {TINY_PPO}}}"
+TINY_BC = "{offline_options: {epochs: 2, steps_per_epoch: 2, max_options: 1, hidden_sizes: [8]}}"
+
+
+def write_expert_spec(folder: Path, seeds: int = 1, trajectories: int = 2) -> Path:
+    """A real spec whose demonstrations come from ``ppo_expert`` (deterministic FrozenLake), at
+    budgets of a few seconds: two train tasks, one behaviour-cloned option, one test task."""
+    path = folder / f"experts-{seeds}-{trajectories}.yaml"
+    path.write_text(
+        textwrap.dedent(
+            f"""\
+            name: lake-experts
+            family:
+              name: gymnasium
+              params: {{id: FrozenLake-v1, kwargs: {{is_slippery: false}}, max_episode_steps: 100}}
+            tasks: {{count: 3, train: 2, test: 1, seed: 0}}
+            demonstrations:
+              source: ppo_expert
+              params: {TINY_EXPERT}
+              trajectories_per_task: {trajectories}
+              max_steps: 100
+            methods: [{{name: bc, method: bc_option, params: {TINY_BC}}}]
+            evaluation: {{learner: smdp_q_learning, episodes: 5, max_steps: 100, seeds: {seeds}}}
+            report: {{final_fraction: 0.2, baseline: null}}
+            """
+        )
+    )
+    return path
+
+
+def file_digests(folder: Path, skip: str = "cell.json") -> dict[str, str]:
+    """SHA-256 of every file under ``folder`` by relative path (``skip``: names left out, e.g.
+    ``cell.json``, which records when and where a cell ran)."""
+    return {
+        str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and path.name != skip
+    }
+
+
+def forge_experts(experts: Path) -> None:
+    """Rewrite every expert checkpoint in ``experts`` with its weights halved and a sidecar that
+    matches: valid files an expert trained here would never be, so a run that loads one keeps it
+    as it is, and a run that retrains writes the trained bytes back."""
+    import io
+    import json
+
+    import numpy as np
+
+    from opt_suite.agents.expert import sidecar_name, weights_digest
+
+    for path in sorted(experts.glob("expert-*.npz")):
+        with np.load(path) as stored:
+            arrays = {name: stored[name] for name in stored.files}
+        weights = [arrays[f"weight_{i}"] * 0.5 for i in range(int(arrays["num_weights"]))]
+        arrays.update({f"weight_{i}": w for i, w in enumerate(weights)})
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **arrays)
+        data = buffer.getvalue()
+        path.write_bytes(data)
+        sidecar = {
+            "key": str(arrays["key"]),
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "weights": weights_digest(weights),
+        }
+        (experts / sidecar_name(path.name)).write_text(json.dumps(sidecar, sort_keys=True))

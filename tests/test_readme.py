@@ -211,3 +211,17 @@ def test_quick_start_is_two_commands_and_ci_runs_the_test_one():
     steps = [install, ".venv/bin/ruff check .", ".venv/bin/mypy opt_suite baselines", run_tests]
     assert all(step in ci for step in steps), steps
     assert [ci.index(step) for step in steps] == sorted(ci.index(step) for step in steps)
+
+
+def test_the_fast_test_subset_is_named_with_its_generated_time(tmp_path):
+    gen = _load_script("gen_timings")
+    assert '`-m "not slow"`' in README and "docs/timings.md#the-test-suite" in README
+    assert '| `pytest -m "not slow"` | not measured yet: `python docs/gen_timings.py' in (
+        gen.render(tmp_path)
+    )
+    row = {"name": "tests-fast", "what": "w", "command": "c", "wall_s": 300.0, "cpu_s": 500.0}
+    row |= {"load_before": 0.5, "load_after": 2.0, "cores": 2, "commit": "abc", "date": "d"}
+    (tmp_path / "tests-fast.json").write_text(json.dumps(row))
+    page = gen.render(tmp_path)
+    assert '| `pytest -m "not slow"` | 5 min 00 s | 8 min 20 s | 0.5 → 2 | `abc`, d |' in page
+    assert "## Measured by this script" not in page  # a test command is not a spec's row

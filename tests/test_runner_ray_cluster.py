@@ -1,6 +1,7 @@
 """Joining a multi-node Ray cluster the way ``ray start`` makes one: token authentication on,
-two raylets; the driver (another process, as a user's would be) gives the local backend's numbers,
-and a node with other opt-suite code is refused with one line naming it."""
+two raylets; the driver (another process, as a user's would be) gives the local backend's numbers
+(a real ``ppo_expert`` spec's too, its experts' checkpoints included), and a node with other
+opt-suite code is refused with one line naming it."""
 
 from __future__ import annotations
 
@@ -14,8 +15,11 @@ from runner_support import (
     REPO,
     cli_command,
     fakes,  # noqa: F401  (fixture)
+    file_digests,
+    forge_experts,
     numbers,
     run_cli,
+    write_expert_spec,
     write_spec,
 )
 
@@ -106,3 +110,39 @@ def test_a_two_node_cluster_gives_the_local_numbers(tmp_path, token_cluster):
     assert f"(id {node.node_id[:12]}) has opt_suite 'opt-suite" in line, line
     assert "install the same opt-suite and plugins on every node" in line
     assert not (tmp_path / "refused" / "results.sqlite").exists()
+
+
+def test_a_ppo_expert_spec_on_two_nodes_gives_the_local_numbers_and_experts(
+    tmp_path, token_cluster
+):
+    """A real spec (FrozenLake, ``ppo_expert`` demonstrations, 2 seeds: a demonstrations cell per
+    raylet): the same cells and the same expert checkpoints, by content, in the driver's ``--out``
+    as a local run — and a rerun that recomputes the demonstrations loads the run's experts on
+    whichever node it runs (forged valid ones stay as they are; a retrained one would be sent
+    back)."""
+    spec = write_expert_spec(tmp_path, seeds=2)
+    local, joined = tmp_path / "local", tmp_path / "joined"
+    assert run_cli(spec, "--out", local, "--workers", "0", "--quiet", "--no-report") == 0
+    args = ("--backend", "ray", "--address", token_cluster.address, "--quiet", "--no-report")
+    result = _driver(tmp_path, spec, "--out", joined, *args)
+    assert result.returncode == 0, result.stderr
+    assert numbers_and_files(joined) == numbers_and_files(local)
+    assert len(file_digests(joined / "experts")) == 8  # 2 seeds x 2 train tasks, with sidecars
+    assert file_digests(joined / "experts") == file_digests(local / "experts")
+
+    for run in (local, joined):
+        forge_experts(run / "experts")
+    forged = file_digests(joined / "experts")
+    more = write_expert_spec(tmp_path, seeds=2, trajectories=3)
+    assert run_cli(more, "--out", local, "--workers", "0", "--quiet", "--no-report") == 0
+    result = _driver(tmp_path, more, "--out", joined, *args)
+    assert result.returncode == 0, result.stderr
+    assert file_digests(joined / "experts") == forged
+    assert numbers_and_files(joined) == numbers_and_files(local)
+
+
+def numbers_and_files(run: Path) -> tuple[list, dict[str, str]]:
+    """The run's episodes and every cell file but ``cell.json`` (when and where), by digest."""
+    with ResultsStore(run) as store:
+        episodes = [tuple(r.__dict__.values()) for r in store.episodes()]
+    return episodes, file_digests(run / "cells")

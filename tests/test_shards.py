@@ -98,3 +98,49 @@ def test_two_shard_processes_merge_into_the_reports_of_one_run(tmp_path, capsys)
     assert main(["merge-stores", str(again), str(shards[0])]) == 0
     for name in REPORTS:
         assert (again / name).read_bytes() == (whole / name).read_bytes(), name
+
+
+@pytest.mark.usefixtures("fakes")
+def test_a_sweeps_shards_merge_into_the_reports_of_one_sweep_run(tmp_path):
+    spec = write_spec(tmp_path, seeds=3)
+    with spec.open("a") as f:  # two variants that share their discovery cells
+        f.write("sweep:\n  grid:\n    evaluation.episodes: [10, 20]\n")
+    whole, merged = tmp_path / "whole", tmp_path / "merged"
+    shards = [tmp_path / "shard1", tmp_path / "shard2"]
+    assert run_cli(spec, "--out", whole, "--workers", "0", "--quiet") == 0
+    for i, out in enumerate(shards, start=1):
+        args = ("--out", out, "--workers", "0", "--quiet", "--no-report", "--shard", f"{i}/2")
+        assert run_cli(spec, *args) == 0
+
+    assert main(["merge-stores", str(merged), *map(str, shards)]) == 0
+    variants = sorted(p.name for p in (whole / "variants").iterdir())
+    assert variants == ["episodes=10", "episodes=20"]
+    for name in ("sweep.md", "sweep.csv"):
+        assert (merged / name).read_bytes() == (whole / name).read_bytes(), name
+    for variant in variants:
+        for name in REPORTS:
+            ours, theirs = merged / "variants" / variant / name, whole / "variants" / variant / name
+            assert ours.read_bytes() == theirs.read_bytes(), (variant, name)
+
+    # Merged twice: no row added.
+    before = _rows(merged)
+    assert main(["merge-stores", str(merged), *map(str, shards), "--no-report"]) == 0
+    assert _rows(merged) == before
+
+
+@pytest.mark.usefixtures("fakes")
+def test_shards_of_a_sweep_and_of_one_spec_do_not_merge(tmp_path, capsys):
+    plain = write_spec(tmp_path, seeds=2)
+    swept = write_spec(tmp_path, seeds=2, file="swept.yaml")
+    with swept.open("a") as f:
+        f.write("sweep:\n  grid:\n    evaluation.episodes: [10, 20]\n")
+    one, other = tmp_path / "one", tmp_path / "other"
+    args = ("--workers", "0", "--quiet", "--no-report", "--shard")
+    assert run_cli(plain, "--out", one, *args, "1/2") == 0
+    assert run_cli(swept, "--out", other, *args, "2/2") == 0
+    capsys.readouterr()
+    assert main(["merge-stores", str(tmp_path / "merged"), str(one), str(other)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert f"{other} and {one} are not shards of one sweep" in err
+    assert not (tmp_path / "merged").exists()

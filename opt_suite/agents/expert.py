@@ -45,7 +45,7 @@ from opt_suite.agents.params import ExpertParams
 from opt_suite.families.base import Task, TaskFamily
 from opt_suite.files_guard import InputError, read_bounded
 
-__all__ = ["TrainedExpert", "checkpoint_key", "train_expert", "weights_digest"]
+__all__ = ["TrainedExpert", "checkpoint_key", "sidecar_name", "train_expert", "weights_digest"]
 
 # Part of every checkpoint's key: raise it when the same inputs train a different expert.
 # 2: PPO acts in NumPy with its own sample stream (opt_suite.agents.acting), not tf-agents' policy.
@@ -204,8 +204,13 @@ def _write_atomically(path: Path, data: bytes) -> None:
     os.replace(partial, path)
 
 
+def sidecar_name(checkpoint_name: str) -> str:
+    """The name of a checkpoint's sidecar of digests, beside it."""
+    return checkpoint_name + ".sha256.json"
+
+
 def _sidecar(path: Path) -> Path:
-    return path.with_name(path.name + ".sha256.json")
+    return path.with_name(sidecar_name(path.name))
 
 
 #: A sidecar holds a key and two hex digests: a few hundred bytes.

@@ -97,16 +97,16 @@ def _check_writable(directory: Path) -> str | None:
 def run(args: argparse.Namespace) -> int:
     """Run the protocol; print a one-line summary and the failed cells."""
     from opt_suite.registry import RegistryError
-    from opt_suite.runner import BackendError, run_protocol
+    from opt_suite.runner import BackendError, ClusterLost, run_protocol
     from opt_suite.runner.estimate import WorkTooLarge
     from opt_suite.runner.progress import format_duration
     from opt_suite.runner.shards import parse_shard, shard_seeds
     from opt_suite.spec import SpecError, find_spec, load_sweep, spec_hash
     from opt_suite.store import StoreError
 
-    def error(message: str) -> int:
+    def error(message: str, status: int = 2) -> int:
         print(f"opt-suite run: error: {message}", file=sys.stderr)
-        return 2
+        return status
 
     try:
         seeds = parse_seeds(args.seeds) if args.seeds else None
@@ -129,13 +129,14 @@ def run(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr)
         return 2
     spec = sweep.base
+    # A sweep's shard takes the same share of every variant's seeds (variants may differ in
+    # evaluation.seeds), so merging the shards gives every variant whole.
+    variant_seeds: dict[str, Any] = {v.name: seeds for v in sweep.variants}
     if shard is not None:
-        if sweep.variants:
-            return error(
-                f"--shard: {spec.name!r} is a sweep; shards split one spec's seeds (run each "
-                "variant's spec with --shard, or the sweep without it)"
-            )
         try:
+            for variant in sweep.variants:
+                own = range(variant.spec.evaluation.seeds) if seeds is None else seeds
+                variant_seeds[variant.name] = shard_seeds(own, shard)
             seeds = shard_seeds(range(spec.evaluation.seeds) if seeds is None else seeds, shard)
         except ValueError as exc:
             return error(str(exc))
@@ -143,15 +144,18 @@ def run(args: argparse.Namespace) -> int:
     problem = _check_writable(directory)
     if problem:
         return error(problem)
-    from opt_suite.store.filesystems import shared_filesystem_note
+    from opt_suite.store.filesystems import lost_locks_warning, shared_filesystem_note
 
-    if note := shared_filesystem_note(directory):
-        print(note, file=sys.stderr)
+    for notice in (shared_filesystem_note(directory), lost_locks_warning(directory)):
+        if notice:
+            print(notice, file=sys.stderr)
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main_thread else None
     if sweep.variants:
         try:
-            return _run_sweep(args, sweep, directory, seeds)
+            return _run_sweep(args, sweep, directory, variant_seeds)
+        except ClusterLost as exc:  # not bad input: a rerun completes it
+            return error(str(exc), status=1)
         except (RegistryError, BackendError, StoreError, WorkTooLarge) as exc:
             return error(str(exc))
         except OSError as exc:
@@ -170,6 +174,8 @@ def run(args: argparse.Namespace) -> int:
             argv=["opt-suite", "run", *sys.argv[2:]],
             quiet=args.quiet,
         )
+    except ClusterLost as exc:  # not bad input: a rerun completes it
+        return error(str(exc), status=1)
     except (RegistryError, BackendError, StoreError, WorkTooLarge) as exc:
         return error(str(exc))
     except OSError as exc:  # e.g. the disk is full before any cell ran (SQLite's: StoreError)
@@ -227,13 +233,14 @@ def retry_hint(summary: Any, directory: Path) -> str:
     return f"; rerun the same command to retry the failed cells ({logs})"
 
 
-def _run_sweep(args: argparse.Namespace, sweep: Any, directory: Path, seeds) -> int:
+def _run_sweep(args: argparse.Namespace, sweep: Any, directory: Path, seeds: dict[str, Any]) -> int:
     """Run every variant of a sweep into ``directory``'s one store, then the sweep's reports.
 
     One store for all variants: a cell whose inputs two variants share (e.g. the demonstrations
     and every discovery when only the learner's α changes) has one content hash, so the second
     variant reuses it — computed once. ``sweep.json`` (written first, so a crash leaves it) names
-    the variants; the summary line says how many planned cells were shared.
+    the variants; the summary line says how many planned cells were shared. ``seeds``: each
+    variant's seed indices by name (None: its own ``evaluation.seeds``).
     """
     from opt_suite.report.sweep import write_manifest
     from opt_suite.runner import run_protocol
@@ -251,7 +258,7 @@ def _run_sweep(args: argparse.Namespace, sweep: Any, directory: Path, seeds) -> 
         result = run_protocol(
             variant.spec,
             directory,
-            seeds=seeds,
+            seeds=seeds[variant.name],
             workers=args.workers,
             backend=args.backend,
             address=args.address,

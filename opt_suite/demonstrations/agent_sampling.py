@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from opt_suite.agents.expert import TrainedExpert, checkpoint_key, train_expert
+from opt_suite.agents.expert import TrainedExpert, checkpoint_key, sidecar_name, train_expert
 from opt_suite.agents.params import ExpertParams
 from opt_suite.demonstrations.base import episode_caps
 from opt_suite.families.base import Task, TaskFamily
@@ -31,6 +31,7 @@ from opt_suite.trajectory import Trajectory
 __all__ = [
     "AgentDemonstrations",
     "CutDemonstration",
+    "checkpoint_names",
     "collect_agent_demonstrations",
     "cut_message",
     "reports_lives",
@@ -152,6 +153,32 @@ def _seed(parent: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(parent.entropy, spawn_key=(*parent.spawn_key, *key))
 
 
+def _expert_seed(seed: np.random.SeedSequence, task_position: int) -> int:
+    return int(_seed(seed, task_position, 0).generate_state(1)[0] % (2**31 - 1))
+
+
+def _checkpoint_name(family: TaskFamily, task: Task, params: ExpertParams, seed: int) -> str:
+    return f"expert-{checkpoint_key(family, task, params, seed)[:24]}.npz"
+
+
+def checkpoint_names(
+    family: TaskFamily,
+    train_tasks: Sequence[Task],
+    params: ExpertParams,
+    seed: np.random.SeedSequence,
+) -> list[str]:
+    """The files :func:`collect_agent_demonstrations` reads in its ``checkpoint_dir`` if present.
+
+    Each expert's checkpoint and its sidecar of digests, in the order they are written; a runner
+    that computes the cell on another machine sends the ones it has along.
+    """
+    names = []
+    for i, task in enumerate(train_tasks):
+        name = _checkpoint_name(family, task, params, _expert_seed(seed, i))
+        names += [name, sidecar_name(name)]
+    return names
+
+
 def collect_agent_demonstrations(
     family: TaskFamily,
     train_tasks: Sequence[Task],
@@ -176,11 +203,10 @@ def collect_agent_demonstrations(
     was_cut: list[bool] = []
     messages: list[str] = []
     for i, task in enumerate(train_tasks):
-        expert_seed = int(_seed(seed, i, 0).generate_state(1)[0] % (2**31 - 1))
+        expert_seed = _expert_seed(seed, i)
         path = None
         if checkpoint_dir is not None:
-            key = checkpoint_key(family, task, params, expert_seed)
-            path = Path(checkpoint_dir) / f"expert-{key[:24]}.npz"
+            path = Path(checkpoint_dir) / _checkpoint_name(family, task, params, expert_seed)
         expert = train_expert(family, task, params, expert_seed, path)
         experts.append(expert)
         rng = np.random.default_rng(_seed(seed, i, 1))

@@ -141,6 +141,16 @@ class DemonstrationSource(Component):
         """
         return 0
 
+    def checkpoint_names(self, context: SourceContext) -> list[str]:
+        """The plain file names in ``context.checkpoint_dir`` that :meth:`collect` would reuse.
+
+        A cell may run on a machine that cannot see the run's ``experts/`` (a Ray node): the runner
+        sends these files along when the run has them, and brings back every file the source
+        writes there, so a later cell on any machine finds them. Default: none (a source with
+        ``uses_checkpoints`` that does not say trains again wherever its cell runs).
+        """
+        return []
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         adapt_entry(cls, "collect", _call_old_collect, SourceContext)

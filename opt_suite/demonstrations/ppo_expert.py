@@ -14,10 +14,12 @@ on families whose envs report lives (Atari), and until the episode ends on the o
 tabular demonstration that never reaches its goal — or, with ``min_complete``, dropped with a
 warning. A cut episode that succeeded is complete: on a survival task the cap is the goal
 (CartPole balanced to its limit; the family's ``solved_when_cut``, the gymnasium family's
-``success_return``). Expert checkpoints go to the run's directory
-(``experts/``) when the runner gives one, so a rerun that must recompute the demonstrations (more
-trajectories, a longer ``max_steps``) reuses the trained experts — each only if its bytes match the
-digest written beside it; a swapped or damaged one is retrained (:mod:`opt_suite.agents.expert`).
+``success_return``). Expert checkpoints go to the checkpoint folder the runner gives (and from
+there to the run's ``experts/``: :class:`opt_suite.runner.cells.DemonstrationsJob`), and
+:meth:`PPOExpert.checkpoint_names` names them, so a rerun that must recompute the demonstrations
+(more trajectories, a longer ``max_steps``) reuses the trained experts, on whichever machine it
+runs — each only if its bytes match the digest written beside it; a swapped or damaged one is
+retrained (:mod:`opt_suite.agents.expert`).
 
 This module does not import TensorFlow (``opt-suite list`` and ``validate`` load it); collecting
 does.
@@ -65,6 +67,13 @@ class PPOExpert(DemonstrationSource):
         """(bytes, what) of one expert's networks and batch, for the work estimate."""
         found = ppo_memory(params.ppo, size.observation_shape, size.num_actions)
         return found, "a PPO expert: networks with Adam's moments and one update's batch"
+
+    def checkpoint_names(self, context: SourceContext) -> list[str]:
+        """Each train task's expert checkpoint and its sidecar of digests."""
+        from opt_suite.demonstrations.agent_sampling import checkpoint_names
+
+        family, tasks = context.family, context.train_tasks
+        return checkpoint_names(family, tasks, self.params, context.seed)
 
     def collect(self, context: SourceContext) -> list[Trajectory]:
         """Train (or reload) each task's expert and sample its trajectories.

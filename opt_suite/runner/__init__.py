@@ -10,8 +10,15 @@
 * :mod:`~opt_suite.runner.protocol` -- all of it for one spec (what ``opt-suite run`` calls).
 """
 
-from opt_suite.runner.backends import BackendError
+from opt_suite.runner.backends import BackendError, ClusterLost
 from opt_suite.runner.protocol import RunResult, resolve_components, run_protocol
 from opt_suite.runner.scheduler import Summary
 
-__all__ = ["BackendError", "RunResult", "Summary", "resolve_components", "run_protocol"]
+__all__ = [
+    "BackendError",
+    "ClusterLost",
+    "RunResult",
+    "Summary",
+    "resolve_components",
+    "run_protocol",
+]

@@ -38,11 +38,23 @@ from opt_suite.runner.cells import (
     worker_environment,
 )
 
-__all__ = ["Backend", "InlineBackend", "PoolBackend", "RayBackend", "BackendError", "make_backend"]
+__all__ = [
+    "Backend",
+    "InlineBackend",
+    "PoolBackend",
+    "RayBackend",
+    "BackendError",
+    "ClusterLost",
+    "make_backend",
+]
 
 
 class BackendError(RuntimeError):
     """A backend cannot start (e.g. Ray is not installed or the cluster cannot be reached)."""
+
+
+class ClusterLost(BackendError):
+    """The Ray cluster a run joined stopped answering mid-run (its head died): the run stops."""
 
 
 class Backend:
@@ -316,28 +328,58 @@ class RayBackend(Backend):
         self.workers = self.capacity = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._remote = ray.remote(num_cpus=1, max_retries=0)(execute)
         self._refs: dict[Any, tuple[str, str]] = {}
+        self._address = address if address and self._started_here else None
+        self._gone: str | None = None  # why the joined cluster is gone, once it is
+        self._head_checked = time.monotonic()
 
     def submit(self, job: CellJob) -> None:  # noqa: D102
+        self._stop_if_gone()
         self._refs[self._remote.remote(job)] = (job.cell_id, job.label)
 
     def wait(self, timeout: float | None) -> list[CellOutcome]:  # noqa: D102
+        self._stop_if_gone()
         if not self._refs:
             return []
         ready, _ = self._ray.wait(list(self._refs), num_returns=1, timeout=timeout)
         if ready:  # collect everything else already finished too
             ready, _ = self._ray.wait(list(self._refs), num_returns=len(self._refs), timeout=0)
+        elif time.monotonic() - self._head_checked > HEAD_CHECK_EVERY_S:
+            self._check_head()  # nothing finished for a while: is anyone still there?
         outcomes = []
         for ref in ready:
             cell = self._refs.pop(ref)
             try:
                 outcomes.append(self._ray.get(ref))
             except Exception as exc:  # the worker died, or the object was lost
-                outcomes.append(_lost(*cell, exc))
+                # Every node's loss looks alike here; only a lost head ends the run. Its cells
+                # are then not failed but left undone, for the rerun (the finished ones above are
+                # returned first, to be stored).
+                if self._check_head() is None:
+                    outcomes.append(_lost(*cell, exc))
         return outcomes
 
+    def _check_head(self) -> str | None:
+        """Why the joined cluster's head is gone (also kept for the next call), or None."""
+        self._head_checked = time.monotonic()
+        if self._address is not None and self._gone is None:
+            try:
+                _probe(self._address)
+            except BackendError as exc:
+                self._gone = str(exc)
+        return self._gone
+
+    def _stop_if_gone(self) -> None:
+        if self._gone is not None:
+            raise ClusterLost(
+                f"the Ray cluster stopped answering mid-run ({self._gone}): its head died or"
+                " was stopped; every finished cell is stored, the cells it was running are not:"
+                " rerun the same command against a running cluster to compute what is missing"
+            )
+
     def close(self) -> None:  # noqa: D102
-        for ref in self._refs:
-            self._ray.cancel(ref, force=True)
+        if self._gone is None:  # a lost cluster cancels nothing (and would not answer)
+            for ref in self._refs:
+                self._ray.cancel(ref, force=True)
         self._refs.clear()
         if self._started_here:
             self._ray.shutdown()
@@ -359,6 +401,9 @@ def _signals_deferred() -> Iterator[None]:
 
 
 PROBE_TIMEOUT_S = 5.0
+
+#: While no cell finishes, how often a run on a joined cluster checks that its head still answers.
+HEAD_CHECK_EVERY_S = 10.0
 
 # HTTP/2's client connection preface (RFC 9113 Sec. 3.4) and an empty SETTINGS frame: Ray's GCS and
 # its client server (ray://) speak gRPC, i.e. HTTP/2, and a server must answer with a SETTINGS frame

@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,22 +80,47 @@ class CellJob:
 class DemonstrationsJob(CellJob):
     """Demonstrations on the train tasks.
 
+    A source that keeps checkpoints (``uses_checkpoints``) keeps them in a folder of the worker's
+    own, filled with ``checkpoints``; the files it writes there come back in the outcome's
+    ``checkpoints`` and the runner stores them in the run's ``experts/``. So a cell reads and
+    writes the run's checkpoints the same way on any machine — a Ray node that cannot see the
+    driver's disk included — and only the runner writes into the run directory.
+
     Attributes:
       tasks: the train tasks.
       seed: the cell's ``SeedSequence``.
       demonstrations_spec: the spec's ``demonstrations`` section.
       source_cls: the registered demonstration source it names.
-      checkpoint_dir: where a source that trains agents keeps them (the run's ``experts/``), so a
-        rerun reuses them; None keeps nothing.
+      keeps_checkpoints: give the source a checkpoint folder (False: it keeps nothing).
+      checkpoints: the run's files this cell may reuse (``source.checkpoint_names``), name ->
+        bytes.
     """
 
     tasks: Sequence[Task]
     seed: np.random.SeedSequence
     demonstrations_spec: DemonstrationsSpec
     source_cls: type[DemonstrationSource]
-    checkpoint_dir: str | None = None
+    keeps_checkpoints: bool = False
+    checkpoints: Mapping[str, bytes] = dataclasses.field(default_factory=dict)
 
     def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
+        if not self.keeps_checkpoints:
+            return {"demonstrations": self._collect(None)}, None
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="opt-suite-experts-") as folder:
+            for name, data in self.checkpoints.items():
+                (Path(folder) / plain_file_name(name)).write_bytes(data)
+            demos = self._collect(folder)
+            written = {
+                path.name: path.read_bytes()
+                for path in sorted(Path(folder).iterdir())
+                if path.is_file() and not path.name.startswith(".")
+            }
+        new = {name: data for name, data in written.items() if self.checkpoints.get(name) != data}
+        return {"demonstrations": demos, "checkpoints": new}, None
+
+    def _collect(self, checkpoint_dir: str | None) -> list[Any]:
         from opt_suite.demonstrations import collect_demonstrations
 
         demos = collect_demonstrations(
@@ -104,11 +129,18 @@ class DemonstrationsJob(CellJob):
             self.demonstrations_spec,
             self.seed,
             self.source_cls,
-            checkpoint_dir=self.checkpoint_dir,
+            checkpoint_dir=checkpoint_dir,
         )
         if not demos:
             raise ValueError("no demonstration was collected")
-        return {"demonstrations": list(demos)}, None
+        return list(demos)
+
+
+def plain_file_name(name: str) -> str:
+    """``name`` if it names a file within one folder (not a path, not hidden); else ValueError."""
+    if not name or "/" in name or "\\" in name or name.startswith("."):
+        raise ValueError(f"a checkpoint may not be named {name!r}: expected a plain file name")
+    return name
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -287,6 +319,9 @@ class CellOutcome:
       episodes: (test task index, returns, steps, frames) per test task (evaluation cells).
       usage: one ``OptionUsage`` per test task (evaluation cells computed with ``record_usage``).
       files: a discovery's extra files, name -> bytes (``Discovery.files``).
+      checkpoints: the files a demonstrations cell's source wrote in its checkpoint folder that
+        the run did not have (or had with other bytes), name -> bytes, for the run's
+        ``experts/``.
       retryable: whether a failure may not happen again on a rerun (a lost worker, a full disk);
         False for an error of the cell's own code or a non-finite result, which the same inputs
         and seeds give again (:func:`may_change_on_retry`).
@@ -307,6 +342,7 @@ class CellOutcome:
     episodes: Sequence[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = ()
     usage: Sequence[Any] = ()
     files: dict[str, bytes] = dataclasses.field(default_factory=dict)
+    checkpoints: dict[str, bytes] = dataclasses.field(default_factory=dict)
     retryable: bool = True
 
 

@@ -28,6 +28,7 @@ from opt_suite.runner.cells import (
     DemonstrationsJob,
     DiscoveryJob,
     EvaluationJob,
+    plain_file_name,
 )
 from opt_suite.runner.claims import Claims
 from opt_suite.runner.estimate import (
@@ -57,11 +58,13 @@ from opt_suite.spec import Spec, canonical_yaml, spec_hash, to_plain
 from opt_suite.stages import Stage
 from opt_suite.store.files import (
     DEMOS_FILE,
+    EXPERTS_FOLDER,
     OPTIONS_FILE,
     USAGE_FILE,
     cell_dir,
     load_demonstrations,
     remove_stale_temporaries,
+    write_bytes_atomic,
 )
 from opt_suite.store.provenance import collect_provenance
 from opt_suite.store.reader import split_name
@@ -172,14 +175,33 @@ class _Inputs:
         }
 
     def _demonstrations_job(self, cell: Cell) -> DemonstrationsJob:
-        return DemonstrationsJob(
+        job = DemonstrationsJob(
             **self._common(cell),
             tasks=self.plan.train_tasks,
             seed=demonstrations_seed(self.spec.tasks.seed, cell.seed),
             demonstrations_spec=self.spec.demonstrations,
             source_cls=self.components.demonstrations,
-            checkpoint_dir=str(self.directory / "experts"),
+            keeps_checkpoints=self.components.demonstrations.uses_checkpoints,
         )
+        if not job.keeps_checkpoints:
+            return job
+        # The checkpoints this cell may reuse travel with it: its worker may be a Ray node that
+        # cannot see this directory (DemonstrationsJob).
+        return dataclasses.replace(job, checkpoints=self._checkpoints(job))
+
+    def _checkpoints(self, job: DemonstrationsJob) -> dict[str, bytes]:
+        from opt_suite.demonstrations.base import SourceContext
+
+        d = self.spec.demonstrations
+        context = SourceContext(
+            job.family(), list(job.tasks), d.trajectories_per_task, d.max_steps, job.seed
+        )
+        found = {}
+        for name in job.source_cls(d.params).checkpoint_names(context):
+            path = self.directory / EXPERTS_FOLDER / plain_file_name(name)
+            if path.is_file() and not path.is_symlink():  # what else is there: retrained
+                found[name] = read_bounded(path, MAX_FILE_BYTES, "expert checkpoint")
+        return found
 
     def _discovery_job(self, cell: Cell) -> DiscoveryJob:
         spec = self.spec
@@ -214,6 +236,11 @@ class _Inputs:
             case Stage.DEMONSTRATIONS:
                 from opt_suite.demonstrations import save_demonstrations
 
+                # Before the cell is recorded: a recorded cell's experts are in the run.
+                experts = self.directory / EXPERTS_FOLDER
+                for name, data in sorted(outcome.checkpoints.items()):  # checkpoint, then sidecar
+                    experts.mkdir(exist_ok=True)
+                    write_bytes_atomic(experts / plain_file_name(name), data)
                 demos = list(outcome.demonstrations or ())
                 files[DEMOS_FILE] = lambda path: save_demonstrations(path, demos)
             case Stage.DISCOVERY:

@@ -46,7 +46,12 @@ from opt_suite.families.base import TabularModel, Task, TaskFamily, exact_model
 from opt_suite.runner.seeding import reference_seed
 from opt_suite.runner.versions import provider
 from opt_suite.spec import content_hash, spec_hash, to_plain
-from opt_suite.store.files import REFERENCES_DIR, copy_missing_files, references_file
+from opt_suite.store.files import (
+    EXPERTS_FOLDER,
+    REFERENCES_DIR,
+    copy_missing_files,
+    references_file,
+)
 from opt_suite.store.sealed import SealedFileError, read_sealed, write_sealed
 
 if TYPE_CHECKING:
@@ -268,7 +273,7 @@ def _measure(
         if model is not None
         else _sampled_random_return(family, task, horizon, random_seed)
     )
-    expert = _expert_return(spec, components, family, task, expert_seed, directory / "experts")
+    expert = _expert_return(spec, components, family, task, expert_seed, directory / EXPERTS_FOLDER)
     if not (np.isfinite(random) and np.isfinite(expert)):
         raise ReferenceError(f"non-finite reference returns: random {random}, expert {expert}")
     return random, expert

@@ -17,6 +17,7 @@ __all__ = [
     "CELL_FILE",
     "USAGE_FILE",
     "REFERENCES_DIR",
+    "EXPERTS_FOLDER",
     "cell_dir",
     "references_file",
     "write_cell_dir",
@@ -24,6 +25,7 @@ __all__ = [
     "copy_missing_files",
     "load_demonstrations",
     "load_options",
+    "write_bytes_atomic",
     "write_text_atomic",
     "process_alive",
     "remove_stale_temporaries",
@@ -38,6 +40,10 @@ USAGE_FILE = "option_usage.npz"  # evaluation cells of a learner that counts its
 #: Reference returns of the normalised scores (opt_suite.runner.references): one file per
 #: (seed, test task), named by its content hash, and one per spec, ``spec-<spec hash>.json``.
 REFERENCES_DIR = "references"
+
+#: The run's trained experts (``ppo_expert``'s checkpoints), named by what trained them; only the
+#: runner writes here (runner.cells.DemonstrationsJob), so every node's experts land in one place.
+EXPERTS_FOLDER = "experts"
 
 
 def references_file(directory: Path, spec_hash: str) -> Path:
@@ -135,9 +141,14 @@ def copy_missing_files(
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file and a rename (never half-written)."""
+    write_bytes_atomic(path, text.encode())
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename (never half-written)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        tmp.write_text(text)
+        tmp.write_bytes(data)
         os.replace(tmp, path)
     finally:
         with contextlib.suppress(FileNotFoundError):

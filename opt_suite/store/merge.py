@@ -131,7 +131,10 @@ def _verify_shard_cell(shard: StoreContents, cell_id: str, cell: DoneCell) -> No
 
 
 def merge_stores(
-    out: str | Path, shards: Sequence[str | Path], argv: Sequence[str]
+    out: str | Path,
+    shards: Sequence[str | Path],
+    argv: Sequence[str],
+    spec_hash: str | None = None,
 ) -> MergeSummary:
     """Merge the stores of ``shards`` (run directories) into ``out``'s (created if missing).
 
@@ -139,6 +142,9 @@ def merge_stores(
       out: the run directory to merge into (may already hold a merge, or be one of the shards).
       shards: the shards' run directories; each one's latest spec is merged.
       argv: the command line, recorded as the merged run's.
+      spec_hash: merge this spec of every shard instead of its latest: one variant of a sweep
+        (whose shards hold every variant's runs). ``out`` may then hold other specs — the sweep's
+        other variants, which the caller has checked (``cli/merge_stores.py``).
 
     Raises:
       MergeRefused: other specs, other code, a conflicting or unverifiable cell (nothing written).
@@ -146,16 +152,21 @@ def merge_stores(
       DirectoryInUse: a run of another spec is running in ``out``.
     """
     out = Path(out)
-    read = [read_contents(Path(s)) for s in shards]
+    read = [read_contents(Path(s), spec_hash) for s in shards]
     if not read:
         raise MergeRefused("no shard directories to merge")
     first = read[0]
     for i, shard in enumerate(read[1:], start=2):
         _check_same_spec(first, shard, f"shard {i}")
     target = None
-    if has_runs(out):
+    if has_runs(out) and spec_hash is None:
         _check_same_spec(first, read_contents(out), "the merge target")
         target = read_contents(out, first.spec_hash)
+    elif has_runs(out):
+        try:  # a variant merged before, or not yet (the target holds the other variants)
+            target = read_contents(out, spec_hash)
+        except StoreError:
+            target = None
     _check_same_code(([target] if target else []) + read)
 
     # Every result once: cells the target holds, then each shard's new ones (conflicts refused).

@@ -142,10 +142,10 @@ def test_a_missing_shard_is_refused(shards, capsys, tmp_path):
     assert f"no results store at {tmp_path / 'nowhere' / 'results.sqlite'}" in err
 
 
-def test_a_sweep_is_not_sharded(tmp_path, capsys):
+def test_a_sweep_with_more_shards_than_seeds_is_one_line(tmp_path, capsys):
     out = tmp_path / "out"
-    assert run_cli("fourrooms-paper-sensitivity", "--out", out, "--shard", "1/2") == 2
+    assert run_cli("fourrooms-paper-sensitivity", "--out", out, "--shard", "6/6") == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1, err
-    assert "--shard: 'fourrooms-paper-sensitivity' is a sweep; shards split one spec's seeds" in err
+    assert "--shard 6/6: the run has 5 seed(s) and shards split seeds" in err
     assert not out.exists()
