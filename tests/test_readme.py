@@ -100,7 +100,7 @@ def test_gate_rates_render_every_entry_and_say_when_alarms_exceed_alpha(tmp_path
     assert "| 0.1 | 0.68<br>a 7/20, b 20/20 |" in page
     assert "| 0.05 | not measured |" in page
     assert "(40 seeds, 1 min 15 s wall with `--workers 1`" in page
-    assert "`1234567` (with uncommitted changes)" in page
+    assert "`1234567 (with uncommitted changes)`" in page
 
 
 def test_performance_page_is_generated_from_benchmark_output():
