@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Regenerates every generated file of docs/results/fourrooms-heldout/ with one command:
+#
+#   bash docs/results/fourrooms-heldout/regenerate.sh [RUNS_DIR]      (default RUNS_DIR: results)
+#
+# Runs the bundled spec fourrooms-heldout into RUNS_DIR/fourrooms-heldout (cells already there are
+# reused, so a rerun of the finished study only rewrites the files), then copies its report here
+# and writes comparisons.md/.json (collect.py). README.md is written by hand from these files.
+# Measured cost: provenance.json (wall time, workers, commit, command, load around the run).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+runs=${1:-results}
+mkdir -p "$runs"
+
+# The machine's load (uptime) at the run's start and end, appended to RUNS_DIR/<spec>.timing:
+# collect.py puts the last pair into provenance.json, since a shared machine can double a wall time.
+spec=fourrooms-heldout
+echo "start $(date -u +%T) $(uptime)" >> "$runs/$spec.timing"
+opt-suite run "$spec" --out "$runs/$spec" --workers 2 --quiet
+echo "end $(date -u +%T) $(uptime)" >> "$runs/$spec.timing"
+
+python "$here/collect.py" "$runs"
