@@ -8,7 +8,9 @@ Called by ``regenerate.sh`` (which runs the spec first); usable alone:
 Writes, next to this file: the run's ``leaderboard.md``/``.json``, ``runs.json`` (every (method,
 seed, test task) run's metrics) and ``curves.png``; ``provenance.json`` (spec hash, commit,
 command, versions, wall time, and the machine's load around the run when ``regenerate.sh`` timed
-it); and ``comparisons.md``/``.json``, written from the copies alone.
+it); ``demonstrations.json``, which rooms the run's demonstrations pass through (read from
+its store: no report file holds it); and ``comparisons.md``/``.json``, written from the copies
+alone.
 
 The comparisons are the report's own statistics and the suite's one verdict rule applied to the
 pairs the page is about (:func:`opt_suite.report.pairwise.comparison_rows`, as the MinAtar page):
@@ -28,10 +30,15 @@ import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
+import yaml
+
+from opt_suite.families.tabular import grid_dynamics, layouts, task_cells
 from opt_suite.report import load_baseline
 from opt_suite.report.pairwise import comparison_markdown, comparison_rows
 from opt_suite.report.verdicts import load_references
 from opt_suite.run_view import run_provenance
+from opt_suite.store import ResultsStore
 
 HERE = Path(__file__).resolve().parent
 SPEC = "fourrooms-heldout"
@@ -64,21 +71,64 @@ def main(runs_dir: Path) -> int:
     provenance = run_provenance(run)
     timing = runs_dir / f"{SPEC}.timing"
     if timing.is_file():  # the load is what makes a wall time on a shared machine readable
-        provenance[-1]["load"] = load_around(timing.read_text())
+        provenance[-1]["timed"] = timed_run(timing.read_text())
     (HERE / "provenance.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
+    visits = room_visits(run, provenance[-1]["seeds"])
+    (HERE / "demonstrations.json").write_text(json.dumps(visits, indent=1, sort_keys=True) + "\n")
     write_tables()
     print(f"collect.py: wrote {HERE}")
     return 0
 
 
-def load_around(timing: str) -> dict[str, list[float]]:
-    """The 1/5/15-minute load averages at the last timed run's start and end (``uptime``)."""
-    found: dict[str, list[float]] = {}
+def timed_run(timing: str) -> dict[str, dict[str, float]]:
+    """The last timed run of ``timing``: load averages at its start and end, ``/usr/bin/time``'s.
+
+    ``load_start`` / ``load_end``: the 1, 5 and 15 minute load averages ``uptime`` printed;
+    ``time``: the wall, user and system seconds of the run and its workers.
+    """
+    found: dict[str, dict[str, float]] = {}
     for line in timing.splitlines():
-        m = re.match(r"(start|end) .*load average: ([\d.]+), ([\d.]+), ([\d.]+)", line)
-        if m:
-            found[m.group(1)] = [float(x) for x in m.groups()[1:]]
+        load = re.match(r"(start|end) .*load average: ([\d.]+), ([\d.]+), ([\d.]+)", line)
+        if load:
+            minutes = dict(zip(("1min", "5min", "15min"), load.groups()[1:], strict=True))
+            found[f"load_{load.group(1)}"] = {k: float(v) for k, v in minutes.items()}
+        elif line.startswith("time "):
+            words = line.split()[1:]
+            found["time"] = {k: float(v) for k, v in zip(words[::2], words[1::2], strict=True)}
     return found
+
+
+def room_visits(run: Path, seeds: list[int]) -> dict[str, object]:
+    """Per room: how many demonstrations start, end or pass in it, and their states there.
+
+    Whether the demonstrators ever enter the held-out room decides what a clone of them can
+    transfer to test goals inside it. A state is a free cell (row-major, as the family numbers
+    them); a hallway belongs to no room.
+    """
+    spec = yaml.safe_load((run / "spec.yaml").read_text())
+    layout = layouts.get(spec["family"]["params"]["layout"])
+    cells, _ = grid_dynamics.states_of(layout.walls)
+    rooms = {room: task_cells.in_room(layout, cells, room) for room in layouts.ROOMS}
+    counts = {room: {"entered": 0, "started": 0, "ended": 0, "states": 0} for room in rooms}
+    demonstrations = states = 0
+    with ResultsStore(run) as store:
+        for seed in seeds:
+            for trajectory in store.demonstrations(seed) or []:
+                visited = np.asarray(trajectory.observations, dtype=np.int64).ravel()
+                demonstrations, states = demonstrations + 1, states + visited.size
+                for room, inside in rooms.items():
+                    here = inside[visited]
+                    counts[room]["entered"] += int(here.any())
+                    counts[room]["started"] += int(here[0])
+                    counts[room]["ended"] += int(here[-1])
+                    counts[room]["states"] += int(here.sum())
+    held_out = spec["tasks"]["vary"].get("held_out_room")
+    return {
+        "held_out_room": held_out,
+        "demonstrations": demonstrations,
+        "states": states,
+        "rooms": counts,
+    }
 
 
 def write_tables() -> None:

@@ -12,11 +12,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 runs=${1:-results}
 mkdir -p "$runs"
 
-# The machine's load (uptime) at the run's start and end, appended to RUNS_DIR/<spec>.timing:
-# collect.py puts the last pair into provenance.json, since a shared machine can double a wall time.
+# The machine's load (uptime) at the run's start and end and the run's wall and CPU seconds
+# (/usr/bin/time), appended to RUNS_DIR/<spec>.timing: collect.py puts the last run's into
+# provenance.json, since a shared machine can double a wall time.
 spec=fourrooms-heldout
 echo "start $(date -u +%T) $(uptime)" >> "$runs/$spec.timing"
-opt-suite run "$spec" --out "$runs/$spec" --workers 2 --quiet
+/usr/bin/time -a -o "$runs/$spec.timing" -f "time wall_s %e user_s %U sys_s %S" \
+  opt-suite run "$spec" --out "$runs/$spec" --workers 2 --quiet
 echo "end $(date -u +%T) $(uptime)" >> "$runs/$spec.timing"
 
 python "$here/collect.py" "$runs"
