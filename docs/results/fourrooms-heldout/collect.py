@@ -9,7 +9,8 @@ Writes, next to this file: the run's ``leaderboard.md``/``.json``, ``runs.json``
 seed, test task) run's metrics) and ``curves.png``; ``provenance.json`` (spec hash, commit,
 command, versions, wall time, and the machine's load around the run when ``regenerate.sh`` timed
 it); ``demonstrations.json``, which rooms the run's demonstrations pass through (read from
-its store: no report file holds it); and ``comparisons.md``/``.json``, written from the copies
+its store: no report file holds it); ``options.json``, the size of each entry's option set per
+seed (from the store); and ``comparisons.md``/``.json``, written from the copies
 alone.
 
 The comparisons are the report's own statistics and the suite's one verdict rule applied to the
@@ -73,8 +74,11 @@ def main(runs_dir: Path) -> int:
     if timing.is_file():  # the load is what makes a wall time on a shared machine readable
         provenance[-1]["timed"] = timed_run(timing.read_text())
     (HERE / "provenance.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
-    visits = room_visits(run, provenance[-1]["seeds"])
+    seeds = provenance[-1]["seeds"]
+    visits = room_visits(run, seeds)
     (HERE / "demonstrations.json").write_text(json.dumps(visits, indent=1, sort_keys=True) + "\n")
+    kept = options_kept(run, seeds)
+    (HERE / "options.json").write_text(json.dumps(kept, indent=1, sort_keys=True) + "\n")
     write_tables()
     print(f"collect.py: wrote {HERE}")
     return 0
@@ -129,6 +133,14 @@ def room_visits(run: Path, seeds: list[int]) -> dict[str, object]:
         "states": states,
         "rooms": counts,
     }
+
+
+def options_kept(run: Path, seeds: list[int]) -> dict[str, list[int | None]]:
+    """Entry -> the size of its option set on each seed (None: none stored; primitives: 0)."""
+    entries = sorted({e for x, others in PAIRS.items() for e in (x, *others)})
+    with ResultsStore(run) as store:
+        found = {e: [store.option_set(e, seed) for seed in seeds] for e in entries}
+    return {e: [None if s is None else len(s) for s in sets] for e, sets in found.items()}
 
 
 def write_tables() -> None:
