@@ -30,6 +30,7 @@ import re
 import shutil
 import sys
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import yaml
@@ -74,7 +75,7 @@ def main(runs_dir: Path) -> int:
     if timing.is_file():  # the load is what makes a wall time on a shared machine readable
         provenance[-1]["timed"] = timed_run(timing.read_text())
     (HERE / "provenance.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
-    seeds = provenance[-1]["seeds"]
+    seeds = cast(list[int], provenance[-1]["seeds"])  # the store's list of the run's seeds
     visits = room_visits(run, seeds)
     (HERE / "demonstrations.json").write_text(json.dumps(visits, indent=1, sort_keys=True) + "\n")
     kept = options_kept(run, seeds)
