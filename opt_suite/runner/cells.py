@@ -1,14 +1,14 @@
 """Computing one cell, in whatever process runs it (in-process, a local worker or a Ray worker).
 
 A :class:`CellJob` (one subclass per stage: :class:`DemonstrationsJob`, :class:`DiscoveryJob`,
-:class:`EvaluationJob`) carries everything the cell needs — registered classes (pickled by
+:class:`EvaluationJob`, :class:`ReferencesJob`) carries everything the cell needs — registered classes (pickled by
 reference), their params, the tasks, the cell's seed and the outputs of the cells it depends on —
 so a worker needs neither the registry, the spec file nor the results directory. :func:`execute`
 never raises: an exception (``SystemExit`` and ``KeyboardInterrupt`` raised by the cell's code
 included), or a non-finite number in the output, becomes a failed :class:`CellOutcome` whose
 message names the cell; only a real Ctrl-C or SIGTERM unwinds it.
 
-Length (over the 400 lines the tree aims for): the three cell kinds, their outcome and the one
+Length (over the 400 lines the tree aims for): the four cell kinds, their outcome and the one
 execute() that turns any failure into an outcome are the runner's unit of work; the worker
 environment is set where cells run.
 """
@@ -36,13 +36,15 @@ if TYPE_CHECKING:
     from opt_suite.demonstrations.base import DemonstrationSource
     from opt_suite.learners.base import Learner
     from opt_suite.methods.base import Method
-    from opt_suite.spec import DemonstrationsSpec
+    from opt_suite.runner.planning import Components
+    from opt_suite.spec import DemonstrationsSpec, Spec
 
 __all__ = [
     "CellJob",
     "DemonstrationsJob",
     "DiscoveryJob",
     "EvaluationJob",
+    "ReferencesJob",
     "CellOutcome",
     "execute",
     "worker_environment",
@@ -74,6 +76,10 @@ class CellJob:
     def compute(self) -> tuple[dict[str, Any], str | None]:
         """The cell's outputs (``CellOutcome`` fields) and a non-finite problem, if any."""
         raise NotImplementedError
+
+    def failure(self, exc: Exception) -> str:
+        """The one-line message of a cell whose :meth:`compute` raised ``exc``."""
+        return f"{self.label} failed: {type(exc).__name__}: {exc}"
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -304,6 +310,50 @@ class EvaluationJob(CellJob):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
+class ReferencesJob(CellJob):
+    """The reference returns (random and expert) of one (seed, test task), for normalised scores.
+
+    Attributes:
+      spec, components: the spec and its registered classes (the expert is its demonstration
+        source, called on the test task).
+      task: the test task.
+      seed: the seed index (the pair's own stream: ``seeding.reference_seed``).
+      directory: the run directory, whose ``references/<cell id>.json`` holds the pair's sealed
+        values (reused when it is the suite's, for this key) and whose ``experts/`` the source's
+        checkpoints.
+    """
+
+    spec: Spec
+    components: Components
+    task: Task
+    seed: int
+    directory: str
+
+    def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
+        from opt_suite.runner.references import measure_pair
+
+        warnings: list[str] = []  # an untrusted cached file: said by the runner, not in a log
+        random, expert = measure_pair(
+            self.spec,
+            self.components,
+            self.family(),
+            self.task,
+            self.seed,
+            Path(self.directory),
+            warnings.append,
+        )
+        info = {"random": random, "expert": expert, "pid": os.getpid()}
+        return {"info": info, "warnings": warnings}, None
+
+    def failure(self, exc: Exception) -> str:  # noqa: D102
+        from opt_suite.runner.references import ReferenceError
+
+        if isinstance(exc, ReferenceError):  # it names the seed, the task and the cause
+            return f"reference returns not measured: {exc}"
+        return super().failure(exc)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
 class CellOutcome:
     """The result of one cell; ``error`` is None on success.
 
@@ -322,6 +372,7 @@ class CellOutcome:
       checkpoints: the files a demonstrations cell's source wrote in its checkpoint folder that
         the run did not have (or had with other bytes), name -> bytes, for the run's
         ``experts/``.
+      warnings: lines for the runner to print (a references cell's untrusted cached file).
       retryable: whether a failure may not happen again on a rerun (a lost worker, a full disk);
         False for an error of the cell's own code or a non-finite result, which the same inputs
         and seeds give again (:func:`may_change_on_retry`).
@@ -344,6 +395,7 @@ class CellOutcome:
     files: dict[str, bytes] = dataclasses.field(default_factory=dict)
     checkpoints: dict[str, bytes] = dataclasses.field(default_factory=dict)
     retryable: bool = True
+    warnings: Sequence[str] = ()
 
 
 def worker_environment() -> dict[str, str]:
@@ -465,7 +517,7 @@ def execute(job: CellJob) -> CellOutcome:
             details = ""
         except Exception as exc:  # any failure of a method/learner must not stop the other cells
             result = {}
-            error = f"{job.label} failed: {type(exc).__name__}: {exc}"
+            error = job.failure(exc)
             details = traceback.format_exc()
             retryable = may_change_on_retry(exc)
         except (SystemExit, KeyboardInterrupt) as exc:

@@ -55,6 +55,7 @@ from opt_suite.store.files import (
 from opt_suite.store.sealed import SealedFileError, read_sealed, write_sealed
 
 if TYPE_CHECKING:
+    from opt_suite.demonstrations.base import DemonstrationSource
     from opt_suite.runner.planning import Components
     from opt_suite.spec import Spec
 
@@ -62,8 +63,10 @@ __all__ = [
     "RANDOM_EPISODES",
     "SPEC_FORMAT",
     "ReferenceError",
+    "measure_pair",
     "measure_references",
     "merge_references",
+    "reference_key",
     "references_wanted",
     "uniform_random_return",
 ]
@@ -178,8 +181,14 @@ def _expert_return(
     return float(np.mean([float(np.sum(d.rewards[:cap])) for d in demos]))
 
 
-def _key(spec: Spec, components: Components, seed: int, task: Task) -> dict[str, Any]:
-    """What one (seed, test task) reference depends on (hashed into its file name)."""
+def reference_key(
+    spec: Spec,
+    family_cls: type[TaskFamily] | None,
+    source_cls: type[DemonstrationSource] | None,
+    seed: int,
+    task: Task,
+) -> dict[str, Any]:
+    """What one (seed, test task) reference depends on: its cell's inputs and file name's hash."""
     return {
         "version": VERSION,
         "seed": seed,
@@ -190,11 +199,12 @@ def _key(spec: Spec, components: Components, seed: int, task: Task) -> dict[str,
         "max_steps": spec.evaluation.max_steps,
         "demonstrations": to_plain(spec.demonstrations),
         "random_episodes": RANDOM_EPISODES,
-        "code": {
-            "family": provider(components.family),
-            "source": provider(components.demonstrations),
-        },
+        "code": {"family": provider(family_cls), "source": provider(source_cls)},
     }
+
+
+def _key(spec: Spec, components: Components, seed: int, task: Task) -> dict[str, Any]:
+    return reference_key(spec, components.family, components.demonstrations, seed, task)
 
 
 def _finite_number(value: Any) -> TypeGuard[float]:
@@ -227,7 +237,7 @@ def _cached(
         return None
 
 
-def _measure_one(
+def measure_pair(
     spec: Spec,
     components: Components,
     family: TaskFamily,
@@ -236,7 +246,14 @@ def _measure_one(
     directory: Path,
     warn: Callable[[str], None],
 ) -> tuple[float, float]:
-    """(random, expert) of one (seed, test task), from its cache file or measured and cached."""
+    """(random, expert) of one (seed, test task), from its cache file or measured and cached.
+
+    What a reference cell computes (:class:`opt_suite.runner.cells.ReferencesJob`, in a worker).
+
+    Raises:
+        ReferenceError: it could not be measured; the message names the seed, the task and
+            the cause.
+    """
     key = _key(spec, components, seed, task)
     path = directory / REFERENCES_DIR / f"{content_hash(key)}.json"
     cached = _cached(path, key, warn)
@@ -318,7 +335,7 @@ def measure_references(
     expert = np.empty_like(random)
     for i, seed in enumerate(seeds):
         for j, task in enumerate(by_seed[i]):
-            random[i, j], expert[i, j] = _measure_one(
+            random[i, j], expert[i, j] = measure_pair(
                 spec, components, family, task, seed, directory, warn
             )
     path = references_file(directory, spec_hash(spec))
