@@ -1,9 +1,10 @@
 """The stages of the protocol, as a type: demonstrations, discovery, evaluation, references.
 
 Every seed of a spec runs the first three in this order (see :mod:`opt_suite.runner.plan`); the
-reference returns of its test tasks (the normalised scores' 0 and 1) depend on no other cell. The runner, the
-report and the CLI dispatch on :class:`Stage` members, never on spelled-out strings; the store
-keeps a stage's ``value`` in its ``kind`` column, and a ``Stage`` compares equal to that string.
+reference returns of its test tasks (the normalised scores' 0 and 1) depend on no other cell.
+The runner, the report and the CLI dispatch on :class:`Stage` members, never on spelled-out
+strings; the store keeps a stage's ``value`` in its ``kind`` column, and a ``Stage`` compares
+equal to that string.
 """
 
 from __future__ import annotations

@@ -27,7 +27,9 @@ from opt_suite.store import ResultsStore
 from opt_suite.store.files import REFERENCES_DIR, references_file
 from opt_suite.store.sealed import read_sealed
 
-BEFORE = json.loads((Path(__file__).parent / "fixtures" / "references_before_cells.json").read_text())
+BEFORE = json.loads(
+    (Path(__file__).parent / "fixtures" / "references_before_cells.json").read_text()
+)
 
 pytestmark = pytest.mark.usefixtures("fakes")
 

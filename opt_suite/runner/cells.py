@@ -1,9 +1,10 @@
 """Computing one cell, in whatever process runs it (in-process, a local worker or a Ray worker).
 
 A :class:`CellJob` (one subclass per stage: :class:`DemonstrationsJob`, :class:`DiscoveryJob`,
-:class:`EvaluationJob`, :class:`ReferencesJob`) carries everything the cell needs — registered classes (pickled by
-reference), their params, the tasks, the cell's seed and the outputs of the cells it depends on —
-so a worker needs neither the registry, the spec file nor the results directory. :func:`execute`
+:class:`EvaluationJob`, :class:`ReferencesJob`) carries everything the cell needs — registered
+classes (pickled by reference), their params, the tasks, the cell's seed and the outputs of the
+cells it depends on — so a worker needs neither the registry nor the spec file (the results
+directory only for what a source checkpoints and a reference pair's sealed file). :func:`execute`
 never raises: an exception (``SystemExit`` and ``KeyboardInterrupt`` raised by the cell's code
 included), or a non-finite number in the output, becomes a failed :class:`CellOutcome` whose
 message names the cell; only a real Ctrl-C or SIGTERM unwinds it.

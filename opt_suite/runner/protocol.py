@@ -5,7 +5,7 @@ test-time learner with each method's options on every held-out test task, for th
 budget (see :mod:`.plan` for the cells and :mod:`.seeding` for where each random draw comes from).
 
 Length (over the 400 lines the tree aims for): running a plan and recording it (the cell jobs'
-inputs, the backends' outcomes into the store, reuse, the reference returns' step) is one
+inputs, the backends' outcomes into the store, reuse, the spec's reference returns file) is one
 pipeline; planning itself is in :mod:`.planning`.
 """
 

@@ -21,13 +21,18 @@ source, ...) is a :class:`ReferenceError` naming the seed, the task and the caus
 reports one failed step instead of a traceback.
 
 Each (seed, test task) pair is content-hashed by what it depends on (family, test task, seed, the
-``demonstrations`` section, ``max_steps`` and the code of the family and source, as cell ids are)
-and kept in ``references/<hash>.json`` of the run directory, so a rerun or another spec with the
-same test tasks reuses it. Every file is sealed (:mod:`opt_suite.store.sealed`: the SHA-256 of its
+``demonstrations`` section, ``max_steps`` and the code of the family and source, as cell ids are:
+:func:`reference_key`). That key is the inputs of the pair's ``references`` cell of the plan
+(:mod:`.plan`), which a worker computes (:class:`~opt_suite.runner.cells.ReferencesJob` calls
+:func:`measure_pair`) like any cell -- in parallel, counted in the progress and the estimate,
+resumed after an interrupt -- and its hash names both the cell and the pair's file
+``references/<hash>.json`` of the run directory, so a rerun or another spec with the same test
+tasks reuses it. Every file is sealed (:mod:`opt_suite.store.sealed`: the SHA-256 of its
 content, which records the key it was computed from): a cached file that is damaged, edited, of
 another type or computed from another key is named in a warning and measured again, never
-reused. The pairs of one spec are then written, sealed too, to
-``references/spec-<spec hash>.json``, which the report reads and checks the same way. Draws use
+reused. Once the run's cells are done, :func:`measure_references` reads the pairs of one spec
+back and writes them, sealed too, to ``references/spec-<spec hash>.json``, which the report reads
+and checks the same way. Draws use
 their own seed stream (:func:`opt_suite.runner.seeding.reference_seed`), so measuring references
 changes no other number.
 """
@@ -310,6 +315,9 @@ def measure_references(
     warn: Callable[[str], None] = _to_stderr,
 ) -> Path:
     """Measure (or reuse) every (seed, test task) reference and write the spec's file.
+
+    The runner calls it once its references cells are done, so it reads their files; a pair
+    with no trusted file (a stored seed outside this run's plan) is measured here, in process.
 
     ``test_tasks`` are the test tasks every seed shares, or a function from a seed index to its
     own (``tasks.test_per_seed``: ``SpecTasks.test``); each seed's must be equally many.
