@@ -320,8 +320,8 @@ class ReferencesJob(CellJob):
       task: the test task.
       seed: the seed index (the pair's own stream: ``seeding.reference_seed``).
       directory: the run directory, whose ``references/<cell id>.json`` holds the pair's sealed
-        values (reused when it is the suite's, for this key) and whose ``experts/`` the source's
-        checkpoints.
+        values (reused when it is the suite's, for this key; the runner writes it) and whose
+        ``experts/`` the source's checkpoints.
     """
 
     spec: Spec
@@ -342,6 +342,7 @@ class ReferencesJob(CellJob):
             self.seed,
             Path(self.directory),
             warnings.append,
+            keep=False,  # the runner writes the file (a worker may be on another node's disk)
         )
         info = {"random": random, "expert": expert, "pid": os.getpid()}
         return {"info": info, "warnings": warnings}, None

@@ -269,8 +269,11 @@ class _Inputs:
                 if outcome.usage:
                     usage = outcome.usage[0]
                     files[USAGE_FILE] = lambda path: usage.save(path)
-            case Stage.REFERENCES:
-                pass  # the values are in its info, and sealed in references/<cell id>.json
+            case Stage.REFERENCES:  # beside its info, the pair's file the spec's is made of
+                from opt_suite.runner.references import keep_pair
+
+                info = outcome.info
+                keep_pair(self.directory, cell.inputs, info["random"], info["expert"])
         return cell_record(
             cell,
             outcome,

@@ -68,6 +68,7 @@ __all__ = [
     "RANDOM_EPISODES",
     "SPEC_FORMAT",
     "ReferenceError",
+    "keep_pair",
     "measure_pair",
     "measure_references",
     "merge_references",
@@ -250,10 +251,13 @@ def measure_pair(
     seed: int,
     directory: Path,
     warn: Callable[[str], None],
+    keep: bool = True,
 ) -> tuple[float, float]:
     """(random, expert) of one (seed, test task), from its cache file or measured and cached.
 
-    What a reference cell computes (:class:`opt_suite.runner.cells.ReferencesJob`, in a worker).
+    What a reference cell computes (:class:`opt_suite.runner.cells.ReferencesJob`, in a worker,
+    with ``keep`` false: the runner keeps the file, :func:`keep_pair`, as it stores every cell,
+    so that it is where the runner reads it also when the worker is on another node's disk).
 
     Raises:
         ReferenceError: it could not be measured; the message names the seed, the task and
@@ -273,9 +277,16 @@ def measure_pair(
         raise ReferenceError(
             f"seed {seed}, test task {task.task_id}: {type(exc).__name__}: {cause}"
         ) from exc
+    if keep:
+        keep_pair(directory, key, random, expert)
+    return random, expert
+
+
+def keep_pair(directory: Path, key: dict[str, Any], random: float, expert: float) -> None:
+    """Write one pair's sealed file, ``references/<hash of key>.json``, in run ``directory``."""
+    path = directory / REFERENCES_DIR / f"{content_hash(key)}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     write_sealed(path, {"key": key, "random": random, "expert": expert})
-    return random, expert
 
 
 def _measure(
