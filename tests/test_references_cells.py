@@ -124,3 +124,49 @@ def test_the_estimate_counts_the_references_cells(tmp_path, references):
     planned = sum(1 for c in plan.cells if c.stage is Stage.REFERENCES)
     assert planned == (4 if references == "auto" else 0)
     assert work_estimate(spec, [0, 1], components, family, train).cells == len(plan.cells)
+
+
+def _references_job(spec_path: Path, directory: Path):
+    from opt_suite.runner.cells import ReferencesJob
+
+    spec = load_spec(spec_path)
+    components = resolve_components(spec)
+    plan = plan_spec(spec, [0], components)[3]
+    cell = next(c for c in plan.cells if c.stage is Stage.REFERENCES)
+    return ReferencesJob(
+        cell_id=cell.cell_id,
+        label=cell.label,
+        family_cls=components.family,
+        family_params=spec.family.params,
+        spec=spec,
+        components=components,
+        task=plan.test_task(cell),
+        seed=cell.seed,
+        directory=str(directory),
+    )
+
+
+def test_a_references_job_writes_no_file_and_fails_with_one_located_line(tmp_path, monkeypatch):
+    from opt_suite.runner.cells import execute
+
+    job = _references_job(write_spec(tmp_path, seeds=1, test=2), tmp_path / "out")
+    done = execute(job)
+    assert done.error is None
+    assert (done.info["random"], done.info["expert"]) == (
+        BEFORE["chain-toy"]["random"][0][0],
+        BEFORE["chain-toy"]["expert_returns"][0][0],
+    )
+    # the runner, not the worker, writes the pair's file (a worker may be on another node)
+    assert not (tmp_path / "out" / REFERENCES_DIR).exists()
+
+    def broken(*args):
+        raise ValueError("no expert\nfor this task")
+
+    monkeypatch.setattr(refs, "_measure", broken)
+    failed = execute(job)
+    assert failed.error is not None and "\n" not in failed.error
+    assert failed.error.startswith(
+        f"reference returns not measured: seed 0, test task {job.task.task_id}: ValueError: "
+        "for this task"
+    )
+    assert not failed.retryable  # the same inputs fail the same way
