@@ -170,3 +170,23 @@ def test_a_references_job_writes_no_file_and_fails_with_one_located_line(tmp_pat
         "for this task"
     )
     assert not failed.retryable  # the same inputs fail the same way
+
+
+def test_a_folder_whose_references_are_no_cells_reports_as_before(tmp_path):
+    # A folder written before the pairs were cells holds their files and no references cells:
+    # the report reads the spec's file, so its normalised scores are the same.
+    import sqlite3
+
+    from opt_suite.cli import main
+
+    spec, out = write_spec(tmp_path, seeds=2, test=2), tmp_path / "out"
+    assert run_cli(spec, "--out", out, "--workers", "0", "--quiet") == 0
+    board = (out / "leaderboard.json").read_text()
+    assert '"normalised"' in board
+    with sqlite3.connect(out / "results.sqlite") as conn:
+        for table in ("cells", "plan"):
+            conn.execute(f"DELETE FROM {table} WHERE kind = 'references'")
+    assert not _reference_cells(out)
+    (out / "leaderboard.json").unlink()
+    assert main(["report", str(out)]) == 0
+    assert (out / "leaderboard.json").read_text() == board
