@@ -192,17 +192,19 @@ class _Inputs:
             return job
         # The checkpoints this cell may reuse travel with it: its worker may be a Ray node that
         # cannot see this directory (DemonstrationsJob).
-        return dataclasses.replace(job, checkpoints=self._checkpoints(job))
+        checkpoints = self._checkpoints(job.family(), job.tasks, job.seed)
+        return dataclasses.replace(job, checkpoints=checkpoints)
 
-    def _checkpoints(self, job: DemonstrationsJob) -> dict[str, bytes]:
+    def _checkpoints(
+        self, family: TaskFamily, tasks: Sequence[Task], seed: Any
+    ) -> dict[str, bytes]:
+        """The run's checkpoints the source would reuse demonstrating ``tasks`` with ``seed``."""
         from opt_suite.demonstrations.base import SourceContext
 
         d = self.spec.demonstrations
-        context = SourceContext(
-            job.family(), list(job.tasks), d.trajectories_per_task, d.max_steps, job.seed
-        )
+        context = SourceContext(family, list(tasks), d.trajectories_per_task, d.max_steps, seed)
         found = {}
-        for name in job.source_cls(d.params).checkpoint_names(context):
+        for name in self.components.demonstrations(d.params).checkpoint_names(context):
             path = self.directory / EXPERTS_FOLDER / plain_file_name(name)
             if path.is_file() and not path.is_symlink():  # what else is there: retrained
                 found[name] = read_bounded(path, MAX_FILE_BYTES, "expert checkpoint")
@@ -235,29 +237,42 @@ class _Inputs:
         )
 
     def _references_job(self, cell: Cell) -> ReferencesJob:
-        return ReferencesJob(
+        from opt_suite.runner.references import cached_pair, pair_seeds
+
+        def warn(message: str) -> None:
+            print(f"warning: {message}", file=self.stream)
+
+        # A pair whose trusted file the run has (a folder written before the pairs were cells,
+        # or a cell whose row was lost) is not measured again.
+        cached = cached_pair(self.directory, cell.inputs, warn)
+        job = ReferencesJob(
             **self._common(cell),
             spec=self.spec,
             components=self.components,
             task=self.plan.test_task(cell),
             seed=cell.seed,
-            directory=str(self.directory),
+            cached=cached,
+            keeps_checkpoints=self.components.demonstrations.uses_checkpoints,
         )
+        if cached is not None or not job.keeps_checkpoints:
+            return job
+        # As a demonstrations cell's: the test task's expert travels with the cell.
+        expert_seed = pair_seeds(self.spec, cell.seed, job.task)[1]
+        checkpoints = self._checkpoints(job.family(), [job.task], expert_seed)
+        return dataclasses.replace(job, checkpoints=checkpoints)
 
     def record(self, cell: Cell, outcome: CellOutcome) -> CellRecord:
         self.remember(cell, outcome)
-        for warning in outcome.warnings:
-            print(f"warning: {warning}", file=self.stream)
         files: dict[str, Any] = {}
+        # Before the cell is recorded: a recorded cell's experts are in the run.
+        experts = self.directory / EXPERTS_FOLDER
+        for name, data in sorted(outcome.checkpoints.items()):  # checkpoint, then sidecar
+            experts.mkdir(exist_ok=True)
+            write_bytes_atomic(experts / plain_file_name(name), data)
         match cell.stage:
             case Stage.DEMONSTRATIONS:
                 from opt_suite.demonstrations import save_demonstrations
 
-                # Before the cell is recorded: a recorded cell's experts are in the run.
-                experts = self.directory / EXPERTS_FOLDER
-                for name, data in sorted(outcome.checkpoints.items()):  # checkpoint, then sidecar
-                    experts.mkdir(exist_ok=True)
-                    write_bytes_atomic(experts / plain_file_name(name), data)
                 demos = list(outcome.demonstrations or ())
                 files[DEMOS_FILE] = lambda path: save_demonstrations(path, demos)
             case Stage.DISCOVERY:

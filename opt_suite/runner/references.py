@@ -68,10 +68,12 @@ __all__ = [
     "RANDOM_EPISODES",
     "SPEC_FORMAT",
     "ReferenceError",
+    "cached_pair",
     "keep_pair",
     "measure_pair",
     "measure_references",
     "merge_references",
+    "pair_seeds",
     "reference_key",
     "references_wanted",
     "uniform_random_return",
@@ -156,7 +158,7 @@ def _expert_return(
     family: TaskFamily,
     task: Task,
     seed: np.random.SeedSequence,
-    checkpoint_dir: Path,
+    checkpoint_dir: Path | None,
 ) -> float:
     """Mean return of the demonstration source's trajectories on ``task``, cut at ``max_steps``.
 
@@ -243,33 +245,37 @@ def _cached(
         return None
 
 
+def cached_pair(
+    directory: Path, key: dict[str, Any], warn: Callable[[str], None]
+) -> tuple[float, float] | None:
+    """(random, expert) of ``key``'s sealed file in run ``directory`` if it can be trusted.
+
+    None to measure them: no file, or one that is not the suite's for this key (named in a
+    warning through ``warn``). The runner reads it before it sends a references cell, so that a
+    worker needs no access to the run directory.
+    """
+    return _cached(directory / REFERENCES_DIR / f"{content_hash(key)}.json", key, warn)
+
+
 def measure_pair(
     spec: Spec,
     components: Components,
     family: TaskFamily,
     task: Task,
     seed: int,
-    directory: Path,
-    warn: Callable[[str], None],
-    keep: bool = True,
+    experts: Path | None,
 ) -> tuple[float, float]:
-    """(random, expert) of one (seed, test task), from its cache file or measured and cached.
+    """(random, expert) of one (seed, test task), measured; what a references cell computes.
 
-    What a reference cell computes (:class:`opt_suite.runner.cells.ReferencesJob`, in a worker,
-    with ``keep`` false: the runner keeps the file, :func:`keep_pair`, as it stores every cell,
-    so that it is where the runner reads it also when the worker is on another node's disk).
+    ``experts``: the folder of the source's checkpoints (a worker's own, filled by the runner
+    from the run's ``experts/``: :class:`opt_suite.runner.cells.ReferencesJob`).
 
     Raises:
         ReferenceError: it could not be measured; the message names the seed, the task and
             the cause.
     """
-    key = _key(spec, components, seed, task)
-    path = directory / REFERENCES_DIR / f"{content_hash(key)}.json"
-    cached = _cached(path, key, warn)
-    if cached is not None:
-        return cached
     try:
-        random, expert = _measure(spec, components, family, task, seed, directory)
+        return _measure(spec, components, family, task, seed, experts)
     except ReferenceError as exc:
         raise ReferenceError(f"seed {seed}, test task {task.task_id}: {exc}") from exc
     except Exception as exc:  # an env's or a source's own error: one line naming the pair
@@ -277,9 +283,6 @@ def measure_pair(
         raise ReferenceError(
             f"seed {seed}, test task {task.task_id}: {type(exc).__name__}: {cause}"
         ) from exc
-    if keep:
-        keep_pair(directory, key, random, expert)
-    return random, expert
 
 
 def keep_pair(directory: Path, key: dict[str, Any], random: float, expert: float) -> None:
@@ -295,10 +298,10 @@ def _measure(
     family: TaskFamily,
     task: Task,
     seed: int,
-    directory: Path,
+    experts: Path | None,
 ) -> tuple[float, float]:
-    """(random, expert) of one (seed, test task), measured."""
-    random_seed, expert_seed = reference_seed(spec.tasks.seed, seed, task.index).spawn(2)
+    """(random, expert) of one (seed, test task), measured (the source's checkpoints in experts)."""
+    random_seed, expert_seed = pair_seeds(spec, seed, task)
     model = exact_model(family, task)
     horizon = spec.evaluation.max_steps
     random = (
@@ -306,10 +309,18 @@ def _measure(
         if model is not None
         else _sampled_random_return(family, task, horizon, random_seed)
     )
-    expert = _expert_return(spec, components, family, task, expert_seed, directory / EXPERTS_FOLDER)
+    expert = _expert_return(spec, components, family, task, expert_seed, experts)
     if not (np.isfinite(random) and np.isfinite(expert)):
         raise ReferenceError(f"non-finite reference returns: random {random}, expert {expert}")
     return random, expert
+
+
+def pair_seeds(
+    spec: Spec, seed: int, task: Task
+) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
+    """The (random policy's, expert's) seeds of one (seed, test task): a stream of their own."""
+    random_seed, expert_seed = reference_seed(spec.tasks.seed, seed, task.index).spawn(2)
+    return random_seed, expert_seed
 
 
 def _to_stderr(message: str) -> None:
@@ -354,9 +365,13 @@ def measure_references(
     expert = np.empty_like(random)
     for i, seed in enumerate(seeds):
         for j, task in enumerate(by_seed[i]):
-            random[i, j], expert[i, j] = measure_pair(
-                spec, components, family, task, seed, directory, warn
-            )
+            key = _key(spec, components, seed, task)
+            pair = cached_pair(directory, key, warn)
+            if pair is None:
+                experts = directory / EXPERTS_FOLDER
+                pair = measure_pair(spec, components, family, task, seed, experts)
+                keep_pair(directory, key, *pair)
+            random[i, j], expert[i, j] = pair
     path = references_file(directory, spec_hash(spec))
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {
