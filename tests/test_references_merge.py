@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from opt_suite.runner.references import ReferenceError
-from opt_suite.runner.references_merge import merge_references
+from opt_suite.runner.references import ReferenceError, merge_references
 from opt_suite.store.files import references_file
 from opt_suite.store.sealed import read_sealed, write_sealed
 

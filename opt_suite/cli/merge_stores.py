@@ -35,8 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from opt_suite.cli.run import _write_reports
     from opt_suite.report.episodes import ReportDataError
     from opt_suite.report.sweep import write_manifest
-    from opt_suite.runner.references import ReferenceError
-    from opt_suite.runner.references_merge import merge_references
+    from opt_suite.runner.references import ReferenceError, merge_references
     from opt_suite.store.files import EXPERTS_FOLDER, copy_missing_files
     from opt_suite.store.merge import merge_stores
 

@@ -32,8 +32,9 @@ content, which records the key it was computed from): a cached file that is dama
 another type or computed from another key is named in a warning and measured again, never
 reused. Once the run's cells are done, :func:`measure_references` reads the pairs of one spec
 back and writes them, sealed too, to ``references/spec-<spec hash>.json``, which the report reads
-and checks the same way. Draws use their own seed stream (:func:`pair_seeds`), so measuring
-references changes no other number.
+and checks the same way. Draws use
+their own seed stream (:func:`opt_suite.runner.seeding.reference_seed`), so measuring references
+changes no other number.
 """
 
 from __future__ import annotations
@@ -50,7 +51,12 @@ from opt_suite.families.base import TabularModel, Task, TaskFamily, exact_model
 from opt_suite.runner.seeding import reference_seed
 from opt_suite.runner.versions import provider
 from opt_suite.spec import content_hash, spec_hash, to_plain
-from opt_suite.store.files import EXPERTS_FOLDER, REFERENCES_DIR, references_file
+from opt_suite.store.files import (
+    EXPERTS_FOLDER,
+    REFERENCES_DIR,
+    copy_missing_files,
+    references_file,
+)
 from opt_suite.store.sealed import SealedFileError, read_sealed, write_sealed
 
 if TYPE_CHECKING:
@@ -66,6 +72,7 @@ __all__ = [
     "keep_pair",
     "measure_pair",
     "measure_references",
+    "merge_references",
     "pair_seeds",
     "reference_key",
     "references_wanted",
@@ -379,3 +386,61 @@ def measure_references(
     }
     write_sealed(path, payload)
     return path
+
+
+def merge_references(out: str | Path, shards: Sequence[str | Path], spec_hash: str) -> Path | None:
+    """Join the shards' reference returns of one spec into ``out``'s (``opt-suite merge-stores``).
+
+    Copies the (seed, test task) files ``out`` lacks (sealed: a damaged one is remeasured by the
+    next run, as any) and writes the spec's file, sealed, with every seed any of them measured,
+    ascending (as one run of all the seeds writes it). A shard whose measurement failed passes its
+    error on: the report then says why it has no normalised scores.
+
+    Returns:
+      The spec's file in ``out``, or None when no shard measured references.
+
+    Raises:
+      ReferenceError: a spec file cannot be trusted (damaged, edited), or two stores hold
+        different reference returns for one seed.
+    """
+    out = Path(out)
+    docs: list[tuple[Path, dict[str, Any]]] = []
+    for directory in [out, *map(Path, shards)]:
+        path = references_file(directory, spec_hash)
+        if path.is_file():
+            try:
+                docs.append((path, read_sealed(path, "reference returns")))
+            except SealedFileError as exc:
+                raise ReferenceError(f"{exc}; rerun that shard to measure them again") from None
+        if directory != out:
+            copy_missing_files(
+                directory / REFERENCES_DIR,
+                out / REFERENCES_DIR,
+                lambda p: not p.name.startswith("spec-"),
+            )
+    if not docs:
+        return None
+    target = references_file(out, spec_hash)
+    failed = [doc for _, doc in docs if "error" in doc]
+    if failed:
+        write_sealed(target, failed[0])
+        return target
+    rows: dict[int, tuple[list[float], list[float], Path]] = {}
+    for path, doc in docs:
+        for seed, random, expert in zip(
+            doc["seeds"], doc["random"], doc["expert_returns"], strict=True
+        ):
+            seen = rows.setdefault(int(seed), (random, expert, path))
+            if seen[:2] != (random, expert):
+                raise ReferenceError(
+                    f"{path}: seed {seed}'s reference returns differ from those in {seen[2]}"
+                )
+    seeds = sorted(rows)
+    doc = {
+        **docs[0][1],
+        "seeds": seeds,
+        "random": [rows[s][0] for s in seeds],
+        "expert_returns": [rows[s][1] for s in seeds],
+    }
+    write_sealed(target, doc)
+    return target
