@@ -1,8 +1,10 @@
-"""The three stages of the protocol, as a type: demonstrations, discovery, evaluation.
+"""The stages of the protocol, as a type: demonstrations, discovery, evaluation, references.
 
-Every seed of a spec runs them in this order (see :mod:`opt_suite.runner.plan`). The runner, the
-report and the CLI dispatch on :class:`Stage` members, never on spelled-out strings; the store
-keeps a stage's ``value`` in its ``kind`` column, and a ``Stage`` compares equal to that string.
+Every seed of a spec runs the first three in this order (see :mod:`opt_suite.runner.plan`); the
+reference returns of its test tasks (the normalised scores' 0 and 1) depend on no other cell.
+The runner, the report and the CLI dispatch on :class:`Stage` members, never on spelled-out
+strings; the store keeps a stage's ``value`` in its ``kind`` column, and a ``Stage`` compares
+equal to that string.
 """
 
 from __future__ import annotations
@@ -18,8 +20,11 @@ class Stage(enum.StrEnum):
     DEMONSTRATIONS = "demonstrations"
     DISCOVERY = "discovery"
     EVALUATION = "evaluation"
+    #: Last, so that the three before keep their order (and the store its kinds); with no
+    #: dependencies, reference cells fill the workers while the others wait on theirs.
+    REFERENCES = "references"
 
     @property
     def order(self) -> int:
-        """0, 1, 2: demonstrations first (the scheduler starts long chains first)."""
+        """0, 1, 2, 3: demonstrations first (the scheduler starts long chains first)."""
         return list(Stage).index(self)

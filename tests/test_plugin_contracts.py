@@ -258,7 +258,8 @@ def test_the_default_vector_env_batches_make_env():
 
 
 def test_stages_run_in_order_and_equal_the_store_strings():
-    assert [s.order for s in Stage] == [0, 1, 2]
+    assert [s.order for s in Stage] == [0, 1, 2, 3]
+    assert Stage.REFERENCES == "references"
     assert Stage.EVALUATION == "evaluation" and Stage("discovery") is Stage.DISCOVERY
 
 

@@ -26,13 +26,14 @@ def test_run_stores_every_cell_and_a_rerun_computes_nothing(tmp_path, capsys):
     out = tmp_path / "out"
     assert run_cli(spec, "--out", out, "--workers", "0", "--no-report") == 0
     err = capsys.readouterr().err
-    assert "16 cells (0 reused, 16 computed) all done" in err
+    # 4 discoveries, 12 evaluations and one references cell per (seed, test task)
+    assert "22 cells (0 reused, 22 computed) all done" in err
     assert str(out / "results.sqlite") in err
 
     with ResultsStore(out) as store:
         assert store.methods() == ["none", "rand"]
         assert store.seeds() == [0, 1]
-        assert [c.status for c in store.cells()] == ["done"] * 16
+        assert [c.status for c in store.cells()] == ["done"] * 22
         arrays = store.episode_arrays("rand")
         assert arrays.returns.shape == (2, 3, 10) and np.isfinite(arrays.returns).all()
         # fake learner: returns ~ N(task index, 1) — the task axis is the right one
@@ -43,16 +44,16 @@ def test_run_stores_every_cell_and_a_rerun_computes_nothing(tmp_path, capsys):
         assert len(store.option_set("none", 0)) == 0
         assert {c.name for c in store.curves("rand")} == {"loss", "extra"}
         run = store.run()
-        assert run.status == "done" and run.cells_computed == 16 and run.git_commit
+        assert run.status == "done" and run.cells_computed == 22 and run.git_commit
         assert [t.task_id for t in store.tasks("test")] == [f"chain-5/test/{i}" for i in range(3)]
         assert store.spec().name == "runner-toy"
     first = numbers(out)
 
     assert run_cli(spec, "--out", out, "--workers", "0", "--no-report") == 0
     err = capsys.readouterr().err
-    assert "resuming: 16 of 16 cells already done" in err and "(16 reused, 0 computed)" in err
+    assert "resuming: 22 of 22 cells already done" in err and "(22 reused, 0 computed)" in err
     assert numbers(out) == first
-    assert [r.cells_computed for r in ResultsStore(out).runs()] == [16, 0]
+    assert [r.cells_computed for r in ResultsStore(out).runs()] == [22, 0]
 
 
 def test_changed_spec_reuses_the_unchanged_cells(tmp_path, capsys):
@@ -65,8 +66,9 @@ def test_changed_spec_reuses_the_unchanged_cells(tmp_path, capsys):
         run_cli(write_spec(tmp_path, methods), "--out", out, "--workers", "0", "--no-report") == 0
     )
     err = capsys.readouterr().err
-    assert "the spec changed" in err and "reusing 8 of 24 cells" in err
-    assert "(8 reused, 16 computed)" in err
+    # the references cells are reused too: their key holds no method
+    assert "the spec changed" in err and "reusing 14 of 30 cells" in err
+    assert "(14 reused, 16 computed)" in err
     episodes, _, options = numbers(out)
     # the unchanged method's numbers are the same rows as before; the report sees the new spec
     assert [e for e in episodes if e[0] == "none"] == [e for e in before[0] if e[0] == "none"]
@@ -98,7 +100,7 @@ def test_demonstrations_are_collected_once_per_seed_and_stored(tmp_path, capsys)
     more = (*methods, method("demo-b", "fake_demo_options", num_options=1))
     capsys.readouterr()
     assert run_cli(write_spec(tmp_path, more, seeds=1), "--out", out, "--workers", "0") == 0
-    assert "(1 demonstrations, 2 discovery, 6 evaluation)" in capsys.readouterr().err
+    assert "(1 demonstrations, 2 discovery, 6 evaluation, 3 references)" in capsys.readouterr().err
 
 
 def test_a_subset_of_seeds_gives_the_same_numbers_as_the_full_run(tmp_path):

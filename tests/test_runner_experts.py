@@ -64,3 +64,40 @@ def test_a_recomputed_cell_reuses_the_runs_experts_and_a_missing_one_comes_back(
     assert {k: v for k, v in restored.items() if not k.startswith(lost.name)} == {
         k: v for k, v in forged.items() if not k.startswith(lost.name)
     }
+
+
+def test_a_references_cells_expert_travels_with_it_too(tmp_path, monkeypatch):
+    # report.references: measure trains one expert per (seed, test task) in a references cell:
+    # its checkpoint comes back to the run's experts/ and is sent with the cell next time.
+    from opt_suite.runner.cells import ReferencesJob
+
+    sent: list[bytes] = []
+    execute = backends.execute
+
+    def spy(job):
+        if isinstance(job, ReferencesJob):
+            sent.append(pickle.dumps(job))
+        return execute(job)
+
+    monkeypatch.setattr(backends, "execute", spy)
+    spec = write_expert_spec(tmp_path)
+    spec.write_text(
+        spec.read_text().replace("baseline: null}", "baseline: null, references: measure}")
+    )
+    out = tmp_path / "out"
+    assert run_cli(spec, "--out", out, "--workers", "0", "--no-report") == 0
+    trained = file_digests(out / "experts")
+    assert len(trained) == 6, trained  # two train tasks and the test task: checkpoint + sidecar
+    assert len(sent) == 1 and str(tmp_path).encode() not in sent[0]
+
+    # The references cell again (its row and pair file lost): it loads the run's expert.
+    import sqlite3
+
+    with sqlite3.connect(out / "results.sqlite") as conn:
+        conn.execute("DELETE FROM cells WHERE kind = 'references'")
+    for pair in (out / "references").glob("[0-9a-f]*.json"):
+        pair.unlink()
+    forge_experts(out / "experts")
+    forged = file_digests(out / "experts")
+    assert run_cli(spec, "--out", out, "--workers", "0", "--no-report") == 0
+    assert len(sent) == 2 and file_digests(out / "experts") == forged  # loaded, not retrained

@@ -31,7 +31,7 @@ SLOW_LEARNER = {"sleep_s": 0.15}
 
 
 def _slow_spec(folder):
-    # 3 seeds x 2 methods x (discovery + 1 test task's evaluation) = 12 cells
+    # 3 seeds x 2 methods x (discovery + 1 test task's evaluation) + 3 references = 15 cells
     return write_spec(folder, SLOW_METHODS, learner=SLOW_LEARNER, seeds=3, test=1)
 
 
@@ -66,14 +66,14 @@ def test_kill_9_then_rerun_gives_the_numbers_of_an_uninterrupted_run(tmp_path):
     _kill_when(out, 2, (*args, "--workers", "0"), group=False)
     first = done_cells(out)
     _kill_when(out, first + 3, (*args, "--workers", "2"), group=True)
-    assert 2 <= first < done_cells(out) < 12
+    assert 2 <= first < done_cells(out) < 15
     with ResultsStore(out) as store:
         assert [r.status for r in store.runs()] == ["running", "running"]  # both were killed
 
     before = done_cells(out)
     result = run_subprocess(*args, "--workers", "2")
     assert result.returncode == 0, result.stderr
-    assert f"({before} reused, {12 - before} computed) all done" in result.stderr
+    assert f"({before} reused, {15 - before} computed) all done" in result.stderr
     assert numbers(out) == numbers(clean)
     assert list((out / "cells").glob(".tmp-*")) == []
 
@@ -95,7 +95,7 @@ def test_two_runners_on_one_directory_share_the_cells(tmp_path):
         runs = store.runs()
         assert len(runs) == 2 and all(r.status == "done" for r in runs)
         # every cell computed exactly once across the two runners
-        assert sum(r.cells_computed for r in runs) == 12
+        assert sum(r.cells_computed for r in runs) == 15
     conn = sqlite3.connect(out / "results.sqlite")
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()

@@ -61,6 +61,9 @@ def test_ray_gives_the_local_numbers(tmp_path, ray_cluster):
     assert result.returncode == 0, result.stderr
     assert numbers(joined) == numbers(local)
     assert ResultsStore(joined).run().backend == "ray"
+    # the references cells too: the same spec file of reference returns
+    [ours], [theirs] = ((d / "references").glob("spec-*.json") for d in (joined, local))
+    assert ours.read_text() == theirs.read_text()
 
 
 def test_missing_ray_is_a_clear_error(tmp_path, capsys, monkeypatch):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from runner_support import fakes, numbers, run_cli, write_spec  # noqa: F401  (fixture)
 
-from opt_suite.runner import plan
+from opt_suite.runner import plan, references
 from opt_suite.store import ResultsStore
 
 
@@ -25,6 +25,7 @@ def test_rerun_by_new_code_replaces_old_cells_in_every_view(tmp_path, monkeypatc
 
     real = plan.provider
     monkeypatch.setattr(plan, "provider", lambda cls: f"{real(cls)} (reinstalled)")
+    monkeypatch.setattr(references, "provider", lambda cls: f"{real(cls)} (reinstalled)")
     assert run_cli(spec, "--out", out, "--workers", "0", "--quiet", "--no-report") == 0
 
     with ResultsStore(out) as store:

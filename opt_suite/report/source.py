@@ -220,7 +220,11 @@ def _load_inputs(directory: Path, store: Any) -> tuple[ReportInputs, list[str]]:
     degenerate = degenerate_options(store, cells, demos_by_seed)
     training = training_curves(curve_rows)
     interaction = interaction_curves(curve_rows)
-    if run.status != "done":
+    # A run that failed only in references cells has every episode: its caveat is the missing
+    # normalised scores (load_references names the cause), not an incomplete table.
+    failed_kinds = {c.kind for c in cells if c.status == "failed"}
+    only_references = run.status == "failed" and failed_kinds == {Stage.REFERENCES.value}
+    if run.status != "done" and not only_references:
         incomplete.append(f"the latest run in {directory} has status {run.status!r}")
         warnings.append(incomplete[-1])
     for c in failed:

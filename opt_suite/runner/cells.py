@@ -1,14 +1,15 @@
 """Computing one cell, in whatever process runs it (in-process, a local worker or a Ray worker).
 
 A :class:`CellJob` (one subclass per stage: :class:`DemonstrationsJob`, :class:`DiscoveryJob`,
-:class:`EvaluationJob`) carries everything the cell needs — registered classes (pickled by
-reference), their params, the tasks, the cell's seed and the outputs of the cells it depends on —
-so a worker needs neither the registry, the spec file nor the results directory. :func:`execute`
+:class:`EvaluationJob`, :class:`ReferencesJob`) carries everything the cell needs — registered
+classes (pickled by reference), their params, the tasks, the cell's seed and the outputs of the
+cells it depends on, the checkpoints a source may reuse — so a worker needs neither the
+registry nor the results directory. :func:`execute`
 never raises: an exception (``SystemExit`` and ``KeyboardInterrupt`` raised by the cell's code
 included), or a non-finite number in the output, becomes a failed :class:`CellOutcome` whose
 message names the cell; only a real Ctrl-C or SIGTERM unwinds it.
 
-Length (over the 400 lines the tree aims for): the three cell kinds, their outcome and the one
+Length (over the 400 lines the tree aims for): the four cell kinds, their outcome and the one
 execute() that turns any failure into an outcome are the runner's unit of work; the worker
 environment is set where cells run.
 """
@@ -23,9 +24,9 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -36,13 +37,15 @@ if TYPE_CHECKING:
     from opt_suite.demonstrations.base import DemonstrationSource
     from opt_suite.learners.base import Learner
     from opt_suite.methods.base import Method
-    from opt_suite.spec import DemonstrationsSpec
+    from opt_suite.runner.planning import Components
+    from opt_suite.spec import DemonstrationsSpec, Spec
 
 __all__ = [
     "CellJob",
     "DemonstrationsJob",
     "DiscoveryJob",
     "EvaluationJob",
+    "ReferencesJob",
     "CellOutcome",
     "execute",
     "worker_environment",
@@ -51,6 +54,8 @@ __all__ = [
     "log_failures_to",
     "warm_up",
 ]
+
+_T = TypeVar("_T")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -74,6 +79,10 @@ class CellJob:
     def compute(self) -> tuple[dict[str, Any], str | None]:
         """The cell's outputs (``CellOutcome`` fields) and a non-finite problem, if any."""
         raise NotImplementedError
+
+    def failure(self, exc: Exception) -> str:
+        """The one-line message of a cell whose :meth:`compute` raised ``exc``."""
+        return f"{self.label} failed: {type(exc).__name__}: {exc}"
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -106,18 +115,7 @@ class DemonstrationsJob(CellJob):
     def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
         if not self.keeps_checkpoints:
             return {"demonstrations": self._collect(None)}, None
-        import tempfile
-
-        with tempfile.TemporaryDirectory(prefix="opt-suite-experts-") as folder:
-            for name, data in self.checkpoints.items():
-                (Path(folder) / plain_file_name(name)).write_bytes(data)
-            demos = self._collect(folder)
-            written = {
-                path.name: path.read_bytes()
-                for path in sorted(Path(folder).iterdir())
-                if path.is_file() and not path.name.startswith(".")
-            }
-        new = {name: data for name, data in written.items() if self.checkpoints.get(name) != data}
+        demos, new = in_checkpoint_folder(self.checkpoints, self._collect)
         return {"demonstrations": demos, "checkpoints": new}, None
 
     def _collect(self, checkpoint_dir: str | None) -> list[Any]:
@@ -134,6 +132,29 @@ class DemonstrationsJob(CellJob):
         if not demos:
             raise ValueError("no demonstration was collected")
         return list(demos)
+
+
+def in_checkpoint_folder(
+    checkpoints: Mapping[str, bytes], run: Callable[[str], _T]
+) -> tuple[_T, dict[str, bytes]]:
+    """``run(folder)`` in a temporary folder filled with ``checkpoints``, and what it wrote there.
+
+    The folder of the worker's own that a source keeping checkpoints is given (a Ray node may not
+    see the run's ``experts/``); the files that are new or changed come back, name -> bytes, for
+    the runner to store in ``experts/``.
+    """
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="opt-suite-experts-") as folder:
+        for name, data in checkpoints.items():
+            (Path(folder) / plain_file_name(name)).write_bytes(data)
+        result = run(folder)
+        written = {
+            path.name: path.read_bytes()
+            for path in sorted(Path(folder).iterdir())
+            if path.is_file() and not path.name.startswith(".")
+        }
+    return result, {name: data for name, data in written.items() if checkpoints.get(name) != data}
 
 
 def plain_file_name(name: str) -> str:
@@ -304,6 +325,54 @@ class EvaluationJob(CellJob):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
+class ReferencesJob(CellJob):
+    """The reference returns (random and expert) of one (seed, test task), for normalised scores.
+
+    Attributes:
+      spec, components: the spec and its registered classes (the expert is its demonstration
+        source, called on the test task).
+      task: the test task.
+      seed: the seed index (the pair's own stream: ``seeding.reference_seed``).
+      cached: the pair's (random, expert) from the run's trusted file, when it has one (the
+        runner read it: the cell then measures nothing).
+      keeps_checkpoints, checkpoints: as :class:`DemonstrationsJob`'s, for the test task's
+        expert (``ppo_expert``), which comes back in the outcome's ``checkpoints``.
+    """
+
+    spec: Spec
+    components: Components
+    task: Task
+    seed: int
+    cached: tuple[float, float] | None = None
+    keeps_checkpoints: bool = False
+    checkpoints: Mapping[str, bytes] = dataclasses.field(default_factory=dict)
+
+    def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
+        new: dict[str, bytes] = {}
+        if self.cached is not None:
+            random, expert = self.cached
+        elif not self.keeps_checkpoints:
+            random, expert = self._measure(None)
+        else:
+            (random, expert), new = in_checkpoint_folder(self.checkpoints, self._measure)
+        info = {"random": random, "expert": expert, "pid": os.getpid()}
+        return {"info": info, "checkpoints": new}, None
+
+    def _measure(self, experts: str | None) -> tuple[float, float]:
+        from opt_suite.runner.references import measure_pair
+
+        folder = None if experts is None else Path(experts)
+        return measure_pair(self.spec, self.components, self.family(), self.task, self.seed, folder)
+
+    def failure(self, exc: Exception) -> str:  # noqa: D102
+        from opt_suite.runner.references import ReferenceError
+
+        if isinstance(exc, ReferenceError):  # it names the seed, the task and the cause
+            return f"reference returns not measured: {exc}"
+        return super().failure(exc)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
 class CellOutcome:
     """The result of one cell; ``error`` is None on success.
 
@@ -319,9 +388,9 @@ class CellOutcome:
       episodes: (test task index, returns, steps, frames) per test task (evaluation cells).
       usage: one ``OptionUsage`` per test task (evaluation cells computed with ``record_usage``).
       files: a discovery's extra files, name -> bytes (``Discovery.files``).
-      checkpoints: the files a demonstrations cell's source wrote in its checkpoint folder that
-        the run did not have (or had with other bytes), name -> bytes, for the run's
-        ``experts/``.
+      checkpoints: the files a demonstrations (or references) cell's source wrote in its
+        checkpoint folder that the run did not have (or had with other bytes), name -> bytes, for
+        the run's ``experts/``.
       retryable: whether a failure may not happen again on a rerun (a lost worker, a full disk);
         False for an error of the cell's own code or a non-finite result, which the same inputs
         and seeds give again (:func:`may_change_on_retry`).
@@ -465,7 +534,7 @@ def execute(job: CellJob) -> CellOutcome:
             details = ""
         except Exception as exc:  # any failure of a method/learner must not stop the other cells
             result = {}
-            error = f"{job.label} failed: {type(exc).__name__}: {exc}"
+            error = job.failure(exc)
             details = traceback.format_exc()
             retryable = may_change_on_retry(exc)
         except (SystemExit, KeyboardInterrupt) as exc:

@@ -98,6 +98,7 @@ def estimate_work(
     observation: tuple[tuple[int, ...], int] | None = None,
     env: tuple[int, str] | None = None,
     expert_steps: int = 0,
+    references: bool | None = None,
 ) -> WorkEstimate:
     """The work of running ``spec`` for ``seeds``.
 
@@ -114,15 +115,20 @@ def estimate_work(
       env: (bytes, what) of one env of the family (``TaskFamily.env_memory``), if it counts.
       expert_steps: env steps the demonstration source trains its expert for, per train task
         (:meth:`DemonstrationSource.training_steps`); counted when demonstrations are used.
+      references: whether the run plans reference cells (``references_wanted``); None: whenever
+        ``report.references`` is not ``none``.
     """
     ev, tasks = spec.evaluation, spec.tasks
     methods = len(spec.methods)
     n_seeds = len(seeds)
     uses_demos = any(c.uses_demonstrations for c in method_classes)
     interacting = sum(1 for c in method_classes if c.uses_interaction)
+    if references is None:
+        references = spec.report.references != "none"
     # As runner.plan.build_plan: per seed, the demonstrations (when used), then per method entry
-    # one discovery cell and one evaluation cell per test task.
-    cells = n_seeds * (int(uses_demos) + methods * (1 + tasks.test))
+    # one discovery cell and one evaluation cell per test task, then one references cell per
+    # test task (when measured).
+    cells = n_seeds * (int(uses_demos) + methods * (1 + tasks.test) + references * tasks.test)
     per_run = ev.episodes * ev.max_steps if ev.frames is None else ev.frames
     per_run += ev.zero_shot_episodes * ev.max_steps  # the untrained policy's episodes
     steps = n_seeds * methods * tasks.test * per_run
@@ -134,7 +140,7 @@ def estimate_work(
         steps += experts
     else:
         experts = 0
-    if spec.report.references != "none":
+    if references:
         # The normalised scores' reference returns (runner/references.py): the source's expert
         # demonstrates every (seed, test task); with `measure`, a source that trains its experts
         # (ppo_expert: params.frames) trains one per test task and seed. `auto` measures only

@@ -12,6 +12,10 @@ on every held-out test task. One cell per step:
   settings (learner, params, episodes, max_steps) and the discovery cell's id. One cell per test
   task, so that long (deep-RL) evaluations spread over workers and a rerun resumes per task; each
   (task, seed) run has its own seed, so how runs are grouped never changes a number.
+- ``references`` (seed i, test task t), when the run measures reference returns (the normalised
+  scores' 0 and 1, :mod:`.references`): exactly :func:`.references.reference_key`, which names the
+  pair's sealed file too, so that specs sharing a test task, seed, family, source and
+  ``max_steps`` share the cell. It depends on no other cell.
 
 Every cell's input also holds ``code``: the versions and source digests of the packages that
 provide its family and its method, learner or demonstration source (runner/versions.py: an edit to
@@ -29,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from opt_suite.families.base import Task
+from opt_suite.runner.references import reference_key
 from opt_suite.runner.versions import provider
 from opt_suite.spec import content_hash, to_plain
 from opt_suite.stages import Stage
@@ -56,11 +61,11 @@ class Cell:
       cell_id: content hash of ``inputs``.
       stage: what the cell computes.
       seed: seed index.
-      method: the method entry name (None for demonstrations).
-      position: the entry's position in ``spec.methods`` (-1 for demonstrations).
+      method: the method entry name (None for demonstrations and references).
+      position: the entry's position in ``spec.methods`` (-1 for demonstrations and references).
       deps: ids of the cells whose outputs this one reads.
       inputs: the plain (JSON-able) data hashed into ``cell_id``.
-      task: the test task's index (evaluation cells), else None.
+      task: the test task's position among the seed's (evaluation and references cells), else None.
     """
 
     cell_id: str
@@ -132,6 +137,7 @@ def build_plan(
     family_cls: type[TaskFamily] | None = None,
     learner_cls: type[Learner] | None = None,
     source_cls: type[DemonstrationSource] | None = None,
+    references: bool = False,
 ) -> Plan:
     """The cells of ``spec`` for ``seeds``.
 
@@ -148,6 +154,8 @@ def build_plan(
         new version never reuses the old version's cells.
       learner_cls: the registered learner class.
       source_cls: the registered demonstration source class.
+      references: plan one ``references`` cell per (seed, test task), after the seed's others
+        (``report.references``: :func:`.references.references_wanted`).
     """
     family = to_plain(spec.family)
     train = [to_plain(t.params) for t in train_tasks]
@@ -225,4 +233,8 @@ def build_plan(
                 }
                 deps = (discovery.cell_id,)
                 cells.append(_make(Stage.EVALUATION, seed, entry.name, position, deps, inputs, t))
+        if references:
+            for t, task in enumerate(by_seed[seed]):
+                key = reference_key(spec, family_cls, source_cls, seed, task)
+                cells.append(_make(Stage.REFERENCES, seed, None, -1, (), key, t))
     return Plan(tuple(cells), tuple(train_tasks), by_seed)

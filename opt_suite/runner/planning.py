@@ -18,6 +18,7 @@ from opt_suite import registry
 from opt_suite.families.base import Task, TaskFamily, exact_model
 from opt_suite.runner.estimate import WorkEstimate, estimate_work
 from opt_suite.runner.plan import Plan, build_plan
+from opt_suite.runner.references import references_wanted
 from opt_suite.runner.task_draws import SpecTasks, draw_tasks
 from opt_suite.spec import Spec
 
@@ -82,6 +83,7 @@ def plan_spec(
     family = components.family(spec.family.params)
     tasks = draw_tasks(family, spec.tasks)
     train = list(tasks.train)
+    first = tasks.test(seeds[0]) if seeds else ()
     plan = build_plan(
         spec,
         seeds,
@@ -91,6 +93,7 @@ def plan_spec(
         family_cls=components.family,
         learner_cls=components.learner,
         source_cls=components.demonstrations,
+        references=bool(first) and references_wanted(spec, components, family, first[0]),
     )
     return family, train, tasks, plan
 
@@ -124,6 +127,7 @@ def work_estimate(
     states, num_actions, outcomes = shape
     d = spec.demonstrations
     expert_steps = components.demonstrations.training_steps(d.params, d.max_steps)
+    first = train[0] if train else None  # a model on a train task is one on the test tasks
     return estimate_work(
         spec,
         seeds,
@@ -135,6 +139,7 @@ def work_estimate(
         observation,
         env=family.env_memory(),
         expert_steps=expert_steps,
+        references=first is not None and references_wanted(spec, components, family, first),
     )
 
 

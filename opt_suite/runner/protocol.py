@@ -5,7 +5,7 @@ test-time learner with each method's options on every held-out test task, for th
 budget (see :mod:`.plan` for the cells and :mod:`.seeding` for where each random draw comes from).
 
 Length (over the 400 lines the tree aims for): running a plan and recording it (the cell jobs'
-inputs, the backends' outcomes into the store, reuse, the reference returns' step) is one
+inputs, the backends' outcomes into the store, reuse, the spec's reference returns file) is one
 pipeline; planning itself is in :mod:`.planning`.
 """
 
@@ -28,6 +28,7 @@ from opt_suite.runner.cells import (
     DemonstrationsJob,
     DiscoveryJob,
     EvaluationJob,
+    ReferencesJob,
     plain_file_name,
 )
 from opt_suite.runner.claims import Claims
@@ -46,7 +47,6 @@ from opt_suite.runner.planning import (
     work_estimate,
 )
 from opt_suite.runner.progress import Progress
-from opt_suite.runner.references import references_wanted
 from opt_suite.runner.scheduler import Summary, cell_record, execute_plan
 from opt_suite.runner.seeding import (
     demonstrations_seed,
@@ -129,8 +129,11 @@ def evaluation_job(
 class _Inputs:
     """Builds cell jobs, keeping the outputs of recent cells in memory to avoid re-reading them."""
 
-    def __init__(self, spec: Spec, plan: Plan, components: Components, directory: Path) -> None:
+    def __init__(
+        self, spec: Spec, plan: Plan, components: Components, directory: Path, stream: TextIO
+    ) -> None:
         self.spec, self.plan, self.components, self.directory = spec, plan, components, directory
+        self.stream = stream
         self.cells = plan.by_id()
         self._cache: dict[str, Any] = {}
 
@@ -140,8 +143,8 @@ class _Inputs:
                 self._cache[cell.cell_id] = list(outcome.demonstrations or ())
             case Stage.DISCOVERY:
                 self._cache[cell.cell_id] = outcome.options  # the option-set file's bytes
-            case Stage.EVALUATION:
-                pass  # no cell reads an evaluation's output
+            case Stage.EVALUATION | Stage.REFERENCES:
+                pass  # no cell reads an evaluation's or a reference's output
         while len(self._cache) > 64:  # bounded: an option set of a big grid is megabytes
             self._cache.pop(next(iter(self._cache)))
 
@@ -165,6 +168,8 @@ class _Inputs:
                 return self._discovery_job(cell)
             case Stage.EVALUATION:
                 return self._evaluation_job(cell)
+            case Stage.REFERENCES:
+                return self._references_job(cell)
 
     def _common(self, cell: Cell) -> dict[str, Any]:
         return {
@@ -187,17 +192,19 @@ class _Inputs:
             return job
         # The checkpoints this cell may reuse travel with it: its worker may be a Ray node that
         # cannot see this directory (DemonstrationsJob).
-        return dataclasses.replace(job, checkpoints=self._checkpoints(job))
+        checkpoints = self._checkpoints(job.family(), job.tasks, job.seed)
+        return dataclasses.replace(job, checkpoints=checkpoints)
 
-    def _checkpoints(self, job: DemonstrationsJob) -> dict[str, bytes]:
+    def _checkpoints(
+        self, family: TaskFamily, tasks: Sequence[Task], seed: Any
+    ) -> dict[str, bytes]:
+        """The run's checkpoints the source would reuse demonstrating ``tasks`` with ``seed``."""
         from opt_suite.demonstrations.base import SourceContext
 
         d = self.spec.demonstrations
-        context = SourceContext(
-            job.family(), list(job.tasks), d.trajectories_per_task, d.max_steps, job.seed
-        )
+        context = SourceContext(family, list(tasks), d.trajectories_per_task, d.max_steps, seed)
         found = {}
-        for name in job.source_cls(d.params).checkpoint_names(context):
+        for name in self.components.demonstrations(d.params).checkpoint_names(context):
             path = self.directory / EXPERTS_FOLDER / plain_file_name(name)
             if path.is_file() and not path.is_symlink():  # what else is there: retrained
                 found[name] = read_bounded(path, MAX_FILE_BYTES, "expert checkpoint")
@@ -229,18 +236,43 @@ class _Inputs:
             self.spec, self.components, self.plan, cell, options, record_usage=counts
         )
 
+    def _references_job(self, cell: Cell) -> ReferencesJob:
+        from opt_suite.runner.references import cached_pair, pair_seeds
+
+        def warn(message: str) -> None:
+            print(f"warning: {message}", file=self.stream)
+
+        # A pair whose trusted file the run has (a folder written before the pairs were cells,
+        # or a cell whose row was lost) is not measured again.
+        cached = cached_pair(self.directory, cell.inputs, warn)
+        job = ReferencesJob(
+            **self._common(cell),
+            spec=self.spec,
+            components=self.components,
+            task=self.plan.test_task(cell),
+            seed=cell.seed,
+            cached=cached,
+            keeps_checkpoints=self.components.demonstrations.uses_checkpoints,
+        )
+        if cached is not None or not job.keeps_checkpoints:
+            return job
+        # As a demonstrations cell's: the test task's expert travels with the cell.
+        expert_seed = pair_seeds(self.spec, cell.seed, job.task)[1]
+        checkpoints = self._checkpoints(job.family(), [job.task], expert_seed)
+        return dataclasses.replace(job, checkpoints=checkpoints)
+
     def record(self, cell: Cell, outcome: CellOutcome) -> CellRecord:
         self.remember(cell, outcome)
         files: dict[str, Any] = {}
+        # Before the cell is recorded: a recorded cell's experts are in the run.
+        experts = self.directory / EXPERTS_FOLDER
+        for name, data in sorted(outcome.checkpoints.items()):  # checkpoint, then sidecar
+            experts.mkdir(exist_ok=True)
+            write_bytes_atomic(experts / plain_file_name(name), data)
         match cell.stage:
             case Stage.DEMONSTRATIONS:
                 from opt_suite.demonstrations import save_demonstrations
 
-                # Before the cell is recorded: a recorded cell's experts are in the run.
-                experts = self.directory / EXPERTS_FOLDER
-                for name, data in sorted(outcome.checkpoints.items()):  # checkpoint, then sidecar
-                    experts.mkdir(exist_ok=True)
-                    write_bytes_atomic(experts / plain_file_name(name), data)
                 demos = list(outcome.demonstrations or ())
                 files[DEMOS_FILE] = lambda path: save_demonstrations(path, demos)
             case Stage.DISCOVERY:
@@ -252,6 +284,11 @@ class _Inputs:
                 if outcome.usage:
                     usage = outcome.usage[0]
                     files[USAGE_FILE] = lambda path: usage.save(path)
+            case Stage.REFERENCES:  # beside its info, the pair's file the spec's is made of
+                from opt_suite.runner.references import keep_pair
+
+                info = outcome.info
+                keep_pair(self.directory, cell.inputs, info["random"], info["expert"])
         return cell_record(
             cell,
             outcome,
@@ -319,9 +356,8 @@ def run_protocol(
             writer.close()
     finally:
         runner.close()
-    first = tasks.test(seeds[0]) if seeds else ()
-    if summary is not None and first and references_wanted(spec, components, family, first[0]):
-        _measure_references(spec, components, family, tasks.test, seeds, directory, stream, summary)
+    if summary is not None and any(c.stage is Stage.REFERENCES for c in plan.cells):
+        _write_references(spec, components, family, plan, tasks.test, directory, stream, summary)
     return RunResult(summary, directory, run_id, time.monotonic() - start, reuse_note)
 
 
@@ -345,26 +381,29 @@ def _stored_seeds(directory: Path) -> list[int]:
 REFERENCES_CLAIM = "references-{spec_hash}"
 
 
-def _measure_references(
+def _write_references(
     spec: Spec,
     components: Components,
     family: TaskFamily,
+    plan: Plan,
     test: Callable[[int], Sequence[Task]],
-    seeds: Sequence[int],
     directory: Path,
     stream: TextIO,
     summary: Summary,
 ) -> None:
-    """Measure the normalised scores' reference returns; a failure is one failed step, not a crash.
+    """Write ``references/spec-<hash>.json`` (what the report reads) from the references cells.
 
-    Every seed the store holds is measured, not only this run's: the report reads them all (a
-    run of --seeds 1-2 into a folder that holds seed 0); measured ones are reused from their
-    files. Runners into one folder take turns (a claim held for the step) and each reads the
+    The plan's references cells measured every (seed, test task) of this run in the workers, each
+    into its sealed ``references/<cell id>.json``; this reads them back. Every seed the store
+    holds is written, not only this run's: the report reads them all (a run of --seeds 1-2 into
+    a folder that holds seed 0). A pair of such a seed that has no trusted file (its seed was run
+    with ``report.references: none``, or its file was deleted) is measured here, in this
+    process. Runners into one folder take turns (a claim held for the step) and each reads the
     stored seeds inside its turn, so a later writer never drops a seed an earlier one wrote.
 
-    A failure is added to ``summary.failed`` as one line naming its cause, and
-    ``references/spec-<hash>.json`` holds the error instead of the returns (the report then has
-    no normalised scores and says why).
+    A failed references cell (already in ``summary.failed``, naming its cause) makes the file
+    hold its error instead of the returns (the report then has no normalised scores and says
+    why); so does a failure to measure a stored seed's pair, added to ``summary.failed``.
     """
     from opt_suite.runner.references import SPEC_FORMAT, ReferenceError, measure_references
     from opt_suite.store.files import references_file
@@ -373,17 +412,25 @@ def _measure_references(
     def warn(message: str) -> None:
         print(f"warning: {message}", file=stream)
 
+    def write_error(message: str) -> None:
+        path = references_file(directory, spec_hash(spec))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_sealed(path, {"format": SPEC_FORMAT, "error": message})
+
+    labels = {c.label for c in plan.cells if c.stage is Stage.REFERENCES}
+    failed = [message for label, message in summary.failed if label in labels]
     with Claims(directory).held(REFERENCES_CLAIM.format(spec_hash=spec_hash(spec))):
-        every = sorted(set(seeds) | set(_stored_seeds(directory)))
+        if failed:
+            write_error(failed[0])
+            return
+        every = sorted(set(plan.test_tasks) | set(_stored_seeds(directory)))
         try:
             measure_references(spec, components, family, test, every, directory, warn)
         except ReferenceError as exc:
             message = f"reference returns not measured: {exc}"
             summary.failed.append(("references", message))
             summary.deterministic.append("references")  # the same inputs fail the same way
-            path = references_file(directory, spec_hash(spec))
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_sealed(path, {"format": SPEC_FORMAT, "error": message})
+            write_error(message)
 
 
 def _check_memory(
@@ -444,7 +491,7 @@ def _run(
     labels = {c.cell_id: c.label for c in plan.cells}
     for cell_id, problem in rejected.items():
         print(f"recomputing {labels[cell_id]} [cell {cell_id}]: {problem}", file=stream)
-    inputs = _Inputs(spec, plan, components, directory)
+    inputs = _Inputs(spec, plan, components, directory, stream)
     claims = Claims(directory)
     progress = Progress(len(plan.cells), stream=stream, enabled=not quiet)
     summary: Summary | None = None

@@ -21,15 +21,23 @@ source, ...) is a :class:`ReferenceError` naming the seed, the task and the caus
 reports one failed step instead of a traceback.
 
 Each (seed, test task) pair is content-hashed by what it depends on (family, test task, seed, the
-``demonstrations`` section, ``max_steps`` and the code of the family and source, as cell ids are)
-and kept in ``references/<hash>.json`` of the run directory, so a rerun or another spec with the
-same test tasks reuses it. Every file is sealed (:mod:`opt_suite.store.sealed`: the SHA-256 of its
+``demonstrations`` section, ``max_steps`` and the code of the family and source, as cell ids are:
+:func:`reference_key`). That key is the inputs of the pair's ``references`` cell of the plan
+(:mod:`.plan`), which a worker computes (:class:`~opt_suite.runner.cells.ReferencesJob` calls
+:func:`measure_pair`) like any cell -- in parallel, counted in the progress and the estimate,
+resumed after an interrupt -- and its hash names both the cell and the pair's file
+``references/<hash>.json`` of the run directory, so a rerun or another spec with the same test
+tasks reuses it. Every file is sealed (:mod:`opt_suite.store.sealed`: the SHA-256 of its
 content, which records the key it was computed from): a cached file that is damaged, edited, of
 another type or computed from another key is named in a warning and measured again, never
-reused. The pairs of one spec are then written, sealed too, to
-``references/spec-<spec hash>.json``, which the report reads and checks the same way. Draws use
-their own seed stream (:func:`opt_suite.runner.seeding.reference_seed`), so measuring references
-changes no other number.
+reused. Once the run's cells are done, :func:`measure_references` reads the pairs of one spec
+back and writes them, sealed too, to ``references/spec-<spec hash>.json``, which the report reads
+and checks the same way. Draws use their own seed stream (:func:`pair_seeds`), so measuring
+references changes no other number.
+
+Length (over the 400 lines the tree aims for): measuring a pair, its key and sealed file, the
+spec's file and joining shards' files (:func:`merge_references`, a public name that moving would
+have to keep answering here through :mod:`opt_suite.moved`) are one format's reader and writer.
 """
 
 from __future__ import annotations
@@ -55,6 +63,7 @@ from opt_suite.store.files import (
 from opt_suite.store.sealed import SealedFileError, read_sealed, write_sealed
 
 if TYPE_CHECKING:
+    from opt_suite.demonstrations.base import DemonstrationSource
     from opt_suite.runner.planning import Components
     from opt_suite.spec import Spec
 
@@ -62,8 +71,13 @@ __all__ = [
     "RANDOM_EPISODES",
     "SPEC_FORMAT",
     "ReferenceError",
+    "cached_pair",
+    "keep_pair",
+    "measure_pair",
     "measure_references",
     "merge_references",
+    "pair_seeds",
+    "reference_key",
     "references_wanted",
     "uniform_random_return",
 ]
@@ -147,7 +161,7 @@ def _expert_return(
     family: TaskFamily,
     task: Task,
     seed: np.random.SeedSequence,
-    checkpoint_dir: Path,
+    checkpoint_dir: Path | None,
 ) -> float:
     """Mean return of the demonstration source's trajectories on ``task``, cut at ``max_steps``.
 
@@ -178,8 +192,14 @@ def _expert_return(
     return float(np.mean([float(np.sum(d.rewards[:cap])) for d in demos]))
 
 
-def _key(spec: Spec, components: Components, seed: int, task: Task) -> dict[str, Any]:
-    """What one (seed, test task) reference depends on (hashed into its file name)."""
+def reference_key(
+    spec: Spec,
+    family_cls: type[TaskFamily] | None,
+    source_cls: type[DemonstrationSource] | None,
+    seed: int,
+    task: Task,
+) -> dict[str, Any]:
+    """What one (seed, test task) reference depends on: its cell's inputs and file name's hash."""
     return {
         "version": VERSION,
         "seed": seed,
@@ -190,11 +210,12 @@ def _key(spec: Spec, components: Components, seed: int, task: Task) -> dict[str,
         "max_steps": spec.evaluation.max_steps,
         "demonstrations": to_plain(spec.demonstrations),
         "random_episodes": RANDOM_EPISODES,
-        "code": {
-            "family": provider(components.family),
-            "source": provider(components.demonstrations),
-        },
+        "code": {"family": provider(family_cls), "source": provider(source_cls)},
     }
+
+
+def _key(spec: Spec, components: Components, seed: int, task: Task) -> dict[str, Any]:
+    return reference_key(spec, components.family, components.demonstrations, seed, task)
 
 
 def _finite_number(value: Any) -> TypeGuard[float]:
@@ -227,23 +248,37 @@ def _cached(
         return None
 
 
-def _measure_one(
+def cached_pair(
+    directory: Path, key: dict[str, Any], warn: Callable[[str], None]
+) -> tuple[float, float] | None:
+    """(random, expert) of ``key``'s sealed file in run ``directory`` if it can be trusted.
+
+    None to measure them: no file, or one that is not the suite's for this key (named in a
+    warning through ``warn``). The runner reads it before it sends a references cell, so that a
+    worker needs no access to the run directory.
+    """
+    return _cached(directory / REFERENCES_DIR / f"{content_hash(key)}.json", key, warn)
+
+
+def measure_pair(
     spec: Spec,
     components: Components,
     family: TaskFamily,
     task: Task,
     seed: int,
-    directory: Path,
-    warn: Callable[[str], None],
+    experts: Path | None,
 ) -> tuple[float, float]:
-    """(random, expert) of one (seed, test task), from its cache file or measured and cached."""
-    key = _key(spec, components, seed, task)
-    path = directory / REFERENCES_DIR / f"{content_hash(key)}.json"
-    cached = _cached(path, key, warn)
-    if cached is not None:
-        return cached
+    """(random, expert) of one (seed, test task), measured; what a references cell computes.
+
+    ``experts``: the folder of the source's checkpoints (a worker's own, filled by the runner
+    from the run's ``experts/``: :class:`opt_suite.runner.cells.ReferencesJob`).
+
+    Raises:
+        ReferenceError: it could not be measured; the message names the seed, the task and
+            the cause.
+    """
     try:
-        random, expert = _measure(spec, components, family, task, seed, directory)
+        return _measure(spec, components, family, task, seed, experts)
     except ReferenceError as exc:
         raise ReferenceError(f"seed {seed}, test task {task.task_id}: {exc}") from exc
     except Exception as exc:  # an env's or a source's own error: one line naming the pair
@@ -251,9 +286,13 @@ def _measure_one(
         raise ReferenceError(
             f"seed {seed}, test task {task.task_id}: {type(exc).__name__}: {cause}"
         ) from exc
+
+
+def keep_pair(directory: Path, key: dict[str, Any], random: float, expert: float) -> None:
+    """Write one pair's sealed file, ``references/<hash of key>.json``, in run ``directory``."""
+    path = directory / REFERENCES_DIR / f"{content_hash(key)}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     write_sealed(path, {"key": key, "random": random, "expert": expert})
-    return random, expert
 
 
 def _measure(
@@ -262,10 +301,10 @@ def _measure(
     family: TaskFamily,
     task: Task,
     seed: int,
-    directory: Path,
+    experts: Path | None,
 ) -> tuple[float, float]:
-    """(random, expert) of one (seed, test task), measured."""
-    random_seed, expert_seed = reference_seed(spec.tasks.seed, seed, task.index).spawn(2)
+    """(random, expert) of one (seed, test task), measured (the source's checkpoints in experts)."""
+    random_seed, expert_seed = pair_seeds(spec, seed, task)
     model = exact_model(family, task)
     horizon = spec.evaluation.max_steps
     random = (
@@ -273,10 +312,18 @@ def _measure(
         if model is not None
         else _sampled_random_return(family, task, horizon, random_seed)
     )
-    expert = _expert_return(spec, components, family, task, expert_seed, directory / EXPERTS_FOLDER)
+    expert = _expert_return(spec, components, family, task, expert_seed, experts)
     if not (np.isfinite(random) and np.isfinite(expert)):
         raise ReferenceError(f"non-finite reference returns: random {random}, expert {expert}")
     return random, expert
+
+
+def pair_seeds(
+    spec: Spec, seed: int, task: Task
+) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
+    """The (random policy's, expert's) seeds of one (seed, test task): a stream of their own."""
+    random_seed, expert_seed = reference_seed(spec.tasks.seed, seed, task.index).spawn(2)
+    return random_seed, expert_seed
 
 
 def _to_stderr(message: str) -> None:
@@ -293,6 +340,9 @@ def measure_references(
     warn: Callable[[str], None] = _to_stderr,
 ) -> Path:
     """Measure (or reuse) every (seed, test task) reference and write the spec's file.
+
+    The runner calls it once its references cells are done, so it reads their files; a pair
+    with no trusted file (a stored seed outside this run's plan) is measured here, in process.
 
     ``test_tasks`` are the test tasks every seed shares, or a function from a seed index to its
     own (``tasks.test_per_seed``: ``SpecTasks.test``); each seed's must be equally many.
@@ -318,9 +368,13 @@ def measure_references(
     expert = np.empty_like(random)
     for i, seed in enumerate(seeds):
         for j, task in enumerate(by_seed[i]):
-            random[i, j], expert[i, j] = _measure_one(
-                spec, components, family, task, seed, directory, warn
-            )
+            key = _key(spec, components, seed, task)
+            pair = cached_pair(directory, key, warn)
+            if pair is None:
+                experts = directory / EXPERTS_FOLDER
+                pair = measure_pair(spec, components, family, task, seed, experts)
+                keep_pair(directory, key, *pair)
+            random[i, j], expert[i, j] = pair
     path = references_file(directory, spec_hash(spec))
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {

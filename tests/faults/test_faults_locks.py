@@ -31,7 +31,7 @@ def test_a_file_system_that_loses_locks_is_one_warning_line_and_the_run_complete
         " file twice), so the cell claims that keep two runners of one directory apart do"
         " nothing here: run one runner per directory (or shards, docs/scaling.md)"
     ]
-    assert done_cells(out) == 16  # 2 seeds x (2 discoveries + 2 x 3 evaluations)
+    assert done_cells(out) == 22  # 2 seeds x (2 discoveries + 2 x 3 evaluations + 3 references)
     assert not list(tmp_path.glob(".opt-suite-flock-probe-*"))
 
 

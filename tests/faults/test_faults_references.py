@@ -172,10 +172,11 @@ def test_runners_take_turns_and_read_the_stored_seeds_in_their_turn(tmp_path, mo
     monkeypatch.setattr(protocol, "_stored_seeds", lambda directory: list(stored))
     name = protocol.REFERENCES_CLAIM.format(spec_hash=spec_hash(spec))
     summary = Summary()
+    plan = plan_spec(spec, [0], components)[3]
     with Claims(tmp_path).held(name):
         worker = threading.Thread(
-            target=protocol._measure_references,
-            args=(spec, components, family, lambda seed: test, [0], tmp_path, None, summary),
+            target=protocol._write_references,
+            args=(spec, components, family, plan, lambda seed: test, tmp_path, None, summary),
         )
         worker.start()
         time.sleep(0.5)
@@ -205,12 +206,13 @@ def test_an_error_while_measuring_is_one_failed_step(tmp_path, monkeypatch, caps
     monkeypatch.setattr(refs, "_expert_return", broken)
     spec = write_spec(tmp_path, seeds=1, test=2)
     out = tmp_path / "out"
-    assert run_cli(spec, "--out", out, "--quiet") == 1
+    # --workers 0: the references cells run in this process, where the fault is patched in
+    assert run_cli(spec, "--out", out, "--quiet", "--workers", "0") == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err and "cannot write results" not in err
     failed = [line for line in err.splitlines() if line.startswith("failed: reference returns")]
-    assert len(failed) == 1, err
-    assert "seed 0, test task" in failed[0] and type(error).__name__ in failed[0]
+    assert len(failed) == 2, err  # one failed references cell per (seed, test task)
+    assert all("seed 0, test task" in f and type(error).__name__ in f for f in failed)
     assert "would repeat on a rerun" in err  # a deterministic failure: fix the cause
     board = json.loads((out / "leaderboard.json").read_text())
     assert "normalised" not in board
@@ -218,6 +220,8 @@ def test_an_error_while_measuring_is_one_failed_step(tmp_path, monkeypatch, caps
         w.startswith("no normalised scores: reference returns not measured")
         for w in board["warnings"]
     )
+    # every episode is there: the run is not reported as incomplete for its references
+    assert not any(w.startswith("incomplete run") for w in board["warnings"]), board["warnings"]
 
 
 def test_an_env_with_nan_rewards_is_one_located_error(tmp_path, monkeypatch):
