@@ -44,6 +44,7 @@ __all__ = [
     "DiscoveryJob",
     "EvaluationJob",
     "CellOutcome",
+    "CPU_SECONDS_INFO",
     "execute",
     "worker_environment",
     "apply_worker_environment",
@@ -453,10 +454,17 @@ def _family(cls: type[TaskFamily], params: Any) -> TaskFamily:
     return _FAMILIES[key]
 
 
+#: The key of a cell's stored info holding the CPU seconds its job took in the process that ran
+#: it (``time.process_time()``: every thread of that process); read by
+#: :mod:`opt_suite.report.cpu_seconds`. Cells stored before it existed lack it.
+CPU_SECONDS_INFO = "cpu_s"
+
+
 def execute(job: CellJob) -> CellOutcome:
     """Compute ``job``'s cell; failures (exceptions, NaN) come back as an outcome, never raised."""
     started = time.time()
     clock = time.perf_counter()
+    cpu_clock = time.process_time()
     host = socket.gethostname()
     with signals_noted() as arrived:
         try:
@@ -485,6 +493,9 @@ def execute(job: CellJob) -> CellOutcome:
     if error is not None:
         error = _logged(error, details)
     wall = time.perf_counter() - clock
+    if not error:  # beside the job's own info: every stage's record keeps it
+        cpu = round(time.process_time() - cpu_clock, 3)
+        result = {**result, "info": {**result.get("info", {}), CPU_SECONDS_INFO: cpu}}
     return CellOutcome(
         job.cell_id,
         error,
