@@ -51,3 +51,9 @@ def test_a_missing_metric_or_entry_names_the_file_and_what_it_has(tmp_path):
         aggregate(path, "episodes_to_threshold", gap_target=1.0)
     with pytest.raises(BaselineError, match="no such baseline file"):
         aggregate(tmp_path / "runs.json")
+
+
+def test_it_is_the_report_packages_public_call():
+    import opt_suite.report
+
+    assert opt_suite.report.aggregate is aggregate and "aggregate" in dir(opt_suite.report)
