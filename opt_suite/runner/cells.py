@@ -316,7 +316,8 @@ class CellOutcome:
       demonstrations: list of Trajectory (demonstrations cells).
       options: the bytes of the discovered option-set file (discovery cells).
       num_options: the option set's size (discovery cells).
-      curves, info: the rest of the Discovery (discovery cells).
+      curves, info: the rest of the Discovery (discovery cells); ``info`` of every cell that
+        succeeded also holds its CPU seconds (:data:`CPU_SECONDS_INFO`).
       episodes: (test task index, returns, steps, frames) per test task (evaluation cells).
       usage: one ``OptionUsage`` per test task (evaluation cells computed with ``record_usage``).
       files: a discovery's extra files, name -> bytes (``Discovery.files``).
