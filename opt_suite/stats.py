@@ -43,6 +43,8 @@ __all__ = [
     "holm",
     "iqm",
     "mean",
+    "median",
+    "optimality_gap",
     "paired_probability_of_improvement",
     "paired_probability_of_improvement_ci",
     "paired_wins",
@@ -129,6 +131,20 @@ def iqm(scores: np.ndarray) -> np.ndarray:
     low = int(0.25 * n)
     middle = np.partition(flat, (low, n - low - 1), axis=-1)[..., low : n - low]
     return np.asarray(np.mean(middle, axis=-1))[()]
+
+
+def median(scores: np.ndarray) -> np.ndarray:
+    """Median over the flattened runs x tasks (rliable's ``aggregate_median``)."""
+    return np.median(_flatten_runs_tasks(scores), axis=-1)
+
+
+def optimality_gap(scores: np.ndarray, target: float) -> np.ndarray:
+    """Mean shortfall below ``target``: ``mean(max(target - x, 0))`` over the runs x tasks.
+
+    rliable's ``aggregate_optimality_gap`` with ``gamma = target`` (lower is better; scores above
+    the target earn nothing, so a method cannot buy back a task it fails with one it over-solves).
+    """
+    return np.mean(np.maximum(target - _flatten_runs_tasks(scores), 0.0), axis=-1)
 
 
 def percentile_interval(distribution: np.ndarray, alpha: float) -> tuple[float, float]:

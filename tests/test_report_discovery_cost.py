@@ -49,7 +49,7 @@ def test_the_leaderboard_tables_discovery_beside_learning_and_draws_the_shifted_
         spec_hash="feedc0de",
         settings=ReportSpec(threshold=0.0, bootstrap=50),
         methods=("primitives", "walker"),
-        discovery={"walker": DiscoveryCost(25000.0, 12.0, 2)},
+        sections={"discovery_cost": {"walker": DiscoveryCost(25000.0, 12.0, 2)}},
     )
     paths = write_report_files(inputs, tmp_path / "with")
     assert [p.name for p in paths] == [*REPORT_FILES, "curves_with_discovery.png"]
@@ -58,7 +58,7 @@ def test_the_leaderboard_tables_discovery_beside_learning_and_draws_the_shifted_
     assert "## Discovery cost" in text
     assert f"| walker | 25,000 | 12 | {per_run:,.0f} |" in text
     assert "| primitives | 0 | 0 |" in text
-    plain = dataclasses.replace(inputs, discovery={})
+    plain = dataclasses.replace(inputs, sections={})
     assert [p.name for p in write_report_files(plain, tmp_path / "without")] == list(REPORT_FILES)
     assert "Discovery cost" not in (tmp_path / "without" / "leaderboard.md").read_text()
 

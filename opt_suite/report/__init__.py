@@ -13,7 +13,10 @@ everything below it works on plain data (:class:`EpisodeTable`), so it is tested
   -- the files;
 * :mod:`~opt_suite.report.baseline`, :mod:`~opt_suite.report.gate` -- the CI baseline and the
   regression test of ``opt-suite compare``;
-* :mod:`~opt_suite.report.source` -- the adapter from the results store.
+* :mod:`~opt_suite.report.source` -- the adapter from the results store;
+* :mod:`~opt_suite.report.core` -- a ``runs.json``'s estimates in one call (:func:`aggregate`);
+* :mod:`~opt_suite.report.section`, :mod:`~opt_suite.report.sections` -- the report's sections
+  (zero-shot return, discovery cost, CPU seconds), each collected and rendered in one module.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 # Loaded when first asked for (PEP 562): `opt-suite compare --help` needs the metric names, not
 # SciPy and matplotlib, and a help screen should answer in well under a second.
 _LAZY = {
+    "Estimates": "core",
+    "aggregate": "core",
     "Baseline": "baseline",
     "BaselineError": "baseline",
     "export_baseline": "baseline",
@@ -49,6 +54,7 @@ _LAZY = {
 if TYPE_CHECKING:  # the type checker sees every name as if imported eagerly
     from opt_suite.report.baseline import Baseline, BaselineError, export_baseline, load_baseline
     from opt_suite.report.build import REPORT_FILES, analyse, write_report_files
+    from opt_suite.report.core import Estimates, aggregate
     from opt_suite.report.episodes import EpisodeTable, LearningCurves, ReportDataError
     from opt_suite.report.gate import CompareError, Comparison, compare_runs, format_comparison
     from opt_suite.report.inputs import Analysis, ReportInputs
@@ -77,9 +83,11 @@ __all__ = [
     "CompareError",
     "Comparison",
     "EpisodeTable",
+    "Estimates",
     "LearningCurves",
     "ReportDataError",
     "ReportInputs",
+    "aggregate",
     "analyse",
     "compare_runs",
     "export_baseline",

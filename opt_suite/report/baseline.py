@@ -54,6 +54,7 @@ __all__ = [
     "Baseline",
     "BaselineError",
     "baseline_document",
+    "baseline_from_document",
     "export_baseline",
     "load_baseline",
     "narrow_baseline",
@@ -171,6 +172,16 @@ def load_baseline(path: str | Path) -> Baseline:
         doc = read_json(path, MAX_BYTES, "baseline file", finite=True)
     except InputError as exc:  # a directory, FIFO, /dev/zero link, > MAX_BYTES, not JSON
         raise BaselineError(str(exc)) from None
+    return baseline_from_document(doc, path)
+
+
+def baseline_from_document(doc: Any, path: str | Path) -> Baseline:
+    """Check a baseline document already read (``path`` only names it in errors).
+
+    Raises:
+        BaselineError: as :func:`load_baseline`.
+    """
+    path = Path(path)
     _require(
         isinstance(doc, dict) and doc.get("format") == FORMAT, path, f"format is not {FORMAT!r}"
     )

@@ -20,10 +20,8 @@ from opt_suite.report.demonstrations import (
     demonstrations_markdown,
     demonstrations_warning,
 )
-from opt_suite.report.discovery_cost import (
-    discovery_cost_markdown,
-    write_discovery_axis_png,
-)
+from opt_suite.report.discovery_cost import SECTION as DISCOVERY_COST
+from opt_suite.report.discovery_cost import write_discovery_axis_png
 from opt_suite.report.episodes import LearningCurves, learning_curves
 from opt_suite.report.fig1a import write_fig1a_png
 from opt_suite.report.html import write_index_html
@@ -42,6 +40,7 @@ from opt_suite.report.normalise import (
     reference_thresholds,
     undefined_pairs,
 )
+from opt_suite.report.sections import section_markdown
 from opt_suite.report.tables import (
     leaderboard_json,
     leaderboard_markdown,
@@ -155,7 +154,7 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
         references=inputs.references,
         threshold_rule=analysis.threshold_rule,
         frame_unit=inputs.frame_unit,
-        zero_shot=inputs.zero_shot,
+        sections=inputs.sections,
         tasks_per_seed=inputs.tasks_per_seed,
         margins=Margins(inputs.settings.equivalence_normalised, inputs.settings.equivalence_p),
         positive_controls=inputs.settings.positive_controls,
@@ -241,7 +240,7 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
             None,
             [
                 leaderboard_markdown(board),
-                discovery_cost_markdown(inputs.discovery, analysis.curves),
+                *section_markdown(inputs.sections, analysis.curves),
                 demonstrations_markdown(inputs.demonstrations),
             ],
         )
@@ -266,7 +265,10 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
     if discovery is not None:
         written.append(write_discovery_png(inputs.interaction, out / discovery, inputs.spec_name))
     with_discovery = write_discovery_axis_png(
-        analysis.curves, inputs.discovery, out / "curves_with_discovery.png", inputs.spec_name
+        analysis.curves,
+        inputs.sections.get(DISCOVERY_COST.key, {}),
+        out / "curves_with_discovery.png",
+        inputs.spec_name,
     )
     if with_discovery is not None:
         written.append(with_discovery)

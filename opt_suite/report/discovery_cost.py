@@ -13,12 +13,14 @@ the demonstrations it was given), mean over seeds:
   frames, so a method that paid for its options starts to the right (drawn only when some entry
   stepped an env during discovery). One discovery serves every test task of a seed; the whole of
   it is charged to each run (the cost of the first task solved with these options).
+
+The table is a report section (:mod:`opt_suite.report.section`): :data:`SECTION`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +28,12 @@ import numpy as np
 
 from opt_suite.report.curves import write_curves_png
 from opt_suite.report.episodes import LearningCurves
+from opt_suite.report.section import Column
 
 __all__ = [
+    "SECTION",
     "DiscoveryCost",
+    "DiscoveryCostSection",
     "discovery_costs",
     "discovery_cost_markdown",
     "write_discovery_axis_png",
@@ -102,6 +107,34 @@ def discovery_cost_markdown(
             f"{learning_frames(c):,.0f} |"
         )
     return "\n".join(lines) + "\n"
+
+
+@dataclasses.dataclass(frozen=True)
+class DiscoveryCostSection:
+    """The "Discovery cost" table of ``leaderboard.md`` as a report section."""
+
+    key: str = "discovery_cost"
+
+    def collect(self, cells: Sequence[Any], methods: Sequence[str]) -> dict[str, DiscoveryCost]:
+        """The reported entries' :func:`discovery_costs`."""
+        return {m: c for m, c in discovery_costs(cells).items() if m in methods}
+
+    def column(self, data: Mapping[str, DiscoveryCost]) -> Column | None:
+        """None: the costs have a table of their own."""
+        return None
+
+    def markdown(
+        self, data: Mapping[str, DiscoveryCost], curves: Mapping[str, LearningCurves]
+    ) -> str:
+        """:func:`discovery_cost_markdown`."""
+        return discovery_cost_markdown(data, curves)
+
+    def json(self, data: Mapping[str, DiscoveryCost]) -> dict[str, Any]:
+        """None: leaderboard.json has never held the costs."""
+        return {}
+
+
+SECTION = DiscoveryCostSection()
 
 
 def write_discovery_axis_png(

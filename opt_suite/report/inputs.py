@@ -12,13 +12,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from opt_suite.report.demonstrations import TaskDemonstrations
-from opt_suite.report.discovery_cost import DiscoveryCost
 from opt_suite.report.episodes import EpisodeTable, LearningCurves
 from opt_suite.report.fig1a import TrainingCurves
 from opt_suite.report.interaction_curves import InteractionCurves
 from opt_suite.report.metrics import MethodMetrics
 from opt_suite.report.normalise import References
-from opt_suite.report.zero_shot import ZeroShot
 from opt_suite.spec.schema import ReportSpec
 
 __all__ = ["Analysis", "ReportInputs"]
@@ -51,10 +49,10 @@ class ReportInputs:
             action repeats for several frames, else "env steps" (all sub-envs together).
         degenerate: one line per degenerate option (a copy of a primitive, never chosen; see
             :mod:`opt_suite.report.degenerate`), each a caveat of the leaderboard.
-        zero_shot: each entry's zero-shot return (:mod:`opt_suite.report.zero_shot`); empty:
-            no zero-shot column.
-        discovery: each method entry's discovery cost (:mod:`opt_suite.report.discovery_cost`;
-            empty: no section, no ``curves_with_discovery.png``).
+        sections: section key -> its data, for each report section the run has data for
+            (:func:`opt_suite.report.sections.collect_sections`: the zero-shot return, the
+            discovery cost -- also ``curves_with_discovery.png`` --, CPU seconds); a section
+            without data is left out.
         demonstrations_asked: the spec's ``demonstrations.trajectories_per_task`` (a task that
             kept fewer is warned about), or None.
         tasks_per_seed: the test tasks were drawn per seed (``tasks.test_per_seed``): task k of
@@ -83,8 +81,7 @@ class ReportInputs:
     frame_unit: str = "env steps"
     tasks_per_seed: bool = False
     degenerate: tuple[str, ...] = ()
-    zero_shot: Mapping[str, ZeroShot] = dataclasses.field(default_factory=dict)
-    discovery: Mapping[str, DiscoveryCost] = dataclasses.field(default_factory=dict)
+    sections: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     demonstrations_asked: int | None = None
     discovery_warnings: tuple[str, ...] = ()
     reference_warnings: tuple[str, ...] = ()

@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import zlib
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +43,6 @@ from opt_suite.report.metrics import HIGHER_IS_BETTER, METRICS, RETURN_METRICS, 
 from opt_suite.report.normalise import References, normalised_scores
 from opt_suite.report.validity import Validity, check_validity, validity_pairs
 from opt_suite.report.verdicts import Design, entry_verdict
-from opt_suite.report.zero_shot import ZeroShot
 from opt_suite.verdict import Margins, Verdict
 
 __all__ = ["Estimate", "Improvement", "Leaderboard", "LeaderboardRow", "build_leaderboard"]
@@ -126,8 +126,9 @@ class Leaderboard:
     threshold_rule: str = ""
     #: what a frame budget counts: "env steps", or "emulator frames" on Atari.
     frame_unit: str = "env steps"
-    #: Each entry's zero-shot return (the learner's untrained policy over its options).
-    zero_shot: Mapping[str, ZeroShot] = dataclasses.field(default_factory=dict)
+    #: section key -> its collected data (:mod:`opt_suite.report.sections`): the sections'
+    #: columns of the main table and keys of leaderboard.json, e.g. the zero-shot return.
+    sections: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     #: the test tasks were drawn per seed: a "task" column is each seed's k-th draw (task slot).
     tasks_per_seed: bool = False
     #: the equivalence margins the spec declared (``report.equivalence_*``).
@@ -225,7 +226,7 @@ def build_leaderboard(
     references: References | None = None,
     threshold_rule: str = "",
     frame_unit: str = "env steps",
-    zero_shot: Mapping[str, ZeroShot] | None = None,
+    sections: Mapping[str, Any] | None = None,
     tasks_per_seed: bool = False,
     margins: Margins | None = None,
     positive_controls: tuple[str, ...] = (),
@@ -235,7 +236,8 @@ def build_leaderboard(
 
     A ``baseline`` that is None or not among the entries gives no probabilities of improvement
     and no verdicts; ``references`` (None: none) add the normalised estimates; ``margins`` (None:
-    the defaults) are the verdicts' equivalence margins. ``positive_controls`` and ``clone``
+    the defaults) are the verdicts' equivalence margins; ``sections`` (section key -> data) are
+    carried to the tables. ``positive_controls`` and ``clone``
     (``report.positive_controls``, ``report.clone``) add the validity check; its caveat, when no
     control beats the clone, is appended to ``warnings``.
     """
@@ -314,7 +316,7 @@ def build_leaderboard(
         normalised_pairs=pairs,
         threshold_rule=threshold_rule,
         frame_unit=frame_unit,
-        zero_shot=dict(zero_shot or {}),
+        sections=dict(sections or {}),
         tasks_per_seed=tasks_per_seed,
         margins=margins,
         validity=validity,

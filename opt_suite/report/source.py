@@ -16,14 +16,13 @@ from typing import Any
 import numpy as np
 
 from opt_suite.report.demonstrations import summarise_demonstrations
-from opt_suite.report.discovery_cost import discovery_costs
 from opt_suite.report.episodes import EpisodeTable, ReportDataError
 from opt_suite.report.fig1a import training_curves
 from opt_suite.report.inputs import ReportInputs
 from opt_suite.report.interaction_curves import interaction_curves
 from opt_suite.report.normalise import References
+from opt_suite.report.sections import collect_sections
 from opt_suite.report.task_draw import drawn_test_tasks
-from opt_suite.report.zero_shot import zero_shot_returns
 from opt_suite.spec import SpecError
 from opt_suite.spec.schema import ReportSpec
 from opt_suite.spec.stored import StoredSpec, stored_sections
@@ -270,8 +269,7 @@ def _load_inputs(directory: Path, store: Any) -> tuple[ReportInputs, list[str]]:
         tasks_per_seed=tasks_per_seed(spec_yaml),
         references=references,
         degenerate=tuple(degenerate),
-        zero_shot=zero_shot_returns(cells, methods),
-        discovery={m: c for m, c in discovery_costs(cells).items() if m in methods},
+        sections=collect_sections(cells, methods),
         demonstrations_asked=demonstrations_asked(spec_yaml),
         discovery_warnings=tuple(discovery_warnings(cells, methods)),
         # In the leaderboard's caveats too: a report without its normalised scores says why.

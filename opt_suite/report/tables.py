@@ -13,12 +13,13 @@ import math
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from opt_suite.files_guard import InputError
 from opt_suite.report.episodes import COLUMNS, EpisodeTable, label_key
 from opt_suite.report.leaderboard import Estimate, Improvement, Leaderboard
 from opt_suite.report.metrics import HIGHER_IS_BETTER, JUMP_START_FRACTION, SMOOTHING_WINDOW
+from opt_suite.report.section import fmt
+from opt_suite.report.section import json_number as _finite
+from opt_suite.report.sections import section_columns, section_json
 from opt_suite.report.stale import read_report_json
 from opt_suite.report.validity import Validity
 from opt_suite.report.verdicts import margins_json
@@ -60,11 +61,6 @@ ESTIMATE_FIELDS = ("mean", "se", "iqm", "ci_low", "ci_high", "task_ci_low", "tas
 IMPROVEMENT_FIELDS = ("probability", "ci_low", "ci_high", "task_ci_low", "task_ci_high")
 #: The metrics of the main table; the others (the auc's split) have a table of their own.
 MAIN_METRICS = ("auc", "final_return", "episodes_to_threshold")
-
-
-def _finite(x: float) -> float | None:
-    """JSON has no NaN: an undefined number (e.g. the s.e. of a single run) becomes null."""
-    return None if x is None or math.isnan(x) else x
 
 
 def write_returns_csv(table: EpisodeTable, path: Path, methods: list[str] | None = None) -> Path:
@@ -111,8 +107,9 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
     bootstrap. With reference returns, ``normalised`` holds ``{"definition", "tasks", "pairs",
     "of_pairs", "methods": {NAME: {METRIC: estimate}}}`` for the return metrics (``pairs`` of
     ``of_pairs`` (seed, task) pairs aggregated; the rest have no scale). Methods appear best
-    first. With zero-shot episodes, ``zero_shot_return`` is ``{NAME: {mean, se, runs,
-    episodes}}``: the learner's untrained policy over each option set
+    first. Each report section (:mod:`opt_suite.report.sections`) adds its own keys after
+    ``normalised``, e.g. with zero-shot episodes ``zero_shot_return`` is ``{NAME: {mean, se,
+    runs, episodes}}``: the learner's untrained policy over each option set
     (:mod:`opt_suite.report.zero_shot`). ``verdicts``:
     ``{"baseline", "metric", "familywise", "methods": {NAME: verdict}}``, the one rule's verdict
     of each entry against the baseline (:meth:`opt_suite.verdict.Verdict.as_dict`); the margins
@@ -155,10 +152,6 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
                 },
             }
         }
-    zero_shot = {
-        name: {"mean": _finite(z.mean), "se": _finite(z.se), "runs": z.runs, "episodes": z.episodes}
-        for name, z in board.zero_shot.items()
-    }
     verdicts = {row.method: row.verdict.as_dict() for row in board.rows if row.verdict}
     validity = {} if board.validity is None else {"validity": board.validity.as_dict()}
     return {
@@ -175,7 +168,7 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
             **validity,
         },
         **normalised,
-        **({"zero_shot_return": zero_shot} if zero_shot else {}),
+        **section_json(board.sections),
         "protocol": {
             "seeds": board.seeds,
             "tasks": board.tasks,
@@ -251,11 +244,6 @@ def _csv_number(x: float) -> str:
     return "" if math.isnan(x) else repr(float(x))
 
 
-def fmt(x: float, digits: int = 2) -> str:
-    """A number for people: fixed decimals, ``n/a`` when undefined."""
-    return "n/a" if x is None or not np.isfinite(x) else f"{x:.{digits}f}"
-
-
 def metric_label(board: Leaderboard, metric: str) -> str:
     """A metric's name in the tables (``steps_to_threshold`` on a budget of env steps)."""
     if metric == "episodes_to_threshold" and board.frame_budget is not None:
@@ -301,8 +289,8 @@ def table_cells(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
     if board.baseline is not None:
         header.append(f"P({board.primary} > {board.baseline}) [seeds] [tasks]")
         header.append(f"paired P({board.primary} > {board.baseline}) [seeds] [tasks]")
-    if board.zero_shot:
-        header.append("zero-shot return ↑: mean ± s.e.")
+    columns = section_columns(board.sections)
+    header += [title for title, _ in columns]
     rows = []
     for row in board.rows:
         cells = [row.method]
@@ -314,9 +302,7 @@ def table_cells(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
         if board.baseline is not None:
             cells.append(_p_cell(row.improvement.get(board.primary)))
             cells.append(_p_cell(row.paired.get(board.primary)))
-        if board.zero_shot:
-            z = board.zero_shot.get(row.method)
-            cells.append("—" if z is None else f"{fmt(z.mean)} ± {fmt(z.se)}")
+        cells += [column.get(row.method, "—") for _, column in columns]
         rows.append(cells)
     return header, rows
 

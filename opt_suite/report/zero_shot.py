@@ -4,20 +4,24 @@ A jump start can come from the options themselves (an imitation option that alre
 goal) or from learning fast with them; the zero-shot return separates the two (issue 25). Each
 evaluation cell stores the returns of ``evaluation.zero_shot_episodes`` episodes of the learner's
 initial policy (``Learner.zero_shot``, its own seed stream) in its info; here they become one
-mean per run (seed, test task) and the mean ± s.e. over runs that the leaderboard shows.
+mean per run (seed, test task) and the mean ± s.e. over runs that the leaderboard shows: a column
+of its main table and ``zero_shot_return`` in ``leaderboard.json`` (a report section,
+:mod:`opt_suite.report.section`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from opt_suite.learners.base import ZERO_SHOT_INFO
+from opt_suite.report.episodes import LearningCurves
+from opt_suite.report.section import Column, fmt, json_number
 
-__all__ = ["ZeroShot", "zero_shot_returns"]
+__all__ = ["SECTION", "ZeroShot", "ZeroShotSection", "zero_shot_returns"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,3 +62,40 @@ def zero_shot_returns(cells: Iterable[Any], methods: Iterable[str]) -> Mapping[s
         se = float(means.std(ddof=1) / np.sqrt(len(means))) if len(means) > 1 else 0.0
         found[method] = ZeroShot(float(means.mean()), se, len(means), max(len(r) for r in runs))
     return found
+
+
+@dataclasses.dataclass(frozen=True)
+class ZeroShotSection:
+    """The zero-shot return as a report section: a main-table column and a leaderboard.json key."""
+
+    key: str = "zero_shot_return"
+
+    def collect(self, cells: Sequence[Any], methods: Sequence[str]) -> Mapping[str, ZeroShot]:
+        """Each entry's :class:`ZeroShot` (:func:`zero_shot_returns`)."""
+        return zero_shot_returns(cells, methods)
+
+    def column(self, data: Mapping[str, ZeroShot]) -> Column:
+        """The column "zero-shot return ↑: mean ± s.e.", one cell per entry."""
+        cells = {name: f"{fmt(z.mean)} ± {fmt(z.se)}" for name, z in data.items()}
+        return "zero-shot return ↑: mean ± s.e.", cells
+
+    def markdown(self, data: Mapping[str, ZeroShot], curves: Mapping[str, LearningCurves]) -> str:
+        """None: the column says it all."""
+        return ""
+
+    def json(self, data: Mapping[str, ZeroShot]) -> dict[str, Any]:
+        """``{"zero_shot_return": {NAME: {mean, se, runs, episodes}}}``."""
+        return {
+            self.key: {
+                name: {
+                    "mean": json_number(z.mean),
+                    "se": json_number(z.se),
+                    "runs": z.runs,
+                    "episodes": z.episodes,
+                }
+                for name, z in data.items()
+            }
+        }
+
+
+SECTION = ZeroShotSection()

@@ -47,6 +47,7 @@ __all__ = [
     "EvaluationJob",
     "ReferencesJob",
     "CellOutcome",
+    "CPU_SECONDS_INFO",
     "execute",
     "worker_environment",
     "apply_worker_environment",
@@ -384,7 +385,8 @@ class CellOutcome:
       demonstrations: list of Trajectory (demonstrations cells).
       options: the bytes of the discovered option-set file (discovery cells).
       num_options: the option set's size (discovery cells).
-      curves, info: the rest of the Discovery (discovery cells).
+      curves, info: the rest of the Discovery (discovery cells); ``info`` of every cell that
+        succeeded also holds its CPU seconds (:data:`CPU_SECONDS_INFO`).
       episodes: (test task index, returns, steps, frames) per test task (evaluation cells).
       usage: one ``OptionUsage`` per test task (evaluation cells computed with ``record_usage``).
       files: a discovery's extra files, name -> bytes (``Discovery.files``).
@@ -522,10 +524,17 @@ def _family(cls: type[TaskFamily], params: Any) -> TaskFamily:
     return _FAMILIES[key]
 
 
+#: The key of a cell's stored info holding the CPU seconds its job took in the process that ran
+#: it (``time.process_time()``: every thread of that process); read by
+#: :mod:`opt_suite.report.cpu_seconds`. Cells stored before it existed lack it.
+CPU_SECONDS_INFO = "cpu_s"
+
+
 def execute(job: CellJob) -> CellOutcome:
     """Compute ``job``'s cell; failures (exceptions, NaN) come back as an outcome, never raised."""
     started = time.time()
     clock = time.perf_counter()
+    cpu_clock = time.process_time()
     host = socket.gethostname()
     with signals_noted() as arrived:
         try:
@@ -554,6 +563,9 @@ def execute(job: CellJob) -> CellOutcome:
     if error is not None:
         error = _logged(error, details)
     wall = time.perf_counter() - clock
+    if not error:  # beside the job's own info: every stage's record keeps it
+        cpu = round(time.process_time() - cpu_clock, 3)
+        result = {**result, "info": {**result.get("info", {}), CPU_SECONDS_INFO: cpu}}
     return CellOutcome(
         job.cell_id,
         error,

@@ -1,0 +1,64 @@
+"""The report's sections, in the order ``leaderboard.md`` shows them, and the loops over them.
+
+One list, :data:`SECTIONS`; the report collects each from the store's cells
+(:mod:`opt_suite.report.source`), and the tables render each one's column, Markdown and JSON keys
+(:mod:`opt_suite.report.tables`, :mod:`opt_suite.report.build`). What a section is:
+:mod:`opt_suite.report.section`. A new per-cell quantity adds its module and one line here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from opt_suite.report import cpu_seconds, discovery_cost, zero_shot
+from opt_suite.report.episodes import LearningCurves
+from opt_suite.report.section import Column, Section
+
+__all__ = [
+    "SECTIONS",
+    "collect_sections",
+    "section_columns",
+    "section_json",
+    "section_markdown",
+]
+
+SECTIONS: tuple[Section, ...] = (
+    zero_shot.SECTION,
+    discovery_cost.SECTION,
+    cpu_seconds.SECTION,
+)
+
+
+def collect_sections(cells: Iterable[Any], methods: Iterable[str]) -> dict[str, Any]:
+    """Section key -> its data from the store's cells, for the sections the run has data for."""
+    cells, methods = list(cells), list(methods)
+    found = {}
+    for section in SECTIONS:
+        data = section.collect(cells, methods)
+        if data:  # nothing recorded (e.g. a store written before the quantity existed): no section
+            found[section.key] = data
+    return found
+
+
+def section_columns(collected: Mapping[str, Any]) -> list[Column]:
+    """The main table's extra columns, in :data:`SECTIONS` order."""
+    columns = (s.column(collected[s.key]) for s in SECTIONS if s.key in collected)
+    return [c for c in columns if c is not None]
+
+
+def section_markdown(
+    collected: Mapping[str, Any], curves: Mapping[str, LearningCurves]
+) -> list[str]:
+    """Each section's part of ``leaderboard.md`` after the main table, empty ones left out."""
+    parts = (s.markdown(collected[s.key], curves) for s in SECTIONS if s.key in collected)
+    return [p for p in parts if p]
+
+
+def section_json(collected: Mapping[str, Any]) -> dict[str, Any]:
+    """The sections' top-level keys of ``leaderboard.json``."""
+    found: dict[str, Any] = {}
+    for section in SECTIONS:
+        if section.key in collected:
+            found.update(section.json(collected[section.key]))
+    return found

@@ -1,0 +1,102 @@
+"""Report sections: the leaderboard files as main's code wrote them, plus the CPU seconds table.
+
+``fixtures/sections_golden`` holds the leaderboard files of a small chain run (zero-shot column,
+discovery cost, demonstrations) written by the report code before the sections existed. A fresh
+run of the same spec must give the same bytes, the new "CPU seconds" table aside; a store written
+before the runner measured CPU seconds reads as missing and gives exactly the old bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sqlite3
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from opt_suite.cli import main
+from opt_suite.report.cpu_seconds import SECTION as CPU_SECONDS
+from opt_suite.report.cpu_seconds import CpuSeconds
+from opt_suite.report.sections import SECTIONS, collect_sections
+from opt_suite.runner.cells import CPU_SECONDS_INFO
+from opt_suite.store import ResultsStore
+
+GOLDEN = Path(__file__).resolve().parent / "fixtures" / "sections_golden"
+FILES = ("leaderboard.md", "leaderboard.csv", "leaderboard.json", "runs.json")
+CPU_TABLE = re.compile(r"## CPU seconds\n.*?(?=\n## |\Z)", re.S)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sections") / "out"
+    spec = GOLDEN / "spec.yaml"
+    assert main(["run", str(spec), "--out", str(out), "--workers", "0", "--quiet"]) == 0
+    return out
+
+
+def test_every_cell_records_its_cpu_seconds(run):
+    with ResultsStore(run) as store:
+        cells = [c for c in store.cells() if c.status == "done"]
+    assert len(cells) == 14  # 2 demonstrations + 2 entries x 2 seeds x (1 discovery + 2 tasks)
+    seconds = [c.info[CPU_SECONDS_INFO] for c in cells]
+    assert all(isinstance(s, float) and s >= 0 for s in seconds)
+    assert sum(seconds) > 0  # behaviour cloning trains a network: not nothing
+
+
+def test_the_leaderboard_is_mains_bytes_plus_the_cpu_table(run):
+    for name in FILES:
+        new, old = (run / name).read_text(), (GOLDEN / name).read_text()
+        if name == "leaderboard.md":
+            (table,) = CPU_TABLE.findall(new)
+            assert "| bc | " in table and "| 6 of 6 |" in table
+            new = CPU_TABLE.sub("", new).replace("\n\n\n", "\n\n")
+        assert new == old, name
+    assert "cpu" not in json.loads((run / "leaderboard.json").read_text())
+
+
+def test_a_store_without_cpu_seconds_reports_mains_bytes_exactly(run, tmp_path):
+    old = tmp_path / "old"
+    shutil.copytree(run, old)
+    with sqlite3.connect(old / "results.sqlite") as db:  # as the runner wrote cells before
+        db.execute("UPDATE cells SET info = json_remove(info, ?)", (f"$.{CPU_SECONDS_INFO}",))
+    db.close()
+    assert main(["report", str(old)]) == 0
+    for name in FILES:
+        assert (old / name).read_bytes() == (GOLDEN / name).read_bytes(), name
+
+
+def cell(kind, method, status="done", **info):
+    return SimpleNamespace(kind=kind, method=method, seed=0, status=status, info=info)
+
+
+def test_cpu_seconds_sum_per_entry_and_stage_over_done_cells_that_recorded_them():
+    cells = [
+        cell("demonstrations", None, cpu_s=9.0),  # shared by every entry: in no entry's sum
+        cell("discovery", "a", cpu_s=2.0),
+        cell("discovery", "a", cpu_s=3.0),
+        cell("evaluation", "a", cpu_s=0.5),
+        cell("evaluation", "a"),  # stored before the runner measured it
+        cell("evaluation", "a", status="failed", cpu_s=100.0),
+        cell("evaluation", "b", cpu_s=1.25),
+        cell("evaluation", "gone", cpu_s=7.0),  # not reported
+    ]
+    found = CPU_SECONDS.collect(cells, ["a", "b"])
+    assert found == {"a": CpuSeconds(5.0, 0.5, 3, 4), "b": CpuSeconds(0.0, 1.25, 1, 1)}
+    text = CPU_SECONDS.markdown(found, {})
+    assert "| a | 5.00 | 0.50 | 3 of 4 |" in text and "| b | 0.00 | 1.25 | 1 of 1 |" in text
+    assert CPU_SECONDS.json(found) == {}
+
+
+def test_a_run_with_nothing_measured_has_no_section():
+    cells = [cell("evaluation", "a"), cell("discovery", "a", demonstration_steps=4)]
+    found = collect_sections(cells, ["a"])
+    assert "cpu_seconds" not in found and "zero_shot_return" not in found
+    assert found["discovery_cost"]["a"].demonstration_steps == 4
+
+
+def test_the_registry_keys_are_unique_in_the_order_the_leaderboard_shows_them():
+    assert len({s.key for s in SECTIONS}) == len(SECTIONS)
+    assert [s.key for s in SECTIONS] == ["zero_shot_return", "discovery_cost", "cpu_seconds"]
