@@ -30,7 +30,7 @@ from opt_suite.spec import load_spec
 spec = load_spec("specs/fourrooms-quick.yaml")
 components = resolve_components(spec)
 _, _, _, plan = plan_spec(spec, [0], components)
-inputs = _Inputs(spec, plan, components, pathlib.Path(sys.argv[1]))
+inputs = _Inputs(spec, plan, components, pathlib.Path(sys.argv[1]), sys.stderr)
 demos = next(c for c in plan.cells if c.kind == "demonstrations")
 outcome = execute(inputs.job(demos))
 assert outcome.error is None, outcome.error

@@ -40,7 +40,8 @@ def run(tmp_path_factory):
 def test_every_cell_records_its_cpu_seconds(run):
     with ResultsStore(run) as store:
         cells = [c for c in store.cells() if c.status == "done"]
-    assert len(cells) == 14  # 2 demonstrations + 2 entries x 2 seeds x (1 discovery + 2 tasks)
+    # 2 demonstrations + 2 entries x 2 seeds x (1 discovery + 2 tasks) + 2 seeds x 2 references
+    assert len(cells) == 18
     seconds = [c.info[CPU_SECONDS_INFO] for c in cells]
     assert all(isinstance(s, float) and s >= 0 for s in seconds)
     assert sum(seconds) > 0  # behaviour cloning trains a network: not nothing
