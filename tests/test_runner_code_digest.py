@@ -96,3 +96,20 @@ def test_provider_names_package_version_and_source():
     assert named is not None and named.startswith("opt-suite ")
     assert named.endswith(f" src {versions.source_digest('opt_suite')}")
     assert versions.provider(None) is None
+
+
+def test_a_distribution_found_twice_is_named_once(tmp_path, monkeypatch):
+    # An editable install's checkout on sys.path adds its egg-info beside the installed dist-info:
+    # the provider, and so every cell id, must not depend on the working directory.
+    from opt_suite.stages import Stage  # any class of opt_suite
+
+    twice = {"opt_suite": ["opt-suite", "opt-suite"]}
+    monkeypatch.setattr(versions.metadata, "packages_distributions", lambda: twice)
+    versions._distributions.cache_clear()
+    try:
+        doubled = versions.provider(Stage)
+    finally:
+        monkeypatch.undo()
+        versions._distributions.cache_clear()
+    assert doubled == versions.provider(Stage)
+    assert doubled.startswith("opt-suite ") and ", opt-suite" not in doubled

@@ -26,7 +26,10 @@ DIGEST_CHARS = 16
 
 @functools.cache
 def _distributions() -> dict[str, list[str]]:
-    return dict(metadata.packages_distributions())
+    # One name once: an editable install is found twice when its checkout is on sys.path (its
+    # egg-info beside the installed dist-info: `python -m opt_suite` run from the checkout, or
+    # pytest's rootdir), and a cell's id must not depend on the working directory.
+    return {top: sorted(set(names)) for top, names in metadata.packages_distributions().items()}
 
 
 def provider(cls: type | None) -> str | None:
@@ -42,7 +45,7 @@ def provider(cls: type | None) -> str | None:
 
 
 def _module_provider(top: str) -> str:
-    names = sorted(_distributions().get(top, []))
+    names = _distributions().get(top, [])
     package = (
         ", ".join(f"{name} {metadata.version(name)}" for name in names) if names else "unpackaged"
     )
