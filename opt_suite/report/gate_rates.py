@@ -19,6 +19,12 @@ from the baseline's, :mod:`opt_suite.report.task_draw`).
   seed), injected into the baseline's side of the pairs (``run - (baseline + delta)`` is the
   paired difference the gate tests, exactly as if the run had lost ``delta``). The rate is the
   fraction of (rerun, method entry) cases in which that entry is flagged.
+
+Both are measured with the test ``compare`` runs with the same ``unit`` (``--unit``): the (seed,
+task) pair or the seed (:mod:`opt_suite.report.gate`). With the seed as the unit, the injected
+amount is a fraction of the ranges of the baseline before injection, and the gate divides by the
+ranges of the baseline it is given (after injection, which can only widen a range): the measured
+power is that of a degradation of at most the stated fraction, never more.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from opt_suite.report.baseline import Baseline, BaselineRuns
-from opt_suite.report.gate import CompareError, Comparison, compare_runs
+from opt_suite.report.gate import CompareError, Comparison, compare_runs, task_ranges
 from opt_suite.report.inputs import ReportInputs
 from opt_suite.report.metrics import HIGHER_IS_BETTER
 
@@ -47,6 +53,7 @@ class GateRates:
       flagged_methods: method entry -> reruns in which it was falsely flagged.
       power: degradation fraction -> method entry -> reruns in which its degradation was caught.
       smallest_p: the smallest unadjusted p-value seen per rerun without degradation (for people).
+      unit: the test's unit, "pair" or "seed" (as ``compare --unit``).
     """
 
     metric: str
@@ -56,6 +63,7 @@ class GateRates:
     flagged_methods: Mapping[str, int]
     power: Mapping[float, Mapping[str, int]]
     smallest_p: tuple[float, ...]
+    unit: str = "pair"
 
     @property
     def false_alarm_rate(self) -> float:
@@ -94,12 +102,6 @@ def relabelled(baseline: Baseline, seeds: Sequence[int]) -> Baseline:
     return dataclasses.replace(baseline, methods=methods)
 
 
-def task_ranges(baseline: Baseline, metric: str) -> np.ndarray:
-    """Per task: max - min of the baseline's ``metric`` over every method entry and seed."""
-    stacked = np.concatenate([runs.metrics[metric] for runs in baseline.methods.values()])
-    return np.ptp(stacked, axis=0)
-
-
 def worse(baseline: Baseline, method: str, metric: str, amount: np.ndarray) -> Baseline:
     """``baseline`` with ``method``'s ``metric`` made better by ``amount`` per task.
 
@@ -123,6 +125,7 @@ def gate_rates(
     metric: str = "auc",
     alpha: float = 0.05,
     permutations: int = 10_000,
+    unit: str = "pair",
 ) -> GateRates:
     """The gate's false alarms and power on ``inputs`` (a run holding fresh seeds of the spec).
 
@@ -146,7 +149,9 @@ def gate_rates(
     caught = {f: {name: 0 for name in baseline.methods} for f in fractions}
 
     def gate(paired: Baseline) -> Comparison:
-        return compare_runs(inputs, paired, metric=metric, alpha=alpha, permutations=permutations)
+        return compare_runs(
+            inputs, paired, metric=metric, alpha=alpha, permutations=permutations, unit=unit
+        )
 
     for group in groups:
         paired = relabelled(baseline, group)
@@ -160,4 +165,4 @@ def gate_rates(
                 degraded = worse(paired, name, metric, fraction * ranges)
                 if name in gate(degraded).regressions:
                     caught[fraction][name] += 1
-    return GateRates(metric, alpha, len(groups), alarms, flagged, caught, tuple(smallest))
+    return GateRates(metric, alpha, len(groups), alarms, flagged, caught, tuple(smallest), unit)
