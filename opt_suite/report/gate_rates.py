@@ -35,11 +35,20 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from opt_suite.report.baseline import Baseline, BaselineRuns
+from opt_suite.report.episodes import EpisodeTable
 from opt_suite.report.gate import CompareError, Comparison, compare_runs, task_ranges
 from opt_suite.report.inputs import ReportInputs
 from opt_suite.report.metrics import HIGHER_IS_BETTER
 
-__all__ = ["GateRates", "fresh_seed_groups", "gate_rates", "relabelled", "task_ranges", "worse"]
+__all__ = [
+    "GateRates",
+    "fresh_seed_groups",
+    "gate_rates",
+    "relabelled",
+    "seeds_only",
+    "task_ranges",
+    "worse",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,6 +111,19 @@ def relabelled(baseline: Baseline, seeds: Sequence[int]) -> Baseline:
     return dataclasses.replace(baseline, methods=methods)
 
 
+def seeds_only(inputs: ReportInputs, seeds: Sequence[int]) -> ReportInputs:
+    """``inputs`` with the episodes of ``seeds`` alone.
+
+    The gate compares a rerun's seeds and ignores the others, but computes every seed's learning
+    curves first: on a run of 200 fresh seeds, each of a rerun's comparisons would recompute all
+    of them.
+    """
+    table = inputs.episodes
+    keep = np.isin(table.seed, np.asarray(seeds))
+    columns = {f.name: getattr(table, f.name)[keep] for f in dataclasses.fields(table)}
+    return dataclasses.replace(inputs, episodes=EpisodeTable(**columns))
+
+
 def worse(baseline: Baseline, method: str, metric: str, amount: np.ndarray) -> Baseline:
     """``baseline`` with ``method``'s ``metric`` made better by ``amount`` per task.
 
@@ -148,14 +170,15 @@ def gate_rates(
     flagged = {name: 0 for name in baseline.methods}
     caught = {f: {name: 0 for name in baseline.methods} for f in fractions}
 
-    def gate(paired: Baseline) -> Comparison:
+    def gate(rerun: ReportInputs, paired: Baseline) -> Comparison:
         return compare_runs(
-            inputs, paired, metric=metric, alpha=alpha, permutations=permutations, unit=unit
+            rerun, paired, metric=metric, alpha=alpha, permutations=permutations, unit=unit
         )
 
     for group in groups:
+        rerun = seeds_only(inputs, group)
         paired = relabelled(baseline, group)
-        result = gate(paired)
+        result = gate(rerun, paired)
         alarms += bool(result.regressions)
         smallest.append(min(r.p_value for r in result.rows))
         for name in result.regressions:
@@ -163,6 +186,6 @@ def gate_rates(
         for fraction in fractions:
             for name in baseline.methods:
                 degraded = worse(paired, name, metric, fraction * ranges)
-                if name in gate(degraded).regressions:
+                if name in gate(rerun, degraded).regressions:
                     caught[fraction][name] += 1
     return GateRates(metric, alpha, len(groups), alarms, flagged, caught, tuple(smallest), unit)
