@@ -6,6 +6,7 @@ Every false-alarm rate and power the docs quote for a gate comes from a file in
 
     opt-suite run ci/gate-field.yaml --seeds 2-41 --out runs/fresh-field      # 20 reruns of 2 seeds
     python docs/gen_gate_rates.py --record ci/gate-field.yaml runs/fresh-field  # measure, render
+    python docs/gen_gate_rates.py --record ci/gate-power.yaml runs/fresh-power --unit seed
     python docs/gen_gate_rates.py                                              # render only
     python docs/gen_gate_rates.py --check                                      # exit 1 when stale
 
@@ -71,7 +72,7 @@ def default_baseline(spec: str) -> str:
     return "ci/baseline.json" if stem == "fourrooms-quick" else f"ci/baseline-{stem}.json"
 
 
-def record(spec: str, fresh: Path, baseline: str) -> dict[str, Any]:
+def record(spec: str, fresh: Path, baseline: str, unit: str = "pair") -> dict[str, Any]:
     """Measure ``spec``'s gate on the fresh run ``fresh`` with the CLI, and describe both."""
     from opt_suite.store import ResultsStore
 
@@ -81,6 +82,8 @@ def record(spec: str, fresh: Path, baseline: str) -> dict[str, Any]:
         str(fresh),
         "--baseline",
         baseline,
+        "--unit",
+        unit,
         "--json",
         *(a for f in FRACTIONS for a in ("--degradation", f)),
     ]
@@ -134,7 +137,8 @@ def section(data: dict[str, Any]) -> str:
         f"- **false alarms: {rates['false_alarms']}/{rates['reruns']} = "
         f"{rates['false_alarm_rate']:.2f}** ({verdict} = {rates['alpha']:g}"
         + (f"; flagged: {flagged}" if flagged else "")
-        + f"), metric `{rates['metric']}`",
+        + f"), metric `{rates['metric']}`, the {rates.get('unit', 'pair')} as the unit"
+        + (" (`compare --unit seed`)" if rates.get("unit") == "seed" else " (`compare`'s default)"),
         "",
         "| injected loss (of each task's range) | caught (rate, then per entry) |",
         "|---|---|",
@@ -160,11 +164,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--record", nargs=2, metavar=("SPEC", "FRESH_RUN"))
     parser.add_argument("--baseline", help="default: the gate spec's committed baseline")
+    parser.add_argument(
+        "--unit", choices=("pair", "seed"), default="pair", help="the test, as compare's --unit"
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 if the page is stale")
     args = parser.parse_args(argv)
     if args.record:
         spec, fresh = args.record
-        data = record(spec, Path(fresh), args.baseline or default_baseline(spec))
+        data = record(spec, Path(fresh), args.baseline or default_baseline(spec), args.unit)
         INPUTS.mkdir(exist_ok=True)
         (INPUTS / f"{Path(spec).stem}.json").write_text(json.dumps(data, indent=1) + "\n")
     return write_or_check(OUTPUT, render(), "gen_gate_rates.py", args.check)

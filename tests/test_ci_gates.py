@@ -1,14 +1,15 @@
-"""The gate specs under ci/: each is run by .ci/run, has a baseline of its spec, and can fail.
+"""The gate specs under ci/: each has a baseline of its spec and can fail; some are run by .ci/run.
 
 A gate spec whose baseline was exported from an older hash is refused by ``compare`` as another
-protocol; one with too few (seed, task) pairs for its entries can never report a regression
-(:func:`opt_suite.report.gate.power_problem`). Both are caught here in seconds, not in CI's
-last minutes.
+protocol; one with too few units (seeds, or (seed, task) pairs) for its entries can never report a
+regression (:func:`opt_suite.report.gate.power_problem`). Both are caught here in seconds, not in
+CI's last minutes.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -19,10 +20,29 @@ from opt_suite.spec import load_spec, spec_hash
 
 ROOT = Path(__file__).resolve().parents[1]
 GATE_SPECS = sorted((ROOT / "ci").glob("gate-*.yaml"))
+#: Gate specs compared with the seed as the unit (`compare --unit seed`), in .ci/run as elsewhere.
+SEED_UNIT = {"gate-power"}
+#: Gate specs whose false-alarm rate was measured within alpha over >= 20 reruns under fresh seeds
+#: (docs/gate-rates.md, from the records docs/gen_gate_rates.py writes): only those may run in
+#: .ci/run, and each of those must (the test below checks the record).
+WITHIN_ALPHA = {"gate-power", "gate-field"}
 
 
-def test_there_is_a_gate_spec_beside_the_quick_spec():
-    assert [p.stem for p in GATE_SPECS] == ["gate-field", "gate-gymnasium", "gate-pixels"]
+def _ci_gate_part() -> str:
+    """The commands of .ci/run (its comments left out: they name gates it does not run)."""
+    lines = (ROOT / ".ci" / "run").read_text().splitlines()
+    return "\n".join(line for line in lines if not line.lstrip().startswith("#"))
+
+
+def _compare_line(name: str) -> str | None:
+    """How .ci/run compares gate spec ``name``: its `gate NAME ARGS` line, or None."""
+    found = re.search(rf"^gate {re.escape(name)}\b[^\n]*", _ci_gate_part(), re.MULTILINE)
+    return found.group(0) if found else None
+
+
+def test_the_gate_specs_are_the_expected_ones():
+    names = [p.stem for p in GATE_SPECS]
+    assert names == ["gate-field", "gate-gymnasium", "gate-pixels", "gate-power"]
 
 
 @pytest.mark.parametrize("path", GATE_SPECS, ids=lambda p: p.stem)
@@ -31,26 +51,41 @@ def test_each_gate_spec_has_a_baseline_of_its_hash_that_can_fail(path):
     baseline = load_baseline(ROOT / "ci" / f"baseline-{path.stem}.json")
     assert (baseline.spec_name, baseline.spec_hash) == (spec.name, spec_hash(spec))
     assert sorted(baseline.methods) == sorted(m.name for m in spec.methods)
-    pairs = {name: len(runs.seeds) * len(runs.tasks) for name, runs in baseline.methods.items()}
-    assert power_problem(pairs, spec.tasks.test) is None
+    unit = "seed" if path.stem in SEED_UNIT else "pair"
+    units = {
+        name: len(runs.seeds) * (1 if unit == "seed" else len(runs.tasks))
+        for name, runs in baseline.methods.items()
+    }
+    assert power_problem(units, spec.tasks.test, unit=unit) is None
 
 
 @pytest.mark.parametrize("path", GATE_SPECS, ids=lambda p: p.stem)
 def test_a_gate_spec_is_in_ci_only_with_a_false_alarm_rate_within_alpha(path):
     # A gate whose false-alarm rate is above alpha fails CI without a regression on a machine whose
-    # numbers differ. So a gate spec is run by .ci/run only when its rates were measured, as
-    # docs/gen_gate_rates.py records them, over >= 20 reruns of the spec as it hashes today against
-    # its committed baseline, with the false alarms within alpha; the page says why for the others.
-    script = (ROOT / ".ci" / "run").read_text()
+    # numbers differ: it stays out of .ci/run, and the page says why, with its rates.
     page = (ROOT / "docs" / "results-and-gate.md").read_text()
     assert f"`ci/{path.name}`" in page
-    if f"--baseline ci/baseline-{path.stem}.json" not in script:
+    line = _compare_line(path.stem)
+    assert (line is not None) == (path.stem in WITHIN_ALPHA), f"{path.name}: run by .ci/run: {line}"
+    if line is None:
         return
+    # Its rates as recorded: >= 20 reruns of the spec as it hashes today, against the baseline CI
+    # compares it with, with the test CI runs (the unit), false alarms within alpha.
     record = ROOT / "docs" / "gate-rates" / f"{path.stem}.json"
     assert record.exists(), f"{path.name} is run by .ci/run: measure its rates first ({record})"
     data = json.loads(record.read_text())
     assert data["baseline"] == f"ci/baseline-{path.stem}.json"
     assert data["fresh_run"]["spec_hash"] == spec_hash(load_spec(path)), "measured on another spec"
     rates = data["rates"]
+    unit = "seed" if "--unit seed" in line else "pair"
+    assert rates.get("unit", "pair") == unit, f"rates measured with --unit {rates.get('unit')}"
     assert rates["reruns"] >= 20
     assert rates["false_alarm_rate"] <= rates["alpha"] == 0.05
+
+
+@pytest.mark.parametrize("name", sorted(SEED_UNIT & WITHIN_ALPHA))
+def test_ci_compares_a_seed_unit_gate_with_the_test_whose_rates_were_measured(name):
+    # gate-rates measured the seed-level test; comparing with the pair test would gate with a test
+    # whose false alarms were never measured.
+    line = _compare_line(name)
+    assert line is not None and "--unit seed" in line

@@ -12,7 +12,14 @@ from report_fakes import write_store
 
 from opt_suite.cli import main
 from opt_suite.report import EpisodeTable, load_baseline
-from opt_suite.report.gate_rates import fresh_seed_groups, gate_rates, relabelled, worse
+from opt_suite.report.gate import compare_runs
+from opt_suite.report.gate_rates import (
+    fresh_seed_groups,
+    gate_rates,
+    relabelled,
+    seeds_only,
+    worse,
+)
 from opt_suite.report.source import load_inputs
 
 SEEDS, TASKS, EPISODES = 22, 4, 12
@@ -93,3 +100,18 @@ def test_the_command_prints_both_rates_and_exits_0_within_alpha(measured, capsys
     out = capsys.readouterr().out
     assert code == (0 if rates.false_alarm_rate <= 0.05 else 1)
     assert "10 reruns under fresh seeds" in out and "power at 5 of each task's range: 1.000" in out
+
+
+def test_a_rerun_is_compared_on_its_own_seeds_with_the_same_result(measured):
+    # gate_rates narrows the run to the rerun's seeds before comparing (speed): the gate ignores
+    # the other seeds, so every p-value and difference is the one of the whole run.
+    root, baseline, _ = measured
+    inputs, _ = load_inputs(root / "fresh")
+    group = fresh_seed_groups(baseline, sorted(set(inputs.episodes.seed.tolist())))[3]
+    narrowed = seeds_only(inputs, group)
+    assert sorted(set(narrowed.episodes.seed.tolist())) == list(group)
+    paired = relabelled(baseline, group)
+    whole, alone = compare_runs(inputs, paired), compare_runs(narrowed, paired)
+    assert [(r.method, r.p_value, r.difference) for r in whole.rows] == [
+        (r.method, r.p_value, r.difference) for r in alone.rows
+    ]

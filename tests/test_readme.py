@@ -97,6 +97,7 @@ def test_gate_rates_render_every_entry_and_say_when_alarms_exceed_alpha(tmp_path
     (tmp_path / "g.json").write_text(json.dumps(record))
     page = gen.render(tmp_path)
     assert "**false alarms: 2/20 = 0.10** (**above alpha** = 0.05; flagged: a 2)" in page
+    assert "the pair as the unit (`compare`'s default)" in page
     assert "| 0.1 | 0.68<br>a 7/20, b 20/20 |" in page
     assert "| 0.05 | not measured |" in page
     assert "(40 seeds, 1 min 15 s wall with `--workers 1`" in page

@@ -267,3 +267,25 @@ def test_provenance_records_the_cpu_model(tmp_path):
     assert cpu_model(info) == "AMD EPYC 7B13"
     assert cpu_model(tmp_path / "missing") != ""
     assert collect_provenance()["cpu"] == cpu_model()
+
+
+def test_the_latest_run_view_of_the_plan_is_indexed(tmp_path):
+    # ResultsStore._plan takes MAX(run_id) per (kind, method, seed) for every plan row: without
+    # the index SQLite scans the whole plan per row, quadratic in the plan.
+    _populate(tmp_path)
+    conn = sqlite3.connect(tmp_path / "results.sqlite")
+    steps = conn.execute(
+        "EXPLAIN QUERY PLAN SELECT MAX(q.run_id) FROM plan q"
+        " WHERE q.kind = 'evaluation' AND q.method IS 'ours' AND q.seed = 0"
+    ).fetchall()
+    assert any("plan_groups" in step[-1] for step in steps), steps
+
+
+def test_is_done_checks_the_one_cell_it_is_asked_about(tmp_path):
+    writer, _ = _populate(tmp_path)
+    assert writer.is_done("eval-ours-0") and writer.is_done("disc-ours-1")
+    assert not writer.is_done("no-such-cell")
+    # a done cell whose episode rows were altered fails verification, as in check_done
+    writer.conn.execute("UPDATE episodes SET ret = ret + 1 WHERE cell_id = 'eval-ours-0'")
+    assert not writer.is_done("eval-ours-0")
+    assert writer.is_done("eval-ours-1")

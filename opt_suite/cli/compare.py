@@ -38,6 +38,18 @@ def _alpha(text: str) -> float:
 MAX_PERMUTATIONS = 10_000_000  # about a minute per method entry; more buys no precision
 
 
+def add_unit_argument(parser: argparse.ArgumentParser) -> None:
+    """``--unit``: the test's unit, shared by ``compare`` and ``gate-rates`` (one test)."""
+    parser.add_argument(
+        "--unit",
+        choices=("pair", "seed"),
+        default="pair",
+        help="the sign-flip test's unit: every (seed, task) pair, or each seed's mean of"
+        " range-normalised differences (the seed as the unit; needs >= 7 seeds for 5 entries at"
+        " alpha 0.05; default: pair)",
+    )
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare DIR, --baseline and the test's options."""
     from opt_suite.report.metrics import METRICS
@@ -65,6 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="holm",
         help="multiple-comparison correction over method entries (default: holm)",
     )
+    add_unit_argument(parser)
     parser.add_argument(
         "--permutations",
         type=integer(100, MAX_PERMUTATIONS),
@@ -152,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
             permutations=args.permutations,
             only_seeds=only_seeds,
             only_methods=args.only_methods,
+            unit=args.unit,
         )
     except (BaselineError, CompareError, StoreError, ReportDataError) as exc:
         print(f"opt-suite compare: {exc}", file=sys.stderr)

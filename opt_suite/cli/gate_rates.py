@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from opt_suite.cli.compare import MAX_PERMUTATIONS, _alpha
+from opt_suite.cli.compare import MAX_PERMUTATIONS, _alpha, add_unit_argument
 from opt_suite.cli.numbers import integer, real
 
 
@@ -37,6 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(repeatable; default: 0.05, 0.1 and 0.2)",
     )
     parser.add_argument("--permutations", type=integer(100, MAX_PERMUTATIONS), default=10_000)
+    add_unit_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the rates as JSON")
 
 
@@ -60,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
             metric=args.metric,
             alpha=args.alpha,
             permutations=args.permutations,
+            unit=args.unit,
         )
     except (BaselineError, CompareError, ReportDataError, StoreError, ValueError) as exc:
         print(f"opt-suite gate-rates: {exc}", file=sys.stderr)
@@ -68,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
         doc = {
             "metric": rates.metric,
             "alpha": rates.alpha,
+            "unit": rates.unit,
             "reruns": rates.reruns,
             "false_alarms": rates.false_alarms,
             "false_alarm_rate": rates.false_alarm_rate,
@@ -79,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         flagged = ", ".join(f"{m} {n}" for m, n in rates.flagged_methods.items() if n)
         print(
-            f"{rates.reruns} reruns under fresh seeds, metric {rates.metric}, alpha "
+            f"{rates.reruns} reruns under fresh seeds, metric {rates.metric}, unit {rates.unit},"
+            f" alpha "
             f"{rates.alpha:g}: false alarms {rates.false_alarms}/{rates.reruns} = "
             f"{rates.false_alarm_rate:.3f}" + (f" (flagged: {flagged})" if flagged else "")
         )

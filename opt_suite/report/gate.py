@@ -42,6 +42,19 @@ Each method's runs share its discovered options, so the runs are not independent
 discovery: the test asks "are these options worse on these tasks and seeds", not "is the method
 worse".
 
+The seed as the unit (``unit="seed"``, ``compare --unit seed``). Each seed has its own
+demonstrations and options, shared by all its tasks, so the (seed, task) pairs of one seed are not
+independent replicates: under a rerun on fresh seeds a seed whose options happen to be weaker
+makes all its pairs negative together, and the pair test over-alarms; a method whose options vary
+by seed scatters its pairs so widely that the pair test is also underpowered. The seed-level test
+takes the seed as the unit, as the leaderboard's verdict does (:mod:`opt_suite.verdict`): per seed
+the mean over its test tasks of the differences, each divided by its task's range
+(:func:`task_ranges`: max - min of the baseline's values of that task over every method entry and
+seed, so that a high-range task does not dominate and a degradation of 10% of each task's range is
+-0.1 in every seed), then the same exact one-sided sign-flip test over the seeds, and Holm over the
+entries. Its smallest p-value is ``2**-n`` with ``n`` seeds, so :func:`power_problem` counts seeds:
+5 entries need 7 seeds at alpha 0.05.
+
 Length (over the 400 lines the tree aims for): the CI gate's test (paired sign flips, Holm
 correction, power and coverage refusals, ties of last bits) is one decision rule; its parts are not
 used apart.
@@ -77,9 +90,14 @@ __all__ = [
     "format_comparison",
     "last_bits_as_ties",
     "power_problem",
+    "seed_differences",
+    "task_ranges",
 ]
 
 PERMUTATIONS = 10_000
+
+#: What the sign-flip test permutes: each (seed, task) pair, or each seed's mean over its tasks.
+UNITS = ("pair", "seed")
 
 
 class CompareError(ValueError):
@@ -91,8 +109,8 @@ class MethodComparison:
     """The test of one method entry."""
 
     method: str
-    test: str  # "paired": the one test there is (named in the table)
-    runs: str  # "20 pairs"
+    test: str  # "paired" (the (seed, task) pair as the unit) or "seed-level"
+    runs: str  # "20 pairs" or "10 seeds"
     baseline_mean: float
     run_mean: float
     difference: float  # run mean - baseline mean, in the metric's units
@@ -120,6 +138,8 @@ class Comparison:
     warnings: tuple[str, ...]
     #: exact replay, before the statistics: which compared cells differ from the baseline at all
     replay: Replay | None = None
+    #: the test's unit: "pair" ((seed, task) pairs) or "seed" (seeds' normalised means)
+    unit: str = "pair"
 
     @property
     def regressions(self) -> list[str]:
@@ -139,15 +159,18 @@ def power_problem(
     alpha: float = 0.05,
     correction: str = "holm",
     permutations: int = PERMUTATIONS,
+    unit: str = "pair",
 ) -> str | None:
     """Why a gate of this design can never report a regression, or None when it can.
 
     Args:
-        pairs: method entry -> its number of (seed, task) pairs.
+        pairs: method entry -> its number of units: (seed, task) pairs, or seeds when ``unit``
+            is ``"seed"``.
         tasks: test tasks per seed (to say how many seeds are needed).
         alpha: the significance level.
         correction: ``"holm"`` (multiply by the number of entries) or ``"none"``.
         permutations: random sign patterns of the Monte Carlo test.
+        unit: ``"pair"`` or ``"seed"``, the test's unit (:data:`UNITS`).
     """
     m = len(pairs) if correction == "holm" else 1
     weak = {
@@ -160,13 +183,18 @@ def power_problem(
     name, n = next(iter(weak.items()))
     adjusted = m * _smallest_p(n, permutations)
     corrected = f" x {m} method entries (Holm)" if m > 1 else ""
-    observed = f"{n} (seed, task) pairs"
+    observed = f"{n} seeds (the seed-level test)" if unit == "seed" else f"{n} (seed, task) pairs"
     need = next(
         (k for k in range(1, 63) if m * _smallest_p(k, permutations) <= alpha * (1 + 1e-9)),
         None,
     )
     if need is None:
         remedy = f"raise --permutations above {math.ceil(m / alpha)}"
+    elif unit == "seed":
+        remedy = (
+            f"it needs at least {need} seeds per method entry: raise evaluation.seeds and"
+            " re-export the baseline"
+        )
     else:
         seeds = math.ceil(need / max(1, tasks))
         remedy = (
@@ -197,6 +225,24 @@ def last_bits_as_ties(run: np.ndarray, base: np.ndarray) -> np.ndarray:
     diff = run - base
     scale = np.maximum(np.maximum(np.abs(run), np.abs(base)), 1.0)
     return np.where(np.abs(diff) <= LAST_BITS * scale, 0.0, diff)
+
+
+def task_ranges(baseline: Baseline, metric: str) -> np.ndarray:
+    """Per task: max - min of the baseline's ``metric`` over every method entry and seed."""
+    stacked = np.concatenate([runs.metrics[metric] for runs in baseline.methods.values()])
+    return np.ptp(stacked, axis=0)
+
+
+def seed_differences(diff: np.ndarray, ranges: np.ndarray) -> np.ndarray:
+    """Per seed, the mean over its tasks of ``diff`` (seeds x tasks), each divided by its range.
+
+    The seed-level test's units. A task whose range is 0 (every entry and seed of the baseline
+    scored the same) has no scale, so its differences count unnormalised: dividing by 0 would
+    turn any change there into an infinite one.
+    """
+    diff = np.asarray(diff, dtype=np.float64)
+    scale = np.where(np.asarray(ranges, dtype=np.float64) > 0, ranges, 1.0)
+    return np.mean(diff / scale[None, :], axis=1)
 
 
 def _run_values(inputs: ReportInputs, baseline: Baseline, warnings: list[str]) -> dict[str, Any]:
@@ -280,11 +326,14 @@ def compare_runs(
     permutations: int = PERMUTATIONS,
     only_seeds: Sequence[int] | None = None,
     only_methods: Sequence[str] | None = None,
+    unit: str = "pair",
 ) -> Comparison:
     """Test every baseline method entry's ``metric`` in the run against the baseline.
 
     ``only_seeds`` / ``only_methods`` narrow the baseline first (:func:`narrow_baseline`): the
-    only way to compare a run that covers part of it.
+    only way to compare a run that covers part of it. ``unit`` chooses the test's unit:
+    ``"pair"`` (every (seed, task) pair) or ``"seed"`` (each seed's mean of range-normalised
+    differences, :func:`seed_differences`; the module docstring says why).
 
     Raises:
         CompareError: unknown metric, bad alpha, spec hash mismatch (unless
@@ -301,6 +350,8 @@ def compare_runs(
         raise CompareError(f"alpha must be between 0 and 1, got {alpha}")
     if correction not in ("holm", "none"):
         raise CompareError(f"correction must be 'holm' or 'none', got {correction!r}")
+    if unit not in UNITS:
+        raise CompareError(f"unit must be one of {list(UNITS)}, got {unit!r}")
     if inputs.incomplete:
         raise CompareError(
             "the run is incomplete, and what it left out may be what regressed: "
@@ -339,12 +390,12 @@ def compare_runs(
             f"method entries {missing} of baseline {baseline.path} are not in the run (leave"
             " them out explicitly with --only-methods)"
         )
-    unit = "episodes" if inputs.frame_budget is None else "frames"
-    if metric == "episodes_to_threshold" and baseline.threshold_unit != unit:
+    counted_in = "episodes" if inputs.frame_budget is None else "frames"
+    if metric == "episodes_to_threshold" and baseline.threshold_unit != counted_in:
         raise CompareError(
             f"baseline {baseline.path} counts episodes_to_threshold in"
-            f" {baseline.threshold_unit}, the run in {unit}: re-export the baseline from a run"
-            " of this spec"
+            f" {baseline.threshold_unit}, the run in {counted_in}: re-export the baseline from"
+            " a run of this spec"
         )
     lacking = [m for m, b in baseline.methods.items() if metric not in b.metrics]
     if lacking:
@@ -373,14 +424,23 @@ def compare_runs(
         baseline.methods,
         metric,
     )
-    pairs = {name: len(si) * len(ti) for name, (si, ti) in alignment.items()}
+    if unit == "seed":
+        pairs = {name: len(si) for name, (si, ti) in alignment.items()}
+    else:
+        pairs = {name: len(si) * len(ti) for name, (si, ti) in alignment.items()}
     tasks = max(len(old.tasks) for old in baseline.methods.values())
     problem = power_problem(
-        pairs, tasks, alpha=alpha, correction=correction, permutations=permutations
+        pairs, tasks, alpha=alpha, correction=correction, permutations=permutations, unit=unit
     )
     if problem is not None:
         raise CompareError(problem)
     sign = 1.0 if HIGHER_IS_BETTER[metric] else -1.0
+    if unit == "seed" and len({len(old.tasks) for old in baseline.methods.values()}) > 1:
+        raise CompareError(
+            f"baseline {baseline.path}: its method entries have different test tasks, so no"
+            " task range is shared by all of them; the seed-level test needs one set of tasks"
+        )
+    ranges = task_ranges(baseline, metric) if unit == "seed" else None
     # The paired P, scale-free whatever the metric (no references), describes each entry.
     design = Design(None, Margins(), baseline.tasks_per_seed, len(baseline.methods), permutations)
     rows, p_values = [], []
@@ -391,7 +451,8 @@ def compare_runs(
         rng = rng_for("compare", name, metric)
         ours = x[np.ix_(si, ti)]  # the run's values in the baseline's (seed, task) order
         diff = last_bits_as_ties(ours, y)
-        p = stats.paired_sign_flip_test(sign * diff, permutations, rng)
+        tested = diff if ranges is None else seed_differences(diff, ranges)
+        p = stats.paired_sign_flip_test(sign * tested, permutations, rng)
         low, high = stats.stratified_bootstrap_ci(diff, stats.mean, permutations, rng, alpha)
         task_low, task_high = stats.task_bootstrap_ci(diff, stats.mean, permutations, rng, alpha)
         won = float(stats.paired_probability_of_improvement(sign * ours, sign * y))
@@ -400,10 +461,9 @@ def compare_runs(
                                 design, verdict_rng)  # fmt: skip
         base_mean, run_mean = float(np.mean(y)), float(np.mean(ours))
         p_values.append(p)
-        rows.append(
-            (name, "paired", f"{diff.size} pairs", base_mean, run_mean, run_mean - base_mean)
-            + (low, high, p)
-        )
+        test = "paired" if ranges is None else "seed-level"
+        runs = f"{diff.size} pairs" if ranges is None else f"{tested.size} seeds"
+        rows.append((name, test, runs, base_mean, run_mean, run_mean - base_mean) + (low, high, p))
         described.append((task_low, task_high, won, decided))
     adjusted = stats.holm(np.array(p_values)) if correction == "holm" else np.array(p_values)
     result = tuple(
@@ -418,7 +478,7 @@ def compare_runs(
         )
         for row, q, more in zip(rows, adjusted, described, strict=True)
     )
-    return Comparison(metric, alpha, correction, result, tuple(warnings), exact)
+    return Comparison(metric, alpha, correction, result, tuple(warnings), exact, unit)
 
 
 def describe_test(c: Comparison) -> str:
@@ -429,9 +489,14 @@ def describe_test(c: Comparison) -> str:
         if c.correction == "holm"
         else "uncorrected"
     )
+    what = (
+        "seed-level sign-flip permutation test of the mean over seeds of each seed's mean"
+        " per-task difference divided by the task's range"
+        if c.unit == "seed"
+        else "paired sign-flip permutation test of the mean per-(seed, task) difference"
+    )
     return (
-        "test: one-sided paired sign-flip permutation test of the mean per-(seed, task)"
-        f" difference; H1: run worse than baseline; {c.metric} is better {direction};"
+        f"test: one-sided {what}; H1: run worse than baseline; {c.metric} is better {direction};"
         f" p-values {corrected}; regression if p <= {c.alpha:g}"
     )
 

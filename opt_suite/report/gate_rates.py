@@ -19,6 +19,12 @@ from the baseline's, :mod:`opt_suite.report.task_draw`).
   seed), injected into the baseline's side of the pairs (``run - (baseline + delta)`` is the
   paired difference the gate tests, exactly as if the run had lost ``delta``). The rate is the
   fraction of (rerun, method entry) cases in which that entry is flagged.
+
+Both are measured with the test ``compare`` runs with the same ``unit`` (``--unit``): the (seed,
+task) pair or the seed (:mod:`opt_suite.report.gate`). With the seed as the unit, the injected
+amount is a fraction of the ranges of the baseline before injection, and the gate divides by the
+ranges of the baseline it is given (after injection, which can only widen a range): the measured
+power is that of a degradation of at most the stated fraction, never more.
 """
 
 from __future__ import annotations
@@ -29,11 +35,20 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from opt_suite.report.baseline import Baseline, BaselineRuns
-from opt_suite.report.gate import CompareError, Comparison, compare_runs
+from opt_suite.report.episodes import EpisodeTable
+from opt_suite.report.gate import CompareError, Comparison, compare_runs, task_ranges
 from opt_suite.report.inputs import ReportInputs
 from opt_suite.report.metrics import HIGHER_IS_BETTER
 
-__all__ = ["GateRates", "fresh_seed_groups", "gate_rates", "relabelled", "task_ranges", "worse"]
+__all__ = [
+    "GateRates",
+    "fresh_seed_groups",
+    "gate_rates",
+    "relabelled",
+    "seeds_only",
+    "task_ranges",
+    "worse",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,6 +62,7 @@ class GateRates:
       flagged_methods: method entry -> reruns in which it was falsely flagged.
       power: degradation fraction -> method entry -> reruns in which its degradation was caught.
       smallest_p: the smallest unadjusted p-value seen per rerun without degradation (for people).
+      unit: the test's unit, "pair" or "seed" (as ``compare --unit``).
     """
 
     metric: str
@@ -56,6 +72,7 @@ class GateRates:
     flagged_methods: Mapping[str, int]
     power: Mapping[float, Mapping[str, int]]
     smallest_p: tuple[float, ...]
+    unit: str = "pair"
 
     @property
     def false_alarm_rate(self) -> float:
@@ -94,10 +111,17 @@ def relabelled(baseline: Baseline, seeds: Sequence[int]) -> Baseline:
     return dataclasses.replace(baseline, methods=methods)
 
 
-def task_ranges(baseline: Baseline, metric: str) -> np.ndarray:
-    """Per task: max - min of the baseline's ``metric`` over every method entry and seed."""
-    stacked = np.concatenate([runs.metrics[metric] for runs in baseline.methods.values()])
-    return np.ptp(stacked, axis=0)
+def seeds_only(inputs: ReportInputs, seeds: Sequence[int]) -> ReportInputs:
+    """``inputs`` with the episodes of ``seeds`` alone.
+
+    The gate compares a rerun's seeds and ignores the others, but computes every seed's learning
+    curves first: on a run of 200 fresh seeds, each of a rerun's comparisons would recompute all
+    of them.
+    """
+    table = inputs.episodes
+    keep = np.isin(table.seed, np.asarray(seeds))
+    columns = {f.name: getattr(table, f.name)[keep] for f in dataclasses.fields(table)}
+    return dataclasses.replace(inputs, episodes=EpisodeTable(**columns))
 
 
 def worse(baseline: Baseline, method: str, metric: str, amount: np.ndarray) -> Baseline:
@@ -123,6 +147,7 @@ def gate_rates(
     metric: str = "auc",
     alpha: float = 0.05,
     permutations: int = 10_000,
+    unit: str = "pair",
 ) -> GateRates:
     """The gate's false alarms and power on ``inputs`` (a run holding fresh seeds of the spec).
 
@@ -145,12 +170,15 @@ def gate_rates(
     flagged = {name: 0 for name in baseline.methods}
     caught = {f: {name: 0 for name in baseline.methods} for f in fractions}
 
-    def gate(paired: Baseline) -> Comparison:
-        return compare_runs(inputs, paired, metric=metric, alpha=alpha, permutations=permutations)
+    def gate(rerun: ReportInputs, paired: Baseline) -> Comparison:
+        return compare_runs(
+            rerun, paired, metric=metric, alpha=alpha, permutations=permutations, unit=unit
+        )
 
     for group in groups:
+        rerun = seeds_only(inputs, group)
         paired = relabelled(baseline, group)
-        result = gate(paired)
+        result = gate(rerun, paired)
         alarms += bool(result.regressions)
         smallest.append(min(r.p_value for r in result.rows))
         for name in result.regressions:
@@ -158,6 +186,6 @@ def gate_rates(
         for fraction in fractions:
             for name in baseline.methods:
                 degraded = worse(paired, name, metric, fraction * ranges)
-                if name in gate(degraded).regressions:
+                if name in gate(rerun, degraded).regressions:
                     caught[fraction][name] += 1
-    return GateRates(metric, alpha, len(groups), alarms, flagged, caught, tuple(smallest))
+    return GateRates(metric, alpha, len(groups), alarms, flagged, caught, tuple(smallest), unit)

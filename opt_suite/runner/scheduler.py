@@ -138,7 +138,11 @@ def execute_plan(
                 needed = next(d for d in cell.deps if d in bad)
                 summary.skipped.append((cell.label, f"needs failed cell {needed}"))
                 continue
-            if len(inflight) >= backend.capacity or not all(d in done for d in cell.deps):
+            if len(inflight) >= backend.capacity:
+                # Full: the rest waits for the next round. Scanning every pending cell after
+                # each finished one made a run of 30,000 cells quadratic in its scheduler.
+                break
+            if not all(d in done for d in cell.deps):
                 continue
             try:
                 claimed = claims.try_claim(cell.cell_id)

@@ -180,3 +180,31 @@ def test_a_baseline_with_a_key_twice_or_a_nan_is_refused_with_its_line(tmp_path,
     line = _refused(capsys, ["compare", str(run), "--baseline", str(nan)])
     where = line_of(changed, "NaN", 0)
     assert f"nan.json:{where}:" in line and "finite number" in line, line
+
+
+def _store_below(tmp_path, baseline_path, by: float):
+    """A store of the baseline's spec whose every auc is ``by`` below the baseline's."""
+    doc = json.loads(baseline_path.read_text())
+    rows = []
+    for name, entry in doc["methods"].items():
+        for i, seed in enumerate(entry["seeds"]):
+            for j, task in enumerate(entry["tasks"]):
+                value = entry["metrics"]["auc"][i][j] - by
+                rows += [(name, seed, task, e, value, 10) for e in range(20)]
+    return doc, write_store(
+        tmp_path / "run",
+        EpisodeTable.from_rows(rows),
+        spec_name=doc["spec"]["name"],
+        spec_hash=doc["spec"]["hash"],
+    )
+
+
+def test_the_seed_level_test_refuses_the_two_seed_ci_baseline_in_one_line(tmp_path, capsys):
+    # With the seed as the unit the quick spec's 2 seeds reach p = 1/4, x 5 entries: no result
+    # could fail, so compare refuses (exit 2) and says how many seeds it needs.
+    _, run = _store_below(tmp_path, CI_BASELINE, 1000.0)
+    capsys.readouterr()
+    code = main(["compare", str(run), "--baseline", str(CI_BASELINE), "--unit", "seed"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert "2 seeds (the seed-level test)" in err[0] and "at least 7 seeds" in err[0]
