@@ -209,6 +209,22 @@ class Method(Component):
         return None
 
     @classmethod
+    def seed_entry(cls, params: Any) -> tuple[str, str] | None:
+        """(param key, entry name): discovery takes that method entry's seed instead of its own.
+
+        A control that stands in for a method's first option (``bc_option``'s
+        ``initial_weights_of``) then starts from the very weights the method draws first.
+        ``validate`` checks the entry exists and is of the method this one ``controls``, and
+        :meth:`seed_entry_problems` whatever else must agree. Default: None (its own seed).
+        """
+        return None
+
+    @classmethod
+    def seed_entry_problems(cls, params: Any, entry_params: Any) -> list[tuple[str, str]]:
+        """(key, message) for each setting that must equal the seed entry's and does not."""
+        return []
+
+    @classmethod
     def option_count(cls, params: Any) -> int | None:
         """The most options :meth:`discover` returns with these params, or None if unknown.
 

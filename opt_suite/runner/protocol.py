@@ -217,7 +217,8 @@ class _Inputs:
         return DiscoveryJob(
             **self._common(cell),
             tasks=self.plan.train_tasks,
-            seed=discovery_seed(spec.tasks.seed, cell.seed, cell.method or ""),
+            # An entry may take another's seed (bc_option's initial_weights_of): same weights.
+            seed=discovery_seed(spec.tasks.seed, cell.seed, _seed_entry(method, entry, cell)),
             method_cls=method,
             method_params=entry.params,
             demonstrations=self._output(cell.deps[0]) if cell.deps else (),
@@ -538,3 +539,9 @@ def _reuse_note(writer: StoreWriter, new_hash: str, commit: str | None, plan: Pl
         f"({row[0][:12]} -> {new_hash[:12]}): reusing {len(done)} of {len(plan.cells)} cells "
         f"whose inputs are unchanged" + (f" ({detail})" if detail else "") + code
     )
+
+
+def _seed_entry(method: Any, entry: Any, cell: Cell) -> str:
+    """The method entry whose discovery seed ``cell`` takes: its own unless the method names one."""
+    borrowed = method.seed_entry(entry.params)
+    return borrowed[1] if borrowed else cell.method or ""

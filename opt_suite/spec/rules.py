@@ -59,6 +59,7 @@ class _Rules:
         self.policy_starts()
         names = self.method_names()
         self.report_entries(names)
+        self.seed_entries(names)
         self.frame_budget()
         self.discovery_budgets()
         self.final_fraction()
@@ -297,6 +298,38 @@ class _Rules:
             )
         else:
             first_at[name] = i
+
+    def seed_entries(self, names: list[str] | None) -> None:
+        """An entry that takes another's seed (``Method.seed_entry``) names one of its method."""
+        if names is None:
+            return
+        for i in range(_length(self.conv, ("methods",))):
+            cls: type[Method] | None = self._class(("methods", i), Method)
+            params = self.get("methods", i, "params")
+            if cls is None or params is INVALID:
+                continue
+            found = cls.seed_entry(params)
+            if found is None:
+                continue
+            key, name = found
+            path = ("methods", i, "params", key)
+            if name not in names:
+                self.report(path, f"no method entry named {name!r} (expected one of {names})")
+                continue
+            j = names.index(name)
+            other: type[Method] | None = self._class(("methods", j), Method)
+            if other is None or other.name != cls.controls:
+                shown = "?" if other is None else other.name
+                self.report(
+                    path,
+                    f"entry {name!r} is {shown}, expected an entry of {cls.controls} "
+                    "(the method this control stands in for)",
+                )
+                continue
+            entry_params = self.get("methods", j, "params")
+            if entry_params is not INVALID:
+                for sub, message in cls.seed_entry_problems(params, entry_params):
+                    self.report(("methods", i, "params", *sub.split(".")), message)
 
     def report_entries(self, names: list[str] | None) -> None:
         """The entries ``report`` names: baseline, positive controls, clone (report_rules.py)."""
