@@ -70,7 +70,10 @@ def _mean_fit(infos: list[Mapping[str, Any]]) -> CloningFit:
         return float(np.mean(values)) if values else math.nan
 
     held = sum("held_out_accuracy" in i for i in infos)
-    return CloningFit(*(mean(k) for k in _KEYS), seeds=len(infos), held_out_seeds=held)
+    accuracy, log_likelihood, held_accuracy, held_log_likelihood = (mean(k) for k in _KEYS)
+    return CloningFit(
+        accuracy, log_likelihood, held_accuracy, held_log_likelihood, len(infos), held
+    )
 
 
 def _shown(value: float) -> str:
