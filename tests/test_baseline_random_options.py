@@ -84,3 +84,33 @@ def test_its_offline_options_section_takes_offline_options_keys_defaults_and_bou
     assert to_plain(OfflineOptionsSettings()) == to_plain(OfflineOptionsParams())
     bad = {"max_epochs": 3, "epochs": 5, "hidden_sizes": ()}
     assert OfflineOptionsSettings(**bad).check() == OfflineOptionsParams(**bad).check()
+
+
+def test_count_of_takes_the_matched_count_and_refuses_none(found):
+    params = RandomOptionsParams(count=4, offline_options=SMALL, count_of="ours")
+    context = dataclasses.replace(context_for(tiny_setting(), 7, 0), matched_count=2)
+    matched = RandomOptions(params).discover(context).options
+    # The first 2 of the 3 options the fixture drew with count 3: the same streams.
+    np.testing.assert_array_equal(matched.mu, found.options.mu[:2])
+    assert RandomOptions.count_entry(params) == ("count_of", "ours")
+    with pytest.raises(ValueError, match="count_of 'ours': expected that entry's option count"):
+        RandomOptions(params).discover(context_for(tiny_setting(), 7, 0))
+
+
+def _k_matched_spec(order: str) -> str:
+    ours = "  - {name: ours, method: offline_options}\n"
+    untrained = "  - {name: untrained, method: random_options, params: {count_of: ours}}\n"
+    return (
+        "name: k\n"
+        "family: {name: chain, params: {num_states: 6}}\n"
+        "tasks: {count: 4, train: 2, test: 2, seed: 0}\n"
+        "methods:\n"
+        + (ours + untrained if order == "after" else untrained + ours)
+        + "evaluation: {episodes: 10, seeds: 1}\n"
+    )
+
+
+def test_count_of_must_name_an_earlier_entry():
+    parse_spec(_k_matched_spec("after"))
+    with pytest.raises(SpecError, match=r"count_of: expected the name of an earlier method entry"):
+        parse_spec(_k_matched_spec("before"))

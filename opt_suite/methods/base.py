@@ -51,6 +51,8 @@ class DiscoveryContext:
         train tasks.
       seed: the only source of randomness a method may use.
       budget: what the envs of :meth:`make_env` have counted (shared by all of them).
+      matched_count: how many options the entry :meth:`Method.count_entry` names discovered
+        on this seed (None: the method names none), e.g. K-matched untrained options.
     """
 
     family: TaskFamily
@@ -59,6 +61,7 @@ class DiscoveryContext:
     interaction_budget: int
     seed: np.random.SeedSequence
     budget: Budget = dataclasses.field(default=None)  # type: ignore[assignment]
+    matched_count: int | None = None
 
     def __post_init__(self) -> None:
         if self.budget is None:
@@ -205,6 +208,17 @@ class Method(Component):
 
         ``validate`` warns about an entry whose steps are far above the spec's other methods'
         (:func:`opt_suite.runner.estimate.costly_discoveries`). Default: None.
+        """
+        return None
+
+    @classmethod
+    def count_entry(cls, params: Any) -> tuple[str, str] | None:
+        """(param key, entry name): discovery waits for that entry's and gets its option count.
+
+        The runner makes that entry's discovery cell (same seed) a dependency and passes the
+        number of options it found as ``DiscoveryContext.matched_count`` (``random_options``'
+        ``count_of``: untrained options K-matched to the learned ones). ``validate`` checks the
+        entry exists and comes earlier in ``methods``. Default: None.
         """
         return None
 

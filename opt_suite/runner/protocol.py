@@ -214,6 +214,7 @@ class _Inputs:
         spec = self.spec
         method = self.components.methods[cell.position]
         entry = spec.methods[cell.position]
+        demos = self._deps(cell, Stage.DEMONSTRATIONS)
         return DiscoveryJob(
             **self._common(cell),
             tasks=self.plan.train_tasks,
@@ -221,9 +222,21 @@ class _Inputs:
             seed=discovery_seed(spec.tasks.seed, cell.seed, _seed_entry(method, entry, cell)),
             method_cls=method,
             method_params=entry.params,
-            demonstrations=self._output(cell.deps[0]) if cell.deps else (),
+            demonstrations=self._output(demos[0]) if demos else (),
             interaction_budget=discovery_steps(method, entry.params, spec),
+            matched_count=self._matched_count(cell),
         )
+
+    def _deps(self, cell: Cell, stage: Stage) -> list[str]:
+        """The cells of ``stage`` that ``cell`` reads."""
+        return [d for d in cell.deps if self.cells[d].stage is stage]
+
+    def _matched_count(self, cell: Cell) -> int | None:
+        """How many options the discovery ``cell`` counts from found (``Method.count_entry``)."""
+        from opt_suite.options import from_bytes
+
+        counted = self._deps(cell, Stage.DISCOVERY)
+        return len(from_bytes(self._output(counted[0]))) if counted else None
 
     def _evaluation_job(self, cell: Cell) -> EvaluationJob:
         # Learners that can count their option choices do (same numbers, see run_with_usage);

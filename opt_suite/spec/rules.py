@@ -60,6 +60,7 @@ class _Rules:
         names = self.method_names()
         self.report_entries(names)
         self.seed_entries(names)
+        self.count_entries(names)
         self.frame_budget()
         self.discovery_budgets()
         self.final_fraction()
@@ -298,6 +299,27 @@ class _Rules:
             )
         else:
             first_at[name] = i
+
+    def count_entries(self, names: list[str] | None) -> None:
+        """An entry taking another's option count (``Method.count_entry``) names an earlier one."""
+        if names is None:
+            return
+        for i in range(_length(self.conv, ("methods",))):
+            cls: type[Method] | None = self._class(("methods", i), Method)
+            params = self.get("methods", i, "params")
+            if cls is None or params is INVALID:
+                continue
+            found = cls.count_entry(params)
+            if found is None:
+                continue
+            key, name = found
+            if name not in names[:i]:
+                where = "a later one" if name in names else "none"
+                self.report(
+                    ("methods", i, "params", key),
+                    f"expected the name of an earlier method entry (its discovery is counted "
+                    f"first; one of {names[:i]}), got {name!r} ({where})",
+                )
 
     def seed_entries(self, names: list[str] | None) -> None:
         """An entry that takes another's seed (``Method.seed_entry``) names one of its method."""
