@@ -18,7 +18,7 @@ from opt_suite.families.base import TaskFamily
 from opt_suite.families.capabilities import able, instance_label, unmet
 from opt_suite.learners.base import Learner
 from opt_suite.methods.base import Method
-from opt_suite.spec import report_rules
+from opt_suite.spec import entry_links, report_rules
 from opt_suite.spec.convert import INVALID, Converter
 from opt_suite.spec.errors import KeyPath, Problems
 from opt_suite.spec.resolve import SpecTypes
@@ -59,8 +59,6 @@ class _Rules:
         self.policy_starts()
         names = self.method_names()
         self.report_entries(names)
-        self.seed_entries(names)
-        self.count_entries(names)
         self.frame_budget()
         self.discovery_budgets()
         self.final_fraction()
@@ -300,69 +298,16 @@ class _Rules:
         else:
             first_at[name] = i
 
-    def count_entries(self, names: list[str] | None) -> None:
-        """An entry taking another's option count (``Method.count_entry``) names an earlier one."""
-        if names is None:
-            return
-        for i in range(_length(self.conv, ("methods",))):
-            cls: type[Method] | None = self._class(("methods", i), Method)
-            params = self.get("methods", i, "params")
-            if cls is None or params is INVALID:
-                continue
-            found = cls.count_entry(params)
-            if found is None:
-                continue
-            key, name = found
-            if name not in names[:i]:
-                where = "a later one" if name in names else "none"
-                self.report(
-                    ("methods", i, "params", key),
-                    f"expected the name of an earlier method entry (its discovery is counted "
-                    f"first; one of {names[:i]}), got {name!r} ({where})",
-                )
-
-    def seed_entries(self, names: list[str] | None) -> None:
-        """An entry that takes another's seed (``Method.seed_entry``) names one of its method."""
-        if names is None:
-            return
-        for i in range(_length(self.conv, ("methods",))):
-            cls: type[Method] | None = self._class(("methods", i), Method)
-            params = self.get("methods", i, "params")
-            if cls is None or params is INVALID:
-                continue
-            found = cls.seed_entry(params)
-            if found is None:
-                continue
-            key, name = found
-            path = ("methods", i, "params", key)
-            if name not in names:
-                self.report(path, f"no method entry named {name!r} (expected one of {names})")
-                continue
-            j = names.index(name)
-            other: type[Method] | None = self._class(("methods", j), Method)
-            if other is None or other.name != cls.controls:
-                shown = "?" if other is None else other.name
-                self.report(
-                    path,
-                    f"entry {name!r} is {shown}, expected an entry of {cls.controls} "
-                    "(the method this control stands in for)",
-                )
-                continue
-            entry_params = self.get("methods", j, "params")
-            if entry_params is not INVALID:
-                for sub, message in cls.seed_entry_problems(params, entry_params):
-                    self.report(("methods", i, "params", *sub.split(".")), message)
-
     def report_entries(self, names: list[str] | None) -> None:
-        """The entries ``report`` names: baseline, positive controls, clone (report_rules.py)."""
+        """Entries named by ``report`` (report_rules.py) and by other entries (entry_links.py)."""
         baseline = self.get("report", "baseline")
-        if isinstance(baseline, str):
-            for path, message in report_rules.baseline_problems(baseline, names):
-                self.report(path, message)
+        found = report_rules.baseline_problems(baseline, names) if isinstance(baseline, str) else []
         controls, clone = self.get("report", "positive_controls"), self.get("report", "clone")
         if INVALID not in (controls, clone):  # else reported where it is written
-            for path, message in report_rules.validity_problems(controls, clone, names):
-                self.report(path, message)
+            found += report_rules.validity_problems(controls, clone, names)
+        found += entry_links.entry_link_problems(self.conv.values, self.types.classes, names)
+        for path, message in found:
+            self.report(path, message)
 
     def frame_budget(self) -> None:
         """``evaluation``: the budget as episodes or as frames, not both; a learner that can."""
