@@ -95,22 +95,3 @@ def test_count_of_takes_the_matched_count_and_refuses_none(found):
     assert RandomOptions.count_entry(params) == ("count_of", "ours")
     with pytest.raises(ValueError, match="count_of 'ours': expected that entry's option count"):
         RandomOptions(params).discover(context_for(tiny_setting(), 7, 0))
-
-
-def _k_matched_spec(order: str) -> str:
-    ours = "  - {name: ours, method: offline_options}\n"
-    untrained = "  - {name: untrained, method: random_options, params: {count_of: ours}}\n"
-    return (
-        "name: k\n"
-        "family: {name: chain, params: {num_states: 6}}\n"
-        "tasks: {count: 4, train: 2, test: 2, seed: 0}\n"
-        "methods:\n"
-        + (ours + untrained if order == "after" else untrained + ours)
-        + "evaluation: {episodes: 10, seeds: 1}\n"
-    )
-
-
-def test_count_of_must_name_an_earlier_entry():
-    parse_spec(_k_matched_spec("after"))
-    with pytest.raises(SpecError, match=r"count_of: expected the name of an earlier method entry"):
-        parse_spec(_k_matched_spec("before"))
