@@ -13,8 +13,10 @@ of the control share one trained μ; only β, fixed after training, differs.
 
 The option is offline_options' own (``new_option`` with the run's seed: the network
 Algorithm 1 would introduce first, on the same features), trained with the same Adam, step size and
-number of full-batch steps as one round of Algorithm 1's minimum (``epochs`` × ``steps_per_epoch``):
-the control differs from the method in its objective alone.
+number of full-batch steps as one round of Algorithm 1's minimum (``epochs`` × ``steps_per_epoch``,
+unless the control's ``cloned_pairs`` sets another budget): the control differs from the method
+in its objective alone. :func:`demonstration_fit` scores a clone on demonstrations (its accuracy
+and mean log-likelihood per step), the fit ``bc_option`` reports.
 """
 
 from __future__ import annotations

@@ -12,7 +12,16 @@ entry's params, so one YAML anchor serves both — but by behaviour cloning
   option is one more action that imitates the demonstrators.
 
 If the learned options beat neither, their gain over primitives is imitation, not temporal
-abstraction nor the options Ĵ chose. Index observations (with an exact model or without one)
+abstraction nor the options Ĵ chose.
+
+Issue 35's fairness settings (each ``added_later``: without them a spec keeps its hash and the
+option its bytes): ``termination_probability`` (a constant β between the two, the cloned option's
+length swept); ``cloned_pairs`` (the cloning budget in demonstrated pairs, e.g. ``bc_ppo``'s
+steps × batch_size); ``initial_weights_of`` (the named offline_options entry's discovery seed, so
+the option starts from the weights Algorithm 1 introduces first); and the fit the cell reports,
+in sample and, with ``held_out``, of a second clone on demonstrations it did not see.
+
+Index observations (with an exact model or without one)
 get the option tabulated over every state (β exactly 0 or 1); vectors an MLP and images
 (``features: frames``) a conv network, each with its β head replaced by a constant logit ∓100
 (σ(100) = 1 exactly in float32; σ(−100) < 1e-43). Like offline_options, it needs no model.
@@ -144,7 +153,7 @@ class BCOption(Method):
         return problems
 
     def discover(self, context: DiscoveryContext) -> Discovery:
-        """Clone one option on ``context.demonstrations``; β fixed by ``termination``.
+        """Clone one option on ``context.demonstrations``; a constant β (see the params).
 
         The option reads the family's observations as offline_options' would
         (:func:`network_input`): a table over every state (an exact model's, or a ``Discrete``
