@@ -21,6 +21,12 @@ class TestRandomOptionsContract(MethodContract):
     params = RandomOptionsParams(count=2, offline_options=SMALL)
 
 
+class TestKMatchedRandomOptionsContract(MethodContract):
+    # Alone (validate --deep), its declared count stands in for the entry's it matches.
+    method_class = RandomOptions
+    params = RandomOptionsParams(count=2, offline_options=SMALL, count_of="offline-options")
+
+
 @pytest.fixture(scope="module")
 def found():
     params = RandomOptionsParams(count=3, offline_options=SMALL)
