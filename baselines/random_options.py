@@ -105,6 +105,13 @@ class RandomOptionsParams:
         doc="the offline_options Params whose initialisation is copied (hidden_sizes and "
         "features matter); keep equal to the spec's offline_options entry",
     )
+    count_of: str | None = param(
+        None,
+        doc="a method entry (by name, earlier in methods): as many options as it discovered on "
+        "the same seed instead of count (K-matched untrained options; count then only bounds "
+        "the work estimate)",
+        added_later=True,
+    )
 
 
 class RandomOptions(Method):
@@ -119,8 +126,13 @@ class RandomOptions(Method):
 
     @classmethod
     def option_count(cls, params: Any) -> int:
-        """``count`` options."""
+        """``count`` options (with ``count_of``: the estimate's bound)."""
         return int(params.count)
+
+    @classmethod
+    def count_entry(cls, params: Any) -> tuple[str, str] | None:
+        """``count_of``: the entry whose option count on the same seed this one takes."""
+        return None if params.count_of is None else ("count_of", params.count_of)
 
     @classmethod
     def requirements(cls, params: Any) -> frozenset[str]:
@@ -164,7 +176,7 @@ class RandomOptions(Method):
         from opt_suite.option_networks.inputs import index_count, network_input, readable
 
         nested = self.params.offline_options
-        count, seed = self.params.count, context.seed
+        count, seed = self._count(context), context.seed
         kind: str | None = "frames"
         problem: str | None = None
         if nested.features != "frames":
@@ -191,17 +203,29 @@ class RandomOptions(Method):
                 context.family, model, nested.features, nested.hidden_sizes, count, seed
             )
         else:  # observations no offline_options network reads: generic dense keras networks
-            return Discovery(self._network_options(context))
+            return Discovery(self._network_options(context, count))
         names = tuple(f"random-{i}" for i in range(len(options)))
         return Discovery(type(options)(options.mu, options.beta, names))
 
-    def _network_options(self, context: DiscoveryContext) -> OptionSet:
+    def _count(self, context: DiscoveryContext) -> int:
+        """``count``, or the option count of the ``count_of`` entry's discovery on this seed."""
+        if self.params.count_of is None:
+            return int(self.params.count)
+        matched = context.matched_count
+        if matched is None or matched < 1:
+            raise ValueError(
+                f"{self.name}: count_of {self.params.count_of!r}: expected that entry's option "
+                f"count on this seed (at least 1), got {matched}"
+            )
+        return matched
+
+    def _network_options(self, context: DiscoveryContext, count: int) -> OptionSet:
         from opt_suite.options.network import NetworkOptionSet, option_network
 
         family = context.family
         num_actions = discrete_actions(family, self.name)
         shape = observation_shape(family, self.name)
-        seeds = context.seed.generate_state(self.params.count)
+        seeds = context.seed.generate_state(count)
         hidden = self.params.offline_options.hidden_sizes
         networks = [
             option_network(shape, num_actions, int(s), hidden_sizes=hidden, name=f"random-{i}")

@@ -21,6 +21,12 @@ class TestRandomOptionsContract(MethodContract):
     params = RandomOptionsParams(count=2, offline_options=SMALL)
 
 
+class TestKMatchedRandomOptionsContract(MethodContract):
+    # Alone (validate --deep), its declared count stands in for the entry's it matches.
+    method_class = RandomOptions
+    params = RandomOptionsParams(count=2, offline_options=SMALL, count_of="offline-options")
+
+
 @pytest.fixture(scope="module")
 def found():
     params = RandomOptionsParams(count=3, offline_options=SMALL)
@@ -84,3 +90,14 @@ def test_its_offline_options_section_takes_offline_options_keys_defaults_and_bou
     assert to_plain(OfflineOptionsSettings()) == to_plain(OfflineOptionsParams())
     bad = {"max_epochs": 3, "epochs": 5, "hidden_sizes": ()}
     assert OfflineOptionsSettings(**bad).check() == OfflineOptionsParams(**bad).check()
+
+
+def test_count_of_takes_the_matched_count_and_refuses_none(found):
+    params = RandomOptionsParams(count=4, offline_options=SMALL, count_of="ours")
+    context = dataclasses.replace(context_for(tiny_setting(), 7, 0), matched_count=2)
+    matched = RandomOptions(params).discover(context).options
+    # The first 2 of the 3 options the fixture drew with count 3: the same streams.
+    np.testing.assert_array_equal(matched.mu, found.options.mu[:2])
+    assert RandomOptions.count_entry(params) == ("count_of", "ours")
+    with pytest.raises(ValueError, match="count_of 'ours': expected that entry's option count"):
+        RandomOptions(params).discover(context_for(tiny_setting(), 7, 0))

@@ -103,3 +103,122 @@ def test_a_control_where_the_family_gives_no_demonstrations_is_a_located_error(t
     )
     assert "demonstrations.source: optimal (the default) needs a family with an exact model" in err
     assert "expected a source that fits the family (sources that can: minari, ppo_expert)" in err
+
+
+# --- issue 35: the control's fit, budget, length and initial weights ----------------------------
+
+
+def test_it_reports_its_fit_in_sample_and_on_held_out_demonstrations():
+    setting = dataclasses.replace(tiny_setting(), demonstrations=tiny_setting().demonstrations * 2)
+    found = BCOption(BCOptionParams("never", SMALL, held_out=0.5)).discover(
+        context_for(setting, 3, 0)
+    )
+    info = found.info
+    assert 0.0 <= info["held_out_accuracy"] <= 1.0 and 0.0 <= info["fit_accuracy"] <= 1.0
+    assert info["held_out_log_likelihood"] < 0 and info["held_out_demonstrations"] == 2
+    # In-sample: the pooled mean log mu(a|s) of the option it returns, from its mu table.
+    states = np.concatenate([np.asarray(h.observations)[:-1] for h in setting.demonstrations])
+    actions = np.concatenate([np.asarray(h.actions) for h in setting.demonstrations])
+    mu = found.options.mu[0]
+    np.testing.assert_allclose(
+        info["fit_log_likelihood"], np.mean(np.log(mu[states, actions])), rtol=1e-5
+    )
+    assert info["fit_accuracy"] == np.mean(np.argmax(mu[states], axis=1) == actions)
+
+
+def test_the_held_out_split_is_seeded_and_leaves_the_option_alone(cloned):
+    from opt_suite.methods.offline_options.control import held_out_indices
+
+    seed = np.random.SeedSequence(3)
+    assert held_out_indices(8, 0.25, seed) == held_out_indices(8, 0.25, np.random.SeedSequence(3))
+    assert len(held_out_indices(8, 0.25, seed)) == 2
+    assert held_out_indices(1, 0.5, seed) == frozenset() == held_out_indices(8, 0.0, seed)
+    setting = tiny_setting()
+    without = BCOption(BCOptionParams("never", SMALL, held_out=0.0)).discover(
+        context_for(setting, 3, 0)
+    )
+    np.testing.assert_array_equal(without.options.mu, cloned["never"].options.mu)
+    assert "held_out_accuracy" not in without.info
+    assert without.info["held_out_note"] == "no held-out fit (held_out: 0)"
+
+
+def test_cloned_pairs_sets_the_number_of_adam_steps():
+    setting = tiny_setting()
+    steps = int(sum(len(h.actions) for h in setting.demonstrations))  # 14 demonstrated pairs
+    # 10 passes over the pairs: 10 full-batch steps, one curve point per 5 (steps_per_epoch).
+    found = BCOption(BCOptionParams("never", SMALL, cloned_pairs=10 * steps)).discover(
+        context_for(setting, 3, 0)
+    )
+    assert len(found.curves["likelihood"]) == 1 + 2
+    # ceil: one pair more is one step more, recorded as a last point.
+    found = BCOption(BCOptionParams("never", SMALL, cloned_pairs=10 * steps + 1)).discover(
+        context_for(setting, 3, 0)
+    )
+    assert len(found.curves["likelihood"]) == 1 + 3
+
+
+def test_a_termination_probability_between_never_and_every_step(cloned):
+    found = BCOption(BCOptionParams("never", SMALL, termination_probability=0.25)).discover(
+        context_for(tiny_setting(), 3, 0)
+    )
+    np.testing.assert_array_equal(found.options.mu, cloned["never"].options.mu)
+    assert np.all(found.options.beta == 0.25) and found.options.names == ("bc-beta-0.25-0",)
+
+
+def test_the_conv_option_takes_the_swept_termination_probability():
+    from opt_suite.methods.offline_options.control import beta_logit
+
+    assert beta_logit(0.0) == -100.0 and beta_logit(1.0) == 100.0 and beta_logit(0.5) == 0.0
+    setting = image_method_setting()
+    frames = np.stack([np.asarray(h.observations)[0] for h in setting.demonstrations])
+    params = BCOptionParams("never", FRAMES, termination_probability=0.2, held_out=0.0)
+    found = BCOption(params).discover(context_for(setting, 0, 0))
+    _, beta = found.options.probabilities(frames)
+    np.testing.assert_allclose(beta, 0.2, rtol=1e-5)
+
+
+def test_initial_weights_of_starts_from_offline_options_first_option(monkeypatch):
+    # Both discoveries record the weights they start from; with the seed the runner gives each,
+    # the control's initial tensors are the method's first option's, before any training.
+    from opt_suite.methods.offline_options import OfflineOptions, algorithm, cloning
+    from opt_suite.runner.protocol import _seed_entry
+    from opt_suite.runner.seeding import discovery_seed
+
+    started: dict[str, dict] = {}
+    real_new, real_clone = algorithm.new_option, cloning.clone_option
+
+    class Drawn(Exception):
+        """Algorithm 1 drew its first option: the rest of its training is not needed here."""
+
+    def first_option(*args):
+        started["offline-options"] = real_new(*args)
+        raise Drawn
+
+    def clone(option, *args):
+        started.setdefault("bc", {k: v.copy() for k, v in option.items()})
+        return real_clone(option, *args)
+
+    monkeypatch.setattr(algorithm, "new_option", first_option)
+    monkeypatch.setattr(cloning, "clone_option", clone)
+    setting = tiny_setting()
+    method_params = dataclasses.replace(SMALL, max_options=1, epochs=1, max_epochs=1)
+
+    def seeded(method, params, name):
+        entry = type("Entry", (), {"params": params})()
+        cell = type("Cell", (), {"method": name})()
+        context = context_for(setting, 0, 0)
+        seed = discovery_seed(0, 0, _seed_entry(method, entry, cell))
+        return dataclasses.replace(context, seed=seed)
+
+    with pytest.raises(Drawn):
+        OfflineOptions(method_params).discover(
+            seeded(OfflineOptions, method_params, "offline-options")
+        )
+    for borrowed, equal in (("offline-options", True), (None, False)):
+        started.pop("bc", None)
+        params = BCOptionParams("never", method_params, initial_weights_of=borrowed)
+        BCOption(params).discover(seeded(BCOption, params, "bc-option-never"))
+        ours, theirs = started["bc"], started["offline-options"]
+        assert set(ours) == set(theirs)
+        same = all(np.array_equal(ours[k], theirs[k]) for k in ours)
+        assert same == equal

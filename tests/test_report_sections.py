@@ -2,8 +2,9 @@
 
 ``fixtures/sections_golden`` holds the leaderboard files of a small chain run (zero-shot column,
 discovery cost, demonstrations) written by the report code before the sections existed. A fresh
-run of the same spec must give the same bytes, the new "CPU seconds" table aside; a store written
-before the runner measured CPU seconds reads as missing and gives exactly the old bytes.
+run of the same spec must give the same bytes, the new "CPU seconds" and "Cloning fit" tables
+aside; a store written before the runner measured CPU seconds and the control its fit reads as
+missing and gives exactly the old bytes.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from opt_suite.store import ResultsStore
 GOLDEN = Path(__file__).resolve().parent / "fixtures" / "sections_golden"
 FILES = ("leaderboard.md", "leaderboard.csv", "leaderboard.json", "runs.json")
 CPU_TABLE = re.compile(r"## CPU seconds\n.*?(?=\n## |\Z)", re.S)
+FIT_TABLE = re.compile(r"## Cloning fit\n.*?(?=\n## |\Z)", re.S)
+#: What the cloning control records about its fit (issue 35), after the golden files were written.
+FIT_INFO = ("fit_accuracy", "fit_log_likelihood", "held_out_accuracy", "held_out_log_likelihood")
 
 
 @pytest.fixture(scope="module")
@@ -47,13 +51,19 @@ def test_every_cell_records_its_cpu_seconds(run):
     assert sum(seconds) > 0  # behaviour cloning trains a network: not nothing
 
 
-def test_the_leaderboard_is_mains_bytes_plus_the_cpu_table(run):
+def test_the_leaderboard_is_mains_bytes_plus_the_cpu_and_cloning_fit_tables(run):
     for name in FILES:
         new, old = (run / name).read_text(), (GOLDEN / name).read_text()
         if name == "leaderboard.md":
             (table,) = CPU_TABLE.findall(new)
             assert "| bc | " in table and "| 6 of 6 |" in table
-            new = CPU_TABLE.sub("", new).replace("\n\n\n", "\n\n")
+            (fit,) = FIT_TABLE.findall(new)
+            assert "| bc | " in fit and "| 2 (0) |" in fit  # one demonstration: none held out
+            new = re.sub(r"\n{3,}", "\n\n", CPU_TABLE.sub("", FIT_TABLE.sub("", new)))
+        if name == "leaderboard.json":  # the fit is one more top-level key, the rest as before
+            found = json.loads(new)
+            assert set(found.pop("cloning_fit")) == {"bc"} and found == json.loads(old)
+            continue
         assert new == old, name
     assert "cpu" not in json.loads((run / "leaderboard.json").read_text())
 
@@ -62,7 +72,8 @@ def test_a_store_without_cpu_seconds_reports_mains_bytes_exactly(run, tmp_path):
     old = tmp_path / "old"
     shutil.copytree(run, old)
     with sqlite3.connect(old / "results.sqlite") as db:  # as the runner wrote cells before
-        db.execute("UPDATE cells SET info = json_remove(info, ?)", (f"$.{CPU_SECONDS_INFO}",))
+        for key in (CPU_SECONDS_INFO, *FIT_INFO):
+            db.execute("UPDATE cells SET info = json_remove(info, ?)", (f"$.{key}",))
     db.close()
     assert main(["report", str(old)]) == 0
     for name in FILES:
@@ -100,4 +111,9 @@ def test_a_run_with_nothing_measured_has_no_section():
 
 def test_the_registry_keys_are_unique_in_the_order_the_leaderboard_shows_them():
     assert len({s.key for s in SECTIONS}) == len(SECTIONS)
-    assert [s.key for s in SECTIONS] == ["zero_shot_return", "discovery_cost", "cpu_seconds"]
+    assert [s.key for s in SECTIONS] == [
+        "zero_shot_return",
+        "discovery_cost",
+        "cloning_fit",
+        "cpu_seconds",
+    ]

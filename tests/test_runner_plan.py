@@ -30,6 +30,10 @@ class _Plain:
     uses_demonstrations = False
     uses_interaction = False
 
+    @classmethod
+    def count_entry(cls, params):
+        return None
+
 
 class _Demo(_Plain):
     uses_demonstrations = True
@@ -202,3 +206,25 @@ def test_a_new_version_of_the_providing_package_changes_the_cell_ids(monkeypatch
     assert ids("1.0") == old
     cell = build_plan(spec, (0,), train, test, CLASSES, family_cls=Chain).cells[0]
     assert cell.inputs["code"]["family"] == "Chain 1.0"  # the provider's version is in the input
+
+
+class _CountedOfB(_Interacting):
+    """An entry that takes entry b's option count (random_options' count_of: b)."""
+
+    @classmethod
+    def count_entry(cls, params):
+        return ("count_of", "b")
+
+
+def test_an_entry_that_takes_anothers_count_reads_its_discovery_on_the_same_seed():
+    plain, counted = _plan(_spec()), _plan(_spec(), classes=(_Plain, _Demo, _CountedOfB))
+    # Only the counting entry's cells change: their inputs name the discovery they read.
+    assert {(k[0], k[1]) for k in _changed(plain, counted)} == {
+        ("discovery", "c"),
+        ("evaluation", "c"),
+    }
+    by_key = {(c.kind, c.method, c.seed): c for c in counted.cells if c.task is None}
+    for seed in (0, 1):
+        reads = by_key[("discovery", "b", seed)].cell_id
+        assert by_key[("discovery", "c", seed)].deps == (reads,)
+        assert by_key[("discovery", "c", seed)].inputs["count_of"] == reads

@@ -104,6 +104,26 @@ def test_sensitivity_spec_is_a_one_factor_at_a_time_design_around_the_paper_spec
     assert to_plain(intra[0].evaluation.params) == to_plain(paper.evaluation.params)
 
 
+def test_factorial_spec_declares_issue_35s_two_by_two_with_the_clones_length_swept():
+    sweep = load_sweep(ROOT / "specs" / "fourrooms-related-factorial.yaml")
+    controls = load_spec(ROOT / "specs" / "fourrooms-related-controls.yaml")
+    methods = {m.name: m for m in sweep.base.methods}
+    # {imitation, none} x {extended, one step}: each corner is an entry.
+    never, every = methods["bc-option-never"].params, methods["bc-option-every-step"].params
+    assert (never.termination, every.termination) == ("never", "every_step")
+    assert methods["reference-options"].method == "reference_options"
+    assert methods["primitives"].method == "primitives"
+    # The entries it shares with fourrooms-related-controls are that spec's, so are their cells.
+    for entry in controls.methods:
+        assert methods[entry.name] == entry
+    # Between the imitation corners: the clone's termination probability, strictly inside (0, 1).
+    betas = [
+        {m.name: m for m in v.spec.methods}["bc-option-length"].params.termination_probability
+        for v in sweep.variants
+    ]
+    assert betas == sorted(betas) and len(betas) == 3 and all(0 < b < 1 for b in betas)
+
+
 def test_find_spec_by_bundled_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert find_spec("fourrooms-quick") == bundled_specs_dir() / "fourrooms-quick.yaml"

@@ -51,6 +51,8 @@ class DiscoveryContext:
         train tasks.
       seed: the only source of randomness a method may use.
       budget: what the envs of :meth:`make_env` have counted (shared by all of them).
+      matched_count: how many options the entry :meth:`Method.count_entry` names discovered
+        on this seed (None: the method names none), e.g. K-matched untrained options.
     """
 
     family: TaskFamily
@@ -59,6 +61,7 @@ class DiscoveryContext:
     interaction_budget: int
     seed: np.random.SeedSequence
     budget: Budget = dataclasses.field(default=None)  # type: ignore[assignment]
+    matched_count: int | None = None
 
     def __post_init__(self) -> None:
         if self.budget is None:
@@ -207,6 +210,33 @@ class Method(Component):
         (:func:`opt_suite.runner.estimate.costly_discoveries`). Default: None.
         """
         return None
+
+    @classmethod
+    def count_entry(cls, params: Any) -> tuple[str, str] | None:
+        """(param key, entry name): discovery waits for that entry's and gets its option count.
+
+        The runner makes that entry's discovery cell (same seed) a dependency and passes the
+        number of options it found as ``DiscoveryContext.matched_count`` (``random_options``'
+        ``count_of``: untrained options K-matched to the learned ones). ``validate`` checks the
+        entry exists and comes earlier in ``methods``. Default: None.
+        """
+        return None
+
+    @classmethod
+    def seed_entry(cls, params: Any) -> tuple[str, str] | None:
+        """(param key, entry name): discovery takes that method entry's seed instead of its own.
+
+        A control that stands in for a method's first option (``bc_option``'s
+        ``initial_weights_of``) then starts from the very weights the method draws first.
+        ``validate`` checks the entry exists and is of the method this one ``controls``, and
+        :meth:`seed_entry_problems` whatever else must agree. Default: None (its own seed).
+        """
+        return None
+
+    @classmethod
+    def seed_entry_problems(cls, params: Any, entry_params: Any) -> list[tuple[str, str]]:
+        """(key, message) for each setting that must equal the seed entry's and does not."""
+        return []
 
     @classmethod
     def option_count(cls, params: Any) -> int | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from opt_suite.report import cpu_seconds, discovery_cost, zero_shot
+from opt_suite.report import cloning_fit, cpu_seconds, discovery_cost, zero_shot
 from opt_suite.report.episodes import LearningCurves
 from opt_suite.report.section import Column, Section
 
@@ -26,6 +26,7 @@ __all__ = [
 SECTIONS: tuple[Section, ...] = (
     zero_shot.SECTION,
     discovery_cost.SECTION,
+    cloning_fit.SECTION,
     cpu_seconds.SECTION,
 )
 

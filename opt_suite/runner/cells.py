@@ -175,6 +175,7 @@ class DiscoveryJob(CellJob):
       method_cls, method_params: the method.
       demonstrations: the demonstrations (methods that use them), else empty.
       interaction_budget: env steps for methods that learn by interacting, else 0.
+      matched_count: the option count of the discovery the method's ``count_entry`` names.
     """
 
     tasks: Sequence[Task]
@@ -183,6 +184,7 @@ class DiscoveryJob(CellJob):
     method_params: Any
     demonstrations: Sequence[Any] = ()
     interaction_budget: int = 0
+    matched_count: int | None = None
 
     def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
         from opt_suite.methods.base import DiscoveryContext
@@ -195,6 +197,7 @@ class DiscoveryJob(CellJob):
             list(self.demonstrations),
             self.interaction_budget,
             self.seed,
+            matched_count=self.matched_count,
         )
         found = method.discover(context)
         if not isinstance(found.options, OptionSet):

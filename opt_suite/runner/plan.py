@@ -197,14 +197,19 @@ def build_plan(
         )
         if any(uses_demos for uses_demos, _ in uses):  # experts are only trained when needed
             cells.append(demos)
+        discoveries: dict[str, str] = {}  # entry name -> its discovery cell on this seed
         for position, entry in enumerate(spec.methods):
             uses_demos, uses_budget = uses[position]
+            # An entry that takes another's option count (count_entry) reads that discovery:
+            # its id enters the inputs only then, so every other cell keeps its id.
+            counted = method_classes[position].count_entry(entry.params)
+            matched = () if counted is None else (discoveries[counted[1]],)
             discovery = _make(
                 Stage.DISCOVERY,
                 seed,
                 entry.name,
                 position,
-                (demos.cell_id,) if uses_demos else (),
+                ((demos.cell_id,) if uses_demos else ()) + matched,
                 {
                     **common,
                     "code": {
@@ -218,8 +223,10 @@ def build_plan(
                     "interaction_budget": (
                         spec.evaluation.interaction_budget if uses_budget else None
                     ),
+                    **({"count_of": matched[0]} if matched else {}),
                 },
             )
+            discoveries[entry.name] = discovery.cell_id
             cells.append(discovery)
             for t, task_params in enumerate(to_plain(task.params) for task in by_seed[seed]):
                 inputs = {

@@ -214,15 +214,29 @@ class _Inputs:
         spec = self.spec
         method = self.components.methods[cell.position]
         entry = spec.methods[cell.position]
+        demos = self._deps(cell, Stage.DEMONSTRATIONS)
         return DiscoveryJob(
             **self._common(cell),
             tasks=self.plan.train_tasks,
-            seed=discovery_seed(spec.tasks.seed, cell.seed, cell.method or ""),
+            # An entry may take another's seed (bc_option's initial_weights_of): same weights.
+            seed=discovery_seed(spec.tasks.seed, cell.seed, _seed_entry(method, entry, cell)),
             method_cls=method,
             method_params=entry.params,
-            demonstrations=self._output(cell.deps[0]) if cell.deps else (),
+            demonstrations=self._output(demos[0]) if demos else (),
             interaction_budget=discovery_steps(method, entry.params, spec),
+            matched_count=self._matched_count(cell),
         )
+
+    def _deps(self, cell: Cell, stage: Stage) -> list[str]:
+        """The cells of ``stage`` that ``cell`` reads."""
+        return [d for d in cell.deps if self.cells[d].stage is stage]
+
+    def _matched_count(self, cell: Cell) -> int | None:
+        """How many options the discovery ``cell`` counts from found (``Method.count_entry``)."""
+        from opt_suite.options import from_bytes
+
+        counted = self._deps(cell, Stage.DISCOVERY)
+        return len(from_bytes(self._output(counted[0]))) if counted else None
 
     def _evaluation_job(self, cell: Cell) -> EvaluationJob:
         # Learners that can count their option choices do (same numbers, see run_with_usage);
@@ -538,3 +552,9 @@ def _reuse_note(writer: StoreWriter, new_hash: str, commit: str | None, plan: Pl
         f"({row[0][:12]} -> {new_hash[:12]}): reusing {len(done)} of {len(plan.cells)} cells "
         f"whose inputs are unchanged" + (f" ({detail})" if detail else "") + code
     )
+
+
+def _seed_entry(method: Any, entry: Any, cell: Cell) -> str:
+    """The method entry whose discovery seed ``cell`` takes: its own unless the method names one."""
+    borrowed = method.seed_entry(entry.params)
+    return borrowed[1] if borrowed else cell.method or ""

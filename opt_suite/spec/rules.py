@@ -18,7 +18,7 @@ from opt_suite.families.base import TaskFamily
 from opt_suite.families.capabilities import able, instance_label, unmet
 from opt_suite.learners.base import Learner
 from opt_suite.methods.base import Method
-from opt_suite.spec import report_rules
+from opt_suite.spec import entry_links, report_rules
 from opt_suite.spec.convert import INVALID, Converter
 from opt_suite.spec.errors import KeyPath, Problems
 from opt_suite.spec.resolve import SpecTypes
@@ -299,15 +299,15 @@ class _Rules:
             first_at[name] = i
 
     def report_entries(self, names: list[str] | None) -> None:
-        """The entries ``report`` names: baseline, positive controls, clone (report_rules.py)."""
+        """Entries named by ``report`` (report_rules.py) and by other entries (entry_links.py)."""
         baseline = self.get("report", "baseline")
-        if isinstance(baseline, str):
-            for path, message in report_rules.baseline_problems(baseline, names):
-                self.report(path, message)
+        found = report_rules.baseline_problems(baseline, names) if isinstance(baseline, str) else []
         controls, clone = self.get("report", "positive_controls"), self.get("report", "clone")
         if INVALID not in (controls, clone):  # else reported where it is written
-            for path, message in report_rules.validity_problems(controls, clone, names):
-                self.report(path, message)
+            found += report_rules.validity_problems(controls, clone, names)
+        found += entry_links.entry_link_problems(self.conv.values, self.types.classes, names)
+        for path, message in found:
+            self.report(path, message)
 
     def frame_budget(self) -> None:
         """``evaluation``: the budget as episodes or as frames, not both; a learner that can."""

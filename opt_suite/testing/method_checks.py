@@ -73,14 +73,17 @@ def tiny_setting() -> Setting:
     return Setting(family, tuple(train), tuple(demos))
 
 
-def context_for(setting: Setting, seed: int, budget: int) -> DiscoveryContext:
-    """A discovery context on ``setting`` with its own seed."""
+def context_for(
+    setting: Setting, seed: int, budget: int, matched_count: int | None = None
+) -> DiscoveryContext:
+    """A discovery context on ``setting`` with its own seed (and a count to match, if given)."""
     return DiscoveryContext(
         family=setting.family,
         train_tasks=setting.train_tasks,
         demonstrations=setting.demonstrations,
         interaction_budget=budget,
         seed=np.random.SeedSequence(seed),
+        matched_count=matched_count,
     )
 
 
@@ -116,7 +119,17 @@ class MethodChecks(Checks):
     def discovery(self) -> Discovery:
         """``discover`` on the setting with seed 0 (run once)."""
         method = self.method_class(self.params)
-        return method.discover(context_for(self.contract_setting, 0, self.interaction_budget))
+        return method.discover(self._context(0))
+
+    def _context(self, seed: int) -> DiscoveryContext:
+        """The setting's context; a method that matches another entry's count gets its bound.
+
+        The runner passes the named entry's count (``Method.count_entry``); alone, the
+        method's own declared count stands in for it.
+        """
+        counted = self.method_class.count_entry(self.params) is not None
+        matched = (self.method_class.option_count(self.params) or 1) if counted else None
+        return context_for(self.contract_setting, seed, self.interaction_budget, matched)
 
     def check_class_attributes(self) -> None:
         cls = self.method_class
@@ -228,9 +241,7 @@ class MethodChecks(Checks):
     def check_same_seed_same_options(self) -> None:
         # Reseeding numpy's global generator must not matter: the context's seed is the only source.
         np.random.seed(12345)
-        again = self.method_class(self.params).discover(
-            context_for(self.contract_setting, 0, self.interaction_budget)
-        )
+        again = self.method_class(self.params).discover(self._context(0))
         observations = self.contract_setting.observations()
         for a, b in zip(
             again.options.probabilities(observations),
@@ -242,9 +253,7 @@ class MethodChecks(Checks):
 
     def check_other_seed_runs(self) -> None:
         # A different seed may give different options (it need not), over the same actions.
-        other = self.method_class(self.params).discover(
-            context_for(self.contract_setting, 1, self.interaction_budget)
-        )
+        other = self.method_class(self.params).discover(self._context(1))
         assert other.options.num_actions == self.discovery.options.num_actions
 
 

@@ -13,11 +13,15 @@ of the control share one trained μ; only β, fixed after training, differs.
 
 The option is offline_options' own (``new_option`` with the run's seed: the network
 Algorithm 1 would introduce first, on the same features), trained with the same Adam, step size and
-number of full-batch steps as one round of Algorithm 1's minimum (``epochs`` × ``steps_per_epoch``):
-the control differs from the method in its objective alone.
+number of full-batch steps as one round of Algorithm 1's minimum (``epochs`` × ``steps_per_epoch``,
+unless the control's ``cloned_pairs`` sets another budget): the control differs from the method
+in its objective alone. :func:`demonstration_fit` scores a clone on demonstrations (its accuracy
+and mean log-likelihood per step), the fit ``bc_option`` reports.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import tensorflow as tf
@@ -28,7 +32,7 @@ from opt_suite.methods.offline_options.training import batch_tensors
 from opt_suite.objective.adam import adam_ascent_all, zero_moments
 from opt_suite.option_networks.networks import Weights, option_outputs
 
-__all__ = ["cloning_likelihood", "clone_option"]
+__all__ = ["DemonstrationFit", "cloning_likelihood", "clone_option", "demonstration_fit"]
 
 
 def _is_mu_weight(key: str) -> bool:
@@ -53,25 +57,35 @@ def cloning_likelihood(
     return tf.reduce_mean(total / tf.cast(tf.maximum(lengths, 1), log_mu.dtype))
 
 
+def _inputs(coords: np.ndarray | None) -> tf.Tensor | None:
+    """The network's per-state inputs: none (a table), frames (uint8, cast inside) or vectors."""
+    if coords is None:
+        return None
+    if coords.dtype == np.uint8:
+        return tf.constant(coords)  # frames: cast inside the conv network
+    return tf.constant(coords, tf.float32)
+
+
 def clone_option(
-    option: Weights, demos: DemoBatch, coords: np.ndarray | None, params: Params
+    option: Weights,
+    demos: DemoBatch,
+    coords: np.ndarray | None,
+    params: Params,
+    steps: int | None = None,
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Adam ascent of :func:`cloning_likelihood` on μ's weights; (weights, likelihood per epoch).
 
     ``params.epochs`` epochs of ``params.steps_per_epoch`` full-batch steps at
-    ``params.learning_rate``; the returned curve has one point before training and one per epoch.
+    ``params.learning_rate`` (``steps``, when given, replaces epochs x steps_per_epoch); the
+    returned curve has one point before training, one every ``steps_per_epoch`` steps and one
+    after the last step.
 
     Raises:
       FloatingPointError: the likelihood or a gradient became non-finite (names the step).
     """
     batch = batch_tensors(demos)
     states = tf.constant(demos.states, tf.int32)
-    if coords is None:
-        inputs = None
-    elif coords.dtype == np.uint8:
-        inputs = tf.constant(coords)  # frames: cast inside the conv network
-    else:
-        inputs = tf.constant(coords, tf.float32)
+    inputs = _inputs(coords)
     trained = {k: tf.constant(v, tf.float32) for k, v in option.items() if _is_mu_weight(k)}
     fixed = {k: tf.constant(v, tf.float32) for k, v in option.items() if not _is_mu_weight(k)}
 
@@ -95,15 +109,46 @@ def clone_option(
 
     moments = zero_moments(trained)
     curve = [float(likelihood(trained))]
-    t = 0
-    for _ in range(params.epochs):
-        for _ in range(params.steps_per_epoch):
-            t += 1
-            trained, moments, finite = step(trained, moments, tf.constant(t))
-            if not bool(finite):
-                raise FloatingPointError(
-                    f"behaviour cloning: a non-finite likelihood or gradient at Adam step {t}"
-                )
-        curve.append(float(likelihood(trained)))
+    total = params.epochs * params.steps_per_epoch if steps is None else steps
+    for t in range(1, total + 1):
+        trained, moments, finite = step(trained, moments, tf.constant(t))
+        if not bool(finite):
+            raise FloatingPointError(
+                f"behaviour cloning: a non-finite likelihood or gradient at Adam step {t}"
+            )
+        if t % params.steps_per_epoch == 0 or t == total:
+            curve.append(float(likelihood(trained)))
     weights = {k: np.asarray(v) for k, v in {**trained, **fixed}.items()}
     return weights, np.array(curve, np.float64)
+
+
+@dataclasses.dataclass(frozen=True)
+class DemonstrationFit:
+    """How well an option's μ reproduces demonstrations it is scored on.
+
+    Attributes:
+      accuracy: share of the demonstrated steps whose action is μ's most probable one.
+      log_likelihood: mean of log μ(a_t | s_t) over those steps (pooled, every step weighs one).
+      steps: how many demonstrated steps they are.
+    """
+
+    accuracy: float
+    log_likelihood: float
+    steps: int
+
+
+def demonstration_fit(
+    option: Weights, demos: DemoBatch, coords: np.ndarray | None
+) -> DemonstrationFit:
+    """μ's accuracy and mean log-likelihood on every demonstrated (s_t, a_t) of ``demos``."""
+    weights = {k: tf.constant(v, tf.float32) for k, v in option.items()}
+    log_mu, _ = option_outputs(weights, tf.constant(demos.states, tf.int32), _inputs(coords))
+    log_mu_np = log_mu.numpy().astype(np.float64)  # [U, A]
+    acts = np.arange(demos.actions.shape[1])[None, :] < demos.lengths[:, None]  # [B, T]
+    positions = demos.positions[:, :-1][acts]
+    actions = demos.actions[acts]
+    chosen = log_mu_np[positions, actions]
+    best = log_mu_np[positions].argmax(axis=-1)
+    return DemonstrationFit(
+        float(np.mean(best == actions)), float(np.mean(chosen)), int(actions.size)
+    )

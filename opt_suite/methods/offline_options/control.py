@@ -12,7 +12,16 @@ entry's params, so one YAML anchor serves both — but by behaviour cloning
   option is one more action that imitates the demonstrators.
 
 If the learned options beat neither, their gain over primitives is imitation, not temporal
-abstraction nor the options Ĵ chose. Index observations (with an exact model or without one)
+abstraction nor the options Ĵ chose.
+
+Issue 35's fairness settings (each ``added_later``: without them a spec keeps its hash and the
+option its bytes): ``termination_probability`` (a constant β between the two, the cloned option's
+length swept); ``cloned_pairs`` (the cloning budget in demonstrated pairs, e.g. ``bc_ppo``'s
+steps × batch_size); ``initial_weights_of`` (the named offline_options entry's discovery seed, so
+the option starts from the weights Algorithm 1 introduces first); and the fit the cell reports,
+in sample and, with ``held_out``, of a second clone on demonstrations it did not see.
+
+Index observations (with an exact model or without one)
 get the option tabulated over every state (β exactly 0 or 1); vectors an MLP and images
 (``features: frames``) a conv network, each with its β head replaced by a constant logit ∓100
 (σ(100) = 1 exactly in float32; σ(−100) < 1e-43). Like offline_options, it needs no model.
@@ -21,6 +30,7 @@ get the option tabulated over every state (β exactly 0 or 1); vectors an MLP an
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from typing import Any, ClassVar, Literal
 
@@ -33,7 +43,7 @@ from opt_suite.methods.offline_options.params import Params
 from opt_suite.option_networks.inputs import network_input
 from opt_suite.params import param
 
-__all__ = ["BCOption", "BCOptionParams", "BETA_LOGIT"]
+__all__ = ["BCOption", "BCOptionParams", "BETA_LOGIT", "beta_logit", "held_out_indices"]
 
 #: The constant β logit of a cloned conv option: σ(±100) is 1 (float32) or below 1e-43.
 BETA_LOGIT = 100.0
@@ -54,6 +64,40 @@ class BCOptionParams:
         doc="the offline_options params whose option network, features, learning_rate, "
         "epochs and steps_per_epoch the control uses (one anchor with the offline_options "
         "entry); it trains epochs x steps_per_epoch full-batch Adam steps",
+    )
+    termination_probability: float | None = param(
+        None,
+        doc="a constant beta in [0, 1] instead of termination's 0 or 1 (0: never, 1: every "
+        "step; between them a mean call of 1/beta steps): the cloned option's length, swept "
+        "(issue 35's factorial); unset: termination decides",
+        ge=0,
+        le=1,
+        added_later=True,
+    )
+    cloned_pairs: int | None = param(
+        None,
+        doc="the cloning budget in demonstrated (s, a) pairs: ceil(cloned_pairs / demonstrated "
+        "steps) full-batch Adam steps instead of epochs x steps_per_epoch; bc_ppo's budget is its "
+        "steps x batch_size (32,000 at its defaults), so setting that here budget-matches them",
+        ge=1,
+        le=10**9,
+        added_later=True,
+    )
+    held_out: float = param(
+        0.25,
+        doc="share of the demonstrations (whole trajectories, drawn from the run's seed) held out "
+        "of a second clone to score its fit on demonstrations it did not see; the option itself "
+        "is cloned on all of them. 0: no held-out fit",
+        ge=0,
+        lt=1,
+        added_later=True,
+    )
+    initial_weights_of: str | None = param(
+        None,
+        doc="the offline_options entry (by name) whose first option's initial weights the "
+        "cloned option starts from: the discovery seed of that entry instead of this one's "
+        "(issue 35: the control differs from the method's first option in its training alone)",
+        added_later=True,
     )
 
 
@@ -86,8 +130,30 @@ class BCOption(Method):
         found = OfflineOptions.check_family(params.offline_options, family)
         return [(f"offline_options.{key}" if key else "offline_options", m) for key, m in found]
 
+    @classmethod
+    def seed_entry(cls, params: Any) -> tuple[str, str] | None:
+        """``initial_weights_of``: the offline_options entry whose first option it starts from."""
+        name = params.initial_weights_of
+        return None if name is None else ("initial_weights_of", name)
+
+    @classmethod
+    def seed_entry_problems(cls, params: Any, entry_params: Any) -> list[tuple[str, str]]:
+        """Its network must be the entry's (features, hidden_sizes) for the weights to match."""
+        problems = []
+        for key in ("features", "hidden_sizes"):
+            mine, theirs = getattr(params.offline_options, key), getattr(entry_params, key)
+            if mine != theirs:
+                problems.append(
+                    (
+                        f"offline_options.{key}",
+                        f"initial_weights_of {params.initial_weights_of!r} needs the same network "
+                        f"(expected {key} {theirs!r} as that entry, got {mine!r})",
+                    )
+                )
+        return problems
+
     def discover(self, context: DiscoveryContext) -> Discovery:
-        """Clone one option on ``context.demonstrations``; β fixed by ``termination``.
+        """Clone one option on ``context.demonstrations``; a constant β (see the params).
 
         The option reads the family's observations as offline_options' would
         (:func:`network_input`): a table over every state (an exact model's, or a ``Discrete``
@@ -102,9 +168,7 @@ class BCOption(Method):
         )
         from opt_suite.methods.offline_options.on_vectors import vector_option_set
         from opt_suite.option_networks.conv import FrameFeatures
-        from opt_suite.option_networks.features import (
-            StateFeatures,
-        )
+        from opt_suite.option_networks.features import StateFeatures
         from opt_suite.option_networks.initial import (
             frame_option_set,
             new_option,
@@ -115,8 +179,8 @@ class BCOption(Method):
 
         start = time.perf_counter()
         settings: Params = self.params.offline_options
-        never = self.params.termination == "never"
-        name = f"bc-{self.params.termination.replace('_', '-')}"
+        beta = self.beta()
+        name = self.option_name()
         kind: str | None = "frames"  # frames name their input; any other is the family's
         if settings.features != "frames":
             kind, problem = network_input(settings.features, context.family)
@@ -126,26 +190,38 @@ class BCOption(Method):
             if not context.train_tasks:
                 raise ValueError(f"{self.name}: needs at least one train task, got none")
             actions = task_actions(context.family, context.train_tasks[0], self.name)
-            demos, frames = frame_demo_batch(context.demonstrations, actions)
-            features: Any = FrameFeatures.of(frames)
-            coords: np.ndarray | None = frames
+
+            def batch(trajectories):
+                return frame_demo_batch(trajectories, actions)
+
+            demos, coords = batch(context.demonstrations)
+            features: Any = FrameFeatures.of(coords)
         elif kind == "vector":  # every demonstrated vector is its own state (on_vectors.py)
             actions = discrete_actions(context.family, self.name)
-            demos, vectors = vector_demo_batch(context.demonstrations, actions)
-            features = StateFeatures(len(vectors), use_index=False, coords=vectors)
-            coords = vectors
+
+            def batch(trajectories):
+                return vector_demo_batch(trajectories, actions)
+
+            demos, coords = batch(context.demonstrations)
+            features = StateFeatures(len(coords), use_index=False, coords=coords)
         else:
             num_states, actions, features = table_input(context, kind, settings.features, self.name)
-            demos = demo_batch(context.demonstrations, num_states, actions)
-            coords = None if features.coords is None else features.coords[demos.states]
+
+            def batch(trajectories):
+                demos = demo_batch(trajectories, num_states, actions)
+                coords = None if features.coords is None else features.coords[demos.states]
+                return demos, coords
+
+            demos, coords = batch(context.demonstrations)
         # Algorithm 1's first option o' (line 6), from this run's seed.
         initial = new_option(features, actions, settings.hidden_sizes, context.seed, 0)
-        weights, curve = clone_option(initial, demos, coords, settings)
+        steps = self.cloning_steps(int(demos.lengths.sum()))
+        weights, curve = clone_option(initial, demos, coords, settings, steps)
+        fit = self.fit_info(weights, demos, coords)
+        fit.update(self.held_out_fit(context, initial, batch, steps))
         if kind in ("frames", "vector"):  # a network: β's head made a constant logit
             weights["beta_w"] = np.zeros_like(weights["beta_w"])
-            weights["beta_b"] = np.full_like(
-                weights["beta_b"], -BETA_LOGIT if never else BETA_LOGIT
-            )
+            weights["beta_b"] = np.full_like(weights["beta_b"], beta_logit(beta))
             if kind == "frames":
                 options: Any = frame_option_set([weights], features.frame_shape, actions, name)
             else:
@@ -153,13 +229,99 @@ class BCOption(Method):
                 options = vector_option_set([weights], actions, int(coords.shape[1]), name)
         else:
             mu, _ = tabulate(weights, features, np.arange(features.num_states, dtype=np.int32))
-            beta = np.zeros((1, len(mu))) if never else np.ones((1, len(mu)))
-            options = TabularOptionSet(mu[None], beta, (f"{name}-0",))
+            options = TabularOptionSet(mu[None], np.full((1, len(mu)), beta), (f"{name}-0",))
         info = {
             "demonstrations": len(context.demonstrations),
             "demonstrated_steps": int(demos.lengths.sum()),
             "likelihood_initial": float(curve[0]),
             "likelihood": float(curve[-1]),
+            **fit,
             "wall_time_s": round(time.perf_counter() - start, 3),
         }
         return Discovery(options=options, curves={"likelihood": curve}, info=info)
+
+    def beta(self) -> float:
+        """The cloned option's constant termination probability."""
+        if self.params.termination_probability is not None:
+            return float(self.params.termination_probability)
+        return 0.0 if self.params.termination == "never" else 1.0
+
+    def option_name(self) -> str:
+        """bc-never / bc-every-step, or bc-beta-P for a swept termination probability."""
+        if self.params.termination_probability is not None:
+            return f"bc-beta-{self.params.termination_probability:g}"
+        return f"bc-{self.params.termination.replace('_', '-')}"
+
+    def cloning_steps(self, demonstrated_steps: int) -> int | None:
+        """Full-batch Adam steps for ``cloned_pairs`` (None: epochs x steps_per_epoch)."""
+        pairs = self.params.cloned_pairs
+        if pairs is None:
+            return None
+        return max(1, math.ceil(pairs / max(demonstrated_steps, 1)))
+
+    @staticmethod
+    def fit_info(weights: Any, demos: Any, coords: Any) -> dict[str, float]:
+        """The cloned μ's fit on the demonstrations it was cloned on (in-sample)."""
+        from opt_suite.methods.offline_options.cloning import demonstration_fit
+
+        fit = demonstration_fit(weights, demos, coords)
+        return {"fit_accuracy": fit.accuracy, "fit_log_likelihood": fit.log_likelihood}
+
+    def held_out_fit(
+        self, context: DiscoveryContext, initial: Any, batch: Any, steps: int | None
+    ) -> dict[str, Any]:
+        """A second clone on a seeded share of the demonstrations, scored on the rest.
+
+        The option itself is cloned on every demonstration (its numbers do not depend on the
+        split); this clone, from the same initial weights and schedule, measures how well
+        cloning generalises to demonstrations it did not see.
+        """
+        from opt_suite.methods.offline_options.cloning import clone_option, demonstration_fit
+
+        count = len(context.demonstrations)
+        held = held_out_indices(count, self.params.held_out, context.seed)
+        if not held:
+            why = "held_out: 0" if self.params.held_out == 0 else f"{count} demonstration(s)"
+            return {"held_out_note": f"no held-out fit ({why})"}
+        kept = [t for i, t in enumerate(context.demonstrations) if i not in held]
+        scored = [context.demonstrations[i] for i in sorted(held)]
+        demos, coords = batch(kept)
+        weights, _ = clone_option(initial, demos, coords, self.params.offline_options, steps)
+        test_demos, test_coords = batch(scored)
+        fit = demonstration_fit(weights, test_demos, test_coords)
+        return {
+            "held_out_accuracy": fit.accuracy,
+            "held_out_log_likelihood": fit.log_likelihood,
+            "held_out_demonstrations": len(scored),
+        }
+
+
+#: The child of the run's seed that draws the held-out demonstrations (the option streams of
+#: ``option_networks.initial`` are 0 and 1).
+_HELD_OUT_STREAM = 7
+
+
+def held_out_indices(count: int, share: float, seed: np.random.SeedSequence) -> frozenset[int]:
+    """round(share x count) demonstrations (at least 1, at most count - 1) drawn from ``seed``.
+
+    Empty when ``share`` is 0 or there are fewer than 2 demonstrations (nothing to hold out
+    that leaves one to clone on).
+    """
+    if share == 0 or count < 2:
+        return frozenset()
+    size = min(count - 1, max(1, round(share * count)))
+    child = np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, _HELD_OUT_STREAM))
+    rng = np.random.default_rng(child)
+    return frozenset(int(i) for i in rng.choice(count, size=size, replace=False))
+
+
+def beta_logit(beta: float) -> float:
+    """The constant β logit of a cloned network option: ∓BETA_LOGIT at 0 and 1, logit(β) between.
+
+    σ(±100) is 1 (float32) or below 1e-43, so 0 and 1 are as exact as in a table.
+    """
+    if beta <= 0:
+        return -BETA_LOGIT
+    if beta >= 1:
+        return BETA_LOGIT
+    return float(np.clip(math.log(beta) - math.log1p(-beta), -BETA_LOGIT, BETA_LOGIT))
