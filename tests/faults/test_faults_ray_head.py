@@ -24,9 +24,10 @@ from opt_suite.store import ResultsStore
 
 pytestmark = [pytest.mark.usefixtures("fakes"), pytest.mark.ray, pytest.mark.slow]
 
-# 3 seeds x 2 methods x (discovery + one evaluation) = 12 cells of 1-2 s, and 3 references
-# cells: the head goes with most of them still to run.
-SLOW = (method("none", num_options=0, sleep_s=1.0), method("rand", sleep_s=1.0))
+# 3 seeds x 2 methods x (discovery + one evaluation) = 12 cells, and 3 references cells: the
+# evaluations wait while a file exists, so the head goes with all of them still to run, however
+# loaded the machine (no sleeps to race).
+METHODS = (method("none", num_options=0), method("rand"))
 
 
 def two_nodes():
@@ -41,9 +42,11 @@ def two_nodes():
 def test_the_head_dying_mid_run_stops_it_with_one_line_and_a_rerun_completes(tmp_path, monkeypatch):
     pytest.importorskip("ray")
     monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
-    spec = write_spec(tmp_path, SLOW, learner={"sleep_s": 2.0}, seeds=3, test=1)
+    hold = tmp_path / "hold"
+    spec = write_spec(tmp_path, METHODS, learner={"hold_while_exists": str(hold)}, seeds=3, test=1)
     clean = tmp_path / "clean"
     assert run_cli(spec, "--out", clean, "--workers", "2", "--quiet", "--no-report") == 0
+    hold.touch()
 
     out = tmp_path / "out"
     cluster = two_nodes()
@@ -64,6 +67,7 @@ def test_the_head_dying_mid_run_stops_it_with_one_line_and_a_rerun_completes(tmp
         cluster.remove_node(cluster.head_node)
         _, err = driver.communicate(timeout=120)
     finally:
+        hold.unlink(missing_ok=True)
         cluster.shutdown()
     assert driver.returncode == 1, err
     last = err.strip().splitlines()[-1]

@@ -21,9 +21,9 @@ from runner_support import (
 
 pytestmark = [pytest.mark.usefixtures("fakes"), pytest.mark.ray, pytest.mark.slow]
 
-# Cells long enough that both CPUs are busy when the node goes: 3 seeds x 2 methods x
-# (discovery + one evaluation) = 12 cells, discoveries of 1 s and evaluations of 2 s.
-SLOW = (method("none", num_options=0, sleep_s=1.0), method("rand", sleep_s=1.0))
+# 3 seeds x 2 methods x (discovery + one evaluation) = 12 cells (and 3 references cells); the
+# evaluations wait while a file exists, so one is surely mid-run on the node when it goes.
+METHODS = (method("none", num_options=0), method("rand"))
 
 
 def running_on(marks, node_id: str) -> bool:
@@ -35,11 +35,12 @@ def test_a_node_dying_mid_run_fails_its_cells_and_a_rerun_completes(tmp_path, mo
     from ray.cluster_utils import Cluster
 
     monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
-    marks = tmp_path / "marks"
-    learner = {"sleep_s": 2.0, "mark_running_in": str(marks)}
-    spec = write_spec(tmp_path, SLOW, learner=learner, seeds=3, test=1)
+    marks, hold = tmp_path / "marks", tmp_path / "hold"
+    learner = {"hold_while_exists": str(hold), "mark_running_in": str(marks)}
+    spec = write_spec(tmp_path, METHODS, learner=learner, seeds=3, test=1)
     clean = tmp_path / "clean"
     assert run_cli(spec, "--out", clean, "--workers", "2", "--quiet", "--no-report") == 0
+    hold.touch()
 
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
     try:
@@ -50,7 +51,7 @@ def test_a_node_dying_mid_run_fails_its_cells_and_a_rerun_completes(tmp_path, mo
         command = cli_command(spec, *args, "--quiet")
         env = dict(os.environ)
         driver = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
-        # The node goes only while one of its evaluations is mid-sleep (its marker says so):
+        # The node goes only while one of its evaluations is held mid-run (its marker says so):
         # waiting for "some cells done" raced a loaded machine where the node had not started
         # a worker yet, and nothing died with it.
         deadline = time.monotonic() + 120
@@ -59,6 +60,7 @@ def test_a_node_dying_mid_run_fails_its_cells_and_a_rerun_completes(tmp_path, mo
             time.sleep(0.05)
         assert running_on(marks, node.node_id), "no cell ran on the second node within 120 s"
         cluster.remove_node(node)
+        hold.unlink(missing_ok=True)  # the head's held evaluation and the cells left finish
         _, err = driver.communicate(timeout=300)
         assert driver.returncode == 1, err
         lost = [line for line in err.splitlines() if line.startswith("failed: ")]
@@ -72,4 +74,5 @@ def test_a_node_dying_mid_run_fails_its_cells_and_a_rerun_completes(tmp_path, mo
         assert f"({before} reused, {15 - before} computed) all done" in rerun.stderr
         assert numbers(out) == numbers(clean)
     finally:
+        hold.unlink(missing_ok=True)
         cluster.shutdown()
