@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from opt_suite.demonstrations.base import DemonstrationSource
     from opt_suite.learners.base import Learner
     from opt_suite.methods.base import Method
-    from opt_suite.runner.planning import Components
+    from opt_suite.runner.components import Components
     from opt_suite.spec import DemonstrationsSpec, Spec
 
 __all__ = [

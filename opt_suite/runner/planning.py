@@ -8,7 +8,6 @@ and :class:`~opt_suite.run_view.RunView` all plan here, so that every reader nam
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +15,7 @@ import gymnasium
 
 from opt_suite import registry
 from opt_suite.families.base import Task, TaskFamily, exact_model
+from opt_suite.runner.components import Components
 from opt_suite.runner.estimate import WorkEstimate, estimate_work
 from opt_suite.runner.plan import Plan, build_plan
 from opt_suite.runner.references import references_wanted
@@ -35,16 +35,6 @@ __all__ = [
     "resolve_components",
     "work_estimate",
 ]
-
-
-@dataclasses.dataclass(frozen=True)
-class Components:
-    """The registered classes a spec names."""
-
-    family: type[TaskFamily]
-    methods: tuple[type[Method], ...]
-    learner: type[Learner]
-    demonstrations: type[DemonstrationSource]
 
 
 def resolve_components(spec: Spec) -> Components:

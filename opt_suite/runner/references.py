@@ -64,7 +64,7 @@ from opt_suite.store.sealed import SealedFileError, read_sealed, write_sealed
 
 if TYPE_CHECKING:
     from opt_suite.demonstrations.base import DemonstrationSource
-    from opt_suite.runner.planning import Components
+    from opt_suite.runner.components import Components
     from opt_suite.spec import Spec
 
 __all__ = [
