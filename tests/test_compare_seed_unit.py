@@ -130,3 +130,42 @@ def test_compare_and_gate_rates_take_the_same_unit(tmp_path, capsys):
     assert code == 0 and "1 reruns under fresh seeds" in out
     assert "unit seed" in out and "false alarms 0/1" in out
     assert "power at 0.5 of each task's range: 1.000" in out
+
+
+def test_a_baseline_records_its_test_and_compare_refuses_another(tmp_path, capsys):
+    # Exported with --unit seed, the baseline says so (settings.gate_unit): compare and gate-rates
+    # use it without being told, a refresh keeps it, and another --unit is one line, exit 2.
+    write_store(tmp_path / "base", table(7))
+    baseline = tmp_path / "b.json"
+    export = ["report", str(tmp_path / "base"), "--export-baseline", str(baseline)]
+    assert main([*export, "--unit", "seed"]) == 0
+    assert load_baseline(baseline).gate_unit == "seed"
+    write_store(tmp_path / "run", table(7, {"a": [-1.0] * 7}))
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "run"), "--baseline", str(baseline)]) == 1
+    assert "seed-level" in capsys.readouterr().out
+    assert (
+        main(["compare", str(tmp_path / "run"), "--baseline", str(baseline), "--unit", "pair"]) == 2
+    )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "settings.gate_unit is 'seed'" in err[0] and str(baseline) in err[0]
+    code = main(
+        ["gate-rates", str(tmp_path / "run"), "--baseline", str(baseline), "--unit", "pair"]
+    )
+    assert code == 2 and "settings.gate_unit is 'seed'" in capsys.readouterr().err
+    assert main(export) == 0  # a refresh without --unit keeps the recorded test
+    assert load_baseline(baseline).gate_unit == "seed"
+
+
+def test_report_refuses_unit_without_a_baseline_and_a_bad_recorded_unit(tmp_path, capsys):
+    write_store(tmp_path / "base", table(2))
+    assert main(["report", str(tmp_path / "base"), "--unit", "seed"]) == 2
+    assert "--unit records the gate's test in a baseline" in capsys.readouterr().err
+    baseline = tmp_path / "b.json"
+    assert main(["report", str(tmp_path / "base"), "--export-baseline", str(baseline)]) == 0
+    assert load_baseline(baseline).gate_unit is None  # not recorded: compare's default, pair
+    baseline.write_text(
+        baseline.read_text().replace('"test_tasks"', '"gate_unit": "task", "test_tasks"')
+    )
+    with pytest.raises(Exception, match="settings.gate_unit must be one of pair, seed, got 'task'"):
+        load_baseline(baseline)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from opt_suite.cli.numbers import integer
 
@@ -43,11 +44,30 @@ def add_unit_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--unit",
         choices=("pair", "seed"),
-        default="pair",
+        default=None,
         help="the sign-flip test's unit: every (seed, task) pair, or each seed's mean of"
         " range-normalised differences (the seed as the unit; needs >= 7 seeds for 5 entries at"
-        " alpha 0.05; default: pair)",
+        " alpha 0.05; default: the baseline's settings.gate_unit, else pair)",
     )
+
+
+def test_unit(asked: str | None, baseline: Any) -> str:
+    """The unit to test with: ``--unit``, else the one the baseline records, else ``pair``.
+
+    Raises:
+      BaselineError: ``--unit`` contradicts the baseline's ``settings.gate_unit`` (the test its
+        gate was designed and measured with: another one would gate with unmeasured rates).
+    """
+    from opt_suite.report import BaselineError
+
+    recorded = baseline.gate_unit
+    if asked is not None and recorded is not None and asked != recorded:
+        raise BaselineError(
+            f"{baseline.path}: settings.gate_unit is {recorded!r}, the test this gate was exported"
+            f" for; --unit {asked} would gate with another test (drop --unit, or export the"
+            f" baseline again with `opt-suite report DIR --export-baseline FILE --unit {asked}`)"
+        )
+    return asked or recorded or "pair"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -165,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
             permutations=args.permutations,
             only_seeds=only_seeds,
             only_methods=args.only_methods,
-            unit=args.unit,
+            unit=test_unit(args.unit, baseline),
         )
     except (BaselineError, CompareError, StoreError, ReportDataError) as exc:
         print(f"opt-suite compare: {exc}", file=sys.stderr)

@@ -30,6 +30,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also write the run's per-run metrics as a baseline for `opt-suite compare`",
     )
     parser.add_argument(
+        "--unit",
+        choices=("pair", "seed"),
+        help="with --export-baseline: record the gate's test in the baseline (settings.gate_unit;"
+        " compare and gate-rates then use it, and refuse another --unit); default: what the"
+        " baseline being refreshed recorded, else nothing (compare's own default, pair)",
+    )
+    parser.add_argument(
         "--spec",
         metavar="NAME_OR_HASH",
         help="in a directory shared by several specs, report this one: its name or a prefix of "
@@ -37,14 +44,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _baseline_warnings(inputs, analysis) -> list[str]:
+def _baseline_warnings(inputs, analysis, unit: str | None) -> list[str]:
     """What would make ``opt-suite compare`` against this baseline refuse or mean little."""
     from opt_suite.report.gate import power_problem
 
-    pairs = {name: m.values["auc"].size for name, m in analysis.metrics.items()}
+    if unit == "seed":
+        units = {name: len(m.seeds) for name, m in analysis.metrics.items()}
+    else:
+        units = {name: m.values["auc"].size for name, m in analysis.metrics.items()}
     tasks = max(len(m.tasks) for m in analysis.metrics.values())
     messages = []
-    problem = power_problem(pairs, tasks)
+    problem = power_problem(units, tasks, unit=unit or "pair")
     if problem is not None:
         messages.append(f"at the default alpha 0.05, {problem}")
     if inputs.incomplete:
@@ -92,6 +102,13 @@ def run(args: argparse.Namespace) -> int:
     if not args.directory.is_dir():
         print(f"opt-suite report: {args.directory}: no such directory", file=sys.stderr)
         return 2
+    if args.unit is not None and args.export_baseline is None:
+        print(
+            "opt-suite report: --unit records the gate's test in a baseline: it needs "
+            "--export-baseline FILE",
+            file=sys.stderr,
+        )
+        return 2
     from opt_suite.report.sweep import is_sweep_run, write_sweep_reports
 
     if is_sweep_run(args.directory):
@@ -136,7 +153,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"warning: leaderboard: {message}", file=sys.stderr)
         if args.export_baseline is not None:
             analysis = analyse(inputs)
-            path = export_baseline(inputs, analysis, args.export_baseline)
+            # A refresh keeps the test the baseline was exported for unless told otherwise.
+            unit = args.unit or getattr(previous_baseline, "gate_unit", None)
+            path = export_baseline(inputs, analysis, args.export_baseline, unit)
             print(f"wrote baseline {path}")
             if previous_baseline is not None:  # a refresh: say what moved
                 print(
@@ -145,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
                         f"the previous {path}",
                     )
                 )
-            for message in _baseline_warnings(inputs, analysis):
+            for message in _baseline_warnings(inputs, analysis, unit):
                 print(f"warning: baseline {path}: {message}", file=sys.stderr)
     except (StoreError, ReportDataError, InputError) as exc:
         print(f"opt-suite report: {exc}", file=sys.stderr)

@@ -97,10 +97,18 @@ class Baseline:
     tasks_per_seed: bool = False
     #: test split -> digest of its drawn tasks (empty: written before draws were recorded)
     task_draw: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    #: the gate's test this baseline was exported for ("pair" or "seed"; None: not recorded)
+    gate_unit: str | None = None
 
 
-def baseline_document(inputs: ReportInputs, analysis: Analysis) -> dict[str, Any]:
-    """The baseline's JSON content for an analysed run."""
+#: The units of the gate's sign-flip test (``compare --unit``), as ``settings.gate_unit`` records.
+GATE_UNITS = ("pair", "seed")
+
+
+def baseline_document(
+    inputs: ReportInputs, analysis: Analysis, gate_unit: str | None = None
+) -> dict[str, Any]:
+    """The baseline's JSON content for an analysed run (``gate_unit``: recorded when given)."""
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -110,6 +118,7 @@ def baseline_document(inputs: ReportInputs, analysis: Analysis) -> dict[str, Any
             "window": SMOOTHING_WINDOW,
             "threshold_unit": "episodes" if inputs.frame_budget is None else "frames",
             "test_tasks": "per_seed" if inputs.tasks_per_seed else "shared",
+            **({"gate_unit": gate_unit} if gate_unit is not None else {}),
         },
         "thresholds": {str(t): float(v) for t, v in analysis.thresholds.items()},
         "methods": {
@@ -140,10 +149,12 @@ def _references(inputs: ReportInputs) -> dict[str, Any]:
     }
 
 
-def export_baseline(inputs: ReportInputs, analysis: Analysis, path: str | Path) -> Path:
+def export_baseline(
+    inputs: ReportInputs, analysis: Analysis, path: str | Path, gate_unit: str | None = None
+) -> Path:
     """Write the baseline of an analysed run to ``path`` (parent folders are created)."""
     path = output_file(path, "the baseline file (--export-baseline)")
-    doc = baseline_document(inputs, analysis)
+    doc = baseline_document(inputs, analysis, gate_unit)
     path.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n")
     return path
 
@@ -222,6 +233,12 @@ def baseline_from_document(doc: Any, path: str | Path) -> Baseline:
         path,
         f"settings.test_tasks must be 'shared' or 'per_seed', got {test_tasks!r}",
     )
+    gate_unit = settings.get("gate_unit")
+    _require(
+        gate_unit is None or gate_unit in GATE_UNITS,
+        path,
+        f"settings.gate_unit must be one of {', '.join(GATE_UNITS)}, got {gate_unit!r}",
+    )
     thresholds = doc.get("thresholds")
     _require(
         isinstance(thresholds, dict) and all(_is_number(v) for v in thresholds.values()),
@@ -249,6 +266,7 @@ def baseline_from_document(doc: Any, path: str | Path) -> Baseline:
         threshold_unit=unit,
         tasks_per_seed=test_tasks == "per_seed",
         task_draw=dict(draw),
+        gate_unit=gate_unit,
     )
 
 
