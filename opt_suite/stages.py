@@ -11,7 +11,13 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["Stage"]
+__all__ = ["CPU_SECONDS_INFO", "Stage"]
+
+#: The key of a done cell's stored info holding the CPU seconds its job took in the process that
+#: ran it (``time.process_time()``: every thread of that process), whatever its stage. Written by
+#: :func:`opt_suite.runner.cells.execute`, read by :mod:`opt_suite.report.cpu_seconds`: here, below
+#: both, so that the report reads it without loading the runner. Cells stored before it lack it.
+CPU_SECONDS_INFO = "cpu_s"
 
 
 class Stage(enum.StrEnum):

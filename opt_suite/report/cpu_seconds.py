@@ -1,7 +1,7 @@
 """Each method entry's CPU seconds: what its discovery and evaluation cells cost the machine.
 
 The runner measures ``time.process_time()`` around each cell's job in the process that ran it
-(:data:`opt_suite.runner.cells.CPU_SECONDS_INFO` in the cell's stored info); here they are summed
+(:data:`opt_suite.stages.CPU_SECONDS_INFO` in the cell's stored info); here they are summed
 per method entry and stage, and ``leaderboard.md`` gains a "CPU seconds" table. A store written
 before the runner measured them has none: no table. The numbers are measurements, so unlike every
 other number of the leaderboard they change from rerun to rerun and machine to machine; they stay
@@ -16,7 +16,7 @@ from typing import Any
 
 from opt_suite.report.episodes import LearningCurves
 from opt_suite.report.section import Column
-from opt_suite.runner.cells import CPU_SECONDS_INFO
+from opt_suite.stages import CPU_SECONDS_INFO
 
 __all__ = ["SECTION", "CpuSeconds", "CpuSecondsSection"]
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from opt_suite.families.base import Task, TaskFamily
 from opt_suite.interrupts import signals_noted
+from opt_suite.stages import CPU_SECONDS_INFO
 
 if TYPE_CHECKING:
     from opt_suite.demonstrations.base import DemonstrationSource
@@ -525,12 +526,6 @@ def _family(cls: type[TaskFamily], params: Any) -> TaskFamily:
         _FAMILIES.clear()
         _FAMILIES[key] = cls(params)
     return _FAMILIES[key]
-
-
-#: The key of a cell's stored info holding the CPU seconds its job took in the process that ran
-#: it (``time.process_time()``: every thread of that process); read by
-#: :mod:`opt_suite.report.cpu_seconds`. Cells stored before it existed lack it.
-CPU_SECONDS_INFO = "cpu_s"
 
 
 def execute(job: CellJob) -> CellOutcome:
