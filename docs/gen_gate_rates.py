@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the docs scripts' own helper
-from generated_page import write_or_check  # noqa: E402
+from generated_page import duration, short_commit, write_or_check  # noqa: E402
 
 from opt_suite.store.provenance import cpu_model, git_commit  # noqa: E402
 
@@ -51,19 +51,6 @@ fresh seeds of one run of the gate spec, as many as its baseline has, relabelled
 seeds. `python docs/gen_gate_rates.py --record SPEC FRESH_RUN` measures a gate again and rewrites
 this page.
 """
-
-
-def _short(commit: str | None) -> str:
-    if not commit:
-        return "?"
-    dirty = commit.endswith("+dirty")
-    return commit.removesuffix("+dirty")[:7] + (" (with uncommitted changes)" if dirty else "")
-
-
-def _minutes(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:.0f} s"
-    return f"{int(seconds // 60)} min {seconds % 60:02.0f} s"
 
 
 def default_baseline(spec: str) -> str:
@@ -144,10 +131,10 @@ def section(data: dict[str, Any]) -> str:
         "|---|---|",
         *(f"| {f} | {_caught(rates, f)} |" for f in FRACTIONS),
         "",
-        f"Fresh run: `{fresh['command']}` ({len(fresh['seeds'])} seeds, {_minutes(fresh['wall_s'])}"
+        f"Fresh run: `{fresh['command']}` ({len(fresh['seeds'])} seeds, {duration(fresh['wall_s'])}"
         f" wall with `--workers {fresh['workers']}` on a shared machine) at "
-        f"`{_short(fresh['commit'])}`; measured by `{data['command']}` at "
-        f"`{_short(data['commit'])}` on {data['date']}, CPU {data['cpu']}.",
+        f"`{short_commit(fresh['commit'])}`; measured by `{data['command']}` at "
+        f"`{short_commit(data['commit'])}` on {data['date']}, CPU {data['cpu']}.",
         "",
     ]
     return "\n".join(lines)

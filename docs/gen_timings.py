@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the docs scripts' own helper
-from generated_page import write_or_check  # noqa: E402
+from generated_page import duration, short_commit, write_or_check  # noqa: E402
 
 from opt_suite.store.provenance import git_commit  # noqa: E402
 
@@ -55,17 +55,9 @@ fresh folder and rewrites this page.
 """
 
 
-def _minutes(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:.0f} s"
-    return f"{int(seconds // 60)} min {seconds % 60:02.0f} s"
-
-
 def _commit() -> str:
     """The checkout's commit, as every run's provenance records it (``+dirty`` when modified)."""
-    commit = git_commit(ROOT) or "?"
-    dirty = commit.endswith("+dirty")
-    return commit.removesuffix("+dirty")[:7] + (" (with uncommitted changes)" if dirty else "")
+    return short_commit(git_commit(ROOT))
 
 
 def measure(name: str, command: list[str], what: str) -> dict[str, Any]:
@@ -156,7 +148,7 @@ def tests_section(measured: dict[str, dict[str, Any]]) -> list[str]:
 def row_of(data: dict[str, Any]) -> str:
     """One measurement as a table row."""
     return (
-        f"| {data['what']} | {_minutes(data['wall_s'])} | {_minutes(data['cpu_s'])} |"
+        f"| {data['what']} | {duration(data['wall_s'])} | {duration(data['cpu_s'])} |"
         f" {data['load_before']:g} → {data['load_after']:g} | `{data['commit']}`, {data['date']} |"
     )
 

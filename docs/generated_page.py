@@ -11,7 +11,22 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["page_main", "write_or_check"]
+__all__ = ["duration", "page_main", "short_commit", "write_or_check"]
+
+
+def duration(seconds: float) -> str:
+    """A measured time as the generated pages print it: ``42 s``, ``3 min 07 s``."""
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    return f"{int(seconds // 60)} min {seconds % 60:02.0f} s"
+
+
+def short_commit(commit: str | None) -> str:
+    """A provenance commit (``+dirty`` when the checkout was modified) as the pages print it."""
+    if not commit:
+        return "?"
+    dirty = commit.endswith("+dirty")
+    return commit.removesuffix("+dirty")[:7] + (" (with uncommitted changes)" if dirty else "")
 
 
 def write_or_check(output: Path, text: str, script: str, check: bool) -> int:
