@@ -19,9 +19,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from opt_suite.cli.numbers import integer
+
+if TYPE_CHECKING:
+    from opt_suite.report.baseline import Baseline
 
 __all__ = ["add_arguments", "run"]
 
@@ -51,7 +54,7 @@ def add_unit_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def test_unit(asked: str | None, baseline: Any) -> str:
+def unit_for_test(asked: str | None, baseline: Baseline) -> str:
     """The unit to test with: ``--unit``, else the one the baseline records, else ``pair``.
 
     Raises:
@@ -185,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
             permutations=args.permutations,
             only_seeds=only_seeds,
             only_methods=args.only_methods,
-            unit=test_unit(args.unit, baseline),
+            unit=unit_for_test(args.unit, baseline),
         )
     except (BaselineError, CompareError, StoreError, ReportDataError) as exc:
         print(f"opt-suite compare: {exc}", file=sys.stderr)

@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from opt_suite.cli.compare import MAX_PERMUTATIONS, _alpha, add_unit_argument, test_unit
+from opt_suite.cli.compare import MAX_PERMUTATIONS, _alpha, add_unit_argument, unit_for_test
 from opt_suite.cli.numbers import integer, real
 
 
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             metric=args.metric,
             alpha=args.alpha,
             permutations=args.permutations,
-            unit=test_unit(args.unit, baseline),
+            unit=unit_for_test(args.unit, baseline),
         )
     except (BaselineError, CompareError, ReportDataError, StoreError, ValueError) as exc:
         print(f"opt-suite gate-rates: {exc}", file=sys.stderr)
