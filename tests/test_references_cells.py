@@ -126,23 +126,17 @@ def test_the_estimate_counts_the_references_cells(tmp_path, references):
     assert work_estimate(spec, [0, 1], components, family, train).cells == len(plan.cells)
 
 
-def _references_job(spec_path: Path):
-    from opt_suite.runner.cells import ReferencesJob
+def _references_job(spec_path: Path, run_dir: Path):
+    """The first references cell's job, as the runner builds it (its one assembly of jobs)."""
+    import sys
+
+    from opt_suite.runner.protocol import _Inputs
 
     spec = load_spec(spec_path)
     components = resolve_components(spec)
     plan = plan_spec(spec, [0], components)[3]
     cell = next(c for c in plan.cells if c.stage is Stage.REFERENCES)
-    return ReferencesJob(
-        cell_id=cell.cell_id,
-        label=cell.label,
-        family_cls=components.family,
-        family_params=spec.family.params,
-        spec=spec,
-        components=components,
-        task=plan.test_task(cell),
-        seed=cell.seed,
-    )
+    return _Inputs(spec, plan, components, run_dir, sys.stderr).job(cell)
 
 
 def test_a_references_job_needs_no_run_directory_and_fails_with_one_line(tmp_path, monkeypatch):
@@ -150,7 +144,7 @@ def test_a_references_job_needs_no_run_directory_and_fails_with_one_line(tmp_pat
 
     from opt_suite.runner.cells import execute
 
-    job = _references_job(write_spec(tmp_path, seeds=1, test=2))
+    job = _references_job(write_spec(tmp_path, seeds=1, test=2), tmp_path / "run")
     # what a Ray node receives names no path of this machine: it reads and writes no run file
     assert str(tmp_path).encode() not in pickle.dumps(job)
     done = execute(job)
