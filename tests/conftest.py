@@ -33,8 +33,7 @@ def _one_ray_at_a_time_on_this_host(request):
     auth token (``~/.ray/auth_token``) and its latest-cluster file, and a GCS then fails to
     start. xdist runs test files side by side, so a module with a ``ray`` test holds a host-wide
     lock while it runs (module scope: its cluster fixtures are module-scoped too)."""
-    items = [i for i in request.session.items if getattr(i, "module", None) is request.module]
-    if not any(item.get_closest_marker("ray") for item in items):
+    if not _module_has_marker(request.session.items, request.module, "ray"):
         yield
         return
     with open(Path(tempfile.gettempdir()) / "opt-suite-tests-ray.lock", "a") as lock:
@@ -43,3 +42,52 @@ def _one_ray_at_a_time_on_this_host(request):
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _module_has_marker(items, module, marker: str) -> bool:
+    return any(
+        item.get_closest_marker(marker) for item in items if getattr(item, "module", None) is module
+    )
+
+
+# Scheduling under xdist (--dist loadfile: a test file is one unit of work, so a module fixture is
+# built once). Two rules keep the two CI cores busy to the end instead of one idling:
+# - every Ray test file is ONE unit: the host-wide lock above serialises them anyway, and as
+#   separate units the second worker would sit blocked on the lock while the first holds it;
+# - long units start first (the files with a ``slow`` or ``ray`` test, in collection order), so
+#   the many short files fill the gaps at the end rather than a long one starting last.
+RAY_UNIT = "ray-cluster-tests"
+
+
+def _is_ray_file(nodeid: str) -> bool:
+    """The scheduler sees only node ids, so a Ray test file says so in its name (checked below)."""
+    return "_ray" in Path(nodeid.split("::", 1)[0]).stem
+
+
+def pytest_collection_modifyitems(session, config, items):
+    modules = {getattr(item, "module", None) for item in items}
+    for module in modules - {None}:
+        has_ray = _module_has_marker(items, module, "ray")
+        if has_ray != _is_ray_file(module.__file__):
+            raise pytest.UsageError(
+                f"{module.__file__}: a test file with a `ray` test must have '_ray' in its name "
+                "and one without must not (tests/conftest.py schedules Ray files as one unit)"
+            )
+    long_first = {m for m in modules - {None} if _module_has_marker(items, m, "slow")}
+    long_first |= {m for m in modules - {None} if _is_ray_file(m.__file__)}
+    items.sort(key=lambda item: getattr(item, "module", None) not in long_first)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadFileScheduling
+
+    class RayTestsTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return RAY_UNIT if _is_ray_file(nodeid) else super()._split_scope(nodeid)
+
+    if config.getoption("dist") != "loadfile":
+        return None
+    # xdist otherwise orders the units by their number of tests, which starts the files of many
+    # quick tests first and leaves a long file of few tests (the Atari smoke run) for the end.
+    config.option.loadscopereorder = False
+    return RayTestsTogether(config, log)
