@@ -83,8 +83,10 @@ def describe_entry(group: str, name: str, with_params: bool = False) -> dict[str
         if group == registry.FAMILIES:
             entry["env_id"] = cls.env_id
         if group == registry.METHODS:
-            entry["uses_demonstrations"] = bool(cls.uses_demonstrations)
-            entry["uses_interaction"] = bool(cls.uses_interaction)
+            # What it reads at its default params (discovery_budget; other params may differ).
+            declared = cls.discovery_budget(cls.Params())
+            entry["uses_demonstrations"] = bool(declared.demonstrations)
+            entry["uses_interaction"] = declared.interacts
     except Exception as exc:  # RegistryError, or a class attribute the plugin left out
         message = str(exc) if isinstance(exc, registry.RegistryError) else f"{exc!r}"
         return {"name": name, "description": "", "error": message}
