@@ -125,9 +125,9 @@ def combinations(built: list[tuple[str, Any]]) -> str:
         "",
         "A spec runs when its source, every method and its learner fit the family (above) and the",
         "rules between them hold: a method that learns from demonstrations (its `discovery_budget`",
-        "says so; at default params here) needs a source that fits; one that starts the",
-        "learner's policy (`bc_ppo`) needs a learner",
-        "that clones one (`tf_agents`). Methods that need no demonstrations ignore the source.",
+        "says so, here at its default params) needs a source that fits; one that starts the",
+        "learner's policy (`bc_ppo`) needs a learner that clones one (`tf_agents`). Methods that",
+        "need no demonstrations ignore the source.",
         "A *no* names what fails; the tables above say why.",
         "",
     ]
