@@ -9,25 +9,24 @@ each entry's params; a plugin that still sets the old flags runs as it did, with
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 from runner_support import (
     fakes,  # noqa: F401  (fixture)
+    forget_registered,
     method,
+    register_plugin,
     run_cli,
     write_spec,
 )
 
 from baselines.covering_options import CoveringOptions, CoveringOptionsParams
 from baselines.eigenoptions import EigenoptionsParams
-from opt_suite import registry
 from opt_suite.cli import main
 from opt_suite.methods.base import Method
 from opt_suite.methods.budget import DiscoveryBudget
-from opt_suite.runner import versions
 from opt_suite.runner.cells import DiscoveryJob
 from opt_suite.runner.planning import (
     discovery_steps,
@@ -198,16 +197,9 @@ def test_an_old_plugin_setting_the_flags_is_planned_by_them_with_a_warning():
 @pytest.fixture
 def old_plugin(monkeypatch):
     """The 0.2.0 plugin (``tests/fixtures/old_flags_plugin``) registered for this test only."""
-    monkeypatch.syspath_prepend(str(OLD_PLUGIN))
-    path = os.environ.get("PYTHONPATH")  # a folder on PYTHONPATH counts as installed
-    monkeypatch.setenv("PYTHONPATH", str(OLD_PLUGIN) + (os.pathsep + path if path else ""))
-    registry._entry_points.cache_clear()
-    registry.load.cache_clear()
-    versions._distributions.cache_clear()
+    register_plugin(monkeypatch, OLD_PLUGIN)
     yield
-    registry._entry_points.cache_clear()
-    registry.load.cache_clear()
-    versions._distributions.cache_clear()
+    forget_registered()
 
 
 @pytest.mark.usefixtures("fakes", "old_plugin")
