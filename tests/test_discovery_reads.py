@@ -9,6 +9,7 @@ each entry's params; a plugin that still sets the old flags runs as it did, with
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import numpy as np
@@ -232,3 +233,15 @@ def test_a_run_whose_entries_read_no_demonstrations_has_no_demonstrations_cell(t
     with ResultsStore(out) as store:
         kinds = [c.kind for c in store.cells()]
         assert "demonstrations" not in kinds and kinds.count("discovery") == 1
+
+
+def test_list_and_describe_say_what_a_method_reads_at_its_default_params(capsys):
+    assert main(["describe", "covering_options", "--json"]) == 0
+    entry = json.loads(capsys.readouterr().out)
+    # graph: known by default, so neither; the budget's own line says what the others read
+    assert (entry["uses_demonstrations"], entry["uses_interaction"]) == (False, False)
+    assert "``observed``" in entry["learns_from_doc"]
+    assert main(["describe", "option_critic"]) == 0
+    assert "learns from  interaction, at the default params\n" in capsys.readouterr().out
+    assert main(["describe", "primitives"]) == 0  # the base class's budget: nothing to add
+    assert "learns from  nothing (fixed options)\n" in capsys.readouterr().out
