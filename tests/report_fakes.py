@@ -132,3 +132,24 @@ def write_store(
     writer.finish_run(run, status, {"total": len(plan), "failed": len(failed)})
     writer.close()
     return directory
+
+
+def stored_run(demonstrations: Mapping[int, Sequence] | None = None, spec: str = "name: x\n"):
+    """A :class:`~opt_suite.report.section.StoredRun` over a store that holds only demonstrations.
+
+    For the sections that read cells alone any run does; ``demonstrations`` (seed -> trajectories)
+    feed the demonstrations and degenerate-options sections, ``spec`` is the stored spec's YAML.
+    """
+    import types
+
+    from opt_suite.report.section import StoredRun
+    from opt_suite.spec.stored import stored_sections
+
+    demos = dict(demonstrations or {})
+    store = types.SimpleNamespace(
+        seeds=lambda: sorted(demos),
+        demonstrations=lambda seed: list(demos.get(seed, [])),
+        option_set_file=lambda method, seed: None,
+        recorded_file=lambda cell_id, name: None,
+    )
+    return StoredRun(store, stored_sections(spec))
