@@ -14,9 +14,9 @@ from opt_suite.report.degenerate import (
     COPY_TERMINATION,
     copies_of_primitives,
     degenerate_messages,
+    degenerate_options,
     never_chosen,
     one_step_options,
-    degenerate_options,
     state_visits,
 )
 from opt_suite.trajectory import Trajectory

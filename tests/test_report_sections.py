@@ -19,7 +19,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
 from report_fakes import linear_table, stored_run
 
 from opt_suite.cli import main
