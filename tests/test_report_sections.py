@@ -56,6 +56,11 @@ def test_every_cell_records_its_cpu_seconds(run):
     assert sum(seconds) > 0  # behaviour cloning trains a network: not nothing
 
 
+def test_the_run_records_its_familys_frame_unit(run):
+    with ResultsStore(run) as store:
+        assert store.run_family() == {"name": "chain", "frame_unit": "env steps"}
+
+
 def test_the_leaderboard_is_mains_bytes_plus_the_cpu_and_cloning_fit_tables(run):
     for name in FILES:
         new, old = (run / name).read_text(), (GOLDEN / name).read_text()
