@@ -78,12 +78,15 @@ def tasks_per_seed(spec_yaml: str) -> bool:
     return section is not None and section.test_per_seed
 
 
-def frame_unit(recorded: dict[str, Any] | None, spec_yaml: str) -> str:
+def frame_unit(
+    recorded: dict[str, Any] | None, spec_yaml: str, where: str = "the results store"
+) -> str:
     """What the stored run's ``frames`` count: the family's ``frame_unit`` the run recorded.
 
-    ``recorded``: ``ResultsStore.run_family()``. A run recorded before the runner wrote it has
-    None, and the rule of that time applies: "emulator frames" on Atari (each action repeats for
-    several emulator frames, all counted), else "env steps".
+    ``recorded``: ``ResultsStore.run_family()`` (``where``: the store and run, for the error). A
+    run recorded before the runner wrote it has None, and the rule of that time applies:
+    "emulator frames" on Atari (each action repeats for several emulator frames, all counted),
+    else "env steps".
 
     Raises:
         ReportDataError: the recorded unit is not a non-empty string.
@@ -93,8 +96,8 @@ def frame_unit(recorded: dict[str, Any] | None, spec_yaml: str) -> str:
     unit = recorded.get("frame_unit")
     if not isinstance(unit, str) or not unit.strip():
         raise ReportDataError(
-            f"the run's recorded family {recorded!r}: frame_unit is {unit!r}, expected a"
-            " non-empty string such as 'env steps'"
+            f"{where}: the run's recorded family {recorded!r}: frame_unit is {unit!r}, expected"
+            " a non-empty string such as 'env steps'"
         )
     return unit
 
@@ -267,7 +270,9 @@ def _load_inputs(directory: Path, store: Any) -> tuple[ReportInputs, list[str]]:
         training={m: training[m] for m in methods if m in training},
         interaction={m: interaction[m] for m in methods if m in interaction},
         frame_budget=frame_budget,
-        frame_unit=frame_unit(store.run_family(), spec_yaml),
+        frame_unit=frame_unit(
+            store.run_family(), spec_yaml, f"{store.db_path} (run {store.run_id})"
+        ),
         tasks_per_seed=tasks_per_seed(spec_yaml),
         references=references,
         sections=collect_sections(cells, methods, StoredRun(store, _stored(spec_yaml))),
