@@ -66,8 +66,8 @@ class StoredRun:
     def demonstrations(self) -> Mapping[int, Any]:
         """Seed -> its demonstrations, for the seeds that have any.
 
-        Read from the store once and shared by every section that needs them: on Atari they are
-        frames, and reading them twice would double the report's slowest step.
+        Read from the store once and shared by every section that needs them (the demonstrations
+        kept, the degenerate options' visited states): on Atari they are frames, costly to read.
         """
         if "demonstrations" not in self._read:
             self._read["demonstrations"] = {
