@@ -47,3 +47,18 @@ def test_a_run_recorded_before_the_unit_falls_back_to_the_family_name(tmp_path, 
 def test_a_recorded_unit_that_is_not_a_string_is_refused_in_one_line(tmp_path):
     with pytest.raises(ReportDataError, match="frame_unit is 3, expected a non-empty string"):
         _unit(tmp_path, recorded_family={"name": "chain", "frame_unit": 3})
+
+
+@pytest.mark.parametrize("unit", ["", " env steps", "env\nsteps", 3])
+def test_the_family_contract_refuses_a_unit_that_is_not_one_line_of_text(monkeypatch, unit):
+    from opt_suite.families.tabular.chain import Chain
+    from opt_suite.testing import FamilyContract
+
+    class ChainContract(FamilyContract):
+        def family(self):
+            return Chain()
+
+    ChainContract().check_registered_under_its_name()  # as registered: passes
+    monkeypatch.setattr(Chain, "frame_unit", unit)
+    with pytest.raises(AssertionError):
+        ChainContract().check_registered_under_its_name()
