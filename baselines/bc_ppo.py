@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 from opt_suite.families.capabilities import DISCRETE_ACTIONS
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method, discrete_actions
+from opt_suite.methods.budget import DiscoveryBudget
 from opt_suite.options.policy_start import PolicyStart
 from opt_suite.params import param
 
@@ -58,10 +59,14 @@ class BCPPO(Method):
         "demonstrations (the standard jump start); needs a learner with a policy to initialise"
     )
     Params: ClassVar[type] = BCPPOParams
-    uses_demonstrations: ClassVar[bool] = True
     controls: ClassVar[str] = "offline_options"
     starts_policy: ClassVar[bool] = True
     requires: ClassVar[frozenset[str]] = frozenset({DISCRETE_ACTIONS})
+
+    @classmethod
+    def discovery_budget(cls, params: Any) -> DiscoveryBudget:
+        """The demonstrations it clones, no env step."""
+        return DiscoveryBudget(True, 0)
 
     @classmethod
     def option_count(cls, params: Any) -> int:

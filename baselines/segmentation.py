@@ -28,7 +28,7 @@ from opt_suite.families.capabilities import (
     INDEX_OBSERVATIONS,
 )
 from opt_suite.methods.base import DISCOVERY_WARNINGS, Discovery, DiscoveryContext, Method
-from opt_suite.methods.budget import DiscoverySteps
+from opt_suite.methods.budget import DiscoveryBudget, DiscoverySteps
 from opt_suite.option_networks.trunk import MAX_LAYERS
 from opt_suite.options import OptionSet
 
@@ -128,7 +128,6 @@ class SegmentingMethod(Method):
 
     skills_param: ClassVar[str]
     termination: ClassVar[str]
-    uses_demonstrations: ClassVar[bool] = True
     requires: ClassVar[frozenset[str]] = feature_requirements("coords")
 
     @abc.abstractmethod
@@ -181,6 +180,11 @@ class SegmentingMethod(Method):
             "wall_time_s": round(time.perf_counter() - start, 3),
         }
         return Discovery(options=options, curves=found.curves, info=info)
+
+    @classmethod
+    def discovery_budget(cls, params: Any) -> DiscoveryBudget:
+        """The demonstrations it segments, no env step."""
+        return DiscoveryBudget(True, 0)
 
     @classmethod
     def discovery_steps(cls, params: Any) -> DiscoverySteps:

@@ -109,7 +109,7 @@ def combination(method: Any, learner: Any, sources: list[str], family: Any) -> s
         return "no: method"
     if unfit_at_defaults(learner, family):
         return "no: learner"
-    if method.uses_demonstrations and not sources:
+    if method.discovery_budget(method.Params()).demonstrations and not sources:
         return "no: no source fits"
     if method.starts_policy and not learner.clones_policy:
         return "no: no policy to start"
@@ -124,9 +124,10 @@ def combinations(built: list[tuple[str, Any]]) -> str:
         "## Combinations",
         "",
         "A spec runs when its source, every method and its learner fit the family (above) and the",
-        "rules between them hold: a method that learns from demonstrations (`uses_demonstrations`)",
-        "needs a source that fits; one that starts the learner's policy (`bc_ppo`) needs a learner",
-        "that clones one (`tf_agents`). Methods that need no demonstrations ignore the source.",
+        "rules between them hold: a method that learns from demonstrations (its `discovery_budget`",
+        "says so, here at its default params) needs a source that fits; one that starts the",
+        "learner's policy (`bc_ppo`) needs a learner that clones one (`tf_agents`). Methods that",
+        "need no demonstrations ignore the source.",
         "A *no* names what fails; the tables above say why.",
         "",
     ]

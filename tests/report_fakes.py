@@ -49,10 +49,14 @@ def linear_table(
     return EpisodeTable.from_rows(rows)
 
 
-def spec_yaml(name: str, report: ReportSpec, tasks_per_seed: bool = False) -> str:
+def spec_yaml(
+    name: str, report: ReportSpec, tasks_per_seed: bool = False, family: str | None = None
+) -> str:
     """A stand-in for a resolved spec: only the sections the report reads, each whole (the report
     reads them through the spec's converter, as validate would)."""
     doc: dict = {"name": name, "report": dataclasses.asdict(report)}
+    if family is not None:
+        doc["family"] = {"name": family, "params": {}}
     if tasks_per_seed:
         doc["tasks"] = {"count": 8, "train": 2, "test": 4, "test_per_seed": True}
     return yaml.safe_dump(doc, sort_keys=False)
@@ -69,12 +73,16 @@ def write_store(
     unfinished: Sequence[tuple[str, int]] = (),
     tasks_per_seed: bool = False,
     draw: int = 0,
+    family: str | None = None,
+    recorded_family: Mapping[str, str] | None = None,
 ) -> Path:
     """Write ``table`` as one run's evaluation cells, like the runner does.
 
     Cells (method, seed) in ``failed`` are recorded as failed, those in ``unfinished`` are planned
     but never written; their episodes are not stored. ``tasks_per_seed``: each seed drew its own
     test tasks (``tasks.test_per_seed``); ``draw`` shifts every task's goal (another task draw).
+    ``family``: the stored spec's ``family.name``; ``recorded_family``: the family's facts the
+    runner records with the run (None: as a run recorded before it did).
     """
     report = report if report is not None else ReportSpec()
     writer = StoreWriter(directory)
@@ -84,8 +92,12 @@ def write_store(
     run = writer.begin_run(
         spec_name=spec_name,
         spec_hash=spec_hash,
-        spec_yaml=spec_yaml(spec_name, report, tasks_per_seed),
-        provenance={"versions": {}, "host": "test"},
+        spec_yaml=spec_yaml(spec_name, report, tasks_per_seed, family),
+        provenance={
+            "versions": {},
+            "host": "test",
+            **({} if recorded_family is None else {"family": dict(recorded_family)}),
+        },
         backend="local",
         workers=1,
         seeds=seeds,
@@ -132,3 +144,24 @@ def write_store(
     writer.finish_run(run, status, {"total": len(plan), "failed": len(failed)})
     writer.close()
     return directory
+
+
+def stored_run(demonstrations: Mapping[int, Sequence] | None = None, spec: str = "name: x\n"):
+    """A :class:`~opt_suite.report.section.StoredRun` over a store that holds only demonstrations.
+
+    For the sections that read cells alone any run does; ``demonstrations`` (seed -> trajectories)
+    feed the demonstrations and degenerate-options sections, ``spec`` is the stored spec's YAML.
+    """
+    import types
+
+    from opt_suite.report.section import StoredRun
+    from opt_suite.spec.stored import stored_sections
+
+    demos = dict(demonstrations or {})
+    store = types.SimpleNamespace(
+        seeds=lambda: sorted(demos),
+        demonstrations=lambda seed: list(demos.get(seed, [])),
+        option_set_file=lambda method, seed: None,
+        recorded_file=lambda cell_id, name: None,
+    )
+    return StoredRun(store, stored_sections(spec))

@@ -20,19 +20,31 @@ PLUGIN = Path(__file__).resolve().parent / "fixtures" / "runner_plugin"
 REPO = Path(__file__).resolve().parents[1]
 
 
+def register_plugin(monkeypatch, folder: Path) -> None:
+    """Install the plugin in ``folder`` (its ``*.dist-info`` beside its modules) for one test.
+
+    On ``sys.path`` and on ``PYTHONPATH`` (a folder there counts as installed, and worker
+    subprocesses see it too); the registry then forgets what it had loaded.
+    """
+    monkeypatch.syspath_prepend(str(folder))
+    path = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv("PYTHONPATH", str(folder) + (os.pathsep + path if path else ""))
+    forget_registered()
+
+
+def forget_registered() -> None:
+    """Clear the registry's caches (and the package list the cell ids name: runner/versions.py)."""
+    registry._entry_points.cache_clear()
+    registry.load.cache_clear()
+    versions._distributions.cache_clear()
+
+
 @pytest.fixture
 def fakes(monkeypatch):
     """Register the fake methods/learner (``tests/fixtures/runner_plugin``) for this test only."""
-    monkeypatch.syspath_prepend(str(PLUGIN))
-    path = os.environ.get("PYTHONPATH")
-    monkeypatch.setenv("PYTHONPATH", str(PLUGIN) + (os.pathsep + path if path else ""))
-    registry._entry_points.cache_clear()
-    registry.load.cache_clear()
-    versions._distributions.cache_clear()  # cell ids name the fakes' package (runner/versions.py)
+    register_plugin(monkeypatch, PLUGIN)
     yield
-    registry._entry_points.cache_clear()
-    registry.load.cache_clear()
-    versions._distributions.cache_clear()  # cell ids name the fakes' package (runner/versions.py)
+    forget_registered()
 
 
 def method(name: str, kind: str = "fake_options", **params) -> dict:

@@ -21,6 +21,7 @@ from opt_suite.demonstrations.base import DemonstrationSource
 from opt_suite.families.base import TaskFamily
 from opt_suite.learners.base import Learner
 from opt_suite.methods.base import Method
+from opt_suite.methods.budget import DiscoveryBudget
 from opt_suite.params import param
 
 
@@ -119,16 +120,16 @@ class FakePrimitives(_FakeMethod):
     name = "primitives"
     description = "No options."
     Params = NoParams
-    uses_demonstrations = False
-    uses_interaction = False
 
 
 class FakeOptions(_FakeMethod):
     name = "options"
     description = "Fake option learner."
     Params = OptionsParams
-    uses_demonstrations = True
-    uses_interaction = False
+
+    @classmethod
+    def discovery_budget(cls, params):
+        return DiscoveryBudget(True, 0)
 
 
 @dataclasses.dataclass(frozen=True)

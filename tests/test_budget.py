@@ -39,7 +39,12 @@ def test_envs_share_the_budget_and_stop_at_it():
 class _Walker(Method):
     name = "walker"
     description = "walks right until the budget stops it"
-    uses_interaction = True
+
+    @classmethod
+    def discovery_budget(cls, params):
+        from opt_suite.methods.budget import DiscoveryBudget
+
+        return DiscoveryBudget(False, None)
 
     @dataclasses.dataclass(frozen=True)
     class Params:

@@ -48,7 +48,7 @@ SPEC = textwrap.dedent(
     methods:
       - {name: primitives, method: primitives}
       - {name: random-options, method: random_options, params: {count: 2}}
-      - {name: eigen, method: eigenoptions}
+      - {name: eigen, method: eigenoptions, params: {adjacency: observed}}
     evaluation:
       learner: LEARNER
       episodes: 10
@@ -84,7 +84,8 @@ def test_validate_rejects_each_incompatible_component_at_its_key(with_pixels, tm
     text = path.read_text()
     eigen, learner = where(text, "eigenoptions"), where(text, "smdp_q_learning")
     assert lines == [
-        # eigenoptions learns from demonstrations, and the default source plans on the model
+        # eigenoptions on observed transitions reads the demonstrations; the default source
+        # plans on the model
         f"{path}:1:1: demonstrations.source: optimal (the default) needs a family with an exact "
         "model and index observations; pixels has no exact model and image observations; "
         "sources that can: minari, ppo_expert",
@@ -102,7 +103,7 @@ def test_primitives_and_random_options_need_only_discrete_actions(with_pixels, t
     path = tmp_path / "spec.yaml"
     path.write_text(
         SPEC.replace("LEARNER", "random_over_options").replace(
-            "  - {name: eigen, method: eigenoptions}\n", ""
+            "  - {name: eigen, method: eigenoptions, params: {adjacency: observed}}\n", ""
         )
     )
     assert load_spec(path).family.name == "pixels"
@@ -119,7 +120,7 @@ def test_a_family_with_images_and_no_model_runs_end_to_end(with_pixels, tmp_path
     path = tmp_path / "spec.yaml"
     path.write_text(
         SPEC.replace("LEARNER", "random_over_options").replace(
-            "  - {name: eigen, method: eigenoptions}\n", ""
+            "  - {name: eigen, method: eigenoptions, params: {adjacency: observed}}\n", ""
         )
     )
     result = run_protocol(load_spec(path), tmp_path / "run", workers=0, quiet=True)

@@ -16,6 +16,7 @@ from opt_suite.demonstrations.base import DemonstrationSource
 from opt_suite.families.base import TaskFamily
 from opt_suite.learners.base import Learner, LearnerContext
 from opt_suite.methods.base import Method
+from opt_suite.methods.budget import DiscoveryBudget
 from opt_suite.stages import Stage
 
 
@@ -176,7 +177,7 @@ def test_base_class_hooks_have_documented_defaults():
     assert Bare.memory_estimate(NoParams(), ProblemSize(4, (), 10)) is None
     assert Bare.requirements(NoParams()) == frozenset()
     assert Bare.check_family(NoParams(), None) == []
-    assert not Bare.uses_demonstrations and not Bare.uses_interaction
+    assert Bare.discovery_budget(NoParams()) == DiscoveryBudget(False, 0)  # reads nothing
 
     class Plain(Learner):
         name = "plain"
@@ -275,7 +276,10 @@ def test_the_work_estimate_counts_the_experts_training_frames():
     class Demonstrated(Method):
         name = "demonstrated"
         Params = NoParams
-        uses_demonstrations = True
+
+        @classmethod
+        def discovery_budget(cls, params):
+            return DiscoveryBudget(True, 0)
 
         def discover(self, context):
             raise NotImplementedError
@@ -293,5 +297,6 @@ def test_the_work_estimate_counts_the_experts_training_frames():
     cartpole = load_spec(find_spec("gymnasium-cartpole"))
     assert cartpole.report.references == "measure"
     frames = cartpole.demonstrations.params.frames
-    both = estimate_work(cartpole, [0, 1], methods[:1], None, 2, expert_steps=frames)
+    demonstrated = [Demonstrated] * len(cartpole.methods)
+    both = estimate_work(cartpole, [0, 1], demonstrated, None, 2, expert_steps=frames)
     assert both.expert_steps == 2 * (cartpole.tasks.train + cartpole.tasks.test) * frames

@@ -6,7 +6,7 @@ import dataclasses
 import json
 import math
 
-from report_fakes import linear_table
+from report_fakes import linear_table, stored_run
 
 from opt_suite.report import ReportInputs, write_report_files
 from opt_suite.report.cloning_fit import SECTION, CloningFit, cloning_fit_markdown, cloning_fits
@@ -80,7 +80,7 @@ def test_the_section_collects_the_reported_entries_only_and_writes_null_for_unde
         _Cell("discovery", "bc", "done", _fit(0.5, -1.0)),
         _Cell("discovery", "dropped", "done", _fit(0.5, -1.0)),
     ]
-    data = SECTION.collect(cells, ["bc"])
+    data = SECTION.collect(cells, ["bc"], stored_run())
     assert list(data) == ["bc"]
     assert SECTION.json(data)["cloning_fit"]["bc"]["held_out_accuracy"] is None
-    assert SECTION.collect([], ["bc"]) == {}
+    assert SECTION.collect([], ["bc"], stored_run()) == {}

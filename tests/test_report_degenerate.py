@@ -14,11 +14,11 @@ from opt_suite.report.degenerate import (
     COPY_TERMINATION,
     copies_of_primitives,
     degenerate_messages,
+    degenerate_options,
     never_chosen,
     one_step_options,
     state_visits,
 )
-from opt_suite.report.source import degenerate_options
 from opt_suite.trajectory import Trajectory
 
 # S = 3 states, A = 2 actions, 4 options.
@@ -110,16 +110,35 @@ def test_a_degenerate_option_is_a_caveat_of_the_leaderboard():
     from report_fakes import linear_table
 
     from opt_suite.report.build import ReportInputs, analyse, leaderboard
+    from opt_suite.report.degenerate import SECTION
     from opt_suite.report.tables import leaderboard_markdown
 
+    line = "offline, seed 0: option 'copy' is a copy of primitive 1: ..."
     inputs = ReportInputs(
         episodes=linear_table({"a": 0.0, "b": 1.0}),
         spec_name="s",
         spec_hash="0" * 64,
-        degenerate=("offline, seed 0: option 'copy' is a copy of primitive 1: ...",),
+        sections={SECTION.key: (line,)},
     )
     text = leaderboard_markdown(leaderboard(inputs, analyse(inputs)))
-    assert "degenerate option: offline, seed 0: option 'copy' is a copy of primitive 1" in text
+    assert f"degenerate option: {line}" in text
+
+
+def test_the_section_reads_the_run_through_its_store(fake_store):
+    from opt_suite.report.degenerate import SECTION
+    from opt_suite.report.section import StoredRun
+    from opt_suite.spec.stored import stored_sections
+
+    store, cells, demos = fake_store
+    with_demos = types.SimpleNamespace(
+        seeds=lambda: sorted(demos), demonstrations=lambda seed: demos[seed], **vars(store)
+    )
+    run = StoredRun(with_demos, stored_sections("name: x\n"))
+    found = SECTION.collect(cells, ["offline"], run)
+    assert found == tuple(degenerate_options(store, cells, demos)) and len(found) == 4
+    assert SECTION.caveats(found)[0].startswith("degenerate option: offline, seed 0: option 'copy'")
+    assert SECTION.column(found) is None and SECTION.markdown(found, {}) == ""
+    assert SECTION.json(found) == {}
 
 
 def test_options_of_one_step_per_call_are_flagged_from_their_counts():

@@ -58,7 +58,9 @@ def test_a_return_of_zero_that_reached_the_goal_is_not_silent():
 
 def test_warning_when_a_train_task_kept_fewer_demonstrations_than_asked():
     """A source that drops cut demonstrations leaves fewer: the report says which tasks."""
-    from opt_suite.report.source import demonstrations_asked
+    from report_fakes import stored_run
+
+    from opt_suite.report.demonstrations import SECTION
 
     summary = summarise_demonstrations(
         [(0, [_demo("a/train/0", [1.0]), _demo("a/train/0", [1.0]), _demo("a/train/1", [1.0])])]
@@ -69,5 +71,12 @@ def test_warning_when_a_train_task_kept_fewer_demonstrations_than_asked():
         "worker output)"
     )
     assert demonstrations_warning(summary, asked=1) is None
-    assert demonstrations_asked("demonstrations: {trajectories_per_task: 4}\n") == 4
-    assert demonstrations_asked("name: x\n") is None
+    # The section reads the number asked from the stored spec, the demonstrations from the store.
+    demos = {0: [_demo("a/train/0", [1.0]), _demo("a/train/1", [1.0])]}
+    asked = stored_run(demos, "demonstrations: {trajectories_per_task: 4}\n")
+    kept = SECTION.collect([], [], asked)
+    assert kept.asked == 4 and [t.task_id for t in kept.tasks] == ["a/train/0", "a/train/1"]
+    [line] = SECTION.caveats(kept)
+    assert line.startswith("demonstrations dropped: 2 train task(s) kept fewer than the 4")
+    assert SECTION.collect([], [], stored_run(demos)).asked is None
+    assert not SECTION.collect([], [], stored_run())  # no demonstrations: no section

@@ -79,7 +79,9 @@ def test_a_discovery_is_charged_the_demonstrations_it_declares_it_reads():
         )  # fmt: skip
         return job.compute()[0]["info"]
 
-    # Eigenoptions declare demonstrations (the class default); covering options on the exact
-    # model are given them (uses_demonstrations, for graph: observed) but do not read them.
-    assert info(Eigenoptions, EigenoptionsParams(count=2))["demonstration_steps"] == steps > 0
+    # Each declares by params (discovery_budget): the graph of the demonstrations' transitions
+    # reads them, the exact model's does not (a job handed them anyway is not charged them).
+    observed = EigenoptionsParams(count=2, adjacency="observed")
+    assert info(Eigenoptions, observed)["demonstration_steps"] == steps > 0
+    assert "demonstration_steps" not in info(Eigenoptions, EigenoptionsParams(count=2))
     assert "demonstration_steps" not in info(CoveringOptions, CoveringOptionsParams(count=2))

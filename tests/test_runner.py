@@ -89,7 +89,7 @@ def test_demonstrations_are_collected_once_per_seed_and_stored(tmp_path, capsys)
             "chain-5/train/0",
             "chain-5/train/1",
         }
-        # only the method that declares uses_demonstrations receives them
+        # only the method whose discovery_budget says it reads them receives them
         infos = {
             c.method: {k: v for k, v in c.info.items() if k != CPU_SECONDS_INFO}  # measured
             for c in store.cells()

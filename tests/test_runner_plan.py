@@ -9,6 +9,7 @@ import numpy as np
 from opt_suite.families.tabular.chain import Chain
 from opt_suite.families.tabular.chain import Params as ChainParams
 from opt_suite.families.tabular.chain import Variation as ChainVariation
+from opt_suite.methods.budget import DiscoveryBudget
 from opt_suite.runner import seeding
 from opt_suite.runner.plan import build_plan
 from opt_suite.spec.schema import (
@@ -27,8 +28,9 @@ class _P:
 
 
 class _Plain:
-    uses_demonstrations = False
-    uses_interaction = False
+    @classmethod
+    def discovery_budget(cls, params):
+        return DiscoveryBudget(False, 0)
 
     @classmethod
     def count_entry(cls, params):
@@ -36,11 +38,15 @@ class _Plain:
 
 
 class _Demo(_Plain):
-    uses_demonstrations = True
+    @classmethod
+    def discovery_budget(cls, params):
+        return DiscoveryBudget(True, 0)
 
 
 class _Interacting(_Plain):
-    uses_interaction = True
+    @classmethod
+    def discovery_budget(cls, params):
+        return DiscoveryBudget(False, None)
 
 
 def _spec(**changes) -> Spec:

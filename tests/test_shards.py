@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import subprocess
 
 import pytest
@@ -97,6 +99,12 @@ def test_two_shard_processes_merge_into_the_reports_of_one_run(tmp_path, capsys)
     with ResultsStore(merged) as store:
         assert store.run().backend == "merge" and store.run().status == "done"
         assert store.seeds() == [0, 1, 2]
+        # The family's frame unit, as the shards recorded it: the merged run's and each copy's.
+        assert store.run_family() == {"name": "chain", "frame_unit": "env steps"}
+        runs = {r.run_id for r in store.runs()}
+    with contextlib.closing(sqlite3.connect(merged / "results.sqlite")) as db:
+        keys = db.execute("SELECT key FROM meta WHERE key LIKE 'run_family:%'").fetchall()
+    assert {int(k.split(":")[1]) for (k,) in keys} == runs  # 2 shards' runs copied + the merge
 
     # Merged twice: no row added, the same reports.
     before = _rows(merged)

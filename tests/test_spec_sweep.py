@@ -171,13 +171,14 @@ def test_a_sweep_run_shares_cells_and_reports_every_variant(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["run", str(path), "--out", str(out), "--workers", "0", "--quiet"]) == 0
     err = capsys.readouterr().err
-    # Per variant: 2 demonstrations + 4 discoveries (shared: α is the learner's) + 24 evaluations
-    # (2 methods x 2 seeds x 6 test tasks: one evaluation cell per test task) + 12 reference-return
-    # cells (2 seeds x 6 test tasks, shared: the learner is not in their key).
-    assert "sweep of 2 variants, 84 cells planned, 66 computed, 18 shared" in err
+    # Per variant: 4 discoveries (shared: α is the learner's) + 24 evaluations (2 methods x 2
+    # seeds x 6 test tasks: one evaluation cell per test task) + 12 reference-return cells (2
+    # seeds x 6 test tasks, shared: the learner is not in their key). No demonstrations cells:
+    # eigenoptions on the exact model read none.
+    assert "sweep of 2 variants, 80 cells planned, 64 computed, 16 shared" in err
     manifest = json.loads((out / "sweep.json").read_text())
     assert [v["name"] for v in manifest["variants"]] == ["alpha=0.1", "alpha=0.5"]
-    assert [v["cells"]["reused"] for v in manifest["variants"]] == [0, 18]
+    assert [v["cells"]["reused"] for v in manifest["variants"]] == [0, 16]
     for v in manifest["variants"]:
         board = json.loads((out / "variants" / v["name"] / "leaderboard.json").read_text())
         assert board["spec"]["hash"] == v["spec_hash"]

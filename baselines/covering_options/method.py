@@ -76,8 +76,6 @@ class CoveringOptions(Method):
         "covering options (Jinnai et al. 2019): point options that raise algebraic connectivity"
     )
     Params: ClassVar[type] = CoveringOptionsParams
-    uses_demonstrations: ClassVar[bool] = True  # only with graph: observed
-    uses_interaction: ClassVar[bool] = True  # only with graph: random_walk
     requires: ClassVar[frozenset[str]] = frozenset({DISCRETE_ACTIONS, INDEX_OBSERVATIONS})
 
     @classmethod

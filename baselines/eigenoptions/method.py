@@ -38,6 +38,7 @@ from baselines.eigenoptions.graph import (
 from opt_suite.component import ProblemSize
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method
+from opt_suite.methods.budget import DiscoveryBudget
 from opt_suite.options import TabularOptionSet
 from opt_suite.params import param
 
@@ -82,7 +83,6 @@ class Eigenoptions(Method):
         "eigenoptions (Machado et al. 2017): optimal policies for Laplacian eigenpurposes"
     )
     Params: ClassVar[type] = EigenoptionsParams
-    uses_demonstrations: ClassVar[bool] = True  # only with adjacency: observed
     requires: ClassVar[frozenset[str]] = frozenset(
         {EXACT_MODEL, DISCRETE_ACTIONS, INDEX_OBSERVATIONS}
     )
@@ -91,6 +91,11 @@ class Eigenoptions(Method):
         "each eigenoption is the optimal policy of an eigenpurpose, computed by value iteration "
         "on the task's model (the Laplacian's states are the model's)"
     )
+
+    @classmethod
+    def discovery_budget(cls, params: Any) -> DiscoveryBudget:
+        """The demonstrations' transitions for ``adjacency: observed``; none for ``known``."""
+        return DiscoveryBudget(params.adjacency == "observed", 0)
 
     @classmethod
     def option_count(cls, params: Any) -> int:

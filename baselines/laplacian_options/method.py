@@ -183,7 +183,6 @@ class LaplacianOptions(Method):
         "one eigenoption each by fitted Q-iteration"
     )
     Params: ClassVar[type] = LaplacianOptionsParams
-    uses_interaction: ClassVar[bool] = True
     requires: ClassVar[frozenset[str]] = frozenset({DISCRETE_ACTIONS})
 
     @classmethod

@@ -43,6 +43,7 @@ import numpy as np
 from opt_suite.families.base import TabularModel
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, EXACT_MODEL, INDEX_OBSERVATIONS
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method
+from opt_suite.methods.budget import DiscoveryBudget
 from opt_suite.options import TabularOptionSet
 from opt_suite.params import param
 
@@ -150,7 +151,6 @@ class OptionCritic(Method):
         "option-critic (Bacon et al. 2017), tabular: options learned by interacting"
     )
     Params: ClassVar[type] = OptionCriticParams
-    uses_interaction: ClassVar[bool] = True
     requires: ClassVar[frozenset[str]] = frozenset(
         {EXACT_MODEL, DISCRETE_ACTIONS, INDEX_OBSERVATIONS}
     )
@@ -160,6 +160,11 @@ class OptionCritic(Method):
         "arrays; stepping the env instead, as smdp_q_learning does without a model, is not "
         "written yet"
     )
+
+    @classmethod
+    def discovery_budget(cls, params: Any) -> DiscoveryBudget:
+        """Env steps up to ``evaluation.interaction_budget``, no demonstrations."""
+        return DiscoveryBudget(False, None)
 
     @classmethod
     def option_count(cls, params: Any) -> int:

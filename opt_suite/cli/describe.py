@@ -89,6 +89,9 @@ def describe(group: str, name: str) -> dict[str, Any]:
             entry[attr] = bool(getattr(cls, attr))
     if group == registry.METHODS:
         entry["controls"] = getattr(cls, "controls", "")
+        # uses_* are at the default params; what other params read is discovery_budget's say.
+        if _overrides(cls, "discovery_budget") and _doc_line(cls.discovery_budget):
+            entry["learns_from_doc"] = _doc_line(cls.discovery_budget)
         if entry["starts_policy"]:
             entry["learners_with_a_policy"] = _learners(clones=True)
             entry["learners_without_a_policy"] = _learners(clones=False)
@@ -203,7 +206,12 @@ def render(entry: dict[str, Any]) -> str:
             lines.append(f"  no model?    cannot run: {entry['model_needed_because']}")
     learns = [w for w in ("demonstrations", "interaction") if entry.get(f"uses_{w}")]
     if "uses_demonstrations" in entry:
-        lines.append(f"  learns from  {' + '.join(learns) or 'nothing (fixed options)'}")
+        learned = " + ".join(learns) or "nothing (fixed options)"
+        if entry.get("learns_from_doc"):
+            lines.append(f"  learns from  {learned}, at the default params")
+            lines.append(f"               (discovery_budget: {entry['learns_from_doc']})")
+        else:
+            lines.append(f"  learns from  {learned}")
     if entry.get("controls"):
         lines.append(
             f"  control of   {entry['controls']}: the same demonstrations, used without its "

@@ -154,7 +154,7 @@ def diagnose_run(directory: Path, args: argparse.Namespace) -> tuple[Path, Path,
 
 def _degenerate(view: Any, jobs: list[tuple[Any, ...]]) -> list[str]:
     """The degenerate options of the diagnosed option sets (:mod:`opt_suite.report.degenerate`)."""
-    from opt_suite.report.source import degenerate_options
+    from opt_suite.report.degenerate import degenerate_options
 
     seeds = {job[1] for job in jobs}
     cells = [c for c in view.store.cells() if c.seed in seeds]

@@ -83,14 +83,30 @@ def describe_entry(group: str, name: str, with_params: bool = False) -> dict[str
         if group == registry.FAMILIES:
             entry["env_id"] = cls.env_id
         if group == registry.METHODS:
-            entry["uses_demonstrations"] = bool(cls.uses_demonstrations)
-            entry["uses_interaction"] = bool(cls.uses_interaction)
+            entry.update(_reads_at_defaults(cls))
     except Exception as exc:  # RegistryError, or a class attribute the plugin left out
         message = str(exc) if isinstance(exc, registry.RegistryError) else f"{exc!r}"
         return {"name": name, "description": "", "error": message}
     if with_params:
         entry["params"] = _params(cls, SPEC_SECTIONS[group])
     return {**entry, "error": None}
+
+
+def _reads_at_defaults(cls: Any) -> dict[str, bool]:
+    """What a method's discovery reads at its default params (``discovery_budget``).
+
+    Other params may read otherwise (``covering_options``' ``graph``). Empty for a plugin whose
+    params have no defaults: nothing to say, and nothing wrong with it.
+    """
+    try:
+        params = cls.Params()
+    except Exception:  # noqa: BLE001 - required params: list the method all the same
+        return {}
+    declared = cls.discovery_budget(params)
+    return {
+        "uses_demonstrations": bool(declared.demonstrations),
+        "uses_interaction": declared.interacts,
+    }
 
 
 def _params(cls: type, sections: dict[str, str]) -> dict[str, Any]:

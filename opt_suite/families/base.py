@@ -137,12 +137,17 @@ class TaskFamily(abc.ABC):
       name: the spec name (``family.name``), e.g. ``"fourrooms"``.
       description: one line for ``opt-suite list`` (default "": the docstring's first line).
       env_id: the versioned gymnasium id the family registers, e.g. ``"opt_suite/FourRooms-v0"``.
+      frame_unit: what its envs' ``info["frames"]`` count, as the report's frame axes and
+        budgets name it: ``"env steps"`` (default: one frame per step, or the wrapped env's own
+        steps) or, e.g., Atari's ``"emulator frames"`` (an action repeats for several). The
+        runner records it with the run, so the report never loads the family to name its axis.
       Params, Variation, TaskParams: frozen dataclasses (see the module docstring).
     """
 
     name: ClassVar[str]
     description: ClassVar[str] = ""
     env_id: ClassVar[str]
+    frame_unit: ClassVar[str] = "env steps"
     Params: ClassVar[type]
     Variation: ClassVar[type]
     TaskParams: ClassVar[type]

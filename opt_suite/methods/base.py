@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -23,6 +24,7 @@ import numpy as np
 from opt_suite.component import Component, adapt_memory
 from opt_suite.families.base import TabularModel, Task, TaskFamily, exact_model
 from opt_suite.methods.budget import Budget, CountingEnv, DiscoveryBudget, DiscoverySteps
+from opt_suite.moved import REMOVED_IN
 from opt_suite.options import OptionSet, TabularOptionSet  # re-exported: its old home
 from opt_suite.trajectory import Trajectory  # re-exported: its old home
 
@@ -34,6 +36,7 @@ __all__ = [
     "DISCOVERY_WARNINGS",
     "Discovery",
     "Method",
+    "OLD_FLAGS",
     "discrete_actions",
     "observation_shape",
 ]
@@ -171,9 +174,12 @@ class Method(Component):
     :meth:`check_family` and :meth:`memory_estimate` are declared by
     :class:`~opt_suite.component.Component`; a method adds:
 
+    What a discovery reads (the demonstrations, env steps) is :meth:`discovery_budget` of its
+    params, nowhere else: the plan keys its cell by it. The class flags ``uses_demonstrations`` /
+    ``uses_interaction`` of 0.2.0 are gone; a plugin that still sets them keeps working, with a
+    ``DeprecationWarning`` (:data:`OLD_FLAGS`).
+
     Attributes:
-      uses_demonstrations: whether it learns from the demonstrations.
-      uses_interaction: whether it learns by interacting with the train tasks (within the budget).
       controls: the method this one is a demonstration-fair control of (e.g. ``bc_option``:
         ``offline_options``), "" for none; validate names a control at its own key when the
         demonstrations source gives the family no demonstrations.
@@ -182,25 +188,26 @@ class Method(Component):
         options; validate refuses it with a learner that has no policy to initialise.
     """
 
-    uses_demonstrations: ClassVar[bool] = False
-    uses_interaction: ClassVar[bool] = False
     controls: ClassVar[str] = ""
     starts_policy: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         adapt_memory(cls, "memory_hint")
+        _adapt_flags(cls)
 
     @classmethod
     def discovery_budget(cls, params: Any) -> DiscoveryBudget:
-        """What discovery with these params spends: demonstrations, env steps (see the class).
+        """What discovery with these params reads and spends: demonstrations, env steps.
 
-        Default: the class attributes: demonstrations if ``uses_demonstrations``, env steps up to
-        ``evaluation.interaction_budget`` if ``uses_interaction``, else none. A method whose
-        params fix its env steps (a random walk of ``walk_frames``) declares them: the runner
-        then stops it there, and ``validate`` refuses more than the interaction budget.
+        The plan makes the discovery depend on the demonstrations cell only when
+        ``demonstrations`` is true (the context's ``demonstrations`` are empty otherwise), and
+        hands it an interaction budget only when it ``interacts``: env steps up to
+        ``evaluation.interaction_budget`` (``env_steps`` None), or the number its params fix (a
+        random walk of ``walk_frames``: the runner stops it there, and ``validate`` refuses more
+        than the interaction budget). Default: neither (options built from the model alone).
         """
-        return DiscoveryBudget(cls.uses_demonstrations, None if cls.uses_interaction else 0)
+        return DiscoveryBudget(False, 0)
 
     @classmethod
     def discovery_steps(cls, params: Any) -> DiscoverySteps | None:
@@ -250,3 +257,48 @@ class Method(Component):
     @abc.abstractmethod
     def discover(self, context: DiscoveryContext) -> Discovery:
         """Return an option set for ``context.family`` learned from ``context`` alone."""
+
+
+#: The class flags a method declared what it reads with in 0.2.0 (``discovery_budget`` says it
+#: now, per params); the release that stops reading them is :data:`opt_suite.moved.REMOVED_IN`.
+OLD_FLAGS = ("uses_demonstrations", "uses_interaction")
+_FROM_FLAGS = "_opt_suite_from_old_flags"
+
+
+def _adapt_flags(cls: type[Method]) -> None:
+    """Give a subclass that sets an old flag the ``discovery_budget`` the flags meant, and warn.
+
+    A method written against 0.2.0 sets ``uses_demonstrations = True`` and leaves
+    ``discovery_budget`` to the base class, which read the flags: it still gets the
+    demonstrations (and, for ``uses_interaction``, env steps up to the interaction budget). One
+    that also defines ``discovery_budget`` is planned by that alone; its flags are ignored.
+    """
+    flags = [name for name in OLD_FLAGS if name in cls.__dict__]
+    if not flags:
+        return
+    # Who defines discovery_budget: the base class (or flags adapted here), or the plugin itself.
+    owner = next(c for c in cls.__mro__ if "discovery_budget" in vars(c))
+    derived = owner is Method or hasattr(vars(owner)["discovery_budget"], _FROM_FLAGS)
+    what = " and ".join(flags) + (" is" if len(flags) == 1 else " are")
+    then = (
+        "define discovery_budget(cls, params) -> DiscoveryBudget instead"
+        if derived
+        else "ignored: its discovery_budget(params) says what it reads"
+    )
+    warnings.warn(
+        f"{cls.__module__}.{cls.__qualname__}: {what} deprecated (read until opt-suite "
+        f"{REMOVED_IN}); {then} (see docs/plugins-contracts.md)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    if not derived:
+        return
+    reads = bool(getattr(cls, "uses_demonstrations", False))
+    interacts = bool(getattr(cls, "uses_interaction", False))
+
+    def discovery_budget(_cls: type, params: Any) -> DiscoveryBudget:
+        return DiscoveryBudget(reads, None if interacts else 0)
+
+    adapted: Any = classmethod(discovery_budget)
+    setattr(adapted, _FROM_FLAGS, True)  # a subclass that sets a flag again adapts it again
+    cls.discovery_budget = adapted  # type: ignore[method-assign,assignment]

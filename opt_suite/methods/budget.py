@@ -23,6 +23,9 @@ __all__ = ["Budget", "BudgetExhausted", "CountingEnv", "DiscoveryBudget", "Disco
 class DiscoveryBudget:
     """What a method declares its discovery spends (``Method.discovery_budget``).
 
+    The one statement of what a discovery reads, for given params: the plan makes its cell depend
+    on the demonstrations cell only when it reads them and hashes the interaction budget into its
+    id only when it may step envs; the work estimate, ``validate`` and the runner read the same.
     Discovery cost goes on the same axis as learning cost: the leaderboard shows the env frames
     each discovery stepped beside the frames its options' learner took, and the runner stops a
     discovery at its declared env steps.
@@ -38,6 +41,11 @@ class DiscoveryBudget:
     demonstrations: bool
     env_steps: int | None
     key: str | None = None
+
+    @property
+    def interacts(self) -> bool:
+        """Whether it may step envs (``env_steps`` is not 0): it gets an interaction budget."""
+        return self.env_steps != 0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,10 +16,6 @@ from opt_suite.files_guard import output_file
 from opt_suite.report.baseline import baseline_document
 from opt_suite.report.caveats import leaderboard_caveats
 from opt_suite.report.curves import write_curves_png
-from opt_suite.report.demonstrations import (
-    demonstrations_markdown,
-    demonstrations_warning,
-)
 from opt_suite.report.discovery_cost import SECTION as DISCOVERY_COST
 from opt_suite.report.discovery_cost import write_discovery_axis_png
 from opt_suite.report.episodes import LearningCurves, learning_curves
@@ -40,7 +36,7 @@ from opt_suite.report.normalise import (
     reference_thresholds,
     undefined_pairs,
 )
-from opt_suite.report.sections import section_markdown
+from opt_suite.report.sections import section_caveats, section_markdown
 from opt_suite.report.tables import (
     leaderboard_json,
     leaderboard_markdown,
@@ -135,18 +131,16 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
                 inputs.frame_budget is not None,
                 inputs.episodes,
             ),
-            # Options learned from demonstrations that score nothing test nothing: say so.
-            *filter(
-                None, [demonstrations_warning(inputs.demonstrations, inputs.demonstrations_asked)]
-            ),
+            # What the methods were given (e.g. demonstrations that score nothing test nothing).
+            *section_caveats(inputs.sections, "inputs"),
             *filter(None, [_threshold_caveat(analysis)]),
             *filter(
                 None,
                 [None if inputs.references is None else normalisation_caveat(inputs.references)],
             ),
             *inputs.reference_warnings,
-            # A kept option that is a primitive under another name, or never used, is no option.
-            *(f"degenerate option: {line}" for line in inputs.degenerate),
+            # What they produced (e.g. an option that is a primitive under another name).
+            *section_caveats(inputs.sections, "outputs"),
             # A method that ran on less than it was given (e.g. demonstrations it left out).
             *inputs.discovery_warnings,
         ),
@@ -241,7 +235,6 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
             [
                 leaderboard_markdown(board),
                 *section_markdown(inputs.sections, analysis.curves),
-                demonstrations_markdown(inputs.demonstrations),
             ],
         )
     )

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from opt_suite.report.episodes import LearningCurves
-from opt_suite.report.section import Column, json_number
+from opt_suite.report.section import CaveatPlace, Column, StoredRun, json_number
 
 __all__ = ["SECTION", "CloningFit", "CloningFitSection", "cloning_fits", "cloning_fit_markdown"]
 
@@ -118,8 +118,11 @@ class CloningFitSection:
     """The "Cloning fit" table of ``leaderboard.md`` as a report section."""
 
     key: str = "cloning_fit"
+    caveat_place: CaveatPlace = "outputs"  # it has no caveats
 
-    def collect(self, cells: Sequence[Any], methods: Sequence[str]) -> dict[str, CloningFit]:
+    def collect(
+        self, cells: Sequence[Any], methods: Sequence[str], run: StoredRun
+    ) -> dict[str, CloningFit]:
         """The reported entries' :func:`cloning_fits` (empty: no cloning control recorded one)."""
         return {m: f for m, f in cloning_fits(cells).items() if m in methods}
 
@@ -144,6 +147,10 @@ class CloningFitSection:
                 for name, fit in data.items()
             }
         }
+
+    def caveats(self, data: Any) -> tuple[str, ...]:
+        """None."""
+        return ()
 
 
 SECTION = CloningFitSection()

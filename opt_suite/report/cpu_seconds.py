@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from opt_suite.report.episodes import LearningCurves
-from opt_suite.report.section import Column
+from opt_suite.report.section import CaveatPlace, Column, StoredRun
 from opt_suite.stages import CPU_SECONDS_INFO
 
 __all__ = ["SECTION", "CpuSeconds", "CpuSecondsSection"]
@@ -46,8 +46,11 @@ class CpuSecondsSection:
     """The "CPU seconds" table of ``leaderboard.md``."""
 
     key: str = "cpu_seconds"
+    caveat_place: CaveatPlace = "outputs"  # it has no caveats
 
-    def collect(self, cells: Sequence[Any], methods: Sequence[str]) -> dict[str, CpuSeconds]:
+    def collect(
+        self, cells: Sequence[Any], methods: Sequence[str], run: StoredRun
+    ) -> dict[str, CpuSeconds]:
         """Each entry's :class:`CpuSeconds`; empty when no cell recorded any."""
         sums = {m: dict.fromkeys(STAGES, 0.0) for m in methods}
         measured, done = dict.fromkeys(methods, 0), dict.fromkeys(methods, 0)
@@ -94,6 +97,10 @@ class CpuSecondsSection:
     def json(self, data: Mapping[str, CpuSeconds]) -> dict[str, Any]:
         """None: leaderboard.json stays a function of the results (see the module docstring)."""
         return {}
+
+    def caveats(self, data: Any) -> tuple[str, ...]:
+        """None."""
+        return ()
 
 
 SECTION = CpuSecondsSection()

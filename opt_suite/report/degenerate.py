@@ -16,18 +16,27 @@ Both are flagged, with the thresholds in the message:
   :data:`ONE_STEP_LENGTH` primitive steps — it terminates after (almost) every step, the first
   half of "a copy of a primitive"; its action distribution is not checked.
 
-The functions are pure: the store is read by :mod:`opt_suite.report.source` and
-``opt-suite diagnose``.
+The rules are pure functions; :func:`degenerate_options` reads a run's option sets and recorded
+counts through its store, for ``opt-suite diagnose`` and for the leaderboard, where each line is a
+caveat (a report section, :mod:`opt_suite.report.section`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
+from opt_suite.report.episodes import LearningCurves
+from opt_suite.report.section import CaveatPlace, Column, StoredRun
+from opt_suite.stages import Stage
+
 __all__ = [
+    "SECTION",
+    "DegenerateOptionsSection",
+    "degenerate_options",
     "COPY_TERMINATION",
     "COPY_ACTION",
     "PrimitiveCopy",
@@ -153,3 +162,117 @@ def degenerate_messages(
         for o, length, calls in one_step
     ]
     return lines
+
+
+def degenerate_options(
+    store: Any, cells: Any, demos_by_seed: Mapping[int, Any], methods: Any = None
+) -> list[str]:
+    """One line per degenerate option of the viewed run.
+
+    Copies of primitives are found in tabular option sets (on the seed's demonstrated states, or
+    every state without demonstrations); options never chosen, wherever every done evaluation
+    cell of that (method, seed) recorded its counts. Network option sets are not evaluated here
+    (that would load TensorFlow): only their usage is. ``methods``: only these entries (None:
+    all); only the seeds of ``cells`` are read.
+    """
+    from opt_suite.options.base import load_option_set, option_set_kind
+
+    lines: list[str] = []
+    for cell in cells:
+        if cell.kind != Stage.DISCOVERY or cell.status != "done" or cell.method is None:
+            continue
+        if methods is not None and cell.method not in methods:
+            continue
+        path = store.option_set_file(cell.method, cell.seed)
+        if path is None:
+            continue
+        copies: list[Any] = []
+        if option_set_kind(path) == "tabular":
+            options: Any = load_option_set(path)  # a TabularOptionSet: mu [m, S, A], beta [m, S]
+            names = tuple(options.names)
+            if not len(names):
+                continue
+            demos = demos_by_seed.get(cell.seed) or []
+            visits = state_visits([d.observations for d in demos], options.mu.shape[1])
+            copies = copies_of_primitives(options.mu, options.beta, visits)
+        else:
+            names = ()
+        usage = _recorded_usage(store, cells, cell)
+        unused, one_step, episodes = [], [], 0
+        if usage is not None:
+            calls, steps, num_primitives, usage_names = usage
+            episodes = calls.shape[0]
+            unused = never_chosen(calls, num_primitives)
+            if not names:  # a network option set: its actions are not evaluated here
+                one_step = one_step_options(calls, steps, num_primitives)
+            names = names or usage_names
+        if names:
+            where = f"{cell.method}, seed {cell.seed}"
+            lines += degenerate_messages(where, names, copies, unused, episodes, one_step)
+    return lines
+
+
+def _recorded_usage(store: Any, cells: Any, discovery: Any) -> tuple[Any, Any, int, tuple] | None:
+    """The recorded option counts of every evaluation of a discovery's method and seed.
+
+    Returns (calls [episodes, A + m], steps [same], A, option names), or None unless every such
+    evaluation cell is done and recorded its counts.
+    """
+    from opt_suite.store.files import USAGE_FILE
+
+    evaluations = [
+        c
+        for c in cells
+        if c.kind == Stage.EVALUATION and (c.method, c.seed) == (discovery.method, discovery.seed)
+    ]
+    paths = [store.recorded_file(c.cell_id, USAGE_FILE) if c.status == "done" else None
+             for c in evaluations]  # fmt: skip
+    if not paths or any(p is None for p in paths):
+        return None
+    from opt_suite.learners.base import OptionUsage  # only when counts were recorded
+
+    usages = [OptionUsage.load(p) for p in paths if p is not None]
+    first = usages[0]
+    calls = np.concatenate([np.asarray(u.calls) for u in usages])
+    steps = np.concatenate([np.asarray(u.steps) for u in usages])
+    return calls, steps, first.num_primitives, first.names[first.num_primitives :]
+
+
+@dataclasses.dataclass(frozen=True)
+class DegenerateOptionsSection:
+    """Each degenerate option of the run as a caveat of the leaderboard."""
+
+    key: str = "degenerate_options"
+    # A kept option that is a primitive under another name, or never used, is no option: said
+    # with what the methods produced, after the statistics' caveats.
+    caveat_place: CaveatPlace = "outputs"
+
+    def collect(
+        self, cells: Sequence[Any], methods: Sequence[str], run: StoredRun
+    ) -> tuple[str, ...]:
+        """:func:`degenerate_options` of every done discovery cell of the run.
+
+        Every one, not only those of ``methods``: an entry whose evaluations all failed is left
+        out of the table, but the options it kept were still learned (and the leaderboard always
+        said so).
+        """
+        return tuple(degenerate_options(run.store, cells, run.demonstrations()))
+
+    def column(self, data: tuple[str, ...]) -> Column | None:
+        """None: the lines are caveats."""
+        return None
+
+    def markdown(self, data: tuple[str, ...], curves: Mapping[str, LearningCurves]) -> str:
+        """None: the lines are caveats."""
+        return ""
+
+    def json(self, data: tuple[str, ...]) -> dict[str, Any]:
+        """None: the lines are in ``warnings``."""
+        return {}
+
+    def caveats(self, data: tuple[str, ...]) -> tuple[str, ...]:
+        """One "degenerate option: ..." warning per line."""
+        return tuple(f"degenerate option: {line}" for line in data)
+
+
+SECTION = DegenerateOptionsSection()

@@ -4,18 +4,27 @@ Options learned from demonstrations can only be as good as the behaviour shown. 
 (e.g. a PPO agent trained within a small frame budget) does not play, its demonstrations score
 nothing and whatever the options do says nothing about the paper's claim — the report says so.
 The section lists, per demonstrations seed and train task, how many demonstrations there are,
-their returns (as the task scores them: reward scale included) and their lengths.
+their returns (as the task scores them: reward scale included) and their lengths; a task that
+kept fewer than the spec's ``demonstrations.trajectories_per_task`` is warned about too. It is a
+report section (:mod:`opt_suite.report.section`): the demonstrations cells' stored trajectories
+in, a "Demonstrations" part of ``leaderboard.md`` and one caveat out.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from opt_suite.report.episodes import LearningCurves
+from opt_suite.report.section import CaveatPlace, Column, StoredRun
+
 __all__ = [
+    "SECTION",
+    "DemonstrationsKept",
+    "DemonstrationsSection",
     "TaskDemonstrations",
     "demonstrations_markdown",
     "demonstrations_warning",
@@ -137,3 +146,57 @@ def demonstrations_markdown(summary: Sequence[TaskDemonstrations]) -> str:
             f"{np.mean(t.lengths):.1f} |"
         )
     return "\n".join(lines) + "\n"
+
+
+@dataclasses.dataclass(frozen=True)
+class DemonstrationsKept:
+    """What the run's demonstrations cells kept, and what the spec asked for.
+
+    Attributes:
+      tasks: per (seed, train task), its demonstrations (:func:`summarise_demonstrations`).
+      asked: the stored spec's ``demonstrations.trajectories_per_task`` (None: unset).
+    """
+
+    tasks: tuple[TaskDemonstrations, ...]
+    asked: int | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.tasks)
+
+
+@dataclasses.dataclass(frozen=True)
+class DemonstrationsSection:
+    """The "Demonstrations" part of ``leaderboard.md`` and its caveat."""
+
+    key: str = "demonstrations"
+    # Options learned from demonstrations that score nothing test nothing: said before the
+    # statistics' caveats, with what the methods were given.
+    caveat_place: CaveatPlace = "inputs"
+
+    def collect(
+        self, cells: Sequence[Any], methods: Sequence[str], run: StoredRun
+    ) -> DemonstrationsKept:
+        """The stored demonstrations of every seed that has any (empty: none)."""
+        section = run.spec.demonstrations
+        asked = None if section is None else section.trajectories_per_task
+        return DemonstrationsKept(summarise_demonstrations(run.demonstrations().items()), asked)
+
+    def column(self, data: DemonstrationsKept) -> Column | None:
+        """None: the demonstrations are shared by every entry."""
+        return None
+
+    def markdown(self, data: DemonstrationsKept, curves: Mapping[str, LearningCurves]) -> str:
+        """The "Demonstrations" table (:func:`demonstrations_markdown`)."""
+        return demonstrations_markdown(data.tasks)
+
+    def json(self, data: DemonstrationsKept) -> dict[str, Any]:
+        """None: ``leaderboard.json`` has no demonstrations key (it never had)."""
+        return {}
+
+    def caveats(self, data: DemonstrationsKept) -> tuple[str, ...]:
+        """:func:`demonstrations_warning`, if any."""
+        warning = demonstrations_warning(data.tasks, data.asked)
+        return () if warning is None else (warning,)
+
+
+SECTION = DemonstrationsSection()

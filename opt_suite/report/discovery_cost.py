@@ -28,7 +28,7 @@ import numpy as np
 
 from opt_suite.report.curves import write_curves_png
 from opt_suite.report.episodes import LearningCurves
-from opt_suite.report.section import Column
+from opt_suite.report.section import CaveatPlace, Column, StoredRun
 
 __all__ = [
     "SECTION",
@@ -114,8 +114,11 @@ class DiscoveryCostSection:
     """The "Discovery cost" table of ``leaderboard.md`` as a report section."""
 
     key: str = "discovery_cost"
+    caveat_place: CaveatPlace = "outputs"  # it has no caveats
 
-    def collect(self, cells: Sequence[Any], methods: Sequence[str]) -> dict[str, DiscoveryCost]:
+    def collect(
+        self, cells: Sequence[Any], methods: Sequence[str], run: StoredRun
+    ) -> dict[str, DiscoveryCost]:
         """The reported entries' :func:`discovery_costs`."""
         return {m: c for m, c in discovery_costs(cells).items() if m in methods}
 
@@ -132,6 +135,10 @@ class DiscoveryCostSection:
     def json(self, data: Mapping[str, DiscoveryCost]) -> dict[str, Any]:
         """None: leaderboard.json has never held the costs."""
         return {}
+
+    def caveats(self, data: Any) -> tuple[str, ...]:
+        """None."""
+        return ()
 
 
 SECTION = DiscoveryCostSection()

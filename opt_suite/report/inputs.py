@@ -11,7 +11,6 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from opt_suite.report.demonstrations import TaskDemonstrations
 from opt_suite.report.episodes import EpisodeTable, LearningCurves
 from opt_suite.report.fig1a import TrainingCurves
 from opt_suite.report.interaction_curves import InteractionCurves
@@ -41,20 +40,15 @@ class ReportInputs:
         frame_budget: the spec's ``evaluation.frames`` (None: a budget in episodes): runs then
             end different numbers of episodes, and every metric is computed on a common frame
             axis (see :func:`opt_suite.report.episodes.learning_curves`).
-        demonstrations: each train task's demonstration returns per seed (empty: no section and
-            no warning; see :mod:`opt_suite.report.demonstrations`).
         references: the uniform-random policy's and the expert's returns on every (seed, test
             task) (None: no normalised scores; see :mod:`opt_suite.report.normalise`).
         frame_unit: what the ``frames`` column counts: "emulator frames" on Atari, where an
             action repeats for several frames, else "env steps" (all sub-envs together).
-        degenerate: one line per degenerate option (a copy of a primitive, never chosen; see
-            :mod:`opt_suite.report.degenerate`), each a caveat of the leaderboard.
         sections: section key -> its data, for each report section the run has data for
             (:func:`opt_suite.report.sections.collect_sections`: the zero-shot return, the
-            discovery cost -- also ``curves_with_discovery.png`` --, CPU seconds); a section
-            without data is left out.
-        demonstrations_asked: the spec's ``demonstrations.trajectories_per_task`` (a task that
-            kept fewer is warned about), or None.
+            discovery cost -- also ``curves_with_discovery.png`` --, the cloning fit, CPU
+            seconds, the demonstrations kept, degenerate options); a section without data is
+            left out.
         tasks_per_seed: the test tasks were drawn per seed (``tasks.test_per_seed``): task k of
             one seed is not task k of another, which the tables' wording says.
         discovery_warnings: the warnings discovery cells recorded
@@ -76,13 +70,10 @@ class ReportInputs:
     training: TrainingCurves = dataclasses.field(default_factory=dict)
     interaction: InteractionCurves = dataclasses.field(default_factory=dict)
     frame_budget: int | None = None
-    demonstrations: tuple[TaskDemonstrations, ...] = ()
     references: References | None = None
     frame_unit: str = "env steps"
     tasks_per_seed: bool = False
-    degenerate: tuple[str, ...] = ()
     sections: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    demonstrations_asked: int | None = None
     discovery_warnings: tuple[str, ...] = ()
     reference_warnings: tuple[str, ...] = ()
     task_draw: Mapping[str, str] = dataclasses.field(default_factory=dict)

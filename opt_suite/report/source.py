@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from opt_suite.report.demonstrations import summarise_demonstrations
 from opt_suite.report.episodes import EpisodeTable, ReportDataError
 from opt_suite.report.fig1a import training_curves
 from opt_suite.report.inputs import ReportInputs
 from opt_suite.report.interaction_curves import interaction_curves
 from opt_suite.report.normalise import References
+from opt_suite.report.section import StoredRun
 from opt_suite.report.sections import collect_sections
 from opt_suite.report.task_draw import drawn_test_tasks
 from opt_suite.spec import SpecError
@@ -66,12 +66,6 @@ def report_settings(spec_yaml: str) -> ReportSpec:
     return _stored(spec_yaml).report
 
 
-def demonstrations_asked(spec_yaml: str) -> int | None:
-    """The stored spec's ``demonstrations.trajectories_per_task``, or None (unset)."""
-    section = _stored(spec_yaml).demonstrations
-    return None if section is None else section.trajectories_per_task
-
-
 def evaluation_frames(spec_yaml: str) -> int | None:
     """The stored spec's ``evaluation.frames`` (a frame budget), or None for an episode budget."""
     section = _stored(spec_yaml).evaluation
@@ -84,13 +78,28 @@ def tasks_per_seed(spec_yaml: str) -> bool:
     return section is not None and section.test_per_seed
 
 
-def frame_unit(spec_yaml: str) -> str:
-    """What the stored run's ``frames`` count: "emulator frames" on Atari, else "env steps".
+def frame_unit(
+    recorded: dict[str, Any] | None, spec_yaml: str, where: str = "the results store"
+) -> str:
+    """What the stored run's ``frames`` count: the family's ``frame_unit`` the run recorded.
 
-    Atari repeats each action for several emulator frames and reports them; every other family
-    counts one frame per env step (all sub-envs together), so its axis is env steps.
+    ``recorded``: ``ResultsStore.run_family()`` (``where``: the store and run, for the error). A
+    run recorded before the runner wrote it has None, and the rule of that time applies:
+    "emulator frames" on Atari (each action repeats for several emulator frames, all counted),
+    else "env steps".
+
+    Raises:
+        ReportDataError: the recorded unit is not a non-empty string.
     """
-    return "emulator frames" if _stored(spec_yaml).family_name == "atari" else "env steps"
+    if recorded is None:
+        return "emulator frames" if _stored(spec_yaml).family_name == "atari" else "env steps"
+    unit = recorded.get("frame_unit")
+    if not isinstance(unit, str) or not unit.strip():
+        raise ReportDataError(
+            f"{where}: the run's recorded family {recorded!r}: frame_unit is {unit!r}, expected"
+            " a non-empty string such as 'env steps'"
+        )
+    return unit
 
 
 def load_references(path: Path, warnings: list[str]) -> References | None:
@@ -214,9 +223,6 @@ def _load_inputs(directory: Path, store: Any) -> tuple[ReportInputs, list[str]]:
     settings = report_settings(spec_yaml)
     frame_budget = evaluation_frames(spec_yaml)
     curve_rows = store.curves()
-    demos_by_seed = {seed: demos for seed in store.seeds() if (demos := store.demonstrations(seed))}
-    demonstrations = summarise_demonstrations(demos_by_seed.items())
-    degenerate = degenerate_options(store, cells, demos_by_seed)
     training = training_curves(curve_rows)
     interaction = interaction_curves(curve_rows)
     # A run that failed only in references cells has every episode: its caveat is the missing
@@ -264,100 +270,18 @@ def _load_inputs(directory: Path, store: Any) -> tuple[ReportInputs, list[str]]:
         training={m: training[m] for m in methods if m in training},
         interaction={m: interaction[m] for m in methods if m in interaction},
         frame_budget=frame_budget,
-        demonstrations=demonstrations,
-        frame_unit=frame_unit(spec_yaml),
+        frame_unit=frame_unit(
+            store.run_family(), spec_yaml, f"{store.db_path} (run {store.run_id})"
+        ),
         tasks_per_seed=tasks_per_seed(spec_yaml),
         references=references,
-        degenerate=tuple(degenerate),
-        sections=collect_sections(cells, methods),
-        demonstrations_asked=demonstrations_asked(spec_yaml),
+        sections=collect_sections(cells, methods, StoredRun(store, _stored(spec_yaml))),
         discovery_warnings=tuple(discovery_warnings(cells, methods)),
         # In the leaderboard's caveats too: a report without its normalised scores says why.
         reference_warnings=tuple(reference_warnings),
         task_draw=drawn_test_tasks(store.tasks()),
     )
     return inputs, warnings
-
-
-def degenerate_options(
-    store: Any, cells: Any, demos_by_seed: dict[int, Any], methods: Any = None
-) -> list[str]:
-    """One line per degenerate option of the viewed run (:mod:`opt_suite.report.degenerate`).
-
-    Copies of primitives are found in tabular option sets (on the seed's demonstrated states, or
-    every state without demonstrations); options never chosen, wherever every done evaluation
-    cell of that (method, seed) recorded its counts. Network option sets are not evaluated here
-    (that would load TensorFlow): only their usage is. ``methods``: only these entries (None:
-    all); only the seeds of ``cells`` are read.
-    """
-    from opt_suite.options.base import load_option_set, option_set_kind
-    from opt_suite.report.degenerate import (
-        copies_of_primitives,
-        degenerate_messages,
-        never_chosen,
-        one_step_options,
-        state_visits,
-    )
-
-    lines: list[str] = []
-    for cell in cells:
-        if cell.kind != Stage.DISCOVERY or cell.status != "done" or cell.method is None:
-            continue
-        if methods is not None and cell.method not in methods:
-            continue
-        path = store.option_set_file(cell.method, cell.seed)
-        if path is None:
-            continue
-        copies: list[Any] = []
-        if option_set_kind(path) == "tabular":
-            options: Any = load_option_set(path)  # a TabularOptionSet: mu [m, S, A], beta [m, S]
-            names = tuple(options.names)
-            if not len(names):
-                continue
-            demos = demos_by_seed.get(cell.seed) or []
-            visits = state_visits([d.observations for d in demos], options.mu.shape[1])
-            copies = copies_of_primitives(options.mu, options.beta, visits)
-        else:
-            names = ()
-        usage = _recorded_usage(store, cells, cell)
-        unused, one_step, episodes = [], [], 0
-        if usage is not None:
-            calls, steps, num_primitives, usage_names = usage
-            episodes = calls.shape[0]
-            unused = never_chosen(calls, num_primitives)
-            if not names:  # a network option set: its actions are not evaluated here
-                one_step = one_step_options(calls, steps, num_primitives)
-            names = names or usage_names
-        if names:
-            where = f"{cell.method}, seed {cell.seed}"
-            lines += degenerate_messages(where, names, copies, unused, episodes, one_step)
-    return lines
-
-
-def _recorded_usage(store: Any, cells: Any, discovery: Any) -> tuple[Any, Any, int, tuple] | None:
-    """The recorded option counts of every evaluation of a discovery's method and seed.
-
-    Returns (calls [episodes, A + m], steps [same], A, option names), or None unless every such
-    evaluation cell is done and recorded its counts.
-    """
-    from opt_suite.store.files import USAGE_FILE
-
-    evaluations = [
-        c
-        for c in cells
-        if c.kind == Stage.EVALUATION and (c.method, c.seed) == (discovery.method, discovery.seed)
-    ]
-    paths = [store.recorded_file(c.cell_id, USAGE_FILE) if c.status == "done" else None
-             for c in evaluations]  # fmt: skip
-    if not paths or any(p is None for p in paths):
-        return None
-    from opt_suite.learners.base import OptionUsage  # only when counts were recorded
-
-    usages = [OptionUsage.load(p) for p in paths if p is not None]
-    first = usages[0]
-    calls = np.concatenate([np.asarray(u.calls) for u in usages])
-    steps = np.concatenate([np.asarray(u.steps) for u in usages])
-    return calls, steps, first.num_primitives, first.names[first.num_primitives :]
 
 
 def discovery_warnings(cells: Iterable[Any], methods: Iterable[str]) -> list[str]:

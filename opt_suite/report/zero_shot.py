@@ -19,7 +19,7 @@ import numpy as np
 
 from opt_suite.learners.base import ZERO_SHOT_INFO
 from opt_suite.report.episodes import LearningCurves
-from opt_suite.report.section import Column, fmt, json_number
+from opt_suite.report.section import CaveatPlace, Column, StoredRun, fmt, json_number
 
 __all__ = ["SECTION", "ZeroShot", "ZeroShotSection", "zero_shot_returns"]
 
@@ -69,8 +69,11 @@ class ZeroShotSection:
     """The zero-shot return as a report section: a main-table column and a leaderboard.json key."""
 
     key: str = "zero_shot_return"
+    caveat_place: CaveatPlace = "outputs"  # it has no caveats
 
-    def collect(self, cells: Sequence[Any], methods: Sequence[str]) -> Mapping[str, ZeroShot]:
+    def collect(
+        self, cells: Sequence[Any], methods: Sequence[str], run: StoredRun
+    ) -> Mapping[str, ZeroShot]:
         """Each entry's :class:`ZeroShot` (:func:`zero_shot_returns`)."""
         return zero_shot_returns(cells, methods)
 
@@ -96,6 +99,10 @@ class ZeroShotSection:
                 for name, z in data.items()
             }
         }
+
+    def caveats(self, data: Any) -> tuple[str, ...]:
+        """None."""
+        return ()
 
 
 SECTION = ZeroShotSection()

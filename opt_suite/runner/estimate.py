@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from opt_suite.component import ProblemSize
+from opt_suite.spec import discovery_reads
 
 if TYPE_CHECKING:
     from opt_suite.demonstrations.base import DemonstrationSource
@@ -46,8 +47,10 @@ __all__ = [
     "WorkTooLarge",
     "available_memory",
     "costly_discoveries",
+    "discovery_steps",
     "estimate_work",
     "memory_problem",
+    "reads_demonstrations",
 ]
 
 
@@ -121,8 +124,7 @@ def estimate_work(
     ev, tasks = spec.evaluation, spec.tasks
     methods = len(spec.methods)
     n_seeds = len(seeds)
-    uses_demos = any(c.uses_demonstrations for c in method_classes)
-    interacting = sum(1 for c in method_classes if c.uses_interaction)
+    uses_demos = reads_demonstrations(spec, method_classes)
     if references is None:
         references = spec.report.references != "none"
     # As runner.plan.build_plan: per seed, the demonstrations (when used), then per method entry
@@ -132,7 +134,10 @@ def estimate_work(
     per_run = ev.episodes * ev.max_steps if ev.frames is None else ev.frames
     per_run += ev.zero_shot_episodes * ev.max_steps  # the untrained policy's episodes
     steps = n_seeds * methods * tasks.test * per_run
-    steps += n_seeds * interacting * ev.interaction_budget
+    steps += n_seeds * sum(
+        discovery_steps(cls, entry.params, spec)
+        for cls, entry in zip(method_classes, spec.methods, strict=True)
+    )
     if uses_demos:
         d = spec.demonstrations
         steps += n_seeds * tasks.train * d.trajectories_per_task * d.max_steps
@@ -257,3 +262,28 @@ def costly_discoveries(
                 f"{steps.key} = {value}{default}: lower params.{steps.key} for a quicker run"
             )
     return warnings
+
+
+def reads_demonstrations(spec: Spec, method_classes: Sequence[type[Method]]) -> bool:
+    """Whether any entry's discovery reads the demonstrations (``discovery_budget`` of its params).
+
+    Only then does the plan have demonstrations cells (:func:`.plan.build_plan`), and only then
+    are the demonstration source's experts trained, priced and checked (``validate`` applies the
+    same rule, :mod:`opt_suite.spec.discovery_reads`).
+    """
+    entries = zip(method_classes, [entry.params for entry in spec.methods], strict=True)
+    return discovery_reads.reads_demonstrations(entries)
+
+
+def discovery_steps(method: type[Method], params: Any, spec: Any) -> int:
+    """The env steps the runner lets one discovery take (its counting envs stop there).
+
+    A method's declared budget (``Method.discovery_budget``) when it declares one, never above
+    ``evaluation.interaction_budget`` (``validate`` refuses more); the interaction budget for an
+    interacting method that declares none; 0 for the rest.
+    """
+    declared = method.discovery_budget(params).env_steps
+    if declared == 0:
+        return 0
+    budget = int(spec.evaluation.interaction_budget)
+    return budget if declared is None else min(int(declared), budget)

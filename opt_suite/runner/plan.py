@@ -6,8 +6,8 @@ on every held-out test task. One cell per step:
 
 - ``demonstrations`` (seed i): family params, the train tasks' params, ``demonstrations`` section;
 - ``discovery`` (method entry m, seed i): family params, train tasks, the entry (name, method,
-  params), the demonstrations cell's id *if* the method declares ``uses_demonstrations``, and the
-  interaction budget *if* it declares ``uses_interaction``;
+  params), the demonstrations cell's id *if* the entry's ``discovery_budget(params)`` says it
+  reads them, and the interaction budget *if* it says the discovery may step envs;
 - ``evaluation`` (m, i, test task t): family params, the test task's params and index, the learner
   settings (learner, params, episodes, max_steps) and the discovery cell's id. One cell per test
   task, so that long (deep-RL) evaluations spread over workers and a rerun resumes per task; each
@@ -48,6 +48,9 @@ if TYPE_CHECKING:
 __all__ = ["PROTOCOL", "KINDS", "Cell", "Plan", "Stage", "build_plan"]
 
 # Bump when the meaning of a cell's inputs changes (e.g. seeding), so old cells are not reused.
+# Not when only what enters them changes: dependencies planned from discovery_budget(params)
+# (0.3.0) changed the inputs of exactly the discovery cells whose dependencies changed, so those
+# get new ids and every other cell keeps its own (CHANGELOG.md).
 PROTOCOL = 2  # 2: one evaluation cell per test task
 #: The store's names of the stages, in order (``Stage`` values).
 KINDS = tuple(stage.value for stage in Stage)
@@ -148,7 +151,7 @@ def build_plan(
       test_tasks: the spec's test tasks, shared by every seed, or each seed's own (a mapping
         from seed index to its tasks: ``tasks.test_per_seed``).
       method_classes: the registered class of each ``spec.methods`` entry, in order (their
-        ``uses_demonstrations`` / ``uses_interaction`` flags decide what a discovery depends on).
+        ``discovery_budget`` of the entry's params decides what a discovery depends on).
       family_cls: the registered family class; the versions of the packages providing it, the
         learner, the source and each method enter the cell ids (``code``), so code released at a
         new version never reuses the old version's cells.
@@ -171,7 +174,10 @@ def build_plan(
     # enters its id (the default is left out, as the spec hash leaves it out).
     budget += ("zero_shot_episodes",) if "zero_shot_episodes" in evaluation else ()
     learner = {k: evaluation[k] for k in ("learner", "params", *budget, "max_steps")}
-    uses = [(bool(c.uses_demonstrations), bool(c.uses_interaction)) for c in method_classes]
+    # What each entry's discovery reads, for its params: the one source of its dependencies.
+    entries = zip(method_classes, spec.methods, strict=True)
+    declared = [cls.discovery_budget(entry.params) for cls, entry in entries]
+    uses = [(bool(reads.demonstrations), reads.interacts) for reads in declared]
     cells: list[Cell] = []
     for seed in seeds:
         # The seed streams derive from (tasks.seed, seed index): both are part of every input.

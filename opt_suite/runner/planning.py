@@ -16,7 +16,12 @@ import gymnasium
 from opt_suite import registry
 from opt_suite.families.base import Task, TaskFamily, exact_model
 from opt_suite.runner.components import Components
-from opt_suite.runner.estimate import WorkEstimate, estimate_work
+from opt_suite.runner.estimate import (
+    WorkEstimate,
+    discovery_steps,
+    estimate_work,
+    reads_demonstrations,
+)
 from opt_suite.runner.plan import Plan, build_plan
 from opt_suite.runner.references import references_wanted
 from opt_suite.runner.task_draws import SpecTasks, draw_tasks
@@ -25,13 +30,13 @@ from opt_suite.spec import Spec
 if TYPE_CHECKING:
     from opt_suite.demonstrations.base import DemonstrationSource
     from opt_suite.learners.base import Learner
-    from opt_suite.methods.base import Method
 
 __all__ = [
     "Components",
     "code_modules",
     "discovery_steps",
     "plan_spec",
+    "reads_demonstrations",
     "resolve_components",
     "work_estimate",
 ]
@@ -107,7 +112,7 @@ def work_estimate(
     networks: list[tuple[str, type[Learner] | type[DemonstrationSource], Any]] = [
         ("evaluation", components.learner, spec.evaluation.params)
     ]
-    if any(cls.uses_demonstrations for cls in components.methods):
+    if reads_demonstrations(spec, components.methods):
         networks.append(("demonstrations", components.demonstrations, spec.demonstrations.params))
     actions = family.action_space
     observation = (
@@ -131,17 +136,3 @@ def work_estimate(
         expert_steps=expert_steps,
         references=first is not None and references_wanted(spec, components, family, first),
     )
-
-
-def discovery_steps(method: type[Method], params: Any, spec: Any) -> int:
-    """The env steps the runner lets one discovery take (its counting envs stop there).
-
-    A method's declared budget (``Method.discovery_budget``) when it declares one, never above
-    ``evaluation.interaction_budget`` (``validate`` refuses more); the interaction budget for an
-    interacting method that declares none; 0 for the rest.
-    """
-    if not method.uses_interaction:
-        return 0
-    declared = method.discovery_budget(params).env_steps
-    budget = int(spec.evaluation.interaction_budget)
-    return budget if declared is None else min(int(declared), budget)

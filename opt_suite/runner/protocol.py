@@ -477,7 +477,11 @@ def _run(
     """Record the run, execute its plan and record how it ended (also when interrupted)."""
     directory = writer.directory
     remove_stale_temporaries(directory)
-    provenance = collect_provenance()
+    family = components.family  # recorded so that the report names its frames without it
+    provenance = {
+        **collect_provenance(),
+        "family": {"name": family.name, "frame_unit": family.frame_unit},
+    }
     reuse_note = _reuse_note(writer, spec_hash(spec), provenance.get("git_commit"), plan)
     run_id = writer.begin_run(
         spec_name=spec.name,

@@ -18,7 +18,7 @@ from opt_suite.families.base import TaskFamily
 from opt_suite.families.capabilities import able, instance_label, unmet
 from opt_suite.learners.base import Learner
 from opt_suite.methods.base import Method
-from opt_suite.spec import entry_links, report_rules
+from opt_suite.spec import discovery_reads, entry_links, report_rules
 from opt_suite.spec.convert import INVALID, Converter
 from opt_suite.spec.errors import KeyPath, Problems
 from opt_suite.spec.resolve import SpecTypes
@@ -166,7 +166,7 @@ class _Rules:
         methods: list[type[Method] | None] = [
             self._class(("methods", i), Method) for i in range(len(components) - 1)
         ]
-        if any(cls is not None and cls.uses_demonstrations for cls in methods):
+        if discovery_reads.reads_demonstrations(components[:-1]):  # the method entries
             source: type[DemonstrationSource] | None = self._class(
                 ("demonstrations",), DemonstrationSource
             )
@@ -343,7 +343,7 @@ class _Rules:
         for i in range(_length(self.conv, ("methods",))):
             cls: type[Method] | None = self._class(("methods", i), Method)
             params = self.get("methods", i, "params")
-            if cls is None or params is INVALID or not cls.uses_interaction:
+            if cls is None or params is INVALID:
                 continue
             declared = cls.discovery_budget(params)
             if declared.env_steps is not None and declared.env_steps > budget:

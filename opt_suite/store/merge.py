@@ -36,7 +36,7 @@ from opt_suite.store.contents import (
     run_key,
 )
 from opt_suite.store.files import cell_dir, copy_cell_dir
-from opt_suite.store.schema import StoreError, connect
+from opt_suite.store.schema import RUN_FAMILY_KEY, StoreError, connect
 from opt_suite.store.verify import episodes_checksum, folder_problem
 from opt_suite.store.writer import StoreWriter, _transaction
 
@@ -240,6 +240,7 @@ def merge_stores(
                     "git_commit": first.git_commit,
                     "versions": first.versions,
                     "host": socket.gethostname(),
+                    **_family_of(first),
                 },
                 backend=MERGE_BACKEND,
                 workers=0,
@@ -312,6 +313,18 @@ def _version_notes(read: Sequence[StoreContents]) -> list[str]:
     return notes
 
 
+def _family_of(shard: StoreContents) -> dict[str, Any]:
+    """``{"family": ...}`` as the shard's latest run recorded it (empty: recorded before)."""
+    source = connect(db_path(shard.directory), create=False)
+    try:
+        row = source.execute(
+            "SELECT value FROM meta WHERE key = ?", (f"{RUN_FAMILY_KEY}{shard.runs[-1][0]}",)
+        ).fetchone()
+    finally:
+        source.close()
+    return {} if row is None else {"family": json.loads(row[0])}
+
+
 def _copy_run(conn: Any, shard: StoreContents, run: tuple[Any, ...]) -> None:
     """Copy one shard run with its plan and tasks, under a new run id of the target."""
     cursor = conn.execute(
@@ -322,8 +335,15 @@ def _copy_run(conn: Any, shard: StoreContents, run: tuple[Any, ...]) -> None:
     try:
         plan = source.execute("SELECT * FROM plan WHERE run_id = ?", (run[0],)).fetchall()
         tasks = source.execute("SELECT * FROM tasks WHERE run_id = ?", (run[0],)).fetchall()
+        family = source.execute(
+            "SELECT value FROM meta WHERE key = ?", (f"{RUN_FAMILY_KEY}{run[0]}",)
+        ).fetchall()
     finally:
         source.close()
+    conn.executemany(  # the family's facts the run recorded, under its new id
+        "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+        [(f"{RUN_FAMILY_KEY}{new_id}", value) for (value,) in family],
+    )
     conn.executemany(
         "INSERT OR REPLACE INTO plan VALUES (?, ?, ?, ?, ?, ?)",
         [(new_id, *row[1:]) for row in plan],

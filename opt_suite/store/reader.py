@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from opt_suite.store.schema import DB_NAME, StoreError, connect
+from opt_suite.store.schema import DB_NAME, RUN_FAMILY_KEY, StoreError, connect
 from opt_suite.store.verify import episodes_checksum, folder_problem
 
 __all__ = [
@@ -245,6 +245,17 @@ class ResultsStore:
         from opt_suite.spec import parse_spec  # imported lazily: reading rows needs no registry
 
         return parse_spec(self.spec_yaml(), f"{self.directory / DB_NAME} (run {self.run_id})")
+
+    def run_family(self) -> dict[str, Any] | None:
+        """The family's facts the latest run recorded (``{"name", "frame_unit"}``), or None.
+
+        None for a run recorded before the runner wrote them: the reader falls back to the
+        stored spec's family name.
+        """
+        row = self._conn.execute(
+            "SELECT value FROM meta WHERE key = ?", (f"{RUN_FAMILY_KEY}{self.run_id}",)
+        ).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
 
     def runs(self) -> list[RunInfo]:
         """Every run recorded in this directory, oldest first."""

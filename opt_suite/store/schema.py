@@ -22,11 +22,15 @@ __all__ = [
     "StoreError",
     "connect",
     "CELL_STATUSES",
+    "RUN_FAMILY_KEY",
 ]
 
 DB_NAME = "results.sqlite"
 SCHEMA_VERSION = 3  # 2: episodes.frames; 3: the verification table (digests, checksums)
 CELL_STATUSES = ("done", "failed")
+#: ``meta`` key prefix, + run id: JSON of the family's facts that run recorded (its name and frame
+#: unit, ``TaskFamily.frame_unit``); runs recorded before it have none.
+RUN_FAMILY_KEY = "run_family:"
 
 # One statement per table; `IF NOT EXISTS` so that concurrent runners may both create it.
 _TABLES = (

@@ -28,7 +28,7 @@ from opt_suite.store.files import (
     write_cell_dir,
     write_text_atomic,
 )
-from opt_suite.store.schema import DB_NAME, StoreError, connect
+from opt_suite.store.schema import DB_NAME, RUN_FAMILY_KEY, StoreError, connect
 from opt_suite.store.verify import episodes_checksum, folder_problem
 
 __all__ = ["CellRecord", "DirectoryInUse", "StoreWriter"]
@@ -114,6 +114,9 @@ class StoreWriter:
     ) -> int:
         """Record a new run (status ``running``) and write ``spec.yaml``; return its id.
 
+        ``provenance`` is :func:`~opt_suite.store.provenance.collect_provenance`'s, plus
+        ``family`` (``{"name", "frame_unit"}``, read back by ``ResultsStore.run_family``).
+
         One directory, one spec at a time: runners of the same spec share a directory (they split
         its cells), but a runner of another spec is refused while one still runs there.
 
@@ -145,6 +148,13 @@ class StoreWriter:
                     time.time(),
                 ),
             )
+            if "family" in provenance and cursor.lastrowid is not None:
+                # The family's own facts the report reads without loading it (its frame unit), in
+                # the key-value table: a column would need a new schema version for one string.
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                    (f"{RUN_FAMILY_KEY}{cursor.lastrowid}", json.dumps(provenance["family"])),
+                )
         if cursor.lastrowid is None:  # sqlite3 sets it after every successful INSERT
             raise RuntimeError(f"{self.directory}: the runs table did not return the new run's id")
         return cursor.lastrowid

@@ -160,6 +160,9 @@ class EnvChecks(Checks):
         assert re.fullmatch(r"[A-Za-z0-9_]+/[A-Za-z0-9_]+-v\d+", cls.env_id), cls.env_id
         assert cls.env_id in gymnasium.registry
         assert cls.description and "\n" not in cls.description
+        # The run records it and the report names its frame axes and budgets by it: one line.
+        unit = cls.frame_unit
+        assert isinstance(unit, str) and unit.strip() == unit and unit and "\n" not in unit, unit
         for params_cls in (cls.Params, cls.Variation, cls.TaskParams):
             assert dataclasses.is_dataclass(params_cls)
             assert params_cls.__dataclass_params__.frozen, params_cls

@@ -83,6 +83,9 @@ class MethodContract:
     def test_contract_class_attributes(self, checks: MethodChecks) -> None:
         checks.check_class_attributes()
 
+    def test_contract_discovery_budget_is_declared(self, checks: MethodChecks) -> None:
+        checks.check_discovery_budget_is_declared()
+
     def test_contract_default_params_construct(self, checks: MethodChecks) -> None:
         checks.check_default_params_construct()
 

@@ -28,6 +28,7 @@ from opt_suite.methods.base import (
     Trajectory,
     discrete_actions,
 )
+from opt_suite.methods.budget import DiscoveryBudget
 from opt_suite.options import OptionSet, TabularOptionSet, load_option_set
 from opt_suite.testing.checks import Checks, raises
 
@@ -136,8 +137,14 @@ class MethodChecks(Checks):
         assert issubclass(cls, Method)
         for attribute in ("name", "description", "Params"):
             assert getattr(cls, attribute, None), f"{cls.__name__}.{attribute} is not set"
-        assert isinstance(cls.uses_demonstrations, bool)
-        assert isinstance(cls.uses_interaction, bool)
+
+    def check_discovery_budget_is_declared(self) -> None:
+        # The plan keys the discovery cell by it: what it reads must be a plain yes or no.
+        declared = self.method_class.discovery_budget(self.params)
+        assert isinstance(declared, DiscoveryBudget), f"discovery_budget returned {declared!r}"
+        assert isinstance(declared.demonstrations, bool), declared
+        steps = declared.env_steps
+        assert steps is None or (isinstance(steps, int) and steps >= 0), declared
 
     def check_default_params_construct(self) -> None:
         params = self.method_class.Params()
@@ -235,7 +242,7 @@ class MethodChecks(Checks):
     def check_respects_interaction_budget(self) -> None:
         steps = self.discovery.info.get("env_steps", 0)
         assert 0 <= steps <= self.interaction_budget
-        if not self.method_class.uses_interaction:
+        if not self.method_class.discovery_budget(self.params).interacts:
             assert steps == 0
 
     def check_same_seed_same_options(self) -> None:

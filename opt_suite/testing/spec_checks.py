@@ -75,7 +75,7 @@ def _empty_options(family: TaskFamily) -> Any:
 
 def check_spec_components(spec: Spec) -> DeepReport:
     """Run the contract checks of every component ``spec`` names (see the module docstring)."""
-    from opt_suite.runner.planning import resolve_components
+    from opt_suite.runner.planning import reads_demonstrations, resolve_components
 
     report = DeepReport()
     components = resolve_components(spec)
@@ -92,7 +92,7 @@ def check_spec_components(spec: Spec) -> DeepReport:
         min(d.trajectories_per_task, MAX_TRAJECTORIES),
         d.max_steps,
     )
-    if any(cls.uses_demonstrations for cls in components.methods):
+    if reads_demonstrations(spec, components.methods):
         report.add(f"demonstrations.source {d.source!r}", source.problems)
 
     def setting() -> Setting:

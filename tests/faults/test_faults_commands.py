@@ -35,7 +35,7 @@ methods:
     method: primitives
   - name: eigenoptions
     method: eigenoptions
-    params: {count: 2}
+    params: {count: 2, adjacency: observed}  # reads the demonstrations: the run keeps them
 evaluation:
   learner: smdp_q_learning
   params: {alpha: 0.1, gamma: 0.99, epsilon: 0.1}

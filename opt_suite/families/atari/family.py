@@ -86,6 +86,7 @@ class Atari(TaskFamily):
     name = "atari"
     description = "Atari 2600 (ale-py): random start actions, reward scale, frame skip per task"
     env_id = "opt_suite/Atari-v0"
+    frame_unit = "emulator frames"  # each action repeats for frame_skip frames, all counted
     Params: TypeAlias = Params
     Variation: TypeAlias = Variation
     TaskParams: TypeAlias = TaskParams

@@ -38,6 +38,7 @@ import numpy as np
 
 from opt_suite._tf import tensorflow
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method, discrete_actions
+from opt_suite.methods.budget import DiscoveryBudget
 from opt_suite.methods.offline_options.method import OfflineOptions, table_input
 from opt_suite.methods.offline_options.params import Params
 from opt_suite.option_networks.inputs import network_input
@@ -110,9 +111,13 @@ class BCOption(Method):
         "network, terminating never or after every step"
     )
     Params: ClassVar[type] = BCOptionParams
-    uses_demonstrations: ClassVar[bool] = True
     controls: ClassVar[str] = "offline_options"
     requires: ClassVar[frozenset[str]] = OfflineOptions.requires
+
+    @classmethod
+    def discovery_budget(cls, params: Any) -> DiscoveryBudget:
+        """The demonstrations it clones, no env step."""
+        return DiscoveryBudget(True, 0)
 
     @classmethod
     def option_count(cls, params: Any) -> int:

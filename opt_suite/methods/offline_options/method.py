@@ -22,7 +22,7 @@ from opt_suite._tf import tensorflow
 from opt_suite.families.base import TabularModel, TaskFamily
 from opt_suite.families.capabilities import DISCRETE_ACTIONS, IMAGE_OBSERVATIONS
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method, discrete_actions
-from opt_suite.methods.budget import DiscoverySteps
+from opt_suite.methods.budget import DiscoveryBudget, DiscoverySteps
 from opt_suite.methods.offline_options.params import Params
 from opt_suite.option_networks.inputs import index_count, network_input
 from opt_suite.options import TabularOptionSet
@@ -43,9 +43,13 @@ class OfflineOptions(Method):
         "demonstrations by maximising J-hat (Eq. 2)"
     )
     Params: ClassVar[type] = Params
-    uses_demonstrations: ClassVar[bool] = True
     # No exact model: Algorithm 1 needs only demonstrations (see check_family for the inputs).
     requires: ClassVar[frozenset[str]] = frozenset({DISCRETE_ACTIONS})
+
+    @classmethod
+    def discovery_budget(cls, params: Any) -> DiscoveryBudget:
+        """The demonstrations (Algorithm 1 learns from them alone), no env step."""
+        return DiscoveryBudget(True, 0)
 
     @classmethod
     def option_count(cls, params: Any) -> int:
