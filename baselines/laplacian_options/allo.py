@@ -177,9 +177,11 @@ def train_allo(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Train ``network`` (observations -> d) on the transitions; (loss curve, eigenvalues [d]).
 
-    The steps run inside one compiled loop per chunk of :data:`CHUNK` steps (a Python call per
-    step costs as much as the step on a small network); the batches' indices are drawn up front
-    from ``rng``, so the result does not depend on the chunking.
+    The batches' indices are drawn up front from ``rng``. On index observations (the network
+    ``state_network`` builds for a ``Discrete`` space, fewer states than a step's rows) every step
+    runs in one numba loop (:func:`allo_table_steps`); otherwise inside one compiled TensorFlow
+    loop per chunk of :data:`CHUNK` steps (a Python call per step costs as much as the step on a
+    small network), so the result does not depend on the chunking.
 
     Args:
       network: a keras model with d outputs.
