@@ -17,15 +17,28 @@ from opt_suite.families.tabular.chain import Chain
 from opt_suite.learners.agent_learner import TFAgentsLearner
 from opt_suite.learners.base import LearnerContext, LearnerRun
 from opt_suite.options.network import NetworkOptionSet
+from opt_suite.options.tabular import TabularOptionSet
 
-#: Two observation kinds: a state index (Chain) and a vector of 4 floats (CartPole).
-KINDS = ("chain", "cartpole")
+#: Two observation kinds: a state index (Chain) and a vector of 4 floats (CartPole); and Chain
+#: with two options whose initiation sets (drawn from the run's seed) mask the agent's choices.
+KINDS = ("chain", "cartpole", "chain-masked")
 
 
 def _family(kind: str):
-    if kind == "chain":
+    if kind.startswith("chain"):
         return Chain(Chain.Params(num_states=6))
     return Gymnasium(Params(id="CartPole-v1"))
+
+
+def _masked_options(num_states: int, num_actions: int, seed: int) -> TabularOptionSet:
+    """Options "first action" and "last action", each startable in a seed's half of the states."""
+    mu = np.zeros((2, num_states, num_actions))
+    mu[0, :, 0], mu[1, :, -1] = 1.0, 1.0
+    initiation = np.zeros((2, num_states), dtype=bool)
+    rng = np.random.default_rng(seed)
+    for option in range(2):
+        initiation[option, rng.permutation(num_states)[: num_states // 2]] = True
+    return TabularOptionSet(mu, np.full((2, num_states), 0.5), ("first", "last"), initiation)
 
 
 def run_fingerprint(kind: str, units: int, seed: int) -> str:
@@ -35,7 +48,10 @@ def run_fingerprint(kind: str, units: int, seed: int) -> str:
     family = _family(kind)
     _, [task] = family.make_tasks(family.Variation(), [], 2, 1, 1, 0)
     env = family.make_env(task)
-    options = NetworkOptionSet.empty(int(env.action_space.n), env.observation_space.shape)
+    if kind == "chain-masked":
+        options = _masked_options(int(env.observation_space.n), int(env.action_space.n), seed)
+    else:
+        options = NetworkOptionSet.empty(int(env.action_space.n), env.observation_space.shape)
     env.close()
     network = NetworkParams(fc_units=(units,))
     ppo = PPOParams(

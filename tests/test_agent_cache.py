@@ -106,16 +106,73 @@ def test_another_shape_observation_kind_or_setting_gets_its_own_agent():
     agent_cache.clear()
 
 
-def test_an_agent_with_an_action_mask_is_never_kept():
+def test_an_agent_with_a_plain_function_mask_is_never_kept():
     agent_cache.clear()
 
-    def mask(observations):
+    def mask(observations):  # traced into the graph: not data a kept graph could be given
         return tf.ones(tf.concat([tf.shape(observations)[:-1], [3]], 0), tf.bool)
 
     spec = ts.time_step_spec(OBSERVATION)
     one = agent_cache.fresh_agent(spec, ACTION, PARAMS, 1, mask)
     two = agent_cache.fresh_agent(spec, ACTION, PARAMS, 1, mask)
     assert one is not two and agent_cache.agents() == []
+
+
+INDEX = array_spec.BoundedArraySpec((), np.int64, 0, 9)
+
+
+def _table_mask(seed: int, states: int = 10):
+    """A mask over ACTION's 3 choices: choice 0 everywhere, 1 and 2 in a seed's random states."""
+    from opt_suite.learners.initiation_mask import ActionMask
+
+    table = np.random.default_rng(seed).random((states, 3)) < 0.5
+    table[:, 0] = True
+    return ActionMask(lambda flat: table[flat.astype(np.int64)], (), 3, table), table
+
+
+@pytest.mark.parametrize("params", [PARAMS, SHARED], ids=["mlp", "shared-trunk"])
+def test_a_masked_agent_is_kept_reset_and_given_the_next_runs_mask(params):
+    from opt_suite.learners import ppo_parts
+
+    agent_cache.clear()
+    spec = ts.time_step_spec(INDEX)
+    first_mask, _ = _table_mask(1)
+    first = agent_cache.fresh_agent(spec, ACTION, params, 1, first_mask)
+    train = ppo_parts._compiled_train(first)
+    _train_once(first, 1, train, observation=INDEX)
+    second_mask, table = _table_mask(2)
+    again = agent_cache.fresh_agent(spec, ACTION, params, 2, second_mask)
+    assert again is first and ppo_parts._compiled_train(again) is train
+    # the kept graph applies the second run's mask, in TensorFlow and in the NumPy policy
+    states = np.arange(10)
+    np.testing.assert_array_equal(again.actor_net.mask_of(tf.constant(states)).numpy(), table)
+    np.testing.assert_array_equal(acting.NumpyCollectPolicy(again, 2)._mask.allowed(states), table)
+    # ... and starts from exactly a fresh build's state (weights, Adam, counters): nothing of run 1
+    fresh_mask, _ = _table_mask(2)
+    built = ppo.build_agent(spec, ACTION, params, 2, fresh_mask)
+    assert _same(agent_cache.state(again), agent_cache.state(built))
+    _train_once(again, 2, train, observation=INDEX)
+    assert train.experimental_get_tracing_count() == 1  # two masked runs, one trace
+    agent_cache.clear()
+
+
+def test_a_mask_of_another_kind_gets_its_own_agent():
+    from opt_suite.learners.initiation_mask import ActionMask
+
+    agent_cache.clear()
+    spec = ts.time_step_spec(INDEX)
+    plain = agent_cache.fresh_agent(spec, ACTION, PARAMS, 1)
+    masked = agent_cache.fresh_agent(spec, ACTION, PARAMS, 1, _table_mask(1)[0])
+    wider_table = agent_cache.fresh_agent(spec, ACTION, PARAMS, 1, _table_mask(1, states=12)[0])
+    function = ActionMask(lambda flat: np.ones((len(flat), 3), bool), (), 3)
+    by_function = agent_cache.fresh_agent(spec, ACTION, PARAMS, 1, function)
+    built = [plain, masked, wider_table, by_function]
+    assert len({id(a) for a in built}) == len(built)
+    assert agent_cache.fresh_agent(spec, ACTION, PARAMS, 2, _table_mask(3)[0]) is masked
+    assert agent_cache.fresh_agent(spec, ACTION, PARAMS, 2) is plain
+    with pytest.raises(ValueError, match="cannot load"):
+        _table_mask(1)[0].load(function)
+    agent_cache.clear()
 
 
 def test_the_update_is_traced_once_for_two_runs():
@@ -151,10 +208,19 @@ def test_an_experts_actor_outlives_the_next_run():
 @pytest.mark.slow
 def test_runs_in_one_worker_equal_the_same_runs_in_fresh_processes():
     # (observation kind, hidden units, seed): chain, then CartPole with another network (another
-    # observation kind and shape: a second agent is built), then chain's agent again, reset.
-    runs = [("chain", 16, 1), ("cartpole", 8, 2), ("chain", 16, 3)]
+    # observation kind and shape: a second agent is built), then chain's agent again, reset; then
+    # two runs with options whose initiation sets mask the policy (each seed its own sets): the
+    # second reuses the first's masked agent, reset and given its own mask.
+    runs = [
+        ("chain", 16, 1),
+        ("cartpole", 8, 2),
+        ("chain", 16, 3),
+        ("chain-masked", 16, 4),
+        ("chain-masked", 16, 5),
+    ]
     here = [run_fingerprint(*run) for run in runs]
     assert len(set(here)) == len(here)
+    assert len(agent_cache.agents()) == 3  # chain, CartPole, masked chain: each kept once
     tests = Path(__file__).resolve().parent
     path = os.pathsep.join([str(tests.parent), str(tests), os.environ.get("PYTHONPATH", "")])
     fresh = [  # the first run is a first build in any process: the others are the question

@@ -14,18 +14,30 @@ it runs on any observation the networks take, images included.
 
 Rewards are divided by their standard deviation over the walk, so that one temperature and one
 tolerance serve every eigenfunction (an eigenfunction's scale depends on the number of states).
+
+On index observations (a tabular family) every sweep runs compiled by numba on every state at once
+(:func:`fqi_table_sweeps`, :mod:`baselines.laplacian_options.table_network`): the same targets,
+minibatches, loss and Adam, without a TensorFlow graph's per-op dispatch.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 
 from baselines.laplacian_options.networks import as_input, batch_outputs, every_state, stored
+from baselines.laplacian_options.table_network import (
+    adam_step,
+    backward,
+    forward,
+    is_table_network,
+    layout_of,
+)
 from opt_suite._tf import tensorflow
 
-__all__ = ["fitted_q_iteration"]
+__all__ = ["fitted_q_iteration", "fqi_table_sweeps"]
 
 
 def fitted_q_iteration(
@@ -56,14 +68,18 @@ def fitted_q_iteration(
     Returns:
       The mean squared error of the fit per sweep, float [fqi_iterations].
     """
+    size = len(states)
+    batch = min(int(params.batch_size), size)
+    every = every_state(states, next_states, batch)
+    if every is not None and is_table_network(network):
+        return _fit_table(
+            network, states, actions, next_states, reward, params, rng, int(every.shape[0])
+        )
     tf = tensorflow()
     heads = reward.shape[1]
     optimizer = tf.keras.optimizers.Adam(params.learning_rate)
     weights = network.trainable_variables
-    size = len(states)
-    batch = min(int(params.batch_size), size)
     data, taken = stored(states), tf.constant(np.asarray(actions, dtype=np.int32))
-    every = every_state(states, next_states, batch)
 
     @tf.function
     def fit(picks: Any, targets: Any) -> Any:
@@ -88,6 +104,82 @@ def fitted_q_iteration(
         picks = rng.integers(size, size=(params.fqi_steps, batch)).astype(np.int32)
         losses[sweep] = float(fit(tf.constant(picks), tf.constant(targets)))
     return losses
+
+
+def _fit_table(
+    network: Any,
+    states: np.ndarray,
+    actions: np.ndarray,
+    next_states: np.ndarray,
+    reward: np.ndarray,
+    params: Any,
+    rng: np.random.Generator,
+    count: int,
+) -> np.ndarray:
+    """:func:`fitted_q_iteration` compiled by numba on states 0..count-1 (index observations).
+
+    The minibatches are drawn sweep by sweep, as the graph path draws them.
+    """
+    size = len(states)
+    batch = min(int(params.batch_size), size)
+    picks = np.stack(
+        [rng.integers(size, size=(params.fqi_steps, batch)) for _ in range(params.fqi_iterations)]
+    )
+    layout, flat = layout_of(network)
+    losses = np.zeros(params.fqi_iterations)
+    fqi_table_sweeps(
+        flat, layout.starts, layout.widths, count,
+        np.asarray(states, dtype=np.int64), np.asarray(actions, dtype=np.int64),
+        np.asarray(next_states, dtype=np.int64), np.asarray(reward, dtype=np.float64),
+        picks, float(params.gamma), float(params.learning_rate), losses,
+    )  # fmt: skip
+    network.set_weights(layout.unflatten(flat))
+    return losses
+
+
+@numba.njit(cache=True, nogil=True)
+def fqi_table_sweeps(  # type: ignore[no-untyped-def]
+    flat, starts, widths, count, here, taken, there, reward, picks, gamma, learning_rate, losses
+):
+    """Every sweep of fitted Q-iteration on the index-observation Q network ``flat``, compiled.
+
+    Per sweep: targets y = r + gamma max(0, max_a' Q(s', a')) from the current network, then
+    ``picks.shape[1]`` Adam steps on mean (Q(s, a) - y)^2 over a minibatch and the heads (one
+    optimiser over all sweeps, as the graph path's). ``losses[sweep]``: the steps' mean loss.
+    """
+    heads = reward.shape[1]
+    actions = widths[-1] // heads
+    grad, m, v = np.zeros_like(flat), np.zeros_like(flat), np.zeros_like(flat)
+    step = 0
+    for sweep in range(picks.shape[0]):
+        q, _ = forward(flat, starts, widths, count)
+        best = np.zeros((count, heads))
+        for s in range(count):
+            for h in range(heads):
+                best[s, h] = max(np.max(q[s, h * actions : (h + 1) * actions]), 0.0)
+        targets = np.empty_like(reward)
+        for row in range(len(here)):
+            for h in range(heads):
+                targets[row, h] = reward[row, h] + gamma * best[there[row], h]
+        total = 0.0
+        for i in range(picks.shape[1]):
+            q, hidden = forward(flat, starts, widths, count)
+            rows = picks[sweep, i]
+            scale = 1.0 / (len(rows) * heads)
+            d_q = np.zeros_like(q)
+            loss = 0.0
+            for row in rows:
+                s = here[row]
+                for h in range(heads):
+                    column = h * actions + taken[row]
+                    error = q[s, column] - targets[row, h]
+                    loss += error * error * scale
+                    d_q[s, column] += 2.0 * error * scale
+            backward(flat, starts, widths, hidden, d_q, grad)
+            step += 1
+            adam_step(flat, grad, m, v, step, learning_rate)
+            total += loss
+        losses[sweep] = total / picks.shape[1]
 
 
 def _values_at(network: Any, observations: np.ndarray, every: Any) -> np.ndarray:

@@ -23,9 +23,15 @@ the new seed, so a run's numbers do not depend on what ran before it in the proc
   build's).
 
 The traced update draws no random numbers (its graph holds no random op), so reusing it replays no
-random stream. An agent with an action mask (options with initiation sets,
-``opt_suite.learners.initiation_mask``) is not cached: the mask, a function of the run's option
-set, is part of its graph.
+random stream.
+
+An agent with an action mask (options with initiation sets, ``opt_suite.learners.initiation_mask``)
+is cached the same way when its mask is data to the graph (a :class:`SharedMask`: a variable table,
+or a NumPy function looked up when the op runs): the mask's ``kind`` (its table's shape, or the
+observation shape and width) is part of the graph key, and a later run's mask is *loaded* into the
+mask the cached agent's graph calls (the first run's, which the cache then owns). A mask of
+another kind gets its own agent; a plain function (no ``kind``) is part of the graph it is traced
+into, so such an agent is built afresh every time and not kept.
 
 The agents of a process are shared: a caller keeps the agent only until its next
 :func:`fresh_agent` call, and copies out what must outlive that (``detached_actor``).
@@ -38,7 +44,7 @@ import dataclasses
 import random
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -54,6 +60,7 @@ from tf_agents.specs import tensor_spec  # noqa: E402
 
 __all__ = [
     "MAX_AGENTS",
+    "SharedMask",
     "agents",
     "clear",
     "detached_actor",
@@ -68,12 +75,33 @@ __all__ = [
 MAX_AGENTS = 4
 
 
+@runtime_checkable
+class SharedMask(Protocol):
+    """An action mask whose values a compiled graph reads when it runs, not when it is traced.
+
+    ``opt_suite.learners.initiation_mask.ActionMask`` is one. Called on observations (a tensor) it
+    gives bool [..., actions]; ``kind`` is everything a graph calling it depends on; ``load``
+    makes it another mask of the same kind in place.
+    """
+
+    @property
+    def kind(self) -> tuple[Any, ...]: ...  # noqa: D102
+
+    def load(self, other: Any) -> None: ...  # noqa: D102
+
+    def __call__(self, observations: Any) -> Any: ...  # noqa: D102
+
+
 @dataclasses.dataclass(frozen=True)
 class GraphKey:
-    """Everything the traced PPO update depends on, besides the variables' values."""
+    """Everything the traced PPO update depends on, besides the variables' values.
+
+    ``mask``: the action mask's ``kind`` (:class:`SharedMask`), None without a mask.
+    """
 
     specs: tuple[tuple[Any, ...], ...]
     params: PPOParams
+    mask: tuple[Any, ...] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,17 +112,21 @@ class _Cached:
     network_variables: tuple[Any, ...]
     other_variables: tuple[Any, ...]
     other_initial: tuple[np.ndarray, ...]
+    mask: SharedMask | None = None
 
 
 _AGENTS: OrderedDict[GraphKey, _Cached] = OrderedDict()
 
 
-def graph_key(time_step_spec: Any, action_spec: Any, params: PPOParams) -> GraphKey:
+def graph_key(
+    time_step_spec: Any, action_spec: Any, params: PPOParams, mask: SharedMask | None = None
+) -> GraphKey:
     """The key of the agent :func:`~opt_suite.agents.ppo.build_agent` makes from these."""
     specs = tf.nest.flatten(
         (tensor_spec.from_spec(time_step_spec), tensor_spec.from_spec(action_spec))
     )
-    return GraphKey(tuple(_spec_key(s) for s in specs), params)
+    kind = None if mask is None else tuple(mask.kind)
+    return GraphKey(tuple(_spec_key(s) for s in specs), params, kind)
 
 
 def _spec_key(spec: Any) -> tuple[Any, ...]:
@@ -116,21 +148,24 @@ def fresh_agent(
     """An agent in exactly the state ``ppo.build_agent`` with these arguments gives.
 
     This process's agent for the same :func:`graph_key` (and its compiled update) when there is
-    one, reset for ``seed`` (see the module docstring); else a new one, kept for the next run.
-    With ``action_mask`` always a new agent, not kept.
+    one, reset for ``seed`` and given ``action_mask`` (see the module docstring); else a new one,
+    kept for the next run. A :class:`SharedMask` is owned by the cache from then on (a later
+    run's mask is loaded into it); with any other ``action_mask`` always a new agent, not kept.
     """
-    if action_mask is not None:
+    if action_mask is not None and not isinstance(action_mask, SharedMask):
         return ppo.build_agent(time_step_spec, action_spec, params, seed, action_mask)
-    key = graph_key(time_step_spec, action_spec, params)
+    key = graph_key(time_step_spec, action_spec, params, action_mask)
     cached = _AGENTS.get(key)
     if cached is None:
-        agent = ppo.build_agent(time_step_spec, action_spec, params, seed)
-        _AGENTS[key] = _remember(agent)
+        agent = ppo.build_agent(time_step_spec, action_spec, params, seed, action_mask)
+        _AGENTS[key] = _remember(agent, action_mask)
         while len(_AGENTS) > MAX_AGENTS:
             _AGENTS.popitem(last=False)
         return agent
     _AGENTS.move_to_end(key)
     _reset(cached, params, seed)
+    if cached.mask is not None and action_mask is not None:
+        cached.mask.load(action_mask)  # the graph calls the first run's mask: make it this run's
     return cached.agent
 
 
@@ -144,13 +179,13 @@ def _network_variables(actor: Any, value: Any) -> tuple[Any, ...]:
     return tuple(unique.values())
 
 
-def _remember(agent: Any) -> _Cached:
-    """The cache entry of a just-built, never-trained agent."""
+def _remember(agent: Any, mask: SharedMask | None = None) -> _Cached:
+    """The cache entry of a just-built, never-trained agent (``mask``: the one its graph calls)."""
     networks = _network_variables(*_networks(agent))
     ids = {id(v) for v in networks}
     found = {id(v): v for v in [*agent.variables, *agent._optimizer.variables]}
     others = tuple(v for i, v in found.items() if i not in ids)
-    return _Cached(agent, networks, others, tuple(v.numpy() for v in others))
+    return _Cached(agent, networks, others, tuple(v.numpy() for v in others), mask)
 
 
 def _reset(cached: _Cached, params: PPOParams, seed: int) -> None:

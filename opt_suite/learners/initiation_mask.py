@@ -12,6 +12,12 @@ The mask is a function of the observation (:func:`action_mask`): a table lookup 
 observations, else the option set's own :meth:`~opt_suite.options.OptionSet.initiation` through
 ``tf.numpy_function``. Primitives are always available, so every row keeps a choice. The agent
 applies it in its actor network (``opt_suite.agents.masked_actor``).
+
+A mask is data to the agent's compiled update, not part of its graph: the table is a variable and
+the NumPy function is looked up when the op runs. So a worker's cached agent
+(``opt_suite.agents.agent_cache``) serves every run whose mask has the same :attr:`ActionMask.kind`
+(table shape, or observation shape and width): the run's mask is :meth:`~ActionMask.load`-ed into
+the one the agent's graph calls, and the update is traced once per worker, as without a mask.
 """
 
 from __future__ import annotations
@@ -38,7 +44,33 @@ class ActionMask:
         self._allowed = allowed
         self._shape = shape
         self._width = width
-        self._table = None if table is None else tf.constant(table)
+        # a variable, not a constant: a compiled graph reads its value when it runs (see load)
+        self._table = None if table is None else tf.Variable(table, trainable=False, name="mask")
+
+    @property
+    def kind(self) -> tuple[Any, ...]:
+        """What a graph calling this mask depends on: ("table", [n, A + m]) or ("function", ...).
+
+        Two masks of one kind are interchangeable in a compiled graph (:meth:`load`).
+        """
+        if self._table is not None:
+            return ("table", tuple(self._table.shape.as_list()))
+        return ("function", self._shape, self._width)
+
+    def load(self, other: ActionMask) -> None:
+        """Make this mask ``other``'s, in place: graphs that call this one now apply ``other``.
+
+        Raises:
+          ValueError: ``other`` is of another :attr:`kind` (a graph built for this one does not
+            fit it).
+        """
+        if other.kind != self.kind:
+            raise ValueError(f"action mask: cannot load a {other.kind} mask into a {self.kind} one")
+        if other is self:
+            return
+        self._allowed = other._allowed
+        if self._table is not None and other._table is not None:
+            self._table.assign(other._table)
 
     def allowed(self, observations: np.ndarray) -> np.ndarray:
         """Bool [..., A + m] for NumPy observations [..., *shape]."""
@@ -50,8 +82,8 @@ class ActionMask:
     def __call__(self, observations: Any) -> Any:
         """Bool [..., A + m] for a tensor of observations [..., *shape]."""
         if self._table is not None:
-            return tf.gather(self._table, tf.cast(observations, tf.int32))
-        mask = tf.numpy_function(self.allowed, [observations], tf.bool)
+            return tf.gather(tf.convert_to_tensor(self._table), tf.cast(observations, tf.int32))
+        mask = tf.numpy_function(self.allowed, [observations], tf.bool)  # self._allowed at run time
         outer = tf.shape(observations)[: tf.rank(observations) - len(self._shape)]
         return tf.reshape(mask, tf.concat([outer, [self._width]], axis=0))
 
