@@ -77,7 +77,7 @@ def test_a_discovery_is_charged_the_demonstrations_it_declares_it_reads():
             "c", "discovery", type(setting.family), setting.family.params, setting.train_tasks,
             np.random.SeedSequence(0), method_cls, params, setting.demonstrations, 0,
         )  # fmt: skip
-        return job.compute()[0]["info"]
+        return job.compute()[0].info()
 
     # Eigenoptions declare demonstrations (the class default); covering options on the exact
     # model are given them (uses_demonstrations, for graph: observed) but do not read them.

@@ -57,10 +57,8 @@ from opt_suite.runner.seeding import (
 from opt_suite.spec import Spec, canonical_yaml, spec_hash, to_plain
 from opt_suite.stages import Stage
 from opt_suite.store.files import (
-    DEMOS_FILE,
     EXPERTS_FOLDER,
     OPTIONS_FILE,
-    USAGE_FILE,
     cell_dir,
     load_demonstrations,
     remove_stale_temporaries,
@@ -68,6 +66,7 @@ from opt_suite.store.files import (
 )
 from opt_suite.store.provenance import collect_provenance
 from opt_suite.store.reader import split_name
+from opt_suite.store.records import DemonstrationsRecord, DiscoveryRecord, ReferencesRecord
 from opt_suite.store.writer import CellRecord, StoreWriter
 
 if TYPE_CHECKING:
@@ -138,12 +137,12 @@ class _Inputs:
         self._cache: dict[str, Any] = {}
 
     def remember(self, cell: Cell, outcome: CellOutcome) -> None:
-        match cell.stage:
-            case Stage.DEMONSTRATIONS:
-                self._cache[cell.cell_id] = list(outcome.demonstrations or ())
-            case Stage.DISCOVERY:
-                self._cache[cell.cell_id] = outcome.options  # the option-set file's bytes
-            case Stage.EVALUATION | Stage.REFERENCES:
+        match outcome.record:
+            case DemonstrationsRecord(demonstrations=demonstrations):
+                self._cache[cell.cell_id] = list(demonstrations)
+            case DiscoveryRecord(options=options):
+                self._cache[cell.cell_id] = options  # the option-set file's bytes
+            case _:
                 pass  # no cell reads an evaluation's or a reference's output
         while len(self._cache) > 64:  # bounded: an option set of a big grid is megabytes
             self._cache.pop(next(iter(self._cache)))
@@ -277,41 +276,19 @@ class _Inputs:
 
     def record(self, cell: Cell, outcome: CellOutcome) -> CellRecord:
         self.remember(cell, outcome)
-        files: dict[str, Any] = {}
+        record = outcome.record
+        if record is None or record.stage is not cell.stage:
+            raise TypeError(f"{cell.label} returned a record of another stage: {record!r}")
         # Before the cell is recorded: a recorded cell's experts are in the run.
         experts = self.directory / EXPERTS_FOLDER
-        for name, data in sorted(outcome.checkpoints.items()):  # checkpoint, then sidecar
+        for name, data in sorted(record.checkpoints().items()):  # checkpoint, then sidecar
             experts.mkdir(exist_ok=True)
             write_bytes_atomic(experts / plain_file_name(name), data)
-        match cell.stage:
-            case Stage.DEMONSTRATIONS:
-                from opt_suite.demonstrations import save_demonstrations
+        if isinstance(record, ReferencesRecord):  # beside its info, the pair's file
+            from opt_suite.runner.references import keep_pair
 
-                demos = list(outcome.demonstrations or ())
-                files[DEMOS_FILE] = lambda path: save_demonstrations(path, demos)
-            case Stage.DISCOVERY:
-                data = outcome.options or b""
-                files[OPTIONS_FILE] = lambda path: path.write_bytes(data)
-                for name, extra in outcome.files.items():  # checked by DiscoveryJob.compute
-                    files[name] = lambda path, extra=extra: path.write_bytes(extra)
-            case Stage.EVALUATION:
-                if outcome.usage:
-                    usage = outcome.usage[0]
-                    files[USAGE_FILE] = lambda path: usage.save(path)
-            case Stage.REFERENCES:  # beside its info, the pair's file the spec's is made of
-                from opt_suite.runner.references import keep_pair
-
-                info = outcome.info
-                keep_pair(self.directory, cell.inputs, info["random"], info["expert"])
-        return cell_record(
-            cell,
-            outcome,
-            info=dict(outcome.info),
-            files=files,
-            num_options=outcome.num_options if cell.stage is Stage.DISCOVERY else None,
-            episodes=outcome.episodes,
-            curves=dict(outcome.curves),
-        )
+            keep_pair(self.directory, cell.inputs, record.random, record.expert)
+        return cell_record(cell, outcome, **record.stored())
 
 
 def run_protocol(

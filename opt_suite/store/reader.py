@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from opt_suite.store.records import StageRecord, record_from_info
 from opt_suite.store.schema import DB_NAME, StoreError, connect
 from opt_suite.store.verify import episodes_checksum, folder_problem
 
@@ -74,6 +75,11 @@ class CellInfo:
     finished: float | None
     host: str | None
     info: dict[str, Any]
+
+    @property
+    def record(self) -> StageRecord:
+        """The facts of its stage's record (:mod:`opt_suite.store.records`), from ``info``."""
+        return record_from_info(self.kind, self.info)
 
 
 def split_name(seed: int | None) -> str:
