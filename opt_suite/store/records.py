@@ -28,6 +28,7 @@ from opt_suite.store.files import DEMOS_FILE, USAGE_FILE
 
 __all__ = [
     "StageRecord",
+    "ClonedFit",
     "DemonstrationsRecord",
     "DiscoveryRecord",
     "EvaluationRecord",
@@ -133,6 +134,21 @@ class DemonstrationsRecord(StageRecord):
         return self.new_checkpoints
 
 
+@dataclasses.dataclass(frozen=True)
+class ClonedFit:
+    """A cloning control's fit (``methods.base.CLONING_FIT_KEYS``; None: not recorded).
+
+    Attributes:
+      accuracy, log_likelihood: on the demonstrations it was cloned on.
+      held_out_accuracy, held_out_log_likelihood: a second clone's, on held-out demonstrations.
+    """
+
+    accuracy: float
+    log_likelihood: float | None
+    held_out_accuracy: float | None
+    held_out_log_likelihood: float | None
+
+
 @dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
 class DiscoveryRecord(StageRecord):
     """One method entry's discovery on one seed.
@@ -165,6 +181,16 @@ class DiscoveryRecord(StageRecord):
         from opt_suite.methods.base import DISCOVERY_WARNINGS
 
         return tuple(str(line) for line in self.method_info.get(DISCOVERY_WARNINGS) or ())
+
+    @property
+    def cloning_fit(self) -> ClonedFit | None:
+        """A cloning control's fit to the demonstrations (None: the method recorded none)."""
+        from opt_suite.methods.base import CLONING_FIT_KEYS
+
+        if CLONING_FIT_KEYS[0] not in self.method_info:
+            return None
+        accuracy, *rest = (_float_or_none(self.method_info.get(k)) for k in CLONING_FIT_KEYS)
+        return ClonedFit(float(accuracy or 0.0), *rest)
 
     @property
     def reported_env_steps(self) -> int:
@@ -302,6 +328,10 @@ def _bytes_writer(data: bytes) -> FileWriter:
 def _cpu_of(info: Mapping[str, Any]) -> float | None:
     seconds = info.get(CPU_SECONDS_INFO)
     return None if seconds is None else float(seconds)
+
+
+def _float_or_none(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def _int_or_none(value: Any) -> int | None:
