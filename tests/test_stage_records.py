@@ -20,6 +20,7 @@ from opt_suite.store import ResultsStore
 from opt_suite.store.files import USAGE_FILE
 from opt_suite.store.records import (
     RECORD_TYPES,
+    ClonedFit,
     DemonstrationsRecord,
     DiscoveryRecord,
     EvaluationRecord,
@@ -56,6 +57,10 @@ BEFORE = [
         },
     ),
     ("discovery", {"warnings": ["demonstration 2 left out: too short"]}),
+    (
+        "discovery",
+        {"fit_accuracy": 0.75, "fit_log_likelihood": -0.5, "held_out_note": "no held-out fit"},
+    ),
     ("evaluation", {"cpu_s": 0.004, "zero_shot_returns": [-90.0, -37.0, -171.0]}),
     ("evaluation", {}),  # stored before the runner measured CPU seconds
     ("references", {"cpu_s": 0.006, "expert": -11.0, "pid": 12025, "random": -422.93119502705184}),
@@ -70,7 +75,7 @@ def test_a_stored_info_written_before_the_records_is_written_again_byte_for_byte
 
 
 def test_the_facts_read_back_typed():
-    demos, eigen, critic, warned, evaluation, unmeasured, references = (
+    demos, eigen, critic, warned, cloned, evaluation, unmeasured, references = (
         record_from_info(kind, info) for kind, info in BEFORE
     )
     assert demos.cpu_seconds == 0.18 and unmeasured.cpu_seconds is None
@@ -81,6 +86,8 @@ def test_the_facts_read_back_typed():
     assert isinstance(critic, DiscoveryRecord) and critic.env_frames == 50000.0
     assert isinstance(warned, DiscoveryRecord)
     assert warned.warnings == ("demonstration 2 left out: too short",) and eigen.warnings == ()
+    assert isinstance(cloned, DiscoveryRecord) and eigen.cloning_fit is None
+    assert cloned.cloning_fit == ClonedFit(0.75, -0.5, None, None)  # nothing held out
     assert isinstance(evaluation, EvaluationRecord)
     assert evaluation.zero_shot_returns == (-90.0, -37.0, -171.0)
     assert isinstance(unmeasured, EvaluationRecord) and unmeasured.zero_shot_returns is None

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opt_suite.stages import CPU_SECONDS_INFO, Stage
+from opt_suite.stages import CPU_SECONDS_INFO, ZERO_SHOT_INFO, Stage
 from opt_suite.store.files import DEMOS_FILE, USAGE_FILE
 
 __all__ = [
@@ -48,7 +48,6 @@ FileWriter = Callable[[Path], None]
 _DEMONSTRATION_STEPS = "demonstration_steps"
 _COUNTED_ENV_STEPS = "counted_env_steps"
 _COUNTED_ENV_FRAMES = "counted_env_frames"
-_ZERO_SHOT_RETURNS = "zero_shot_returns"  # == opt_suite.learners.base.ZERO_SHOT_INFO
 _REFERENCE_RANDOM, _REFERENCE_EXPERT, _REFERENCE_PID = "random", "expert", "pid"
 
 
@@ -254,7 +253,7 @@ class EvaluationRecord(StageRecord):
     def _facts(self) -> dict[str, Any]:
         if self.zero_shot_returns is None:
             return {}
-        return {_ZERO_SHOT_RETURNS: list(self.zero_shot_returns)}
+        return {ZERO_SHOT_INFO: list(self.zero_shot_returns)}
 
     def files(self) -> dict[str, FileWriter]:  # noqa: D102
         usage = self.usage
@@ -265,7 +264,7 @@ class EvaluationRecord(StageRecord):
 
     @classmethod
     def from_info(cls, info: Mapping[str, Any]) -> EvaluationRecord:  # noqa: D102
-        returns = info.get(_ZERO_SHOT_RETURNS)
+        returns = info.get(ZERO_SHOT_INFO)
         zero_shot = None if returns is None else tuple(float(r) for r in returns)
         return cls(zero_shot_returns=zero_shot, cpu_seconds=_cpu_of(info))
 
