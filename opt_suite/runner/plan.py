@@ -2,7 +2,8 @@
 
 For every seed index i the protocol is: train the experts and sample demonstrations on the train
 tasks; let every method entry discover options; run the test-time learner with each method's options
-on every held-out test task. One cell per step:
+on every held-out test task. One cell per step; what each hashes is its stage object's ``hashed``
+(:mod:`.stage_kinds`), and this module says which cells there are:
 
 - ``demonstrations`` (seed i): family params, the train tasks' params, ``demonstrations`` section;
 - ``discovery`` (method entry m, seed i): family params, train tasks, the entry (name, method,
