@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["CPU_SECONDS_INFO", "Stage"]
+__all__ = ["CPU_SECONDS_INFO", "ZERO_SHOT_INFO", "Stage"]
 
 #: The key of a done cell's stored info holding the CPU seconds its job took in the process that
-#: ran it (``time.process_time()``: every thread of that process), whatever its stage. Written by
-#: :func:`opt_suite.runner.cells.execute`, read by :mod:`opt_suite.report.cpu_seconds`: here, below
-#: both, so that the report reads it without loading the runner. Cells stored before it lack it.
+#: ran it (``time.process_time()``: every thread of that process), whatever its stage: the stored
+#: form of ``StageRecord.cpu_seconds`` (:mod:`opt_suite.store.records`, which alone writes and
+#: reads it). Cells stored before it lack it.
 CPU_SECONDS_INFO = "cpu_s"
+
+#: The key of an evaluation cell's stored info holding the returns of ``Learner.zero_shot``: the
+#: stored form of ``EvaluationRecord.zero_shot_returns`` (also ``learners.base.ZERO_SHOT_INFO``).
+ZERO_SHOT_INFO = "zero_shot_returns"
 
 
 class Stage(enum.StrEnum):

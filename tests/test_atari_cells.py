@@ -48,20 +48,21 @@ def test_discovery_then_evaluation_cells_on_breakout():
         )
     )  # fmt: skip
     assert discovery.error is None, discovery.details
-    options = from_bytes(discovery.options)
-    assert len(options) == discovery.num_options >= 1
-    assert discovery.info["demonstrated_frames"] == sum(len(h) + 1 for h in demos)
+    found = discovery.record
+    options = from_bytes(found.options)
+    assert len(options) == found.options_count >= 1
+    assert found.method_info["demonstrated_frames"] == sum(len(h) + 1 for h in demos)
 
     ppo = PPOParams(num_envs=2, steps_per_iteration=4, network=NetworkParams(fc_units=(16,)))
     evaluation = execute(
         EvaluationJob(
             "e", "offline-options evaluation", Atari, PARAMS, test[0],
             np.random.SeedSequence(1), TFAgentsLearner, TFAgentsLearner.Params(ppo=ppo),
-            options=discovery.options, episodes=2, max_steps=40,
+            options=found.options, episodes=2, max_steps=40,
         )
     )  # fmt: skip
     assert evaluation.error is None, evaluation.details
-    (task, returns, steps, frames) = evaluation.episodes[0]
+    (task, returns, steps, frames) = evaluation.record.task_episodes[0]
     skip = test[0].params.frame_skip
     assert returns.shape == steps.shape == frames.shape == (2,)
     assert np.all(steps <= 40)

@@ -70,7 +70,7 @@ def test_the_runner_stores_what_the_envs_counted():
     result, problem = job.compute()
     assert problem is None
     # the method under-reports; the cell keeps the counted truth next to it
-    assert result["info"] == {"env_steps": 1, "counted_env_steps": 25, "counted_env_frames": 25}
+    assert result.info() == {"env_steps": 1, "counted_env_steps": 25, "counted_env_frames": 25}
 
 
 class _DeclaredWalker(_Walker):

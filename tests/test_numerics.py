@@ -38,7 +38,7 @@ inputs.remember(demos, outcome)
 cell = next(c for c in plan.cells if c.kind == "discovery" and c.method == "offline-options")
 outcome = execute(inputs.job(cell))
 assert outcome.error is None, outcome.error
-print(hashlib.sha256(outcome.options).hexdigest())
+print(hashlib.sha256(outcome.record.options).hexdigest())
 """
 
 

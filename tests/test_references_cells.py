@@ -149,7 +149,7 @@ def test_a_references_job_needs_no_run_directory_and_fails_with_one_line(tmp_pat
     assert str(tmp_path).encode() not in pickle.dumps(job)
     done = execute(job)
     assert done.error is None
-    assert (done.info["random"], done.info["expert"]) == (
+    assert (done.record.random, done.record.expert) == (
         BEFORE["chain-toy"]["random"][0][0],
         BEFORE["chain-toy"]["expert_returns"][0][0],
     )

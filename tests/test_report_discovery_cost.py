@@ -77,7 +77,7 @@ def test_a_discovery_is_charged_the_demonstrations_it_declares_it_reads():
             "c", "discovery", type(setting.family), setting.family.params, setting.train_tasks,
             np.random.SeedSequence(0), method_cls, params, setting.demonstrations, 0,
         )  # fmt: skip
-        return job.compute()[0]["info"]
+        return job.compute()[0].info()
 
     # Each declares by params (discovery_budget): the graph of the demonstrations' transitions
     # reads them, the exact model's does not (a job handed them anyway is not charged them).

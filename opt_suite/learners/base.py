@@ -23,10 +23,9 @@ from opt_suite.component import Component, adapt_entry, adapt_memory
 from opt_suite.families.base import Task, TaskFamily
 from opt_suite.files_guard import InputError, regular_file
 from opt_suite.options import OptionSet
+from opt_suite.stages import ZERO_SHOT_INFO  # where a cell's info keeps zero_shot's returns
 
 MAX_USAGE_BYTES = 1 << 30  # counts per episode and option: kilobytes per cell
-#: Where an evaluation cell's info keeps the returns of :meth:`Learner.zero_shot`.
-ZERO_SHOT_INFO = "zero_shot_returns"
 
 __all__ = ["ZERO_SHOT_INFO", "EpisodeLog", "Learner", "LearnerContext", "LearnerRun", "OptionUsage"]
 

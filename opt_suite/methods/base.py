@@ -34,6 +34,7 @@ __all__ = [
     "TabularOptionSet",
     "DiscoveryContext",
     "DISCOVERY_WARNINGS",
+    "CLONING_FIT_KEYS",
     "Discovery",
     "Method",
     "OLD_FLAGS",
@@ -143,6 +144,13 @@ def observation_shape(family: TaskFamily, method: str) -> tuple[int, ...]:
 #: method had to leave out): the report names each beside the leaderboard, so a method that ran on
 #: less than it was given says so instead of passing silently.
 DISCOVERY_WARNINGS = "warnings"
+
+#: ``Discovery.info`` keys of a cloning control's fit to the demonstrations (``bc_option``, issue
+#: 35): accuracy and mean log-likelihood on those it was cloned on, and a second clone's on those
+#: it did not see; the report tables them (``DiscoveryRecord.cloning_fit``).
+FIT_ACCURACY, FIT_LOG_LIKELIHOOD = "fit_accuracy", "fit_log_likelihood"
+HELD_OUT_ACCURACY, HELD_OUT_LOG_LIKELIHOOD = "held_out_accuracy", "held_out_log_likelihood"
+CLONING_FIT_KEYS = (FIT_ACCURACY, FIT_LOG_LIKELIHOOD, HELD_OUT_ACCURACY, HELD_OUT_LOG_LIKELIHOOD)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

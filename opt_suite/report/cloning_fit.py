@@ -23,10 +23,9 @@ import numpy as np
 
 from opt_suite.report.episodes import LearningCurves
 from opt_suite.report.section import CaveatPlace, Column, StoredRun, json_number
+from opt_suite.store.records import ClonedFit, DiscoveryRecord
 
 __all__ = ["SECTION", "CloningFit", "CloningFitSection", "cloning_fits", "cloning_fit_markdown"]
-
-_KEYS = ("fit_accuracy", "fit_log_likelihood", "held_out_accuracy", "held_out_log_likelihood")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,25 +53,29 @@ def cloning_fits(cells: Iterable[Any]) -> dict[str, CloningFit]:
     Args:
       cells: ``CellInfo``-like rows with ``kind``, ``method``, ``status`` and ``info``.
     """
-    found: dict[str, list[Mapping[str, Any]]] = {}
+    found: dict[str, list[ClonedFit]] = {}
     for cell in cells:
         if str(cell.kind) != "discovery" or cell.status != "done" or cell.method is None:
             continue
-        info = cell.info or {}
-        if "fit_accuracy" in info:
-            found.setdefault(cell.method, []).append(info)
-    return {method: _mean_fit(infos) for method, infos in found.items()}
+        fit = DiscoveryRecord.from_info(cell.info or {}).cloning_fit
+        if fit is not None:
+            found.setdefault(cell.method, []).append(fit)
+    return {method: _mean_fit(fits) for method, fits in found.items()}
 
 
-def _mean_fit(infos: list[Mapping[str, Any]]) -> CloningFit:
-    def mean(key: str) -> float:
-        values = [float(i[key]) for i in infos if key in i]
-        return float(np.mean(values)) if values else math.nan
+def _mean_fit(fits: list[ClonedFit]) -> CloningFit:
+    def mean(values: Iterable[float | None]) -> float:
+        kept = [v for v in values if v is not None]
+        return float(np.mean(kept)) if kept else math.nan
 
-    held = sum("held_out_accuracy" in i for i in infos)
-    accuracy, log_likelihood, held_accuracy, held_log_likelihood = (mean(k) for k in _KEYS)
+    held = sum(f.held_out_accuracy is not None for f in fits)
     return CloningFit(
-        accuracy, log_likelihood, held_accuracy, held_log_likelihood, len(infos), held
+        mean(f.accuracy for f in fits),
+        mean(f.log_likelihood for f in fits),
+        mean(f.held_out_accuracy for f in fits),
+        mean(f.held_out_log_likelihood for f in fits),
+        len(fits),
+        held,
     )
 
 

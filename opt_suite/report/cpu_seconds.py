@@ -1,7 +1,7 @@
 """Each method entry's CPU seconds: what its discovery and evaluation cells cost the machine.
 
 The runner measures ``time.process_time()`` around each cell's job in the process that ran it
-(:data:`opt_suite.stages.CPU_SECONDS_INFO` in the cell's stored info); here they are summed
+(each stage record's ``cpu_seconds``: :mod:`opt_suite.store.records`); here they are summed
 per method entry and stage, and ``leaderboard.md`` gains a "CPU seconds" table. A store written
 before the runner measured them has none: no table. The numbers are measurements, so unlike every
 other number of the leaderboard they change from rerun to rerun and machine to machine; they stay
@@ -16,7 +16,7 @@ from typing import Any
 
 from opt_suite.report.episodes import LearningCurves
 from opt_suite.report.section import CaveatPlace, Column, StoredRun
-from opt_suite.stages import CPU_SECONDS_INFO
+from opt_suite.store.records import record_from_info
 
 __all__ = ["SECTION", "CpuSeconds", "CpuSecondsSection"]
 
@@ -59,7 +59,7 @@ class CpuSecondsSection:
             if cell.status != "done" or cell.method not in sums or kind not in STAGES:
                 continue
             done[cell.method] += 1
-            seconds = (cell.info or {}).get(CPU_SECONDS_INFO)
+            seconds = record_from_info(kind, cell.info or {}).cpu_seconds
             if seconds is not None:
                 sums[cell.method][kind] += float(seconds)
                 measured[cell.method] += 1

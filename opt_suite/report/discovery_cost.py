@@ -3,9 +3,9 @@
 A method that steps an environment to find its options (option-critic, covering options on a
 random walk, Laplacian options) has spent frames before its learner takes its first step; a
 method that reads demonstrations has spent the experts' steps. The leaderboard's returns hide
-both. Per method entry, from its discovery cells' ``info`` (``counted_env_frames``: what the
-runner's counting envs saw, whatever the method reports; ``demonstration_steps``: the steps of
-the demonstrations it was given), mean over seeds:
+both. Per method entry, from its discovery cells' records (``DiscoveryRecord.env_frames``: what
+the runner's counting envs saw, whatever the method reports; ``demonstration_steps``: the steps
+of the demonstrations it was given), mean over seeds:
 
 - ``leaderboard.md`` gains a "Discovery cost" table: discovery env frames and demonstration steps
   beside the learning frames (the frames a run of the test-time learner took, mean over runs);
@@ -29,6 +29,7 @@ import numpy as np
 from opt_suite.report.curves import write_curves_png
 from opt_suite.report.episodes import LearningCurves
 from opt_suite.report.section import CaveatPlace, Column, StoredRun
+from opt_suite.store.records import DiscoveryRecord
 
 __all__ = [
     "SECTION",
@@ -65,13 +66,12 @@ def discovery_costs(cells: Iterable[Any]) -> dict[str, DiscoveryCost]:
     for cell in cells:
         if str(cell.kind) != "discovery" or cell.status != "done" or cell.method is None:
             continue
-        info = cell.info or {}
+        record = DiscoveryRecord.from_info(cell.info or {})
         # The frames the budget-counting envs saw; a method that steps the exact model instead
         # (option-critic on a tabular family: no env is made, so nothing is counted) pays its
         # own env_steps, which the method contract checks against the interaction budget.
-        frames = float(info.get("counted_env_frames", 0)) or float(info.get("env_steps", 0))
-        demonstrated = float(info.get("demonstration_steps", 0))
-        found.setdefault(cell.method, []).append((frames, demonstrated))
+        demonstrated = float(record.demonstration_steps or 0)
+        found.setdefault(cell.method, []).append((record.env_frames, demonstrated))
     return {
         method: DiscoveryCost(
             float(np.mean([f for f, _ in costs])), float(np.mean([d for _, d in costs])), len(costs)

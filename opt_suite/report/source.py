@@ -28,6 +28,7 @@ from opt_suite.spec.schema import ReportSpec
 from opt_suite.spec.stored import StoredSpec, stored_sections
 from opt_suite.stages import Stage
 from opt_suite.store.files import references_file
+from opt_suite.store.records import DiscoveryRecord
 from opt_suite.store.sealed import SealedFileError, read_sealed
 
 __all__ = ["PICTURE_DIRS", "find_pictures", "load_inputs", "load_view_inputs"]
@@ -289,14 +290,12 @@ def discovery_warnings(cells: Iterable[Any], methods: Iterable[str]) -> list[str
 
     Repeated lines of one method (the same warning on every seed) are shown once with their seeds.
     """
-    from opt_suite.methods.base import DISCOVERY_WARNINGS
-
     reported = set(methods)
     seeds: dict[tuple[str, str], list[int]] = {}
     for c in cells:
         if c.kind != Stage.DISCOVERY or c.status != "done" or c.method not in reported:
             continue
-        for line in c.info.get(DISCOVERY_WARNINGS) or ():
+        for line in DiscoveryRecord.from_info(c.info or {}).warnings:
             seeds.setdefault((str(c.method), str(line)), []).append(int(c.seed))
     return [
         f"discovery of {method!r} (seed {', '.join(map(str, sorted(s)))}): {line}"

@@ -166,8 +166,8 @@ class _Counter:
                 raise RunViewError(f"replay of {cell.label} failed: {outcome.error}")
             self.cache[cell.cell_id] = outcome
             self.replayed += 1
-        [(_, returns, steps, _frames)] = outcome.episodes
-        [usage] = outcome.usage
+        [(_, returns, steps, _frames)] = outcome.record.task_episodes
+        usage = outcome.record.usage
         check_replay(cell.label, stored, returns, steps)
         return usage
 

@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from opt_suite.learners.base import ZERO_SHOT_INFO
 from opt_suite.report.episodes import LearningCurves
 from opt_suite.report.section import CaveatPlace, Column, StoredRun, fmt, json_number
+from opt_suite.stages import Stage
+from opt_suite.store.records import EvaluationRecord
 
 __all__ = ["SECTION", "ZeroShot", "ZeroShotSection", "zero_shot_returns"]
 
@@ -50,8 +51,10 @@ def zero_shot_returns(cells: Iterable[Any], methods: Iterable[str]) -> Mapping[s
     """
     per_method: dict[str, list[np.ndarray]] = {}
     for cell in cells:
-        returns = cell.info.get(ZERO_SHOT_INFO) if cell.status == "done" else None
-        if cell.kind == "evaluation" and returns:
+        if cell.kind != Stage.EVALUATION or cell.status != "done":
+            continue
+        returns = EvaluationRecord.from_info(cell.info or {}).zero_shot_returns
+        if returns:
             per_method.setdefault(cell.method, []).append(np.asarray(returns, np.float64))
     found = {}
     for method in methods:

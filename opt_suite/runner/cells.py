@@ -33,6 +33,13 @@ import numpy as np
 from opt_suite.families.base import Task, TaskFamily
 from opt_suite.interrupts import signals_noted
 from opt_suite.stages import CPU_SECONDS_INFO
+from opt_suite.store.records import (
+    DemonstrationsRecord,
+    DiscoveryRecord,
+    EvaluationRecord,
+    ReferencesRecord,
+    StageRecord,
+)
 
 if TYPE_CHECKING:
     from opt_suite.demonstrations.base import DemonstrationSource
@@ -78,8 +85,8 @@ class CellJob:
         """The family instance (built once per worker process)."""
         return _family(self.family_cls, self.family_params)
 
-    def compute(self) -> tuple[dict[str, Any], str | None]:
-        """The cell's outputs (``CellOutcome`` fields) and a non-finite problem, if any."""
+    def compute(self) -> tuple[StageRecord, str | None]:
+        """The cell's record (its stage's) and a non-finite problem, if any."""
         raise NotImplementedError
 
     def failure(self, exc: Exception) -> str:
@@ -114,11 +121,11 @@ class DemonstrationsJob(CellJob):
     keeps_checkpoints: bool = False
     checkpoints: Mapping[str, bytes] = dataclasses.field(default_factory=dict)
 
-    def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
+    def compute(self) -> tuple[DemonstrationsRecord, str | None]:  # noqa: D102
         if not self.keeps_checkpoints:
-            return {"demonstrations": self._collect(None)}, None
+            return DemonstrationsRecord(demonstrations=tuple(self._collect(None))), None
         demos, new = in_checkpoint_folder(self.checkpoints, self._collect)
-        return {"demonstrations": demos, "checkpoints": new}, None
+        return DemonstrationsRecord(demonstrations=tuple(demos), new_checkpoints=new), None
 
     def _collect(self, checkpoint_dir: str | None) -> list[Any]:
         from opt_suite.demonstrations import collect_demonstrations
@@ -187,7 +194,7 @@ class DiscoveryJob(CellJob):
     interaction_budget: int = 0
     matched_count: int | None = None
 
-    def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
+    def compute(self) -> tuple[DiscoveryRecord, str | None]:  # noqa: D102
         from opt_suite.methods.base import DiscoveryContext
         from opt_suite.options import OptionSet, to_bytes
 
@@ -212,24 +219,24 @@ class DiscoveryJob(CellJob):
             name: np.asarray(values, dtype=np.float64).ravel()
             for name, values in found.curves.items()
         }
-        info = dict(found.info)
         for name in found.files:  # plain names beside the cell's own files
             if name in ("options.npz", "cell.json") or not name or "/" in name or name[0] == ".":
                 raise ValueError(f"Discovery.files: a file may not be named {name!r}")
         reads = self.method_cls.discovery_budget(self.method_params).demonstrations
-        if self.demonstrations and reads:  # the experts' steps it read: its cost, beside frames
-            info["demonstration_steps"] = int(sum(len(t.actions) for t in self.demonstrations))
-        if self.interaction_budget:  # what the context's envs counted, whatever the method says
-            info["counted_env_steps"] = context.budget.steps
-            info["counted_env_frames"] = context.budget.frames
-        result = {
-            "options": to_bytes(found.options),
-            "num_options": len(found.options),
-            "curves": curves,
-            "info": info,
-            "files": dict(found.files),
-        }
-        return result, problem
+        # The experts' steps it read: its cost, beside frames.
+        demonstrated = sum(len(t.actions) for t in self.demonstrations) if reads else 0
+        counted = bool(self.interaction_budget)  # whatever the method says it used
+        record = DiscoveryRecord(
+            options=to_bytes(found.options),
+            options_count=len(found.options),
+            curves_found=curves,
+            method_info=dict(found.info),
+            extra_files=dict(found.files),
+            demonstration_steps=int(demonstrated) if self.demonstrations and reads else None,
+            counted_env_steps=context.budget.steps if counted else None,
+            counted_env_frames=context.budget.frames if counted else None,
+        )
+        return record, problem
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -249,7 +256,7 @@ class EvaluationJob(CellJob):
         gives the same episodes as ``run``); the outcome's ``usage`` holds one ``OptionUsage``.
       zero_shot_episodes: episodes of the learner's untrained policy over the options (its
         ``zero_shot``), after the learning run, with ``zero_shot_seed`` (a stream of their own);
-        their returns go to the outcome's ``info["zero_shot_returns"]``. 0: none.
+        their returns go to the record's ``zero_shot_returns``. 0: none.
     """
 
     task: Task
@@ -264,8 +271,8 @@ class EvaluationJob(CellJob):
     zero_shot_episodes: int = 0
     zero_shot_seed: np.random.SeedSequence | None = None
 
-    def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
-        from opt_suite.learners.base import ZERO_SHOT_INFO, LearnerContext, LearnerRun
+    def compute(self) -> tuple[EvaluationRecord, str | None]:  # noqa: D102
+        from opt_suite.learners.base import LearnerContext, LearnerRun
         from opt_suite.options import from_bytes
         from opt_suite.options.policy_start import PolicyStart
 
@@ -280,7 +287,7 @@ class EvaluationJob(CellJob):
         context = LearnerContext(
             self.family(), runs, options, self.episodes, self.max_steps, self.frames
         )
-        result: dict[str, Any] = {}
+        usage = None
         if self.record_usage:
             if not learner.counts_usage or (self.frames is not None and not learner.frame_budgets):
                 raise TypeError(
@@ -289,19 +296,22 @@ class EvaluationJob(CellJob):
                 )
             pairs = learner.run_with_usage(context)
             logs = [log for log, _ in pairs]
-            result["usage"] = [usage for _, usage in pairs]
+            [usage] = [counts for _, counts in pairs]  # one run: this cell's test task
         else:
             logs = learner.run(context)
         if len(logs) != len(runs):
             raise ValueError(f"the learner returned {len(logs)} logs for {len(runs)} runs")
-        episodes = [_checked_log(self.task, log, self.episodes, self.frames) for log in logs]
-        result["episodes"] = episodes
+        episodes = tuple(_checked_log(self.task, log, self.episodes, self.frames) for log in logs)
         problem = _non_finite_episodes(episodes)
+        zero_shot = None
         if self.zero_shot_episodes and problem is None:
             zero_shot, problem = self._zero_shot(learner, options)
-            if zero_shot is not None:
-                result["info"] = {ZERO_SHOT_INFO: zero_shot}
-        return result, problem
+        record = EvaluationRecord(
+            task_episodes=episodes,
+            usage=usage,
+            zero_shot_returns=None if zero_shot is None else tuple(zero_shot),
+        )
+        return record, problem
 
     def _zero_shot(self, learner: Any, options: Any) -> tuple[list[float] | None, str | None]:
         """The untrained policy's returns (None when the learner cannot say) and a problem."""
@@ -352,7 +362,7 @@ class ReferencesJob(CellJob):
     keeps_checkpoints: bool = False
     checkpoints: Mapping[str, bytes] = dataclasses.field(default_factory=dict)
 
-    def compute(self) -> tuple[dict[str, Any], str | None]:  # noqa: D102
+    def compute(self) -> tuple[ReferencesRecord, str | None]:  # noqa: D102
         new: dict[str, bytes] = {}
         if self.cached is not None:
             random, expert = self.cached
@@ -360,8 +370,10 @@ class ReferencesJob(CellJob):
             random, expert = self._measure(None)
         else:
             (random, expert), new = in_checkpoint_folder(self.checkpoints, self._measure)
-        info = {"random": random, "expert": expert, "pid": os.getpid()}
-        return {"info": info, "checkpoints": new}, None
+        record = ReferencesRecord(
+            random=random, expert=expert, pid=os.getpid(), new_checkpoints=new
+        )
+        return record, None
 
     def _measure(self, experts: str | None) -> tuple[float, float]:
         from opt_suite.runner.references import measure_pair
@@ -386,17 +398,8 @@ class CellOutcome:
       error: one-paragraph message naming the cell and the cause (None on success).
       details: the traceback of a failure.
       started, finished, wall_s, host: when and where it ran (``wall_s`` covers the compute only).
-      demonstrations: list of Trajectory (demonstrations cells).
-      options: the bytes of the discovered option-set file (discovery cells).
-      num_options: the option set's size (discovery cells).
-      curves, info: the rest of the Discovery (discovery cells); ``info`` of every cell that
-        succeeded also holds its CPU seconds (:data:`CPU_SECONDS_INFO`).
-      episodes: (test task index, returns, steps, frames) per test task (evaluation cells).
-      usage: one ``OptionUsage`` per test task (evaluation cells computed with ``record_usage``).
-      files: a discovery's extra files, name -> bytes (``Discovery.files``).
-      checkpoints: the files a demonstrations (or references) cell's source wrote in its
-        checkpoint folder that the run did not have (or had with other bytes), name -> bytes, for
-        the run's ``experts/``.
+      record: what the cell produced, its stage's record (:mod:`opt_suite.store.records`), with
+        its CPU seconds; None for a failure.
       retryable: whether a failure may not happen again on a rerun (a lost worker, a full disk);
         False for an error of the cell's own code or a non-finite result, which the same inputs
         and seeds give again (:func:`may_change_on_retry`).
@@ -409,15 +412,7 @@ class CellOutcome:
     finished: float = 0.0
     wall_s: float = 0.0
     host: str = ""
-    demonstrations: Sequence[Any] | None = None
-    options: bytes | None = None
-    num_options: int | None = None
-    curves: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
-    info: dict[str, Any] = dataclasses.field(default_factory=dict)
-    episodes: Sequence[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = ()
-    usage: Sequence[Any] = ()
-    files: dict[str, bytes] = dataclasses.field(default_factory=dict)
-    checkpoints: dict[str, bytes] = dataclasses.field(default_factory=dict)
+    record: StageRecord | None = None
     retryable: bool = True
 
 
@@ -534,13 +529,13 @@ def execute(job: CellJob) -> CellOutcome:
     clock = time.perf_counter()
     cpu_clock = time.process_time()
     host = socket.gethostname()
+    record: StageRecord | None = None
     with signals_noted() as arrived:
         try:
-            result, problem = job.compute()
+            record, problem = job.compute()
             error = None if problem is None else f"{job.label} produced {problem}"
             details = ""
         except Exception as exc:  # any failure of a method/learner must not stop the other cells
-            result = {}
             error = job.failure(exc)
             details = traceback.format_exc()
             retryable = may_change_on_retry(exc)
@@ -549,7 +544,6 @@ def execute(job: CellJob) -> CellOutcome:
                 raise
             # Raised by the cell's own code (an env calling sys.exit(0)): a failed cell, not the
             # end of the run, and never an exit status of 0.
-            result = {}
             error = (
                 f"{job.label} failed: {type(exc).__name__}({exc}) raised by the cell's code "
                 "(an env, method or learner), not by a signal"
@@ -561,9 +555,9 @@ def execute(job: CellJob) -> CellOutcome:
     if error is not None:
         error = _logged(error, details)
     wall = time.perf_counter() - clock
-    if not error:  # beside the job's own info: every stage's record keeps it
+    if not error and record is not None:  # every stage's record keeps it
         cpu = round(time.process_time() - cpu_clock, 3)
-        result = {**result, "info": {**result.get("info", {}), CPU_SECONDS_INFO: cpu}}
+        record = dataclasses.replace(record, cpu_seconds=cpu)
     return CellOutcome(
         job.cell_id,
         error,
@@ -572,8 +566,8 @@ def execute(job: CellJob) -> CellOutcome:
         started + wall,
         wall,
         host,
+        record=None if error else record,
         retryable=retryable if error else True,
-        **(result if not error else {}),
     )
 
 

@@ -2,7 +2,8 @@
 
 For every seed index i the protocol is: train the experts and sample demonstrations on the train
 tasks; let every method entry discover options; run the test-time learner with each method's options
-on every held-out test task. One cell per step:
+on every held-out test task. One cell per step; what each hashes is its stage object's ``hashed``
+(:mod:`.stage_kinds`), and this module says which cells there are:
 
 - ``demonstrations`` (seed i): family params, the train tasks' params, ``demonstrations`` section;
 - ``discovery`` (method entry m, seed i): family params, train tasks, the entry (name, method,
@@ -33,7 +34,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from opt_suite.families.base import Task
-from opt_suite.runner.references import reference_key
+from opt_suite.runner.stage_kinds import (
+    DEMONSTRATIONS,
+    DISCOVERY,
+    EVALUATION,
+    REFERENCES,
+    Hashing,
+)
 from opt_suite.runner.versions import provider
 from opt_suite.spec import content_hash, to_plain
 from opt_suite.stages import Stage
@@ -160,46 +167,22 @@ def build_plan(
       references: plan one ``references`` cell per (seed, test task), after the seed's others
         (``report.references``: :func:`.references.references_wanted`).
     """
-    family = to_plain(spec.family)
+    # What each cell hashes is its stage's (stage_kinds.py): here, which cells there are.
     train = [to_plain(t.params) for t in train_tasks]
+    hashing = Hashing(spec, family_cls, learner_cls, source_cls, train, provider, PROTOCOL)
     by_seed = {
         seed: tuple(test_tasks[seed] if isinstance(test_tasks, Mapping) else test_tasks)
         for seed in seeds
     }
-    evaluation = to_plain(spec.evaluation)
-    # The budget: episodes, or frames when given (written only then, so that the ids of cells
-    # with an episode budget stay what they were before frame budgets existed).
-    budget: tuple[str, ...] = ("episodes",) if evaluation.get("frames") is None else ("frames",)
-    # The zero-shot episodes are computed in the evaluation cell: a count that is not the default
-    # enters its id (the default is left out, as the spec hash leaves it out).
-    budget += ("zero_shot_episodes",) if "zero_shot_episodes" in evaluation else ()
-    learner = {k: evaluation[k] for k in ("learner", "params", *budget, "max_steps")}
+    learner = hashing.learner()
     # What each entry's discovery reads, for its params: the one source of its dependencies.
     entries = zip(method_classes, spec.methods, strict=True)
     declared = [cls.discovery_budget(entry.params) for cls, entry in entries]
     uses = [(bool(reads.demonstrations), reads.interacts) for reads in declared]
     cells: list[Cell] = []
     for seed in seeds:
-        # The seed streams derive from (tasks.seed, seed index): both are part of every input.
-        common = {
-            "protocol": PROTOCOL,
-            "seed": seed,
-            "task_seed": spec.tasks.seed,
-            "family": family,
-        }
         demos = _make(
-            Stage.DEMONSTRATIONS,
-            seed,
-            None,
-            -1,
-            (),
-            {
-                **common,
-                "code": {"family": provider(family_cls), "source": provider(source_cls)},
-                "kind": Stage.DEMONSTRATIONS.value,
-                "train_tasks": train,
-                "demonstrations": to_plain(spec.demonstrations),
-            },
+            Stage.DEMONSTRATIONS, seed, None, -1, (), DEMONSTRATIONS.hashed(hashing, seed)
         )
         if any(uses_demos for uses_demos, _ in uses):  # experts are only trained when needed
             cells.append(demos)
@@ -210,44 +193,27 @@ def build_plan(
             # its id enters the inputs only then, so every other cell keeps its id.
             counted = method_classes[position].count_entry(entry.params)
             matched = () if counted is None else (discoveries[counted[1]],)
-            discovery = _make(
-                Stage.DISCOVERY,
+            inputs = DISCOVERY.hashed(
+                hashing,
                 seed,
-                entry.name,
                 position,
-                ((demos.cell_id,) if uses_demos else ()) + matched,
-                {
-                    **common,
-                    "code": {
-                        "family": provider(family_cls),
-                        "method": provider(method_classes[position]),
-                    },
-                    "kind": Stage.DISCOVERY.value,
-                    "train_tasks": train,
-                    "method": to_plain(entry),
-                    "demonstrations": demos.cell_id if uses_demos else None,
-                    "interaction_budget": (
-                        spec.evaluation.interaction_budget if uses_budget else None
-                    ),
-                    **({"count_of": matched[0]} if matched else {}),
-                },
+                method_classes[position],
+                demonstrations=demos.cell_id if uses_demos else None,
+                interaction_budget=spec.evaluation.interaction_budget if uses_budget else None,
+                count_of=matched[0] if matched else None,
             )
+            deps = ((demos.cell_id,) if uses_demos else ()) + matched
+            discovery = _make(Stage.DISCOVERY, seed, entry.name, position, deps, inputs)
             discoveries[entry.name] = discovery.cell_id
             cells.append(discovery)
             for t, task_params in enumerate(to_plain(task.params) for task in by_seed[seed]):
-                inputs = {
-                    **common,
-                    "code": {"family": provider(family_cls), "learner": provider(learner_cls)},
-                    "kind": Stage.EVALUATION.value,
-                    "test_task": task_params,
-                    "test_task_index": t,
-                    "learner": learner,
-                    "discovery": discovery.cell_id,
-                }
+                inputs = EVALUATION.hashed(
+                    hashing, seed, task_params, t, learner, discovery.cell_id
+                )
                 deps = (discovery.cell_id,)
                 cells.append(_make(Stage.EVALUATION, seed, entry.name, position, deps, inputs, t))
         if references:
             for t, task in enumerate(by_seed[seed]):
-                key = reference_key(spec, family_cls, source_cls, seed, task)
+                key = REFERENCES.hashed(hashing, seed, task)
                 cells.append(_make(Stage.REFERENCES, seed, None, -1, (), key, t))
     return Plan(tuple(cells), tuple(train_tasks), by_seed)

@@ -4,9 +4,8 @@ For each seed: demonstrations on the train tasks -> every method's option discov
 test-time learner with each method's options on every held-out test task, for the evaluation
 budget (see :mod:`.plan` for the cells and :mod:`.seeding` for where each random draw comes from).
 
-Length (over the 400 lines the tree aims for): running a plan and recording it (the cell jobs'
-inputs, the backends' outcomes into the store, reuse, the spec's reference returns file) is one
-pipeline; planning itself is in :mod:`.planning`.
+What each stage's cells hash, how their jobs are built and what is kept of them beside the store
+is that stage's object (:mod:`.stage_kinds`); planning itself is in :mod:`.planning`.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 from opt_suite.families.base import Task, TaskFamily
 from opt_suite.files_guard import read_bounded, unlinked_folder
@@ -25,10 +24,6 @@ from opt_suite.runner.backends import Backend, make_backend
 from opt_suite.runner.cells import (
     CellJob,
     CellOutcome,
-    DemonstrationsJob,
-    DiscoveryJob,
-    EvaluationJob,
-    ReferencesJob,
     plain_file_name,
 )
 from opt_suite.runner.claims import Claims
@@ -48,30 +43,18 @@ from opt_suite.runner.planning import (
 )
 from opt_suite.runner.progress import Progress
 from opt_suite.runner.scheduler import Summary, cell_record, execute_plan
-from opt_suite.runner.seeding import (
-    demonstrations_seed,
-    discovery_seed,
-    evaluation_seed,
-    zero_shot_seed,
-)
+from opt_suite.runner.stage_kinds import STAGE_KINDS, evaluation_job, seed_entry
 from opt_suite.spec import Spec, canonical_yaml, spec_hash, to_plain
 from opt_suite.stages import Stage
 from opt_suite.store.files import (
-    DEMOS_FILE,
     EXPERTS_FOLDER,
-    OPTIONS_FILE,
-    USAGE_FILE,
     cell_dir,
-    load_demonstrations,
     remove_stale_temporaries,
     write_bytes_atomic,
 )
 from opt_suite.store.provenance import collect_provenance
 from opt_suite.store.reader import split_name
 from opt_suite.store.writer import CellRecord, StoreWriter
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = [
     "Components",
@@ -96,38 +79,12 @@ class RunResult:
     reuse_note: str
 
 
-def evaluation_job(
-    spec: Spec, components: Components, plan: Plan, cell: Cell, options: bytes, **overrides: Any
-) -> EvaluationJob:
-    """The job of evaluation ``cell`` of ``plan``, given its method's option-set file (bytes).
-
-    The one place an evaluation's inputs are put together, so that a replay (``opt-suite
-    option-usage``) runs exactly what the runner ran; ``overrides`` sets further fields
-    (``record_usage``).
-    """
-    assert cell.stage is Stage.EVALUATION and cell.task is not None, cell.label
-    task = plan.test_task(cell)
-    return EvaluationJob(
-        cell_id=cell.cell_id,
-        label=cell.label,
-        family_cls=components.family,
-        family_params=spec.family.params,
-        task=task,
-        seed=evaluation_seed(spec.tasks.seed, cell.seed, task.index),
-        learner_cls=components.learner,
-        learner_params=spec.evaluation.params,
-        options=options,
-        episodes=spec.evaluation.episodes,
-        max_steps=spec.evaluation.max_steps,
-        frames=spec.evaluation.frames,
-        zero_shot_episodes=spec.evaluation.zero_shot_episodes,
-        zero_shot_seed=zero_shot_seed(spec.tasks.seed, cell.seed, task.index),
-        **overrides,
-    )
-
-
 class _Inputs:
-    """Builds cell jobs, keeping the outputs of recent cells in memory to avoid re-reading them."""
+    """Builds cell jobs, keeping the outputs of recent cells in memory to avoid re-reading them.
+
+    What a job needs and what a dependent reads of a record are its stage's
+    (:data:`.stage_kinds.STAGE_KINDS`); this holds the run's side: its spec, plan and folder.
+    """
 
     def __init__(
         self, spec: Spec, plan: Plan, components: Components, directory: Path, stream: TextIO
@@ -138,40 +95,22 @@ class _Inputs:
         self._cache: dict[str, Any] = {}
 
     def remember(self, cell: Cell, outcome: CellOutcome) -> None:
-        match cell.stage:
-            case Stage.DEMONSTRATIONS:
-                self._cache[cell.cell_id] = list(outcome.demonstrations or ())
-            case Stage.DISCOVERY:
-                self._cache[cell.cell_id] = outcome.options  # the option-set file's bytes
-            case Stage.EVALUATION | Stage.REFERENCES:
-                pass  # no cell reads an evaluation's or a reference's output
+        output = None if outcome.record is None else STAGE_KINDS[cell.stage].output(outcome.record)
+        if output is not None:  # no cell reads an evaluation's or a reference's output
+            self._cache[cell.cell_id] = output
         while len(self._cache) > 64:  # bounded: an option set of a big grid is megabytes
             self._cache.pop(next(iter(self._cache)))
 
-    def _output(self, cell_id: str) -> Any:
+    def output(self, cell_id: str) -> Any:
         if cell_id not in self._cache:
-            folder = cell_dir(self.directory, cell_id)
-            stage = self.cells[cell_id].stage
-            self._cache[cell_id] = (
-                load_demonstrations(folder)
-                if stage is Stage.DEMONSTRATIONS
-                # Through the guard: a regular file of bounded size, read without blocking.
-                else read_bounded(folder / OPTIONS_FILE, MAX_FILE_BYTES, "option-set file")
-            )
+            kind = STAGE_KINDS[self.cells[cell_id].stage]
+            self._cache[cell_id] = kind.read_output(cell_dir(self.directory, cell_id))
         return self._cache[cell_id]
 
     def job(self, cell: Cell) -> CellJob:
-        match cell.stage:
-            case Stage.DEMONSTRATIONS:
-                return self._demonstrations_job(cell)
-            case Stage.DISCOVERY:
-                return self._discovery_job(cell)
-            case Stage.EVALUATION:
-                return self._evaluation_job(cell)
-            case Stage.REFERENCES:
-                return self._references_job(cell)
+        return STAGE_KINDS[cell.stage].job(self, cell)
 
-    def _common(self, cell: Cell) -> dict[str, Any]:
+    def common(self, cell: Cell) -> dict[str, Any]:
         return {
             "cell_id": cell.cell_id,
             "label": cell.label,
@@ -179,25 +118,7 @@ class _Inputs:
             "family_params": self.spec.family.params,
         }
 
-    def _demonstrations_job(self, cell: Cell) -> DemonstrationsJob:
-        job = DemonstrationsJob(
-            **self._common(cell),
-            tasks=self.plan.train_tasks,
-            seed=demonstrations_seed(self.spec.tasks.seed, cell.seed),
-            demonstrations_spec=self.spec.demonstrations,
-            source_cls=self.components.demonstrations,
-            keeps_checkpoints=self.components.demonstrations.uses_checkpoints,
-        )
-        if not job.keeps_checkpoints:
-            return job
-        # The checkpoints this cell may reuse travel with it: its worker may be a Ray node that
-        # cannot see this directory (DemonstrationsJob).
-        checkpoints = self._checkpoints(job.family(), job.tasks, job.seed)
-        return dataclasses.replace(job, checkpoints=checkpoints)
-
-    def _checkpoints(
-        self, family: TaskFamily, tasks: Sequence[Task], seed: Any
-    ) -> dict[str, bytes]:
+    def checkpoints(self, family: TaskFamily, tasks: Sequence[Task], seed: Any) -> dict[str, bytes]:
         """The run's checkpoints the source would reuse demonstrating ``tasks`` with ``seed``."""
         from opt_suite.demonstrations.base import SourceContext
 
@@ -210,108 +131,22 @@ class _Inputs:
                 found[name] = read_bounded(path, MAX_FILE_BYTES, "expert checkpoint")
         return found
 
-    def _discovery_job(self, cell: Cell) -> DiscoveryJob:
-        spec = self.spec
-        method = self.components.methods[cell.position]
-        entry = spec.methods[cell.position]
-        demos = self._deps(cell, Stage.DEMONSTRATIONS)
-        return DiscoveryJob(
-            **self._common(cell),
-            tasks=self.plan.train_tasks,
-            # An entry may take another's seed (bc_option's initial_weights_of): same weights.
-            seed=discovery_seed(spec.tasks.seed, cell.seed, _seed_entry(method, entry, cell)),
-            method_cls=method,
-            method_params=entry.params,
-            demonstrations=self._output(demos[0]) if demos else (),
-            interaction_budget=discovery_steps(method, entry.params, spec),
-            matched_count=self._matched_count(cell),
-        )
-
-    def _deps(self, cell: Cell, stage: Stage) -> list[str]:
+    def deps(self, cell: Cell, stage: Stage) -> list[str]:
         """The cells of ``stage`` that ``cell`` reads."""
         return [d for d in cell.deps if self.cells[d].stage is stage]
 
-    def _matched_count(self, cell: Cell) -> int | None:
-        """How many options the discovery ``cell`` counts from found (``Method.count_entry``)."""
-        from opt_suite.options import from_bytes
-
-        counted = self._deps(cell, Stage.DISCOVERY)
-        return len(from_bytes(self._output(counted[0]))) if counted else None
-
-    def _evaluation_job(self, cell: Cell) -> EvaluationJob:
-        # Learners that can count their option choices do (same numbers, see run_with_usage);
-        # within a frame budget only those that honour one.
-        learner = self.components.learner
-        counts = learner.counts_usage and (
-            self.spec.evaluation.frames is None or learner.frame_budgets
-        )
-        options = self._output(cell.deps[0])
-        return evaluation_job(
-            self.spec, self.components, self.plan, cell, options, record_usage=counts
-        )
-
-    def _references_job(self, cell: Cell) -> ReferencesJob:
-        from opt_suite.runner.references import cached_pair, pair_seeds
-
-        def warn(message: str) -> None:
-            print(f"warning: {message}", file=self.stream)
-
-        # A pair whose trusted file the run has (a folder written before the pairs were cells,
-        # or a cell whose row was lost) is not measured again.
-        cached = cached_pair(self.directory, cell.inputs, warn)
-        job = ReferencesJob(
-            **self._common(cell),
-            spec=self.spec,
-            components=self.components,
-            task=self.plan.test_task(cell),
-            seed=cell.seed,
-            cached=cached,
-            keeps_checkpoints=self.components.demonstrations.uses_checkpoints,
-        )
-        if cached is not None or not job.keeps_checkpoints:
-            return job
-        # As a demonstrations cell's: the test task's expert travels with the cell.
-        expert_seed = pair_seeds(self.spec, cell.seed, job.task)[1]
-        checkpoints = self._checkpoints(job.family(), [job.task], expert_seed)
-        return dataclasses.replace(job, checkpoints=checkpoints)
-
     def record(self, cell: Cell, outcome: CellOutcome) -> CellRecord:
         self.remember(cell, outcome)
-        files: dict[str, Any] = {}
+        record = outcome.record
+        if record is None or record.stage is not cell.stage:
+            raise TypeError(f"{cell.label} returned a record of another stage: {record!r}")
         # Before the cell is recorded: a recorded cell's experts are in the run.
         experts = self.directory / EXPERTS_FOLDER
-        for name, data in sorted(outcome.checkpoints.items()):  # checkpoint, then sidecar
+        for name, data in sorted(record.checkpoints().items()):  # checkpoint, then sidecar
             experts.mkdir(exist_ok=True)
             write_bytes_atomic(experts / plain_file_name(name), data)
-        match cell.stage:
-            case Stage.DEMONSTRATIONS:
-                from opt_suite.demonstrations import save_demonstrations
-
-                demos = list(outcome.demonstrations or ())
-                files[DEMOS_FILE] = lambda path: save_demonstrations(path, demos)
-            case Stage.DISCOVERY:
-                data = outcome.options or b""
-                files[OPTIONS_FILE] = lambda path: path.write_bytes(data)
-                for name, extra in outcome.files.items():  # checked by DiscoveryJob.compute
-                    files[name] = lambda path, extra=extra: path.write_bytes(extra)
-            case Stage.EVALUATION:
-                if outcome.usage:
-                    usage = outcome.usage[0]
-                    files[USAGE_FILE] = lambda path: usage.save(path)
-            case Stage.REFERENCES:  # beside its info, the pair's file the spec's is made of
-                from opt_suite.runner.references import keep_pair
-
-                info = outcome.info
-                keep_pair(self.directory, cell.inputs, info["random"], info["expert"])
-        return cell_record(
-            cell,
-            outcome,
-            info=dict(outcome.info),
-            files=files,
-            num_options=outcome.num_options if cell.stage is Stage.DISCOVERY else None,
-            episodes=outcome.episodes,
-            curves=dict(outcome.curves),
-        )
+        STAGE_KINDS[cell.stage].keep(self.directory, cell, record)
+        return cell_record(cell, outcome, **record.stored())
 
 
 def run_protocol(
@@ -558,7 +393,4 @@ def _reuse_note(writer: StoreWriter, new_hash: str, commit: str | None, plan: Pl
     )
 
 
-def _seed_entry(method: Any, entry: Any, cell: Cell) -> str:
-    """The method entry whose discovery seed ``cell`` takes: its own unless the method names one."""
-    borrowed = method.seed_entry(entry.params)
-    return borrowed[1] if borrowed else cell.method or ""
+_seed_entry = seed_entry  # its old name here (tests/test_bc_option.py)

@@ -34,7 +34,8 @@ Read API (for reports, stats and comparisons; never imports TensorFlow)::
     store.seeds()              # seed indices run with the latest spec
     store.tasks("test")        # list[TaskInfo(split, index, task_id, params)] of the latest run
     store.cells()              # list[CellInfo] planned by the latest run (status 'done', 'failed',
-                               #   or 'missing' when never finished)
+                               #   or 'missing' when never finished); a cell's .record is its
+                               #   stage's typed record (opt_suite.store.records), read from info
     store.episodes(method=None)           # [EpisodeRow(method, seed, task, episode, ret, steps,
                                #   frames)]: frames = emulator frames used up to the episode's end
     store.episode_arrays(method)          # EpisodeArrays(returns [seeds, tasks, episodes],

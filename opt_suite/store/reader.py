@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from opt_suite.stages import Stage
+from opt_suite.store.records import StageRecord, record_from_info
 from opt_suite.store.schema import DB_NAME, RUN_FAMILY_KEY, StoreError, connect
 from opt_suite.store.verify import episodes_checksum, folder_problem
 
@@ -74,6 +76,11 @@ class CellInfo:
     finished: float | None
     host: str | None
     info: dict[str, Any]
+
+    @property
+    def record(self) -> StageRecord:
+        """The facts of its stage's record (:mod:`opt_suite.store.records`), from ``info``."""
+        return record_from_info(self.kind, self.info)
 
 
 def split_name(seed: int | None) -> str:
@@ -329,11 +336,11 @@ class ResultsStore:
         return [(r[0], r[1], r[2], int(r[3]), int(r[4])) for r in rows]
 
     # -- results ---------------------------------------------------------------------------------
-    def _done_cells(self, kind: str) -> str:
+    def _done_cells(self, stage: Stage) -> str:
         # Only rows of cells that the latest run planned and that completed.
         return (
             "SELECT DISTINCT p.cell_id, p.method AS entry, p.seed AS seed, p.position "
-            f"FROM {self._plan} p JOIN cells c USING (cell_id) WHERE p.kind = '{kind}' "
+            f"FROM {self._plan} p JOIN cells c USING (cell_id) WHERE p.kind = '{stage.value}' "
             "AND c.status = 'done'"
         )
 
@@ -346,7 +353,7 @@ class ResultsStore:
         """
         query = (
             f"SELECT d.entry, e.seed, e.task, e.episode, e.ret, e.steps, e.frames, d.cell_id "
-            f"FROM episodes e JOIN ({self._done_cells('evaluation')}) d USING (cell_id)"
+            f"FROM episodes e JOIN ({self._done_cells(Stage.EVALUATION)}) d USING (cell_id)"
         )
         args: tuple[Any, ...] = ()
         if method is not None:
@@ -385,8 +392,8 @@ class ResultsStore:
         for r in rows:
             per_cell.setdefault(r[7], []).append((r[2], r[3], r[4], r[5], r[6]))
         query = (
-            f"SELECT d.cell_id, d.entry, d.seed, v.episodes FROM ({self._done_cells('evaluation')})"
-            " d LEFT JOIN verification v USING (cell_id)"
+            "SELECT d.cell_id, d.entry, d.seed, v.episodes FROM "
+            f"({self._done_cells(Stage.EVALUATION)}) d LEFT JOIN verification v USING (cell_id)"
         )
         for cell_id, entry, seed, expected in self._conn.execute(query).fetchall():
             if method is not None and entry != method:
@@ -466,7 +473,7 @@ class ResultsStore:
         """Training curves recorded by completed discovery cells."""
         query = (
             f"SELECT d.entry, k.seed, k.name, k.step, k.value FROM curves k "
-            f"JOIN ({self._done_cells('discovery')}) d USING (cell_id) WHERE 1 = 1"
+            f"JOIN ({self._done_cells(Stage.DISCOVERY)}) d USING (cell_id) WHERE 1 = 1"
         )
         args: tuple[Any, ...] = ()
         if method is not None:
@@ -499,25 +506,26 @@ class ResultsStore:
         from opt_suite.store.files import OPTIONS_FILE
 
         row = self._conn.execute(
-            f"SELECT o.cell_id FROM option_sets o JOIN ({self._done_cells('discovery')}) d "
+            f"SELECT o.cell_id FROM option_sets o JOIN ({self._done_cells(Stage.DISCOVERY)}) d "
             "USING (cell_id) WHERE d.entry = ? AND o.seed = ?",
             (method, seed),
         ).fetchone()
         if row is None:
             return None
-        return self._verified_file(row[0], "discovery", OPTIONS_FILE)
+        return self._verified_file(row[0], Stage.DISCOVERY, OPTIONS_FILE)
 
     def demonstrations(self, seed: int) -> list[Any] | None:
         """The demonstrations (list of ``Trajectory``) of ``seed``, or None if not collected yet."""
         from opt_suite.store.files import DEMOS_FILE, load_demonstrations
 
         row = self._conn.execute(
-            f"SELECT d.cell_id FROM ({self._done_cells('demonstrations')}) d WHERE d.seed = ?",
+            f"SELECT d.cell_id FROM ({self._done_cells(Stage.DEMONSTRATIONS)}) d WHERE d.seed = ?",
             (seed,),
         ).fetchone()
         if row is None:
             return None
-        return load_demonstrations(self._verified_file(row[0], "demonstrations", DEMOS_FILE).parent)
+        path = self._verified_file(row[0], Stage.DEMONSTRATIONS, DEMOS_FILE)
+        return load_demonstrations(path.parent)
 
 
 def _run_info(row: sqlite3.Row) -> RunInfo:

@@ -37,7 +37,16 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from opt_suite._tf import tensorflow
-from opt_suite.methods.base import Discovery, DiscoveryContext, Method, discrete_actions
+from opt_suite.methods.base import (
+    FIT_ACCURACY,
+    FIT_LOG_LIKELIHOOD,
+    HELD_OUT_ACCURACY,
+    HELD_OUT_LOG_LIKELIHOOD,
+    Discovery,
+    DiscoveryContext,
+    Method,
+    discrete_actions,
+)
 from opt_suite.methods.budget import DiscoveryBudget
 from opt_suite.methods.offline_options.method import OfflineOptions, table_input
 from opt_suite.methods.offline_options.params import Params
@@ -270,7 +279,7 @@ class BCOption(Method):
         from opt_suite.methods.offline_options.cloning import demonstration_fit
 
         fit = demonstration_fit(weights, demos, coords)
-        return {"fit_accuracy": fit.accuracy, "fit_log_likelihood": fit.log_likelihood}
+        return {FIT_ACCURACY: fit.accuracy, FIT_LOG_LIKELIHOOD: fit.log_likelihood}
 
     def held_out_fit(
         self, context: DiscoveryContext, initial: Any, batch: Any, steps: int | None
@@ -295,8 +304,8 @@ class BCOption(Method):
         test_demos, test_coords = batch(scored)
         fit = demonstration_fit(weights, test_demos, test_coords)
         return {
-            "held_out_accuracy": fit.accuracy,
-            "held_out_log_likelihood": fit.log_likelihood,
+            HELD_OUT_ACCURACY: fit.accuracy,
+            HELD_OUT_LOG_LIKELIHOOD: fit.log_likelihood,
             "held_out_demonstrations": len(scored),
         }
 

@@ -1,0 +1,43 @@
+"""What the stage objects (runner/stage_kinds.py) must not change: cell ids and spec hashes.
+
+Each bundled spec below is planned for seeds 0 and 1, and the sha256 of its cells (id, kind,
+method entry, seed, dependencies) must be what the planner gave before each stage's hashed inputs
+moved into its stage object (main at 7e491f8, with the same pinned providers). The providers are
+pinned because a cell id also hashes the code's version and source digest (runner/versions.py):
+any edit to opt_suite gives new ids by design, and what is checked here is everything else.
+Between them the specs plan every stage: references cells (heldout, related-controls), an entry
+counting another's options (related-controls), frame budgets (atari-smoke), per-seed test tasks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+import opt_suite.runner.versions as versions
+from opt_suite.runner.planning import plan_spec, resolve_components
+from opt_suite.spec import load_spec, spec_hash
+
+SPECS = Path(__file__).resolve().parents[1] / "specs"
+
+#: spec -> (its hash's first 16 digits, cells planned for seeds 0-1, sha256 of them, first 16).
+BEFORE = {
+    "fourrooms-quick": ("395dea5a672e2d32", 84, "4ef41ab939f427a8"),
+    "fourrooms-heldout": ("299da2f511f5b0e7", 126, "43d9fd6dd2dc7a72"),
+    "fourrooms-related-controls": ("23922a1bc400385f", 156, "84d3740882e3cd31"),
+    "chain-validation": ("1e7cbb501c1fc69a", 22, "5eeaff9788455349"),
+    "atari-smoke": ("68443a2d90bc7824", 14, "909d3b88e5669382"),
+    "gymnasium-frozenlake": ("8f38fc3c6f66786d", 108, "da923e68967d1ba3"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BEFORE))
+def test_cell_ids_and_spec_hashes_are_what_they_were(name, monkeypatch):
+    monkeypatch.setattr(versions, "_module_provider", lambda top: f"{top} pinned")
+    spec = load_spec(SPECS / f"{name}.yaml")
+    plan = plan_spec(spec, [0, 1], resolve_components(spec))[3]
+    cells = "\n".join(f"{c.cell_id} {c.kind} {c.method} {c.seed} {c.deps}" for c in plan.cells)
+    digest = hashlib.sha256(cells.encode()).hexdigest()[:16]
+    assert (spec_hash(spec)[:16], len(plan.cells), digest) == BEFORE[name]
