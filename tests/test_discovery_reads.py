@@ -82,8 +82,8 @@ def test_covering_options_on_the_exact_model_neither_waits_on_nor_needs_demonstr
         np.random.SeedSequence(0), CoveringOptions, params, (), steps,
     )  # fmt: skip
     result, problem = job.compute()
-    assert problem is None and result["num_options"] == 2
-    assert "demonstration_steps" not in result["info"]  # not charged what it does not read
+    assert problem is None and result.options_count == 2
+    assert result.demonstration_steps is None  # not charged what it does not read
 
 
 @pytest.mark.parametrize(
