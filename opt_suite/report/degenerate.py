@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from opt_suite.report.episodes import LearningCurves
-from opt_suite.report.section import CaveatPlace, Column, StoredRun
+from opt_suite.report.section import CaveatPlace, Column, MarkdownPlace, StoredRun
 from opt_suite.stages import Stage
 
 __all__ = [
@@ -246,6 +246,7 @@ class DegenerateOptionsSection:
     # A kept option that is a primitive under another name, or never used, is no option: said
     # with what the methods produced, after the statistics' caveats.
     caveat_place: CaveatPlace = "outputs"
+    markdown_place: MarkdownPlace = "after"
 
     def collect(
         self, cells: Sequence[Any], methods: Sequence[str], run: StoredRun

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from opt_suite.report.option_usage import RunUsage
+from opt_suite.report.option_usage import RunUsage, run_usage
 from opt_suite.run_view import RunView, RunViewError
 from opt_suite.stages import Stage
 
@@ -105,18 +105,7 @@ def view_usage(
             raise RunViewError(
                 f"{cell.label}: its option counts do not add up to the stored episodes' steps"
             )
-        runs.append(
-            RunUsage(
-                cell.method or "",
-                cell.seed,
-                int(task),
-                tuple(usage.names),
-                int(usage.num_primitives),
-                np.asarray(usage.calls),
-                np.asarray(usage.steps),
-                None if usage.frames is None else np.asarray(usage.frames),
-            )
-        )
+        runs.append(run_usage(cell.method or "", cell.seed, int(task), usage))
     notes += _notes(view, missing, read, counter, time.perf_counter() - started)
     return runs, notes
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from opt_suite.learners.base import ZERO_SHOT_INFO
 from opt_suite.report.episodes import LearningCurves
-from opt_suite.report.section import CaveatPlace, Column, StoredRun, fmt, json_number
+from opt_suite.report.section import CaveatPlace, Column, MarkdownPlace, StoredRun, fmt, json_number
 
 __all__ = ["SECTION", "ZeroShot", "ZeroShotSection", "zero_shot_returns"]
 
@@ -70,6 +70,7 @@ class ZeroShotSection:
 
     key: str = "zero_shot_return"
     caveat_place: CaveatPlace = "outputs"  # it has no caveats
+    markdown_place: MarkdownPlace = "after"
 
     def collect(
         self, cells: Sequence[Any], methods: Sequence[str], run: StoredRun
