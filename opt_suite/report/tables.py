@@ -101,13 +101,13 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
     bootstrap resamples, confidence, per-task thresholds and their rule, the unit of
     episodes_to_threshold, which metrics are better when lower, and ``intervals``: what each
     interval resamples). ``ci_*`` is the stratified bootstrap over seeds, ``task_ci_*`` the task
-    bootstrap. With reference returns, ``normalised`` holds ``{"definition", "tasks", "pairs",
-    "of_pairs", "methods": {NAME: {METRIC: estimate}}}`` for the return metrics (``pairs`` of
-    ``of_pairs`` (seed, task) pairs aggregated; the rest have no scale). Methods appear best
-    first. Each report section (:mod:`opt_suite.report.sections`) adds its own keys after
-    ``normalised``, e.g. with zero-shot episodes ``zero_shot_return`` is ``{NAME: {mean, se,
-    runs, episodes}}``: the learner's untrained policy over each option set
-    (:mod:`opt_suite.report.zero_shot`). ``verdicts``:
+    bootstrap. Methods appear best first. Each report section (:mod:`opt_suite.report.sections`)
+    adds its own keys after ``verdicts``: with reference returns, ``normalised`` holds
+    ``{"definition", "tasks", "pairs", "of_pairs", "methods": {NAME: {METRIC: estimate}}}`` for
+    the return metrics (``pairs`` of ``of_pairs`` (seed, task) pairs aggregated; the rest have no
+    scale; :mod:`opt_suite.report.normalised_section`), with zero-shot episodes
+    ``zero_shot_return`` is ``{NAME: {mean, se, runs, episodes}}``: the learner's untrained policy
+    over each option set (:mod:`opt_suite.report.zero_shot`). ``verdicts``:
     ``{"baseline", "metric", "familywise", "methods": {NAME: verdict}}``, the one rule's verdict
     of each entry against the baseline (:meth:`opt_suite.verdict.Verdict.as_dict`); the margins
     it used are ``protocol.equivalence``. With ``report.positive_controls``, ``verdicts.validity``
