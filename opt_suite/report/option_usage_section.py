@@ -1,11 +1,12 @@
 """How the test-time learner used each method entry's options, from the counts the run recorded.
 
 A learner that counts its choices (``counts_usage``: ``smdp_q_learning``, ``tf_agents``) keeps
-each evaluation cell's counts in ``cells/<id>/option_usage.npz`` (:data:`USAGE_FILE`). This
-section reads those recorded counts only -- it never replays a cell; ``opt-suite option-usage``
-does that for older runs and writes the per-option, per-run detail -- and pools them per method
-entry with :func:`opt_suite.report.option_usage.totals` (ratios of sums: every decision weighs the
-same): the share of decisions that chose an option over all episodes and over the last
+each evaluation cell's counts in ``cells/<id>/option_usage.npz``. This section reads those
+recorded counts only (:func:`opt_suite.report.usage_replay.recorded_counts`) -- it never
+replays a cell; ``opt-suite option-usage`` does that for older runs and writes the per-option,
+per-run detail -- and pools them per method entry with
+:func:`opt_suite.report.option_usage.totals` (ratios of sums: every decision weighs the same): the
+share of decisions that chose an option over all episodes and over the last
 ``report.final_fraction`` of them, the share of primitive steps taken inside options and the
 mean option length (steps per call). It explains a win or a loss: options that the learner
 stops choosing cannot be what made an entry better.
@@ -23,7 +24,6 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from opt_suite.learners.base import OptionUsage
 from opt_suite.report.episodes import LearningCurves
 from opt_suite.report.option_usage import RunUsage, UsageTotals, run_usage, totals
 from opt_suite.report.section import (
@@ -35,7 +35,7 @@ from opt_suite.report.section import (
     json_number,
     markdown_table,
 )
-from opt_suite.store.files import USAGE_FILE
+from opt_suite.report.usage_replay import recorded_counts
 
 __all__ = ["SECTION", "EntryUsage", "OptionUsageSection", "recorded_usage"]
 
@@ -64,7 +64,7 @@ def recorded_usage(
 ) -> tuple[dict[str, list[RunUsage]], dict[str, int]]:
     """Per entry, the counts its done evaluation cells recorded, and how many cells are done.
 
-    The counts are the learner's own, read back from each cell's :data:`USAGE_FILE` (digest
+    The counts are the learner's own, read back from each cell's ``option_usage.npz`` (digest
     checked by the store); a cell without one is counted as done but contributes no counts.
     """
     found: dict[str, list[RunUsage]] = {m: [] for m in methods}
@@ -73,13 +73,11 @@ def recorded_usage(
         if cell.status != "done" or str(cell.kind) != "evaluation" or cell.method not in found:
             continue
         done[cell.method] += 1
-        path = run.store.recorded_file(cell.cell_id, USAGE_FILE)
-        if path is not None:
+        usage = recorded_counts(run.store, cell.cell_id)
+        if usage is not None:
             # The store's cells do not say which test task a cell ran; the pooled totals need
             # none (the per-task detail is `opt-suite option-usage`'s).
-            found[cell.method].append(
-                run_usage(cell.method, cell.seed, None, OptionUsage.load(path))
-            )
+            found[cell.method].append(run_usage(cell.method, cell.seed, None, usage))
     return found, done
 
 
