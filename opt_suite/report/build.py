@@ -38,7 +38,7 @@ from opt_suite.report.normalise import (
     undefined_pairs,
 )
 from opt_suite.report.normalised_section import SECTION as NORMALISED
-from opt_suite.report.normalised_section import NormalisedPart, from_references, with_estimates
+from opt_suite.report.normalised_section import from_references, with_estimates
 from opt_suite.report.sections import section_caveats, section_markdown
 from opt_suite.report.tables import (
     leaderboard_json,
@@ -166,8 +166,8 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
     if normalised is None:
         return board
     # The core computed the normalised estimates; the section shows them.
-    found: NormalisedPart = with_estimates(normalised, board)
-    return dataclasses.replace(board, sections={**board.sections, NORMALISED.key: found})
+    shown = with_estimates(normalised, board)
+    return dataclasses.replace(board, sections={**board.sections, NORMALISED.key: shown})
 
 
 def _per_seed_reference_thresholds(
