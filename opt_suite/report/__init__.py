@@ -16,8 +16,8 @@ everything below it works on plain data (:class:`EpisodeTable`), so it is tested
 * :mod:`~opt_suite.report.source` -- the adapter from the results store;
 * :mod:`~opt_suite.report.core` -- a ``runs.json``'s estimates in one call (:func:`aggregate`);
 * :mod:`~opt_suite.report.section`, :mod:`~opt_suite.report.sections` -- the report's sections
-  (zero-shot return, discovery cost, cloning fit, CPU seconds, demonstrations kept, degenerate
-  options), each collected and rendered in one module.
+  (normalised scores, zero-shot return, discovery cost, cloning fit, CPU seconds, option usage,
+  demonstrations kept, degenerate options), each collected and rendered in one module.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ that what builds on them (the baseline file, the gate) does not import the pipel
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,8 @@ from opt_suite.report.normalise import (
     reference_thresholds,
     undefined_pairs,
 )
+from opt_suite.report.normalised_section import SECTION as NORMALISED
+from opt_suite.report.normalised_section import from_references, with_estimates
 from opt_suite.report.sections import section_caveats, section_markdown
 from opt_suite.report.tables import (
     leaderboard_json,
@@ -112,8 +115,16 @@ def choose_thresholds(
 
 
 def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
-    """The aggregated leaderboard of an analysis."""
-    return build_leaderboard(
+    """The aggregated leaderboard of an analysis, its sections' data with it.
+
+    The normalised scores' section is handed the references before the core runs (its caveat
+    needs only them) and the core's normalised estimates after it.
+    """
+    sections = dict(inputs.sections)
+    normalised = from_references(inputs.references)
+    if normalised is not None:
+        sections[NORMALISED.key] = normalised
+    board = build_leaderboard(
         analysis.metrics,
         spec_name=inputs.spec_name,
         spec_hash=inputs.spec_hash,
@@ -132,15 +143,13 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
                 inputs.episodes,
             ),
             # What the methods were given (e.g. demonstrations that score nothing test nothing).
-            *section_caveats(inputs.sections, "inputs"),
+            *section_caveats(sections, "inputs"),
             *filter(None, [_threshold_caveat(analysis)]),
-            *filter(
-                None,
-                [None if inputs.references is None else normalisation_caveat(inputs.references)],
-            ),
+            # The scale of the estimates (e.g. reference returns that give no normalised score).
+            *section_caveats(sections, "scale"),
             *inputs.reference_warnings,
             # What they produced (e.g. an option that is a primitive under another name).
-            *section_caveats(inputs.sections, "outputs"),
+            *section_caveats(sections, "outputs"),
             # A method that ran on less than it was given (e.g. demonstrations it left out).
             *inputs.discovery_warnings,
         ),
@@ -148,12 +157,17 @@ def leaderboard(inputs: ReportInputs, analysis: Analysis) -> Leaderboard:
         references=inputs.references,
         threshold_rule=analysis.threshold_rule,
         frame_unit=inputs.frame_unit,
-        sections=inputs.sections,
+        sections=sections,
         tasks_per_seed=inputs.tasks_per_seed,
         margins=Margins(inputs.settings.equivalence_normalised, inputs.settings.equivalence_p),
         positive_controls=inputs.settings.positive_controls,
         clone=inputs.settings.clone,
     )
+    if normalised is None:
+        return board
+    # The core computed the normalised estimates; the section shows them.
+    shown = with_estimates(normalised, board)
+    return dataclasses.replace(board, sections={**board.sections, NORMALISED.key: shown})
 
 
 def _per_seed_reference_thresholds(
@@ -234,7 +248,7 @@ def write_report_files(inputs: ReportInputs, out_dir: str | Path) -> list[Path]:
             None,
             [
                 leaderboard_markdown(board),
-                *section_markdown(inputs.sections, analysis.curves),
+                *section_markdown(board.sections, analysis.curves, "after"),
             ],
         )
     )

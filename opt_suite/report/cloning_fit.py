@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from opt_suite.report.episodes import LearningCurves
-from opt_suite.report.section import CaveatPlace, Column, StoredRun, json_number
+from opt_suite.report.section import CaveatPlace, Column, MarkdownPlace, StoredRun, json_number
 from opt_suite.store.records import ClonedFit, DiscoveryRecord
 
 __all__ = ["SECTION", "CloningFit", "CloningFitSection", "cloning_fits", "cloning_fit_markdown"]
@@ -122,6 +122,7 @@ class CloningFitSection:
 
     key: str = "cloning_fit"
     caveat_place: CaveatPlace = "outputs"  # it has no caveats
+    markdown_place: MarkdownPlace = "after"
 
     def collect(
         self, cells: Sequence[Any], methods: Sequence[str], run: StoredRun

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from opt_suite.report.episodes import LearningCurves
-from opt_suite.report.section import CaveatPlace, Column, StoredRun
+from opt_suite.report.section import CaveatPlace, Column, MarkdownPlace, StoredRun
 from opt_suite.store.records import record_from_info
 
 __all__ = ["SECTION", "CpuSeconds", "CpuSecondsSection"]
@@ -47,6 +47,7 @@ class CpuSecondsSection:
 
     key: str = "cpu_seconds"
     caveat_place: CaveatPlace = "outputs"  # it has no caveats
+    markdown_place: MarkdownPlace = "after"
 
     def collect(
         self, cells: Sequence[Any], methods: Sequence[str], run: StoredRun

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from opt_suite.report.episodes import LearningCurves
-from opt_suite.report.section import CaveatPlace, Column, StoredRun
+from opt_suite.report.section import CaveatPlace, Column, MarkdownPlace, StoredRun
 from opt_suite.stages import Stage
 
 __all__ = [
@@ -218,20 +218,18 @@ def _recorded_usage(store: Any, cells: Any, discovery: Any) -> tuple[Any, Any, i
     Returns (calls [episodes, A + m], steps [same], A, option names), or None unless every such
     evaluation cell is done and recorded its counts.
     """
-    from opt_suite.store.files import USAGE_FILE
+    from opt_suite.report.usage_replay import recorded_counts
 
     evaluations = [
         c
         for c in cells
         if c.kind == Stage.EVALUATION and (c.method, c.seed) == (discovery.method, discovery.seed)
     ]
-    paths = [store.recorded_file(c.cell_id, USAGE_FILE) if c.status == "done" else None
+    found = [recorded_counts(store, c.cell_id) if c.status == "done" else None
              for c in evaluations]  # fmt: skip
-    if not paths or any(p is None for p in paths):
+    if not found or any(u is None for u in found):
         return None
-    from opt_suite.learners.base import OptionUsage  # only when counts were recorded
-
-    usages = [OptionUsage.load(p) for p in paths if p is not None]
+    usages = [u for u in found if u is not None]
     first = usages[0]
     calls = np.concatenate([np.asarray(u.calls) for u in usages])
     steps = np.concatenate([np.asarray(u.steps) for u in usages])
@@ -246,6 +244,7 @@ class DegenerateOptionsSection:
     # A kept option that is a primitive under another name, or never used, is no option: said
     # with what the methods produced, after the statistics' caveats.
     caveat_place: CaveatPlace = "outputs"
+    markdown_place: MarkdownPlace = "after"
 
     def collect(
         self, cells: Sequence[Any], methods: Sequence[str], run: StoredRun

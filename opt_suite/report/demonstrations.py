@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from opt_suite.report.episodes import LearningCurves
-from opt_suite.report.section import CaveatPlace, Column, StoredRun
+from opt_suite.report.section import CaveatPlace, Column, MarkdownPlace, StoredRun
 
 __all__ = [
     "SECTION",
@@ -172,6 +172,7 @@ class DemonstrationsSection:
     # Options learned from demonstrations that score nothing test nothing: said before the
     # statistics' caveats, with what the methods were given.
     caveat_place: CaveatPlace = "inputs"
+    markdown_place: MarkdownPlace = "after"
 
     def collect(
         self, cells: Sequence[Any], methods: Sequence[str], run: StoredRun

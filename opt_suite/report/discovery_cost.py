@@ -28,7 +28,7 @@ import numpy as np
 
 from opt_suite.report.curves import write_curves_png
 from opt_suite.report.episodes import LearningCurves
-from opt_suite.report.section import CaveatPlace, Column, StoredRun
+from opt_suite.report.section import CaveatPlace, Column, MarkdownPlace, StoredRun
 from opt_suite.store.records import DiscoveryRecord
 
 __all__ = [
@@ -115,6 +115,7 @@ class DiscoveryCostSection:
 
     key: str = "discovery_cost"
     caveat_place: CaveatPlace = "outputs"  # it has no caveats
+    markdown_place: MarkdownPlace = "after"
 
     def collect(
         self, cells: Sequence[Any], methods: Sequence[str], run: StoredRun

@@ -31,6 +31,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -39,6 +40,7 @@ from opt_suite.report.metrics import final_episode_count
 
 __all__ = [
     "RunUsage",
+    "run_usage",
     "UsageTotals",
     "totals",
     "run_rows",
@@ -60,7 +62,8 @@ class RunUsage:
     """One evaluation run's counts.
 
     Attributes:
-      method, seed, task: the run (method entry, seed index, test task index).
+      method, seed, task: the run (method entry, seed index, test task index; None: not known,
+        e.g. read from the store's cells alone, which aggregates over tasks never need).
       names: the O = A + m choices, primitives first.
       num_primitives: A.
       calls: int [episodes, O], decisions that chose each choice.
@@ -71,7 +74,7 @@ class RunUsage:
 
     method: str
     seed: int
-    task: int
+    task: int | None
     names: tuple[str, ...]
     num_primitives: int
     calls: np.ndarray
@@ -115,6 +118,24 @@ class RunUsage:
     def episodes(self) -> int:
         """Number of episodes."""
         return int(self.calls.shape[0])
+
+
+def run_usage(method: str, seed: int, task: int | None, usage: Any) -> RunUsage:
+    """One run's counts from what its learner recorded.
+
+    ``usage`` is a :class:`opt_suite.learners.base.OptionUsage`, e.g. read back from an
+    evaluation cell's ``option_usage.npz``.
+    """
+    return RunUsage(
+        method,
+        seed,
+        task,
+        tuple(usage.names),
+        int(usage.num_primitives),
+        np.asarray(usage.calls),
+        np.asarray(usage.steps),
+        None if usage.frames is None else np.asarray(usage.frames),
+    )
 
 
 @dataclasses.dataclass(frozen=True)

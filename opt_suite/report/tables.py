@@ -15,11 +15,10 @@ from typing import Any
 
 from opt_suite.files_guard import InputError
 from opt_suite.report.episodes import COLUMNS, EpisodeTable, label_key
-from opt_suite.report.leaderboard import Estimate, Improvement, Leaderboard
+from opt_suite.report.leaderboard import Improvement, Leaderboard
 from opt_suite.report.metrics import HIGHER_IS_BETTER, JUMP_START_FRACTION, SMOOTHING_WINDOW
-from opt_suite.report.section import fmt
-from opt_suite.report.section import json_number as _finite
-from opt_suite.report.sections import section_columns, section_json
+from opt_suite.report.section import ESTIMATE_FIELDS, estimate_json, fmt, iqm_cell, markdown_table
+from opt_suite.report.sections import section_columns, section_json, section_markdown
 from opt_suite.report.stale import read_report_json
 from opt_suite.report.validity import Validity
 from opt_suite.report.verdicts import margins_json
@@ -27,7 +26,6 @@ from opt_suite.verdict import familywise_statement
 
 __all__ = [
     "LEADERBOARD_CSV_COLUMNS",
-    "extra_tables",
     "leaderboard_json",
     "leaderboard_markdown",
     "write_leaderboard_csv",
@@ -57,7 +55,6 @@ LEADERBOARD_CSV_COLUMNS = (
     "paired_p_task_ci_high",
 )
 
-ESTIMATE_FIELDS = ("mean", "se", "iqm", "ci_low", "ci_high", "task_ci_low", "task_ci_high")
 IMPROVEMENT_FIELDS = ("probability", "ci_low", "ci_high", "task_ci_low", "task_ci_high")
 #: The metrics of the main table; the others (the auc's split) have a table of their own.
 MAIN_METRICS = ("auc", "final_return", "episodes_to_threshold")
@@ -104,13 +101,13 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
     bootstrap resamples, confidence, per-task thresholds and their rule, the unit of
     episodes_to_threshold, which metrics are better when lower, and ``intervals``: what each
     interval resamples). ``ci_*`` is the stratified bootstrap over seeds, ``task_ci_*`` the task
-    bootstrap. With reference returns, ``normalised`` holds ``{"definition", "tasks", "pairs",
-    "of_pairs", "methods": {NAME: {METRIC: estimate}}}`` for the return metrics (``pairs`` of
-    ``of_pairs`` (seed, task) pairs aggregated; the rest have no scale). Methods appear best
-    first. Each report section (:mod:`opt_suite.report.sections`) adds its own keys after
-    ``normalised``, e.g. with zero-shot episodes ``zero_shot_return`` is ``{NAME: {mean, se,
-    runs, episodes}}``: the learner's untrained policy over each option set
-    (:mod:`opt_suite.report.zero_shot`). ``verdicts``:
+    bootstrap. Methods appear best first. Each report section (:mod:`opt_suite.report.sections`)
+    adds its own keys after ``verdicts``: with reference returns, ``normalised`` holds
+    ``{"definition", "tasks", "pairs", "of_pairs", "methods": {NAME: {METRIC: estimate}}}`` for
+    the return metrics (``pairs`` of ``of_pairs`` (seed, task) pairs aggregated; the rest have no
+    scale; :mod:`opt_suite.report.normalised_section`), with zero-shot episodes
+    ``zero_shot_return`` is ``{NAME: {mean, se, runs, episodes}}``: the learner's untrained policy
+    over each option set (:mod:`opt_suite.report.zero_shot`). ``verdicts``:
     ``{"baseline", "metric", "familywise", "methods": {NAME: verdict}}``, the one rule's verdict
     of each entry against the baseline (:meth:`opt_suite.verdict.Verdict.as_dict`); the margins
     it used are ``protocol.equivalence``. With ``report.positive_controls``, ``verdicts.validity``
@@ -118,10 +115,7 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
     control against the cloned option, and ``caveat`` (also in ``warnings``) when none is better.
     """
     methods = {
-        row.method: {
-            k: {f: _finite(getattr(row.estimates[k], f)) for f in ESTIMATE_FIELDS}
-            for k in board.metrics
-        }
+        row.method: {k: estimate_json(row.estimates[k]) for k in board.metrics}
         for row in board.rows
     }
     improvement = {
@@ -134,24 +128,6 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
         for row in board.rows
         if row.paired
     }
-    normalised = {}
-    if board.normalisation is not None:
-        normalised = {
-            "normalised": {
-                "definition": board.normalisation,
-                "tasks": list(board.normalised_tasks),
-                "pairs": board.normalised_pairs[0],
-                "of_pairs": board.normalised_pairs[1],
-                "methods": {
-                    row.method: {
-                        k: {f: _finite(getattr(e, f)) for f in ESTIMATE_FIELDS}
-                        for k, e in row.normalised.items()
-                    }
-                    for row in board.rows
-                    if row.normalised
-                },
-            }
-        }
     verdicts = {row.method: row.verdict.as_dict() for row in board.rows if row.verdict}
     validity = {} if board.validity is None else {"validity": board.validity.as_dict()}
     return {
@@ -167,7 +143,6 @@ def leaderboard_json(board: Leaderboard) -> dict[str, Any]:
             "methods": verdicts,
             **validity,
         },
-        **normalised,
         **section_json(board.sections),
         "protocol": {
             "seeds": board.seeds,
@@ -251,14 +226,6 @@ def metric_label(board: Leaderboard, metric: str) -> str:
     return metric
 
 
-def _iqm_cell(e: Estimate, digits: int) -> str:
-    """``IQM [seeds CI] [tasks CI]``."""
-    return (
-        f"{fmt(e.iqm, digits)} [{fmt(e.ci_low, digits)}, {fmt(e.ci_high, digits)}]"
-        f" [{fmt(e.task_ci_low, digits)}, {fmt(e.task_ci_high, digits)}]"
-    )
-
-
 def _p_cell(p: Improvement | None) -> str:
     if p is None:
         return "—"
@@ -298,7 +265,7 @@ def table_cells(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
             e = row.estimates[k]
             digits = _digits(board, k)
             cells.append(f"{fmt(e.mean, digits)} ± {fmt(e.se, digits)}")
-            cells.append(_iqm_cell(e, digits))
+            cells.append(iqm_cell(e, digits))
         if board.baseline is not None:
             cells.append(_p_cell(row.improvement.get(board.primary)))
             cells.append(_p_cell(row.paired.get(board.primary)))
@@ -307,33 +274,20 @@ def table_cells(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def extra_tables(board: Leaderboard) -> list[tuple[str, list[str], list[list[str]]]]:
-    """The tables after the main one: (title, header, rows) each.
-
-    The auc split into its jump start and the improvement after it, then (with reference returns)
-    the return metrics on the normalised scale.
-    """
+def _split_tables(board: Leaderboard) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The auc split: jump start and improvement (none when the metrics lack them)."""
     pct = round(100 * board.confidence)
     split = [k for k in ("jump_start", "improvement") if k in board.metrics]
+    if not split:
+        return []
+    header = ["method"] + [f"{k} ↑: IQM [{pct}% CI seeds] [tasks]" for k in split]
+    rows = [[r.method] + [iqm_cell(r.estimates[k], 2) for k in split] for r in board.rows]
+    return [("The auc split: jump start and improvement", header, rows)]
+
+
+def _verdict_tables(board: Leaderboard) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The validity check (first: it says whether the verdicts can mean much), the verdicts."""
     tables = []
-    if split:
-        header = ["method"] + [f"{k} ↑: IQM [{pct}% CI seeds] [tasks]" for k in split]
-        rows = [[r.method] + [_iqm_cell(r.estimates[k], 2) for k in split] for r in board.rows]
-        tables.append(("The auc split: jump start and improvement", header, rows))
-    if board.normalisation is not None:
-        names = list(next((r.normalised for r in board.rows if r.normalised), {}))
-        header = ["method"] + [f"{k} ↑: IQM [{pct}% CI seeds] [tasks]" for k in names]
-        rows = [
-            [r.method]
-            + [_iqm_cell(r.normalised[k], 2) if k in r.normalised else "—" for k in names]
-            for r in board.rows
-        ]
-        pairs, of_pairs = board.normalised_pairs
-        title = (
-            f"Normalised scores ({board.normalisation}; {len(board.normalised_tasks)} of"
-            f" {board.tasks} test tasks, n = {pairs} of {of_pairs} (seed, task) pairs)"
-        )
-        tables.append((title, header, rows))
     if board.verdicts:
         family = familywise_statement(board.verdicts)
         if board.validity is not None:  # first: it says whether the verdicts below can mean much
@@ -364,14 +318,6 @@ def _validity_table(validity: Validity, family: str) -> tuple[str, list[str], li
     rows = [[name, v.text()] for name, v in validity.verdicts.items()]
     rows += [[line.split(" ", 1)[0], line] for line in validity.missing]
     return title, ["positive control", f"verdict against {validity.clone}"], rows
-
-
-def _markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = [
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
-    ]
-    return lines + ["| " + " | ".join(cells) + " |" for cells in rows]
 
 
 def intervals_text(board: Leaderboard) -> str:
@@ -409,10 +355,14 @@ def leaderboard_markdown(board: Leaderboard) -> str:
         f" test tasks × {budget_text(board)} per method entry. {intervals_text(board)}",
         "",
         *(f"> **Warning:** {w}\n" for w in board.warnings),
-        *_markdown_table(header, rows),
+        *markdown_table(header, rows),
     ]
-    for title, extra_header, extra_rows in extra_tables(board):
-        lines += ["", f"**{title}**", "", *_markdown_table(extra_header, extra_rows)]
+    for title, extra_header, extra_rows in _split_tables(board):
+        lines += ["", f"**{title}**", "", *markdown_table(extra_header, extra_rows)]
+    for part in section_markdown(board.sections, {}, "tables"):  # e.g. the normalised scores
+        lines += ["", part]
+    for title, extra_header, extra_rows in _verdict_tables(board):
+        lines += ["", f"**{title}**", "", *markdown_table(extra_header, extra_rows)]
     thresholds = sorted(board.thresholds.items(), key=lambda kv: label_key(kv[0]))
     shown = ", ".join(f"{t}: {v:.2f}" for t, v in thresholds[:8])
     more = f", … ({len(thresholds)} tasks)" if len(thresholds) > 8 else ""

@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from opt_suite.report.option_usage import RunUsage
+from opt_suite.report.option_usage import RunUsage, run_usage
 from opt_suite.run_view import RunView, RunViewError
 from opt_suite.stages import Stage
 
-__all__ = ["REPLAY_DIFFERS", "view_usage"]
+__all__ = ["REPLAY_DIFFERS", "recorded_counts", "view_usage"]
 
 REPLAY_DIFFERS = "replay differs from the stored run — the code changed since; rerun the spec"
 
@@ -61,7 +61,6 @@ def view_usage(
             f"stored spec plans with the current code (their inputs changed): {REPLAY_DIFFERS}"
         )
     stored = _stored_episodes(view, methods)
-    recorded = _recorded_counts(view, check.done)
     from opt_suite.files_guard import read_bounded
     from opt_suite.options.base import MAX_FILE_BYTES
 
@@ -91,11 +90,8 @@ def view_usage(
         assert cell.task is not None, cell.label
         task = plan.test_task(cell).index
         key = (cell.method or "", cell.seed, task)
-        path = recorded.get(cell.cell_id)
-        if path is not None and not replay:
-            from opt_suite.learners.base import OptionUsage
-
-            usage = OptionUsage.load(path)  # counted by the run itself, with these very episodes
+        usage = None if replay else recorded_counts(view.store, cell.cell_id)
+        if usage is not None:  # counted by the run itself, with these very episodes
             read += 1
         else:
             usage = counter.replay(cell, stored.get(key))
@@ -105,18 +101,7 @@ def view_usage(
             raise RunViewError(
                 f"{cell.label}: its option counts do not add up to the stored episodes' steps"
             )
-        runs.append(
-            RunUsage(
-                cell.method or "",
-                cell.seed,
-                int(task),
-                tuple(usage.names),
-                int(usage.num_primitives),
-                np.asarray(usage.calls),
-                np.asarray(usage.steps),
-                None if usage.frames is None else np.asarray(usage.frames),
-            )
-        )
+        runs.append(run_usage(cell.method or "", cell.seed, int(task), usage))
     notes += _notes(view, missing, read, counter, time.perf_counter() - started)
     return runs, notes
 
@@ -134,10 +119,21 @@ def _stored_episodes(view: RunView, methods: list[str]) -> dict[tuple[str, int, 
     return stored
 
 
-def _recorded_counts(view: RunView, done: frozenset[str]) -> dict[str, Any]:
+def recorded_counts(store: Any, cell_id: str) -> Any:
+    """The option counts evaluation cell ``cell_id`` recorded when it ran; None: it recorded none.
+
+    The one reader of ``cells/<id>/option_usage.npz`` (digest checked by the store): this module,
+    the option-usage section and the degenerate options' "never chosen" read the counts here.
+    Returns an :class:`opt_suite.learners.base.OptionUsage`.
+    """
     from opt_suite.store.files import USAGE_FILE
 
-    return {c: view.store.recorded_file(c, USAGE_FILE) for c in sorted(done)}
+    path = store.recorded_file(cell_id, USAGE_FILE)
+    if path is None:
+        return None
+    from opt_suite.learners.base import OptionUsage  # only when counts were recorded
+
+    return OptionUsage.load(path)
 
 
 class _Counter:

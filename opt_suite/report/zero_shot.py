@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from opt_suite.report.episodes import LearningCurves
-from opt_suite.report.section import CaveatPlace, Column, StoredRun, fmt, json_number
+from opt_suite.report.section import CaveatPlace, Column, MarkdownPlace, StoredRun, fmt, json_number
 from opt_suite.stages import Stage
 from opt_suite.store.records import EvaluationRecord
 
@@ -73,6 +73,7 @@ class ZeroShotSection:
 
     key: str = "zero_shot_return"
     caveat_place: CaveatPlace = "outputs"  # it has no caveats
+    markdown_place: MarkdownPlace = "after"
 
     def collect(
         self, cells: Sequence[Any], methods: Sequence[str], run: StoredRun
