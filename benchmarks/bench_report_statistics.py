@@ -69,7 +69,7 @@ def new_statistics() -> int:
                 )
                 improvement(k, m.values[k], base.values[k], REPS, rng_for(name, k, "p"), True)
                 intervals += 3
-        estimates, _ = normalised_estimates(name, m, REFERENCES, REPS)
+        estimates, *_ = normalised_estimates(name, m, REFERENCES, REPS)
         intervals += 2 * len(estimates)
     return intervals
 
