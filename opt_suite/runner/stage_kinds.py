@@ -46,8 +46,8 @@ if TYPE_CHECKING:
     from opt_suite.families.base import Task, TaskFamily
     from opt_suite.learners.base import Learner
     from opt_suite.methods.base import Method
+    from opt_suite.runner.cell import Cell, Plan
     from opt_suite.runner.components import Components
-    from opt_suite.runner.plan import Cell, Plan
     from opt_suite.spec import Spec
 
 __all__ = [
@@ -225,7 +225,7 @@ class DiscoveryKind(StageKind):
 
     def job(self, inputs: JobInputs, cell: Cell) -> DiscoveryJob:  # noqa: D102
         from opt_suite.options import from_bytes
-        from opt_suite.runner.planning import discovery_steps
+        from opt_suite.runner.estimate import discovery_steps
 
         spec = inputs.spec
         method = inputs.components.methods[cell.position]
