@@ -5,7 +5,10 @@ method entry, seed, dependencies) must be what the planner gave before each stag
 moved into its stage object (main at 7e491f8, with the same pinned providers), except where a
 method's dependencies were then planned from its ``discovery_budget`` on purpose: eigenoptions with
 the default ``adjacency: known`` no longer depends on the demonstrations cell (fourrooms-quick,
-fourrooms-heldout: the digests the ``deps`` branch gave before the stage objects were merged). The providers are
+fourrooms-heldout: the digests the ``deps`` branch gave before the stage objects were merged).
+The protocol is pinned at 2 as well: version 3 marks that planning change (every id moves once,
+which ``test_the_protocol_enters_every_cell_id`` checks; reference cells, shared between specs,
+have a version of their own). The providers are
 pinned because a cell id also hashes the code's version and source digest (runner/versions.py):
 any edit to opt_suite gives new ids by design, and what is checked here is everything else.
 Between them the specs plan every stage: references cells (heldout, related-controls), an entry
@@ -19,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+import opt_suite.runner.plan as plan_module
 import opt_suite.runner.versions as versions
 from opt_suite.runner.planning import plan_spec, resolve_components
 from opt_suite.spec import load_spec, spec_hash
@@ -39,8 +43,21 @@ BEFORE = {
 @pytest.mark.parametrize("name", sorted(BEFORE))
 def test_cell_ids_and_spec_hashes_are_what_they_were(name, monkeypatch):
     monkeypatch.setattr(versions, "_module_provider", lambda top: f"{top} pinned")
+    monkeypatch.setattr(plan_module, "PROTOCOL", 2)  # the protocol the pinned digests were made by
     spec = load_spec(SPECS / f"{name}.yaml")
     plan = plan_spec(spec, [0, 1], resolve_components(spec))[3]
     cells = "\n".join(f"{c.cell_id} {c.kind} {c.method} {c.seed} {c.deps}" for c in plan.cells)
     digest = hashlib.sha256(cells.encode()).hexdigest()[:16]
     assert (spec_hash(spec)[:16], len(plan.cells), digest) == BEFORE[name]
+
+
+def test_the_protocol_enters_every_cell_id(monkeypatch):
+    monkeypatch.setattr(versions, "_module_provider", lambda top: f"{top} pinned")
+    spec = load_spec(SPECS / "fourrooms-quick.yaml")
+    ids = {}
+    for protocol in (2, 3):
+        monkeypatch.setattr(plan_module, "PROTOCOL", protocol)
+        cells = plan_spec(spec, [0], resolve_components(spec))[3].cells
+        # Reference cells are shared between specs and plannings: they have their own version.
+        ids[protocol] = {c.cell_id for c in cells if c.kind != "references"}
+    assert ids[2] and ids[2].isdisjoint(ids[3])

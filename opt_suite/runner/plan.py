@@ -54,11 +54,10 @@ if TYPE_CHECKING:
 
 __all__ = ["PROTOCOL", "KINDS", "Cell", "Plan", "Stage", "build_plan"]
 
-# Bump when the meaning of a cell's inputs changes (e.g. seeding), so old cells are not reused.
-# Not when only what enters them changes: dependencies planned from discovery_budget(params)
-# (0.3.0) changed the inputs of exactly the discovery cells whose dependencies changed, so those
-# get new ids and every other cell keeps its own (CHANGELOG.md).
-PROTOCOL = 2  # 2: one evaluation cell per test task
+# Bump when the meaning of a cell's inputs or how cells are planned changes (e.g. seeding), so old
+# cells are not reused by another planning (CHANGELOG.md says each bump).
+# 2: one evaluation cell per test task; 3: dependencies planned from discovery_budget(params).
+PROTOCOL = 3
 #: The store's names of the stages, in order (``Stage`` values).
 KINDS = tuple(stage.value for stage in Stage)
 
