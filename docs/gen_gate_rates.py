@@ -11,7 +11,10 @@ Every false-alarm rate and power the docs quote for a gate comes from a file in
     python docs/gen_gate_rates.py --check                                      # exit 1 when stale
 
 The baseline is the gate spec's own (``ci/baseline.json`` for the quick spec,
-``ci/baseline-<gate>.json`` otherwise; ``--baseline`` names another). A record keeps the fresh
+``ci/baseline-<gate>.json`` otherwise; ``--baseline`` names another); ``--record`` runs
+``gate-rates --stamp``, so the same measurement is also written into the baseline
+(``measured_rates``), without which ``compare`` refuses it, and the record names the baseline's
+content digest. A record keeps the fresh
 run's seeds, workers, wall time and commit (from its store) beside the checkout's commit, date and
 CPU model at measuring time, and the command's JSON output whole.
 """
@@ -59,7 +62,9 @@ def default_baseline(spec: str) -> str:
     return "ci/baseline.json" if stem == "fourrooms-quick" else f"ci/baseline-{stem}.json"
 
 
-def record(spec: str, fresh: Path, baseline: str, unit: str = "pair") -> dict[str, Any]:
+def record(
+    spec: str, fresh: Path, baseline: str, unit: str = "pair", permutations: int | None = None
+) -> dict[str, Any]:
     """Measure ``spec``'s gate on the fresh run ``fresh`` with the CLI, and describe both."""
     from opt_suite.store import ResultsStore
 
@@ -72,7 +77,9 @@ def record(spec: str, fresh: Path, baseline: str, unit: str = "pair") -> dict[st
         "--unit",
         unit,
         "--json",
+        "--stamp",
         *(a for f in FRACTIONS for a in ("--degradation", f)),
+        *(["--permutations", str(permutations)] if permutations else []),
     ]
     result = subprocess.run(
         [sys.executable, "-m", "opt_suite", *command[1:]], cwd=ROOT, capture_output=True, text=True
@@ -134,7 +141,12 @@ def section(data: dict[str, Any]) -> str:
         f"Fresh run: `{fresh['command']}` ({len(fresh['seeds'])} seeds, {duration(fresh['wall_s'])}"
         f" wall with `--workers {fresh['workers']}` on a shared machine) at "
         f"`{short_commit(fresh['commit'])}`; measured by `{data['command']}` at "
-        f"`{short_commit(data['commit'])}` on {data['date']}, CPU {data['cpu']}.",
+        f"`{short_commit(data['commit'])}` on {data['date']}, CPU {data['cpu']}"
+        + (
+            f"; stamped into the baseline (digest `{rates['baseline_digest'][:12]}`)."
+            if rates.get("stamped")
+            else "; not stamped into the baseline (measured before `--stamp` existed)."
+        ),
         "",
     ]
     return "\n".join(lines)
@@ -154,11 +166,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--unit", choices=("pair", "seed"), default="pair", help="the test, as compare's --unit"
     )
+    parser.add_argument(
+        "--permutations",
+        type=int,
+        help="gate-rates --permutations (with the seed as the unit, >= 1024 changes no decision"
+        " on 10 seeds: all 2^10 sign patterns are enumerated; fewer bootstrap resamples)",
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 if the page is stale")
     args = parser.parse_args(argv)
     if args.record:
         spec, fresh = args.record
-        data = record(spec, Path(fresh), args.baseline or default_baseline(spec), args.unit)
+        baseline = args.baseline or default_baseline(spec)
+        data = record(spec, Path(fresh), baseline, args.unit, args.permutations)
         INPUTS.mkdir(exist_ok=True)
         (INPUTS / f"{Path(spec).stem}.json").write_text(json.dumps(data, indent=1) + "\n")
     return write_or_check(OUTPUT, render(), "gen_gate_rates.py", args.check)
