@@ -9,14 +9,18 @@ Every false-alarm rate and power the docs quote for a gate comes from a file in
     python docs/gen_gate_rates.py --record ci/gate-power.yaml runs/fresh-power --unit seed
     python docs/gen_gate_rates.py                                              # render only
     python docs/gen_gate_rates.py --check                                      # exit 1 when stale
+    python docs/gen_gate_rates.py --stamp-recorded ci/gate-power.yaml 09bc33b  # see below
 
 The baseline is the gate spec's own (``ci/baseline.json`` for the quick spec,
 ``ci/baseline-<gate>.json`` otherwise; ``--baseline`` names another); ``--record`` runs
 ``gate-rates --stamp``, so the same measurement is also written into the baseline
 (``measured_rates``), without which ``compare`` refuses it, and the record names the baseline's
-content digest. A record keeps the fresh
-run's seeds, workers, wall time and commit (from its store) beside the checkout's commit, date and
-CPU model at measuring time, and the command's JSON output whole.
+content digest. ``--stamp-recorded SPEC COMMIT`` stamps a baseline with a record written before
+``--stamp`` existed, without measuring again, only when the baseline committed at ``COMMIT`` (the
+commit the record's ``gate-rates`` ran at) holds the same numbers as today's file -- every key but
+``settings.gate_unit``, which must name the record's unit -- and adds the digest to the record.
+A record keeps the fresh run's seeds, workers, wall time and commit (from its store) beside the
+checkout's commit, date and CPU model at measuring time, and the command's JSON output whole.
 """
 
 from __future__ import annotations
@@ -109,6 +113,43 @@ def record(
     }
 
 
+def stamp_recorded(spec: str, commit: str) -> dict[str, Any]:
+    """Stamp ``spec``'s baseline with its older record's rates if they are of the same numbers."""
+    from opt_suite.report.baseline import load_baseline, stamp_baseline
+    from opt_suite.report.measured_rates import MeasuredRates
+
+    path = INPUTS / f"{Path(spec).stem}.json"
+    data = json.loads(path.read_text())
+    rates, baseline = data["rates"], data["baseline"]
+    shown = subprocess.run(
+        ["git", "show", f"{commit}:{baseline}"], cwd=ROOT, capture_output=True, text=True
+    )
+    if shown.returncode != 0:
+        raise SystemExit(f"{baseline} at {commit}: {shown.stderr.strip()}")
+    then, now = json.loads(shown.stdout), json.loads((ROOT / baseline).read_text())
+    unit = rates.get("unit", "pair")
+    moved = [k for k in {*then, *now} - {"settings", "measured_rates"} if then.get(k) != now.get(k)]
+    settings = {k: v for k, v in now["settings"].items() if k != "gate_unit"}
+    if moved or settings != then["settings"] or now["settings"].get("gate_unit", unit) != unit:
+        raise SystemExit(f"{baseline}: other numbers than at {commit} ({moved}): measure again")
+    digest = load_baseline(ROOT / baseline).digest
+    measured = MeasuredRates(
+        unit=unit,
+        metric=rates["metric"],
+        alpha=rates["alpha"],
+        correction="holm",  # the only correction gate-rates measures
+        reruns=rates["reruns"],
+        false_alarms=rates["false_alarms"],
+        power={f: rates["power_rate"][f] for f in rates["power_rate"]},
+        baseline_digest=digest,
+        date=data["date"],
+    )
+    stamp_baseline(ROOT / baseline, measured)
+    data["rates"] = {**rates, "correction": "holm", "baseline_digest": digest, "stamped": True}
+    data["stamped_from_record"] = f"{baseline} at {commit} has the same numbers"
+    return data
+
+
 def _caught(rates: dict[str, Any], fraction: str) -> str:
     per = rates["power"].get(fraction)
     if per is None:
@@ -143,7 +184,12 @@ def section(data: dict[str, Any]) -> str:
         f"`{short_commit(fresh['commit'])}`; measured by `{data['command']}` at "
         f"`{short_commit(data['commit'])}` on {data['date']}, CPU {data['cpu']}"
         + (
-            f"; stamped into the baseline (digest `{rates['baseline_digest'][:12]}`)."
+            f"; stamped into the baseline (digest `{rates['baseline_digest'][:12]}`"
+            + (
+                f"; later, from this record: {data['stamped_from_record']})."
+                if "stamped_from_record" in data
+                else ")."
+            )
             if rates.get("stamped")
             else "; not stamped into the baseline (measured before `--stamp` existed)."
         ),
@@ -172,8 +218,18 @@ def main(argv: list[str] | None = None) -> int:
         help="gate-rates --permutations (with the seed as the unit, >= 1024 changes no decision"
         " on 10 seeds: all 2^10 sign patterns are enumerated; fewer bootstrap resamples)",
     )
+    parser.add_argument(
+        "--stamp-recorded",
+        nargs=2,
+        metavar=("SPEC", "COMMIT"),
+        help="stamp SPEC's baseline with its record, if its numbers are those at COMMIT",
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 if the page is stale")
     args = parser.parse_args(argv)
+    if args.stamp_recorded:
+        spec, commit = args.stamp_recorded
+        data = stamp_recorded(spec, commit)
+        (INPUTS / f"{Path(spec).stem}.json").write_text(json.dumps(data, indent=1) + "\n")
     if args.record:
         spec, fresh = args.record
         baseline = args.baseline or default_baseline(spec)
