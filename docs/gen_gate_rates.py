@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -160,6 +161,11 @@ def _caught(rates: dict[str, Any], fraction: str) -> str:
     )
 
 
+def _shown(command: str) -> str:
+    """A command as typed from the repository root: a spec path of any checkout made relative."""
+    return re.sub(r"(?<= )/\S*/(?=(?:ci|specs)/[^/\s]+\.yaml)", "", command)
+
+
 def section(data: dict[str, Any]) -> str:
     """One gate spec's rates, with where and how they were measured."""
     rates, fresh = data["rates"], data["fresh_run"]
@@ -179,7 +185,8 @@ def section(data: dict[str, Any]) -> str:
         "|---|---|",
         *(f"| {f} | {_caught(rates, f)} |" for f in FRACTIONS),
         "",
-        f"Fresh run: `{fresh['command']}` ({len(fresh['seeds'])} seeds, {duration(fresh['wall_s'])}"
+        f"Fresh run: `{_shown(fresh['command'])}` ({len(fresh['seeds'])} seeds,"
+        f" {duration(fresh['wall_s'])}"
         f" wall with `--workers {fresh['workers']}` on a shared machine) at "
         f"`{short_commit(fresh['commit'])}`; measured by `{data['command']}` at "
         f"`{short_commit(data['commit'])}` on {data['date']}, CPU {data['cpu']}"
