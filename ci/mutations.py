@@ -53,6 +53,11 @@ GATES = {
     "gymnasium": Gate("ci/gate-gymnasium.yaml", "ci/baseline-gate-gymnasium.json"),
     "field": Gate("ci/gate-field.yaml", "ci/baseline-gate-field.json"),
     "pixels": Gate("ci/gate-pixels.yaml", "ci/baseline-gate-pixels.json"),
+    # Algorithm 1's objective guarded: offline-options at lambda2 = 1, where its results depend
+    # on Ĵ's terms, compared as .ci/run does.
+    "objective": Gate(
+        "ci/gate-objective.yaml", "ci/baseline-gate-objective.json", ("--unit", "seed")
+    ),
     # Issue 36, item 1's proposal: offline-options alone where its results depend on Ĵ. Its
     # rates were never measured, so compare is told so (and prints it).
     "offline-power": Gate(
@@ -198,6 +203,10 @@ MUTATIONS: tuple[Mutation, ...] = (
     control("power"),
     *(on_gate(m, "power") for m in (SMDP_DISCOUNT, JHAT_NO_TERMINATION, BETA_FROZEN)),
     on_gate(DEMOS_SHUFFLED, "power"),
+    # The objective's bugs on the gate built to catch them.
+    control("objective"),
+    on_gate(JHAT_NO_TERMINATION, "objective"),
+    on_gate(BETA_FROZEN, "objective"),
 )
 
 
