@@ -49,13 +49,8 @@ from typing import Any
 import numpy as np
 
 from opt_suite.files_guard import InputError, output_file, read_json
+from opt_suite.report import measured_rates
 from opt_suite.report.inputs import Analysis, ReportInputs
-from opt_suite.report.measured_rates import (
-    MeasuredRates,
-    content_digest,
-    measured_from_document,
-    stamp,
-)
 from opt_suite.report.metrics import METRICS, SMOOTHING_WINDOW
 
 __all__ = [
@@ -111,7 +106,7 @@ class Baseline:
     #: SHA-256 of the file's content without its stamp (:func:`content_digest`)
     digest: str = ""
     #: what ``gate-rates --stamp`` measured on it (None: never measured)
-    measured: MeasuredRates | None = None
+    measured: measured_rates.MeasuredRates | None = None
 
 
 #: The units of the gate's sign-flip test (``compare --unit``), as ``settings.gate_unit`` records.
@@ -188,17 +183,16 @@ def load_baseline(path: str | Path) -> Baseline:
     return baseline_from_document(_document(path), path)
 
 
-def stamp_baseline(path: str | Path, measured: MeasuredRates) -> None:
+def stamp_baseline(path: str | Path, measured: measured_rates.MeasuredRates) -> None:
     """Write what ``gate-rates`` measured into the baseline file (:mod:`.measured_rates`).
 
-    Raises:
-        BaselineError: the file is not a baseline, or changed since ``measured`` was measured.
+    Raises BaselineError when the file is not a baseline or changed since it was measured.
     """
     path = Path(path)
     doc = _document(path)
     baseline_from_document(doc, path)
     try:
-        stamp(output_file(path, "the baseline file"), measured, doc)
+        measured_rates.stamp(output_file(path, "the baseline file"), measured, doc)
     except (ValueError, InputError) as exc:
         raise BaselineError(str(exc)) from None
 
@@ -213,10 +207,9 @@ def _document(path: str | Path) -> Any:
         )
     try:
         # Every key once (a second "auc" would silently win), no NaN or Infinity literal.
-        doc = read_json(path, MAX_BYTES, "baseline file", finite=True)
+        return read_json(path, MAX_BYTES, "baseline file", finite=True)
     except InputError as exc:  # a directory, FIFO, /dev/zero link, > MAX_BYTES, not JSON
         raise BaselineError(str(exc)) from None
-    return doc
 
 
 def baseline_from_document(doc: Any, path: str | Path) -> Baseline:
@@ -289,7 +282,7 @@ def baseline_from_document(doc: Any, path: str | Path) -> Baseline:
         "task_draw must map test splits ('test' or 'test/seed<i>') to SHA-256 hex digests",
     )
     try:
-        measured = measured_from_document(doc.get("measured_rates"))
+        measured = measured_rates.measured_from_document(doc.get(measured_rates.KEY))
     except ValueError as exc:
         raise BaselineError(f"{path}: {exc}") from None
     return Baseline(
@@ -304,7 +297,7 @@ def baseline_from_document(doc: Any, path: str | Path) -> Baseline:
         tasks_per_seed=test_tasks == "per_seed",
         task_draw=dict(draw),
         gate_unit=gate_unit,
-        digest=content_digest(doc),
+        digest=measured_rates.content_digest(doc),
         measured=measured,
     )
 
