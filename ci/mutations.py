@@ -8,7 +8,8 @@ For each mutation, one at a time: copy ``opt_suite/`` and ``baselines/`` to a te
 apply one realistic learning bug as a text patch (the old text must occur exactly once), import
 the patched module from the copy, run the mutation's gate spec with the copy first on
 ``PYTHONPATH`` (``opt-suite run``) and ``opt-suite compare`` it with the gate's committed
-baseline -- the package's own CLI, as ``.ci/run`` calls it. The outcome is read from the exit
+baseline -- the package's own CLI, with the flags ``.ci/run`` passes (``Gate.compare_flags``:
+``--unit seed`` for gate-power and gate-objective). The outcome is read from the exit
 status alone: 1 is a regression (caught), 2 a gate that refused to judge (red too, with its
 reason), 0 a pass (missed). A patch that no longer applies, or a copy that fails to import, is a
 listed failure of the check, never a pass. The table (``--out``) is written by this script, never
