@@ -8,7 +8,8 @@ For each mutation, one at a time: copy ``opt_suite/`` and ``baselines/`` to a te
 apply one realistic learning bug as a text patch (the old text must occur exactly once), import
 the patched module from the copy, run the mutation's gate spec with the copy first on
 ``PYTHONPATH`` (``opt-suite run``) and ``opt-suite compare`` it with the gate's committed
-baseline -- the package's own CLI, as ``.ci/run`` calls it. The outcome is read from the exit
+baseline -- the package's own CLI, with the flags ``.ci/run`` passes (``Gate.compare_flags``:
+``--unit seed`` for gate-power and gate-objective). The outcome is read from the exit
 status alone: 1 is a regression (caught), 2 a gate that refused to judge (red too, with its
 reason), 0 a pass (missed). A patch that no longer applies, or a copy that fails to import, is a
 listed failure of the check, never a pass. The table (``--out``) is written by this script, never
@@ -39,19 +40,30 @@ PACKAGES = ("opt_suite", "baselines")  # what a mutation may patch: the code the
 
 @dataclasses.dataclass(frozen=True)
 class Gate:
-    """A gate spec and the baseline `.ci/run` compares it with."""
+    """A gate spec, the baseline `.ci/run` compares it with, and compare's flags there."""
 
     spec: str
     baseline: str
+    compare_flags: tuple[str, ...] = ()
 
 
 GATES = {
     "quick": Gate("specs/fourrooms-quick.yaml", "ci/baseline.json"),
+    # The gate with power for every entry, compared as .ci/run does: the seed as the unit.
+    "power": Gate("ci/gate-power.yaml", "ci/baseline-gate-power.json", ("--unit", "seed")),
     "gymnasium": Gate("ci/gate-gymnasium.yaml", "ci/baseline-gate-gymnasium.json"),
     "field": Gate("ci/gate-field.yaml", "ci/baseline-gate-field.json"),
     "pixels": Gate("ci/gate-pixels.yaml", "ci/baseline-gate-pixels.json"),
-    # Issue 36, item 1's proposal: offline-options alone where its results depend on Ĵ.
-    "offline-power": Gate("ci/offline-power.yaml", "ci/baseline-offline-power.json"),
+    # Algorithm 1's objective guarded: offline-options at lambda2 = 1, where its results depend
+    # on Ĵ's terms, compared as .ci/run does.
+    "objective": Gate(
+        "ci/gate-objective.yaml", "ci/baseline-gate-objective.json", ("--unit", "seed")
+    ),
+    # Issue 36, item 1's proposal: offline-options alone where its results depend on Ĵ. Its
+    # rates were never measured, so compare is told so (and prints it).
+    "offline-power": Gate(
+        "ci/offline-power.yaml", "ci/baseline-offline-power.json", ("--unmeasured-ok",)
+    ),
 }
 
 
@@ -72,6 +84,11 @@ class Mutation:
     learning: bool = True
 
 
+def on_gate(mutation: Mutation, gate: str) -> Mutation:
+    """The same bug checked by another gate (named ``<name>-<gate>``)."""
+    return dataclasses.replace(mutation, name=f"{mutation.name}-{gate}", gate=gate)
+
+
 def control(gate: str) -> Mutation:
     """No patch: a rerun of ``gate`` from the copy must pass (and replay its baseline)."""
     suffix = "" if gate == "quick" else f"-{gate}"
@@ -79,8 +96,7 @@ def control(gate: str) -> Mutation:
     return Mutation(f"control{suffix}", bug, "opt_suite/__init__.py", "", "", gate, learning=False)
 
 
-MUTATIONS: tuple[Mutation, ...] = (
-    control("quick"),
+SMDP_DISCOUNT, JHAT_NO_TERMINATION, BETA_FROZEN, DEMOS_SHUFFLED = (
     Mutation(
         "smdp-discount",
         "SMDP target bootstraps with 0.9·γ^k instead of γ^k, a wrong discount",
@@ -117,6 +133,14 @@ MUTATIONS: tuple[Mutation, ...] = (
         "        policy = policy_for(j, train_tasks[j], others[j])\n",
         "quick",
     ),
+)
+
+MUTATIONS: tuple[Mutation, ...] = (
+    control("quick"),
+    SMDP_DISCOUNT,
+    JHAT_NO_TERMINATION,
+    BETA_FROZEN,
+    DEMOS_SHUFFLED,
     Mutation(
         "bootstrap-per-run",
         "the report's bootstrap and permutation generator seeded afresh on every run, not from "
@@ -176,6 +200,14 @@ MUTATIONS: tuple[Mutation, ...] = (
         "offline-power",
     ),
     control("offline-power"),
+    # The quick spec's learning bugs on the gate CI runs with power for every entry.
+    control("power"),
+    *(on_gate(m, "power") for m in (SMDP_DISCOUNT, JHAT_NO_TERMINATION, BETA_FROZEN)),
+    on_gate(DEMOS_SHUFFLED, "power"),
+    # The objective's bugs on the gate built to catch them.
+    control("objective"),
+    on_gate(JHAT_NO_TERMINATION, "objective"),
+    on_gate(BETA_FROZEN, "objective"),
 )
 
 
@@ -278,7 +310,11 @@ def check(mutation: Mutation, workers: int) -> Outcome:
             + ["--workers", str(workers)],
             copy,
         )
-        compare = _run(["-m", "opt_suite", "compare", str(out), "--baseline", str(baseline)], copy)
+        compare = _run(
+            ["-m", "opt_suite", "compare", str(out), "--baseline", str(baseline)]
+            + list(gate.compare_flags),
+            copy,
+        )
         replay = _replay_line(compare.stdout)
         ran = "" if run.returncode == 0 else f"run exit {run.returncode}: "
         red = "caught" if mutation.learning else "false-alarm"  # a control must pass
@@ -321,7 +357,7 @@ def render(outcomes: Sequence[Outcome], command: str, load: str) -> str:
         m = o.mutation
         detail = o.detail.replace(f"{ROOT}/", "").replace("|", "\\|")  # paths as in the repo
         lines.append(
-            f"| `{m.name}` | {m.bug} (`{m.path}`) | `{GATES[m.gate].spec}` | **{o.verdict}** |"
+            f"| `{m.name}` | {m.bug} (`{m.path}`) | {_gate_cell(GATES[m.gate])} | **{o.verdict}** |"
             f" {detail} | {o.wall_s:.0f} s | {o.cpu_s:.0f} s |"
         )
     broken = [o.mutation.name for o in outcomes if o.verdict in _BROKEN]
@@ -342,6 +378,13 @@ def render(outcomes: Sequence[Outcome], command: str, load: str) -> str:
 
 
 _BROKEN = ("patch-failed", "import-failed")
+
+
+def _gate_cell(gate: Gate) -> str:
+    """The gate spec, with compare's flags when it is not compared with the defaults."""
+    return f"`{gate.spec}`" + (
+        f" (`compare {' '.join(gate.compare_flags)}`)" if gate.compare_flags else ""
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

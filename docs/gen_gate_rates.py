@@ -9,11 +9,18 @@ Every false-alarm rate and power the docs quote for a gate comes from a file in
     python docs/gen_gate_rates.py --record ci/gate-power.yaml runs/fresh-power --unit seed
     python docs/gen_gate_rates.py                                              # render only
     python docs/gen_gate_rates.py --check                                      # exit 1 when stale
+    python docs/gen_gate_rates.py --stamp-recorded ci/gate-power.yaml 09bc33b  # see below
 
 The baseline is the gate spec's own (``ci/baseline.json`` for the quick spec,
-``ci/baseline-<gate>.json`` otherwise; ``--baseline`` names another). A record keeps the fresh
-run's seeds, workers, wall time and commit (from its store) beside the checkout's commit, date and
-CPU model at measuring time, and the command's JSON output whole.
+``ci/baseline-<gate>.json`` otherwise; ``--baseline`` names another); ``--record`` runs
+``gate-rates --stamp``, so the same measurement is also written into the baseline
+(``measured_rates``), without which ``compare`` refuses it, and the record names the baseline's
+content digest. ``--stamp-recorded SPEC COMMIT`` stamps a baseline with a record written before
+``--stamp`` existed, without measuring again, only when the baseline committed at ``COMMIT`` (the
+commit the record's ``gate-rates`` ran at) holds the same numbers as today's file -- every key but
+``settings.gate_unit``, which must name the record's unit -- and adds the digest to the record.
+A record keeps the fresh run's seeds, workers, wall time and commit (from its store) beside the
+checkout's commit, date and CPU model at measuring time, and the command's JSON output whole.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -59,7 +67,9 @@ def default_baseline(spec: str) -> str:
     return "ci/baseline.json" if stem == "fourrooms-quick" else f"ci/baseline-{stem}.json"
 
 
-def record(spec: str, fresh: Path, baseline: str, unit: str = "pair") -> dict[str, Any]:
+def record(
+    spec: str, fresh: Path, baseline: str, unit: str = "pair", permutations: int | None = None
+) -> dict[str, Any]:
     """Measure ``spec``'s gate on the fresh run ``fresh`` with the CLI, and describe both."""
     from opt_suite.store import ResultsStore
 
@@ -72,7 +82,9 @@ def record(spec: str, fresh: Path, baseline: str, unit: str = "pair") -> dict[st
         "--unit",
         unit,
         "--json",
+        "--stamp",
         *(a for f in FRACTIONS for a in ("--degradation", f)),
+        *(["--permutations", str(permutations)] if permutations else []),
     ]
     result = subprocess.run(
         [sys.executable, "-m", "opt_suite", *command[1:]], cwd=ROOT, capture_output=True, text=True
@@ -102,6 +114,43 @@ def record(spec: str, fresh: Path, baseline: str, unit: str = "pair") -> dict[st
     }
 
 
+def stamp_recorded(spec: str, commit: str) -> dict[str, Any]:
+    """Stamp ``spec``'s baseline with its older record's rates if they are of the same numbers."""
+    from opt_suite.report.baseline import load_baseline, stamp_baseline
+    from opt_suite.report.measured_rates import MeasuredRates
+
+    path = INPUTS / f"{Path(spec).stem}.json"
+    data = json.loads(path.read_text())
+    rates, baseline = data["rates"], data["baseline"]
+    shown = subprocess.run(
+        ["git", "show", f"{commit}:{baseline}"], cwd=ROOT, capture_output=True, text=True
+    )
+    if shown.returncode != 0:
+        raise SystemExit(f"{baseline} at {commit}: {shown.stderr.strip()}")
+    then, now = json.loads(shown.stdout), json.loads((ROOT / baseline).read_text())
+    unit = rates.get("unit", "pair")
+    moved = [k for k in {*then, *now} - {"settings", "measured_rates"} if then.get(k) != now.get(k)]
+    settings = {k: v for k, v in now["settings"].items() if k != "gate_unit"}
+    if moved or settings != then["settings"] or now["settings"].get("gate_unit", unit) != unit:
+        raise SystemExit(f"{baseline}: other numbers than at {commit} ({moved}): measure again")
+    digest = load_baseline(ROOT / baseline).digest
+    measured = MeasuredRates(
+        unit=unit,
+        metric=rates["metric"],
+        alpha=rates["alpha"],
+        correction="holm",  # the only correction gate-rates measures
+        reruns=rates["reruns"],
+        false_alarms=rates["false_alarms"],
+        power={f: rates["power_rate"][f] for f in rates["power_rate"]},
+        baseline_digest=digest,
+        date=data["date"],
+    )
+    stamp_baseline(ROOT / baseline, measured)
+    data["rates"] = {**rates, "correction": "holm", "baseline_digest": digest, "stamped": True}
+    data["stamped_from_record"] = f"{baseline} at {commit} has the same numbers"
+    return data
+
+
 def _caught(rates: dict[str, Any], fraction: str) -> str:
     per = rates["power"].get(fraction)
     if per is None:
@@ -110,6 +159,11 @@ def _caught(rates: dict[str, Any], fraction: str) -> str:
     return f"{rates['power_rate'][fraction]:.2f}<br>" + ", ".join(
         f"{m} {n}/{reruns}" for m, n in per.items()
     )
+
+
+def _shown(command: str) -> str:
+    """A command as typed from the repository root: a spec path of any checkout made relative."""
+    return re.sub(r"(?<= )/\S*/(?=(?:ci|specs)/[^/\s]+\.yaml)", "", command)
 
 
 def section(data: dict[str, Any]) -> str:
@@ -131,10 +185,21 @@ def section(data: dict[str, Any]) -> str:
         "|---|---|",
         *(f"| {f} | {_caught(rates, f)} |" for f in FRACTIONS),
         "",
-        f"Fresh run: `{fresh['command']}` ({len(fresh['seeds'])} seeds, {duration(fresh['wall_s'])}"
+        f"Fresh run: `{_shown(fresh['command'])}` ({len(fresh['seeds'])} seeds,"
+        f" {duration(fresh['wall_s'])}"
         f" wall with `--workers {fresh['workers']}` on a shared machine) at "
         f"`{short_commit(fresh['commit'])}`; measured by `{data['command']}` at "
-        f"`{short_commit(data['commit'])}` on {data['date']}, CPU {data['cpu']}.",
+        f"`{short_commit(data['commit'])}` on {data['date']}, CPU {data['cpu']}"
+        + (
+            f"; stamped into the baseline (digest `{rates['baseline_digest'][:12]}`"
+            + (
+                f"; later, from this record: {data['stamped_from_record']})."
+                if "stamped_from_record" in data
+                else ")."
+            )
+            if rates.get("stamped")
+            else "; not stamped into the baseline (measured before `--stamp` existed)."
+        ),
         "",
     ]
     return "\n".join(lines)
@@ -154,11 +219,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--unit", choices=("pair", "seed"), default="pair", help="the test, as compare's --unit"
     )
+    parser.add_argument(
+        "--permutations",
+        type=int,
+        help="gate-rates --permutations (with the seed as the unit, >= 1024 changes no decision"
+        " on 10 seeds: all 2^10 sign patterns are enumerated; fewer bootstrap resamples)",
+    )
+    parser.add_argument(
+        "--stamp-recorded",
+        nargs=2,
+        metavar=("SPEC", "COMMIT"),
+        help="stamp SPEC's baseline with its record, if its numbers are those at COMMIT",
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 if the page is stale")
     args = parser.parse_args(argv)
+    if args.stamp_recorded:
+        spec, commit = args.stamp_recorded
+        data = stamp_recorded(spec, commit)
+        (INPUTS / f"{Path(spec).stem}.json").write_text(json.dumps(data, indent=1) + "\n")
     if args.record:
         spec, fresh = args.record
-        data = record(spec, Path(fresh), args.baseline or default_baseline(spec), args.unit)
+        baseline = args.baseline or default_baseline(spec)
+        data = record(spec, Path(fresh), baseline, args.unit, args.permutations)
         INPUTS.mkdir(exist_ok=True)
         (INPUTS / f"{Path(spec).stem}.json").write_text(json.dumps(data, indent=1) + "\n")
     return write_or_check(OUTPUT, render(), "gen_gate_rates.py", args.check)

@@ -21,11 +21,11 @@ from opt_suite.spec import load_spec, spec_hash
 ROOT = Path(__file__).resolve().parents[1]
 GATE_SPECS = sorted((ROOT / "ci").glob("gate-*.yaml"))
 #: Gate specs compared with the seed as the unit (`compare --unit seed`), in .ci/run as elsewhere.
-SEED_UNIT = {"gate-power"}
+SEED_UNIT = {"gate-power", "gate-objective"}
 #: Gate specs whose false-alarm rate was measured within alpha over >= 20 reruns under fresh seeds
 #: (docs/gate-rates.md, from the records docs/gen_gate_rates.py writes): only those may run in
 #: .ci/run, and each of those must (the test below checks the record).
-WITHIN_ALPHA = {"gate-power", "gate-field"}
+WITHIN_ALPHA = {"gate-power", "gate-field", "gate-objective"}
 
 
 def _ci_gate_part() -> str:
@@ -42,7 +42,7 @@ def _compare_line(name: str) -> str | None:
 
 def test_the_gate_specs_are_the_expected_ones():
     names = [p.stem for p in GATE_SPECS]
-    assert names == ["gate-field", "gate-gymnasium", "gate-pixels", "gate-power"]
+    assert names == ["gate-field", "gate-gymnasium", "gate-objective", "gate-pixels", "gate-power"]
 
 
 @pytest.mark.parametrize("path", GATE_SPECS, ids=lambda p: p.stem)
@@ -93,3 +93,42 @@ def test_ci_compares_a_seed_unit_gate_with_the_test_whose_rates_were_measured(na
     # whose false alarms were never measured.
     line = _compare_line(name)
     assert line is not None and "--unit seed" in line
+
+
+def _compared_baselines() -> list[tuple[str, str]]:
+    """(baseline, record stem) of every compare .ci/run runs: the quick spec's, then each gate's."""
+    commands = _ci_gate_part()
+    pairs = re.findall(r"opt-suite compare \S+ --baseline (ci/\S+\.json)", commands)
+    pairs += [f"ci/baseline-{name}.json" for name in re.findall(r"^gate (\S+)", commands, re.M)]
+    return [(p, "fourrooms-quick" if p == "ci/baseline.json" else p[12:-5]) for p in pairs]
+
+
+def test_ci_compares_the_quick_spec_and_three_gates_each_with_measured_power():
+    assert "--unmeasured-ok" not in _ci_gate_part()
+    assert [p for p, _ in _compared_baselines()] == [
+        "ci/baseline.json",
+        "ci/baseline-gate-power.json",
+        "ci/baseline-gate-field.json",
+        "ci/baseline-gate-objective.json",
+    ]
+
+
+@pytest.mark.parametrize("baseline, stem", _compared_baselines(), ids=lambda v: str(v))
+def test_every_baseline_ci_compares_carries_its_recorded_rates(baseline, stem):
+    # compare refuses a baseline whose power was never measured (measured_rates, written by
+    # gate-rates --stamp): CI's must carry the rates of its record, measured on these numbers.
+    loaded = load_baseline(ROOT / baseline)
+    measured = loaded.measured
+    assert measured is not None, f"{baseline}: not stamped (docs/gen_gate_rates.py --record)"
+    assert measured.baseline_digest == loaded.digest, f"{baseline}: stamped on other numbers"
+    rates = json.loads((ROOT / "docs" / "gate-rates" / f"{stem}.json").read_text())["rates"]
+    assert rates["baseline_digest"] == loaded.digest
+    assert (measured.unit, measured.metric, measured.alpha, measured.reruns) == (
+        rates.get("unit", "pair"),
+        rates["metric"],
+        rates["alpha"],
+        rates["reruns"],
+    )
+    assert measured.false_alarms == rates["false_alarms"]
+    assert measured.power == rates["power_rate"]
+    assert measured.unit == (loaded.gate_unit or "pair")

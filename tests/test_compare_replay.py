@@ -81,14 +81,15 @@ class TestCommands:
     def test_compare_prints_replay_before_the_table(self, setup, capsys):
         tmp_path, baseline = setup
         capsys.readouterr()
-        assert main(["compare", str(tmp_path / "base"), "--baseline", str(baseline)]) == 0
+        argv = ["compare", str(tmp_path / "base"), "--baseline", str(baseline), "--unmeasured-ok"]
+        assert main(argv) == 0
         out = capsys.readouterr().out
         assert out.index("replay: identical") < out.index("one-sided paired sign-flip")
 
     def test_require_identical_fails_a_changed_run_that_passes_the_test(self, setup, capsys):
         tmp_path, baseline = setup
         run = write_store(tmp_path / "nudged", shifted("ours", 0.01))
-        argv = ["compare", str(run), "--baseline", str(baseline)]
+        argv = ["compare", str(run), "--baseline", str(baseline), "--unmeasured-ok"]
         assert main(argv) == 0  # no regression
         out = capsys.readouterr().out
         assert "replay: changed: 20 of 60 cells" in out and "ours: 20 of 20 cells changed" in out

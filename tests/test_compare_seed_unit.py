@@ -118,18 +118,20 @@ def test_compare_and_gate_rates_take_the_same_unit(tmp_path, capsys):
     write_store(tmp_path / "run", table(7, {"a": [-1.0] * 7}))
     capsys.readouterr()
     args = ["--baseline", str(tmp_path / "b.json"), "--unit", "seed"]
-    assert main(["compare", str(tmp_path / "run"), *args]) == 1
-    out = capsys.readouterr().out
-    assert "seed-level" in out and "7 seeds" in out and "FAIL: 1 method entry" in out
     fresh = table(14, {"a": [0.5 * (-1) ** s for s in range(14)]})
     write_store(tmp_path / "fresh", fresh)
-    code = main(["gate-rates", str(tmp_path / "fresh"), *args, "--degradation", "0.5"])
+    code = main(["gate-rates", str(tmp_path / "fresh"), *args, "--degradation", "0.5", "--stamp"])
     out = capsys.readouterr().out
     # seeds 0-6 replay the baseline; 7-13 alternate +-0.5: 4 better, 3 worse, never flagged;
     # half of each task's range (2 auc) below on all 7 seeds is caught for both entries
     assert code == 0 and "1 reruns under fresh seeds" in out
     assert "unit seed" in out and "false alarms 0/1" in out
     assert "power at 0.5 of each task's range: 1.000" in out
+    # Stamped with what it measured, the baseline is one compare accepts for the same test.
+    assert main(["compare", str(tmp_path / "run"), *args]) == 1
+    out = capsys.readouterr().out
+    assert "seed-level" in out and "7 seeds" in out and "FAIL: 1 method entry" in out
+    assert "measured rates (" in out and "false alarms 0/1; 50% loss caught 1.00" in out
 
 
 def test_a_baseline_records_its_test_and_compare_refuses_another(tmp_path, capsys):
@@ -142,7 +144,8 @@ def test_a_baseline_records_its_test_and_compare_refuses_another(tmp_path, capsy
     assert load_baseline(baseline).gate_unit == "seed"
     write_store(tmp_path / "run", table(7, {"a": [-1.0] * 7}))
     capsys.readouterr()
-    assert main(["compare", str(tmp_path / "run"), "--baseline", str(baseline)]) == 1
+    unmeasured = ["--unmeasured-ok"]
+    assert main(["compare", str(tmp_path / "run"), "--baseline", str(baseline), *unmeasured]) == 1
     assert "seed-level" in capsys.readouterr().out
     assert (
         main(["compare", str(tmp_path / "run"), "--baseline", str(baseline), "--unit", "pair"]) == 2

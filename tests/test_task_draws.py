@@ -204,7 +204,8 @@ def test_a_run_with_test_tasks_drawn_per_seed_end_to_end(tmp_path, capsys):
     assert refs["expert_returns"][0] != refs["expert_returns"][1]
     # The run passes a gate against its own per-run data (per-seed thresholds read back).
     capsys.readouterr()
-    assert main(["compare", str(out), "--baseline", str(out / "runs.json")]) == 0
+    published = ["--baseline", str(out / "runs.json"), "--unmeasured-ok"]
+    assert main(["compare", str(out), *published]) == 0
     assert "no stored threshold" not in capsys.readouterr().err
 
 

@@ -9,6 +9,10 @@ the baseline at all --, 2 on bad input (missing directory or baseline, spec hash
 Before the statistics, an exact replay line (:mod:`opt_suite.report.replay`) says "identical" or
 which cells changed.
 
+The baseline must carry its measured gate rates for the test used (``measured_rates``, written by
+``opt-suite gate-rates --stamp``; :mod:`opt_suite.report.measured_rates`): a gate whose power was
+never measured is refused (exit 2) unless ``--unmeasured-ok``, which the report then says loudly.
+
 The run must cover the whole baseline. To test a run on part of it (a run of fewer seeds, or
 without a method entry), narrow the baseline explicitly: ``--only-seeds 1`` and/or
 ``--only-methods NAME...``; the output says how much of the baseline was left out.
@@ -137,6 +141,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="in a directory shared by several specs, compare this one's runs: its name or a "
         "prefix of its hash (default: the latest run's spec)",
     )
+    parser.add_argument(
+        "--unmeasured-ok",
+        action="store_true",
+        help="compare against a baseline whose false-alarm rate and power were never measured"
+        " for this test (no measured_rates from `gate-rates --stamp`); the report says so loudly",
+    )
+
+
+UNMEASURED = (
+    "WARNING: UNMEASURED GATE (--unmeasured-ok): {problem} -- a PASS below says nothing about"
+    " what this gate can catch"
+)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -149,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
         format_comparison,
         load_baseline,
     )
+    from opt_suite.report.measured_rates import describe, unmeasured_problem
     from opt_suite.report.replay import format_replay
     from opt_suite.report.source import load_view_inputs
     from opt_suite.run_view import RunView, parse_seeds
@@ -173,6 +190,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         baseline = load_baseline(args.baseline)
+        unit = unit_for_test(args.unit, baseline)
         with RunView(args.directory, args.spec) as view:
             inputs, warnings = load_view_inputs(view)
         # Printed first: a cell that failed in the run is often why a comparison is impossible.
@@ -188,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
             permutations=args.permutations,
             only_seeds=only_seeds,
             only_methods=args.only_methods,
-            unit=unit_for_test(args.unit, baseline),
+            unit=unit,
         )
     except (BaselineError, CompareError, StoreError, ReportDataError) as exc:
         print(f"opt-suite compare: {exc}", file=sys.stderr)
@@ -196,9 +214,31 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # exit 1 means a regression and nothing else: anything else is 2
         print(f"opt-suite compare: cannot compare: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
+    # Checked after the comparison so that a run that cannot be compared says why first; what
+    # is refused here is the baseline's unknown power, whatever the run holds.
+    unmeasured = unmeasured_problem(
+        baseline.path,
+        baseline.measured,
+        baseline.digest,
+        unit=unit,
+        metric=args.metric,
+        alpha=args.alpha,
+        correction=args.correction,
+    )
+    if unmeasured is not None and not args.unmeasured_ok:
+        print(f"opt-suite compare: {unmeasured}", file=sys.stderr)
+        return 2
     for message in result.warnings:
         print(f"warning: {message}", file=sys.stderr)
     print(f"opt-suite compare: {args.directory} against {args.baseline}, metric {args.metric}")
+    if unmeasured is not None:
+        warning = UNMEASURED.format(problem=unmeasured)
+        print(warning)
+        print(warning, file=sys.stderr)
+    else:
+        assert baseline.measured is not None
+        narrowed = " (of the whole baseline: fewer seeds compared have less power)"
+        print(describe(baseline.measured) + (narrowed if args.only_seeds else ""))
     # Exact replay first: "identical" proves a refactor changed no number; "changed" names the
     # cells even when the statistics below find no regression.
     assert result.replay is not None

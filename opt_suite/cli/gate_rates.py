@@ -6,6 +6,10 @@ compared with the baseline by the gate itself, as ``compare`` would, unchanged (
 with each method entry made worse by fractions of each task's metric range (power); see
 :mod:`opt_suite.report.gate_rates`. Exit 0 when the false-alarm rate is at most ``--alpha``, 1 when
 it is above (the gate trips without regressions more often than it promises), 2 on bad input.
+
+``--stamp`` writes the measured rates into the baseline file (``measured_rates``,
+:mod:`opt_suite.report.measured_rates`): ``compare`` refuses a baseline whose rates were never
+measured for the test it runs.
 """
 
 from __future__ import annotations
@@ -39,12 +43,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--permutations", type=integer(100, MAX_PERMUTATIONS), default=10_000)
     add_unit_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the rates as JSON")
+    parser.add_argument(
+        "--stamp",
+        action="store_true",
+        help="write the measured rates into the baseline file (measured_rates), which `compare`"
+        " requires for the test it runs",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Measure and print; 0 when false alarms are within alpha, 1 when above, 2 on bad input."""
+    import datetime
+
     from opt_suite.report import BaselineError, CompareError, ReportDataError, load_baseline
-    from opt_suite.report.gate_rates import gate_rates
+    from opt_suite.report.baseline import stamp_baseline
+    from opt_suite.report.gate_rates import CORRECTION, gate_rates, measured
     from opt_suite.report.source import load_inputs
     from opt_suite.store import StoreError
 
@@ -63,6 +76,9 @@ def run(args: argparse.Namespace) -> int:
             permutations=args.permutations,
             unit=unit_for_test(args.unit, baseline),
         )
+        if args.stamp:  # what was measured, on the content it was measured against
+            today = datetime.datetime.now(datetime.UTC).date().isoformat()
+            stamp_baseline(args.baseline, measured(rates, baseline, today))
     except (BaselineError, CompareError, ReportDataError, StoreError, ValueError) as exc:
         print(f"opt-suite gate-rates: {exc}", file=sys.stderr)
         return 2
@@ -71,6 +87,9 @@ def run(args: argparse.Namespace) -> int:
             "metric": rates.metric,
             "alpha": rates.alpha,
             "unit": rates.unit,
+            "correction": CORRECTION,
+            "baseline_digest": baseline.digest,
+            "stamped": args.stamp,
             "reruns": rates.reruns,
             "false_alarms": rates.false_alarms,
             "false_alarm_rate": rates.false_alarm_rate,
@@ -94,4 +113,6 @@ def run(args: argparse.Namespace) -> int:
                 f"power at {fraction:g} of each task's range: {rates.power_rate(fraction):.3f} "
                 f"({per})"
             )
+        if args.stamp:
+            print(f"stamped {args.baseline} with these rates (measured_rates)")
     return 0 if rates.false_alarm_rate <= rates.alpha else 1

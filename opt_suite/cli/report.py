@@ -81,6 +81,28 @@ def _previous_baseline(path: Path) -> Any:
         ) from None
 
 
+def _measured_rates_note(path: Path, previous: Any) -> str:
+    """Keep the previous file's measured rates when the numbers are the same; else say so.
+
+    The rates hold for the numbers they were measured against (their digest): a refresh that
+    changed none keeps them, one that changed any needs them measured again before ``compare``
+    trusts the gate.
+    """
+    from opt_suite.report import load_baseline
+    from opt_suite.report.baseline import stamp_baseline
+
+    measured = getattr(previous, "measured", None)
+    if measured is not None and measured.baseline_digest == load_baseline(path).digest:
+        stamp_baseline(path, measured)
+        return f"kept the measured gate rates of {path} (measured_rates): the numbers are the same"
+    return (
+        f"note: {path} has no measured gate rates"
+        + (" (the previous file's were of other numbers)" if measured is not None else "")
+        + f": `opt-suite compare` refuses it until `opt-suite gate-rates FRESH_RUN --baseline"
+        f" {path} --stamp` measures them on a run of fresh seeds (or is run with --unmeasured-ok)"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Write the reports (and the baseline); 0 on success, 2 on bad input."""
     from opt_suite.files_guard import InputError, output_file
@@ -157,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
             unit = args.unit or getattr(previous_baseline, "gate_unit", None)
             path = export_baseline(inputs, analysis, args.export_baseline, unit)
             print(f"wrote baseline {path}")
+            print(_measured_rates_note(path, previous_baseline))
             if previous_baseline is not None:  # a refresh: say what moved
                 print(
                     format_replay(

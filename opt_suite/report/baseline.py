@@ -24,6 +24,8 @@ from its own results:
 ``task_draw`` maps each test split (``test``, or ``test/seed<i>``) to the SHA-256 of the tasks
 drawn there (:mod:`opt_suite.report.task_draw`): ``compare`` and ``gate-rates`` refuse a run whose
 draw differs, even with ``--allow-spec-change`` (absent in files written before it existed).
+``measured_rates``, when there, is what ``opt-suite gate-rates --stamp`` measured on this very
+content (:mod:`opt_suite.report.measured_rates`): ``compare`` refuses a baseline without it.
 The file is read through the file guard (:func:`opt_suite.files_guard.read_json`): a key twice in
 one object, or ``NaN``/``Infinity`` anywhere, is refused with its line.
 ``metrics`` holds every metric of :data:`opt_suite.report.metrics.METRICS` (``auc``,
@@ -47,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from opt_suite.files_guard import InputError, output_file, read_json
+from opt_suite.report import measured_rates
 from opt_suite.report.inputs import Analysis, ReportInputs
 from opt_suite.report.metrics import METRICS, SMOOTHING_WINDOW
 
@@ -58,6 +61,7 @@ __all__ = [
     "export_baseline",
     "load_baseline",
     "narrow_baseline",
+    "stamp_baseline",
 ]
 
 FORMAT = "opt-suite-baseline"
@@ -99,6 +103,10 @@ class Baseline:
     task_draw: Mapping[str, str] = dataclasses.field(default_factory=dict)
     #: the gate's test this baseline was exported for ("pair" or "seed"; None: not recorded)
     gate_unit: str | None = None
+    #: SHA-256 of the file's content without its stamp (:func:`content_digest`)
+    digest: str = ""
+    #: what ``gate-rates --stamp`` measured on it (None: never measured)
+    measured: measured_rates.MeasuredRates | None = None
 
 
 #: The units of the gate's sign-flip test (``compare --unit``), as ``settings.gate_unit`` records.
@@ -172,6 +180,25 @@ def load_baseline(path: str | Path) -> Baseline:
         BaselineError: the file is missing, not JSON, or not shaped as :func:`baseline_document`
             writes it (the message names the key and what was expected).
     """
+    return baseline_from_document(_document(path), path)
+
+
+def stamp_baseline(path: str | Path, measured: measured_rates.MeasuredRates) -> None:
+    """Write what ``gate-rates`` measured into the baseline file (:mod:`.measured_rates`).
+
+    Raises BaselineError when the file is not a baseline or changed since it was measured.
+    """
+    path = Path(path)
+    doc = _document(path)
+    baseline_from_document(doc, path)
+    try:
+        measured_rates.stamp(output_file(path, "the baseline file"), measured, doc)
+    except (ValueError, InputError) as exc:
+        raise BaselineError(str(exc)) from None
+
+
+def _document(path: str | Path) -> Any:
+    """A baseline file's JSON, read through the file guard."""
     path = Path(path)
     if not path.exists():
         raise BaselineError(
@@ -180,10 +207,9 @@ def load_baseline(path: str | Path) -> Baseline:
         )
     try:
         # Every key once (a second "auc" would silently win), no NaN or Infinity literal.
-        doc = read_json(path, MAX_BYTES, "baseline file", finite=True)
+        return read_json(path, MAX_BYTES, "baseline file", finite=True)
     except InputError as exc:  # a directory, FIFO, /dev/zero link, > MAX_BYTES, not JSON
         raise BaselineError(str(exc)) from None
-    return baseline_from_document(doc, path)
 
 
 def baseline_from_document(doc: Any, path: str | Path) -> Baseline:
@@ -255,6 +281,10 @@ def baseline_from_document(doc: Any, path: str | Path) -> Baseline:
         path,
         "task_draw must map test splits ('test' or 'test/seed<i>') to SHA-256 hex digests",
     )
+    try:
+        measured = measured_rates.measured_from_document(doc.get(measured_rates.KEY))
+    except ValueError as exc:
+        raise BaselineError(f"{path}: {exc}") from None
     return Baseline(
         path=path,
         spec_name=spec["name"],
@@ -267,6 +297,8 @@ def baseline_from_document(doc: Any, path: str | Path) -> Baseline:
         tasks_per_seed=test_tasks == "per_seed",
         task_draw=dict(draw),
         gate_unit=gate_unit,
+        digest=measured_rates.content_digest(doc),
+        measured=measured,
     )
 
 

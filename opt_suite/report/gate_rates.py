@@ -38,12 +38,14 @@ from opt_suite.report.baseline import Baseline, BaselineRuns
 from opt_suite.report.episodes import EpisodeTable
 from opt_suite.report.gate import CompareError, Comparison, compare_runs, task_ranges
 from opt_suite.report.inputs import ReportInputs
+from opt_suite.report.measured_rates import MeasuredRates
 from opt_suite.report.metrics import HIGHER_IS_BETTER
 
 __all__ = [
     "GateRates",
     "fresh_seed_groups",
     "gate_rates",
+    "measured",
     "relabelled",
     "seeds_only",
     "task_ranges",
@@ -83,6 +85,25 @@ class GateRates:
         """Fraction of (rerun, method entry) cases whose degradation by ``fraction`` was caught."""
         caught = self.power[fraction]
         return sum(caught.values()) / (self.reruns * len(caught))
+
+
+#: The multiple-comparison correction gate-rates measures (compare_runs' default, compare's too).
+CORRECTION = "holm"
+
+
+def measured(rates: GateRates, baseline: Baseline, date: str) -> MeasuredRates:
+    """The stamp ``gate-rates --stamp`` writes into ``baseline`` (:mod:`.measured_rates`)."""
+    return MeasuredRates(
+        unit=rates.unit,
+        metric=rates.metric,
+        alpha=rates.alpha,
+        correction=CORRECTION,
+        reruns=rates.reruns,
+        false_alarms=rates.false_alarms,
+        power={str(f): rates.power_rate(f) for f in rates.power},
+        baseline_digest=baseline.digest,
+        date=date,
+    )
 
 
 def fresh_seed_groups(baseline: Baseline, run_seeds: Sequence[int]) -> list[tuple[int, ...]]:
@@ -172,7 +193,13 @@ def gate_rates(
 
     def gate(rerun: ReportInputs, paired: Baseline) -> Comparison:
         return compare_runs(
-            rerun, paired, metric=metric, alpha=alpha, permutations=permutations, unit=unit
+            rerun,
+            paired,
+            metric=metric,
+            alpha=alpha,
+            correction=CORRECTION,
+            permutations=permutations,
+            unit=unit,
         )
 
     for group in groups:

@@ -89,12 +89,12 @@ def test_last_bit_differences_are_ties_not_a_regression(tmp_path, capsys):
     assert main(["report", str(base), "--export-baseline", str(baseline)]) == 0
     last_bits = _atari_like(tmp_path, "last-bits", down)
     capsys.readouterr()
-    code = main(["compare", str(last_bits), "--baseline", str(baseline)])
+    code = main(["compare", str(last_bits), "--baseline", str(baseline), "--unmeasured-ok"])
     out = capsys.readouterr().out
     assert code == 0 and "REGRESSION" not in out, out
     real = _atari_like(tmp_path, "real", lambda v: v * (1 - 1e-6))
     capsys.readouterr()
-    assert main(["compare", str(real), "--baseline", str(baseline)]) == 1
+    assert main(["compare", str(real), "--baseline", str(baseline), "--unmeasured-ok"]) == 1
     assert capsys.readouterr().out.count("REGRESSION") == 2
 
 
@@ -123,7 +123,8 @@ def test_a_baseline_of_another_task_draw_is_refused_even_with_allow_spec_change(
     other = _design(tmp_path, "other", draw=7, spec_hash="00ff00ff00ff00ff")
     for run in (shared, per_seed):
         assert main(["report", str(run)]) == 0
-    assert main(["compare", str(shared), "--baseline", str(shared / "runs.json")]) == 0
+    published = ["--baseline", str(shared / "runs.json"), "--unmeasured-ok"]
+    assert main(["compare", str(shared), *published]) == 0
     flags = ["--allow-spec-change"]
     line = _refused(
         capsys, ["compare", str(per_seed), "--baseline", str(shared / "runs.json"), *flags]
