@@ -34,11 +34,12 @@ from typing import Any, TypeAlias
 import gymnasium
 import numpy as np
 
-from opt_suite.families.base import Task, TaskFamily
+from opt_suite.families.base import Task, TaskFamily, split_tasks
 from opt_suite.families.gymnasium.env import adapted_space, make_inner
 from opt_suite.families.gymnasium.ids import UnknownEnvId, register_id
 from opt_suite.families.paper_variations import draw, range_problems
 from opt_suite.memory_limit import capped
+from opt_suite.options import OptionSet
 from opt_suite.params import FrozenDict, param
 
 __all__ = ["Gymnasium", "Params", "Variation", "TaskParams", "probe"]
@@ -121,6 +122,13 @@ class Variation:
     )
     frame_skip: tuple[int, ...] = param(
         (1,), doc="env steps per action: drawn per task uniformly from this set", ge=1
+    )
+    held_out_kwargs: FrozenDict[str, object] = param(
+        FrozenDict(),
+        doc="choices of family.params.kwargs' lists that only test tasks draw: per key, the test "
+        "tasks draw from these and the train tasks from the other choices (e.g. sub-goal "
+        "sequences held out of training); empty: one distribution for both",
+        added_later=True,
     )
 
     def check(self) -> list[tuple[str, str]]:
@@ -282,7 +290,7 @@ class Gymnasium(TaskFamily):
 
     def check_variation(self, variation: Variation) -> list[tuple[str, str]]:
         """The variation's own rules, and start actions that fit in an episode and the actions."""
-        problems = variation.check()
+        problems = variation.check() + self._held_out_problems(variation.held_out_kwargs)
         hi = variation.start_actions[1]
         if hi >= self.params.max_episode_steps:
             problems.append(
@@ -301,6 +309,39 @@ class Gymnasium(TaskFamily):
                 )
             )
         return problems
+
+    def _held_out_problems(self, held_out: FrozenDict) -> list[tuple[str, str]]:
+        """Each held-out kwarg is one the family draws, held out in part, not in whole."""
+        choices = {k: v for k, v in self.params.kwargs.items() if isinstance(v, tuple)}
+        for key, value in held_out.items():
+            if key not in choices:
+                return [
+                    (
+                        "held_out_kwargs",
+                        f"held_out_kwargs.{key}: expected a kwarg family.params.kwargs lists "
+                        f"choices for ({sorted(choices)})",
+                    )
+                ]
+            if not isinstance(value, tuple) or not value:
+                return [("held_out_kwargs", f"held_out_kwargs.{key}: expected a non-empty list")]
+            unknown = [v for v in value if v not in choices[key]]
+            if unknown:
+                return [
+                    (
+                        "held_out_kwargs",
+                        f"held_out_kwargs.{key}: {unknown[0]!r} is not one of family.params."
+                        f"kwargs.{key}'s choices {list(choices[key])}",
+                    )
+                ]
+            if set(choices[key]) <= set(value):
+                return [
+                    (
+                        "held_out_kwargs",
+                        f"held_out_kwargs.{key}: holds out every choice (expected at least one "
+                        "left for the train tasks)",
+                    )
+                ]
+        return []
 
     def check_task(self, task_params: TaskParams) -> list[tuple[str, str]]:
         """A listed task draws exactly the kwargs the family lists choices for, from them."""
@@ -354,13 +395,68 @@ class Gymnasium(TaskFamily):
         problems = variation.check()
         if problems:
             raise ValueError("; ".join(f"tasks.vary.{key}: {msg}" for key, msg in problems))
+        return self._sample(variation, count, rng, test=False)
+
+    def sample_test_tasks(
+        self, variation: Variation, count: int, rng: np.random.Generator
+    ) -> list[Any]:
+        """As :meth:`sample_tasks`, the held-out kwargs drawn from ``held_out_kwargs``' choices."""
+        problems = variation.check()
+        if problems:
+            raise ValueError("; ".join(f"tasks.vary.{key}: {msg}" for key, msg in problems))
+        return self._sample(variation, count, rng, test=True)
+
+    def make_tasks(
+        self, variation: Any, listed: Any, count: int, train: int, test: int, seed: int
+    ) -> tuple[list[Task], list[Task]]:
+        """As :meth:`TaskFamily.make_tasks`; with ``held_out_kwargs``, test tasks draw those.
+
+        Listed tasks come first and are taken as given; the sampled train tasks are drawn before
+        the sampled test tasks, from the one stream of ``seed`` (four rooms' held-out room too).
+        """
+        if not getattr(variation, "held_out_kwargs", None):
+            return super().make_tasks(variation, listed, count, train, test, seed)
+        rng = np.random.default_rng(np.random.SeedSequence(seed))
+        params = list(listed)[:count]
+        params += self.sample_tasks(variation, max(0, train - len(params)), rng)
+        params += self.sample_test_tasks(variation, max(0, train + test - len(params)), rng)
+        return split_tasks(self.instance_name, params, train, test)
+
+    def _sample(
+        self, variation: Variation, count: int, rng: np.random.Generator, test: bool
+    ) -> list[Any]:
+        """``count`` draws; a held-out kwarg's choices split between test and train tasks."""
         choices = {k: v for k, v in self.params.kwargs.items() if isinstance(v, tuple)}
+        for key, held in variation.held_out_kwargs.items():
+            choices[key] = tuple(c for c in choices[key] if (c in held) == test)
         tasks = []
         for _ in range(count):
             start_actions, reward_scale, frame_skip = draw(variation, rng)
             drawn = FrozenDict({k: v[int(rng.integers(len(v)))] for k, v in choices.items()})
             tasks.append(TaskParams(start_actions, reward_scale, frame_skip, drawn))
         return tasks
+
+    def reference_options(self, task: Task | TaskParams) -> OptionSet | None:
+        """The env's own hand-designed options (its ``reference_options()``), or None.
+
+        An env offers them by a ``reference_options()`` method on its unwrapped class (the
+        sub-goal MiniGrid env's scripted sub-goal options); they act on the observation the
+        agents see. Most envs have none, and then neither does the family.
+        """
+        task_params = task.params if isinstance(task, Task) else task
+        env = make_inner(
+            self.params.id, dict(self.params.kwargs) | dict(task_params.kwargs), max_episode_steps=1
+        )
+        try:
+            offer = getattr(env.unwrapped, "reference_options", None)
+            return None if offer is None else offer()
+        finally:
+            env.close()
+
+    @functools.cached_property
+    def offers_reference_options(self) -> bool:  # type: ignore[override]
+        """Whether the env offers options of its own (built once with the default task)."""
+        return self.reference_options(self.default_task()) is not None
 
     def make_env(self, task: Task | TaskParams, **kwargs: Any) -> gymnasium.Env:
         """``gymnasium.make("opt_suite/Gymnasium-v0", env_id=id, kwargs=..., ...)``.
