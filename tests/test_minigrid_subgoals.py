@@ -184,3 +184,16 @@ def test_the_planner_names_an_unreachable_subgoal():
     )
     with pytest.raises(PlannerError, match="sub-goal 'key' of 'key-door-goal' cannot be reached"):
         shortest_path(env.unwrapped)
+
+
+@pytest.mark.parametrize("reward_each", [True, False])
+def test_each_subgoal_pays_its_share_or_the_last_pays_all(reward_each):
+    register_id(ENV_ID)
+    env = gymnasium.make(ENV_ID, subgoals="ball-key-door-goal", reward_each=reward_each)
+    env.reset(seed=4)
+    rewards = [env.step(action)[1] for action in shortest_path(env.unwrapped)]
+    paid = [r for r in rewards if r != 0]
+    assert len(paid) == (4 if reward_each else 1)
+    assert rewards[-1] == paid[-1]
+    steps = len(rewards)
+    assert rewards[-1] == pytest.approx((1 - 0.9 * steps / 200) / (4 if reward_each else 1))

@@ -2,10 +2,10 @@
 
 ``OptSuite/MiniGrid-Subgoals-v0`` (registered when this module is imported; the gymnasium family
 imports it for an id with that prefix, :data:`~opt_suite.families.gymnasium.ids.PROVIDERS`). Every
-episode lays out DoorKey's two rooms: a wall splits the grid at a random column (the west room
-at least two cells wide), with one locked
-yellow door at a random row; the agent and the key start in the west room. The task's
-``subgoals`` (a kwarg, so the gymnasium family draws it per task) names what must be done, from
+episode lays out DoorKey's two rooms: a wall splits the grid at a random column (the west room at
+least two cells wide), with one locked yellow door at a random row; the agent and the key start
+in the west room. The task's ``subgoals`` (a kwarg, so the gymnasium family draws it per task)
+names what must be done, from
 
 - ``key``: pick the key up;
 - ``door``: open the door (the key opens it and is used up, so the agent's hands are free again);
@@ -14,10 +14,12 @@ yellow door at a random row; the agent and the key start in the west room. The t
 
 written in order with ``-``: ``key-door-goal`` is DoorKey, ``key-door`` is Unlock, ``ball`` is a
 one-room pick-up. The ball and the goal are placed where their position in the sequence puts
-them: after ``door``, in the east room; before it, in the west room. The episode succeeds (reward
-``1 - 0.9 * steps / max_steps``, MiniGrid's) once every listed sub-goal is reached; the goal, if
-listed, comes last and stepping on it before the rest does nothing. The rest of the order is what
-the layout forces: nothing behind the door before it is open, and each object in its room.
+them: after ``door``, in the east room; before it, in the west room. The episode succeeds once
+every listed sub-goal is reached; each of the n sub-goals pays ``(1 - 0.9 * steps / max_steps) /
+n`` (MiniGrid's reward, shared out) when it is reached (``reward_each: false``: all of it at the
+end). The goal, if listed, comes last, and stepping on it before the rest does nothing. The rest
+of the order is what the layout forces: nothing behind the door before it is open, and each
+object in its room.
 
 **Observations.** The whole grid, not MiniGrid's egocentric view: ``image`` is ``Grid.encode()``
 ([x, y] -> (object, colour, state)) with the agent's cell written (``agent``, ``key`` if it
@@ -76,12 +78,20 @@ class SubgoalsEnv(MiniGridEnv):
       subgoals: the task's sub-goals joined by ``-`` (:func:`parse_subgoals`).
       size: the grid's side, walls included (odd: the observation is ``size x size x 3``).
       max_steps: MiniGrid's step cap (its reward shrinks with the steps taken).
+      reward_each: each sub-goal pays its share (1/n) of MiniGrid's reward when reached; False:
+        all of it once the last is reached.
     """
 
     def __init__(
-        self, subgoals: str = "key-door-goal", size: int = 7, max_steps: int = 200, **kwargs: Any
+        self,
+        subgoals: str = "key-door-goal",
+        size: int = 7,
+        max_steps: int = 200,
+        reward_each: bool = True,
+        **kwargs: Any,
     ) -> None:
         self.subgoals = parse_subgoals(subgoals)
+        self.reward_each = bool(reward_each)
         if size < 7 or size % 2 == 0:
             raise ValueError(f"size: expected an odd side of at least 7, got {size}")
         self._reached: set[str] = set()
@@ -129,6 +139,7 @@ class SubgoalsEnv(MiniGridEnv):
 
     def step(self, action: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """MiniGrid's step, with a collected ball, a used-up key and success on every sub-goal."""
+        before = len(self._reached)
         front = self.grid.get(*self.front_pos)
         if action == self.actions.pickup and front is not None and front.type == "ball":
             # Collected, not carried: the hands stay free for the key (MiniGrid carries one thing).
@@ -148,7 +159,12 @@ class SubgoalsEnv(MiniGridEnv):
         if cell is not None and cell.type == "goal" and self._reached >= set(self.subgoals[:-1]):
             self._reached.add("goal")
         done = self._reached >= set(self.subgoals)
-        reward = self._reward() if done else 0.0
+        if self.reward_each:
+            # Each sub-goal pays its share of MiniGrid's reward when it is reached: a sparse
+            # reward only at the end of a 3-4 sub-goal task is not learned in a small PPO budget.
+            reward = self._reward() * (len(self._reached) - before) / len(self.subgoals)
+        else:
+            reward = self._reward() if done else 0.0
         return self.gen_obs(), reward, done, truncated and not done, info
 
     def reference_options(self) -> SubgoalOptions:
