@@ -102,7 +102,8 @@ def test_the_ball_is_collected_the_key_used_up_and_the_goal_waits_for_the_rest()
             assert not terminated
         grid = obs["image"]
         np.testing.assert_array_equal(grid, sg.after(grid, []))  # the planner's model agrees
-    assert not (grid[:, :, 0] == sg.BALL).any() and not (grid[:, :, 0] == sg.KEY).any()
+    codes = sg.decode(grid)
+    assert not (codes[:, :, 0] == sg.BALL).any() and not (codes[:, :, 0] == sg.KEY).any()
     assert env.unwrapped.carrying is None  # the key opened the door and is gone
     assert sg.subgoal_plan(grid, "door") == ([], True)
     # Without the ball the goal does not end the episode.
@@ -197,3 +198,15 @@ def test_each_subgoal_pays_its_share_or_the_last_pays_all(reward_each):
     assert rewards[-1] == paid[-1]
     steps = len(rewards)
     assert rewards[-1] == pytest.approx((1 - 0.9 * steps / 200) / (4 if reward_each else 1))
+
+
+def test_the_observation_is_minigrids_encoding_scaled_with_the_agent_written_in():
+    env = _env("key-door-ball")
+    obs, _ = env.reset(seed=2)
+    codes = sg.decode(obs["image"])
+    np.testing.assert_array_equal(codes * sg.CODE_SCALE, obs["image"])
+    x, y = env.unwrapped.agent_pos
+    expected = env.unwrapped.grid.encode()
+    expected[x, y] = (sg.AGENT, 0, env.unwrapped.agent_dir)
+    np.testing.assert_array_equal(codes, expected)
+    assert obs["image"].max() > 100  # the networks read it at 1/255

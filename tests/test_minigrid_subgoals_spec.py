@@ -1,4 +1,4 @@
-"""The bundled ``minigrid-subgoals`` spec: its task split, and every stage end to end at tiny budgets.
+"""The bundled ``minigrid-subgoals`` spec: its task split, and its stages end to end, tiny budgets.
 
 The run checks that the pipeline runs and reports (the scripted sub-goal options through the
 ``reference_options`` method and the ``tf_agents`` learner, the validity check), not that anything
@@ -11,6 +11,7 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from opt_suite.cli import main
@@ -36,10 +37,16 @@ def test_train_tasks_are_the_three_listed_and_each_seed_tests_on_held_out_sequen
     assert [t.params for t in plan.test_tasks[0]] != [t.params for t in plan.test_tasks[1]]
 
 
+@pytest.mark.slow  # about a minute on 2 loaded cores (TensorFlow, four PPO runs)
 def test_the_spec_runs_end_to_end_at_tiny_budgets(tmp_path):
     doc = yaml.safe_load(SPEC.read_text())
     doc["name"] = "minigrid-subgoals-smoke"
     doc["tasks"].update(count=4, test=1)
+    # Episodes of at most 40 steps, so that the tiny learner budget sees some end.
+    doc["family"]["params"]["kwargs"]["max_steps"] = 40
+    doc["family"]["params"]["max_episode_steps"] = 40
+    doc["demonstrations"]["max_steps"] = 40
+    doc["evaluation"]["max_steps"] = 40
     doc["demonstrations"].update(
         trajectories_per_task=2, params={**doc["demonstrations"]["params"], "min_per_task": 1}
     )
@@ -55,7 +62,7 @@ def test_the_spec_runs_end_to_end_at_tiny_budgets(tmp_path):
             target.update(small)
     ppo = doc["evaluation"]["params"]["ppo"]
     ppo.update(num_envs=2, steps_per_iteration=16, epochs=1)
-    doc["evaluation"].update(frames=200, seeds=1)
+    doc["evaluation"].update(frames=400, seeds=1)
     spec = tmp_path / "smoke.yaml"
     spec.write_text(yaml.safe_dump(doc, sort_keys=False))
     out = tmp_path / "run"

@@ -2,7 +2,8 @@
 
 The sub-goal MiniGrid family (:mod:`opt_suite.families.gymnasium.minigrid_subgoals`) shows the
 agent the whole grid as MiniGrid encodes it (``Grid.encode``: [x, y] -> (object, colour, state)),
-with the agent's own cell written as (``AGENT``, ``KEY`` if it carries the key else 0, heading).
+with the agent's own cell written as (``AGENT``, ``KEY`` if it carries the key else 0, heading),
+every number times :data:`CODE_SCALE` (:func:`decode` undoes it).
 Everything a sub-goal needs is in that array, so its shortest route is a pure function of one
 observation: the scripted sub-goal options (:mod:`opt_suite.options.subgoals`) act on it, and the
 demonstration planner (:mod:`opt_suite.demonstrations.minigrid_planner`) chains the same routes.
@@ -25,7 +26,9 @@ __all__ = [
     "GOAL",
     "KEY",
     "SUBGOALS",
+    "CODE_SCALE",
     "after",
+    "decode",
     "agent_state",
     "subgoal_plan",
 ]
@@ -45,9 +48,18 @@ SUBGOALS = ("key", "door", "ball", "goal")
 
 State = tuple[int, int, int]
 
+#: The observation holds MiniGrid's codes times this: the networks scale uint8 frames by 1/255,
+#: and MiniGrid's codes (0-10) would reach them as 0-0.04, too faint for a small PPO budget.
+CODE_SCALE = 20
+
+
+def decode(observation: np.ndarray) -> np.ndarray:
+    """MiniGrid's codes [x, y, (object, colour, state)] of an observation (int64)."""
+    return np.asarray(observation, np.int64) // CODE_SCALE
+
 
 def agent_state(grid: np.ndarray) -> tuple[State, bool] | None:
-    """((x, y, heading), carries the key) of an encoded grid, None when no agent is drawn."""
+    """((x, y, heading), carries the key) of MiniGrid's codes, None when no agent is drawn."""
     found = np.argwhere(grid[:, :, 0] == AGENT)
     if len(found) == 0:
         return None
@@ -94,8 +106,8 @@ def _cells(grid: np.ndarray, kind: int, state: int | None = None) -> set[tuple[i
     return {(int(x), int(y)) for x, y in np.argwhere(hit)}
 
 
-def subgoal_plan(grid: np.ndarray, subgoal: str) -> tuple[list[int], bool | None]:
-    """The shortest actions that reach ``subgoal`` on an encoded grid, and whether it is done.
+def subgoal_plan(observation: np.ndarray, subgoal: str) -> tuple[list[int], bool | None]:
+    """The shortest actions that reach ``subgoal`` from an observation, and whether it is done.
 
     Returns ``(actions, False)`` with the route and its last action (``pickup`` for the key and
     the ball, ``toggle`` for the door); ``([], True)`` when the sub-goal is already reached (the
@@ -108,6 +120,7 @@ def subgoal_plan(grid: np.ndarray, subgoal: str) -> tuple[list[int], bool | None
     """
     if subgoal not in SUBGOALS:
         raise ValueError(f"unknown sub-goal {subgoal!r} (expected one of {list(SUBGOALS)})")
+    grid = decode(observation)
     found = agent_state(grid)
     if found is None:
         return [], None
@@ -142,14 +155,14 @@ def subgoal_plan(grid: np.ndarray, subgoal: str) -> tuple[list[int], bool | None
     return (route + [last], False) if route else ([], None)
 
 
-def after(grid: np.ndarray, actions: list[int]) -> np.ndarray:
-    """The encoded grid after ``actions``, as the sub-goal env changes it (a new array).
+def after(observation: np.ndarray, actions: list[int]) -> np.ndarray:
+    """The observation after ``actions``, as the sub-goal env changes its grid (a new array).
 
     Turns and moves carry the agent's cell (what it stood on comes back when it leaves);
     ``pickup`` facing the key carries it, facing the ball collects it; ``toggle`` facing a
     locked door with the key opens it and uses the key up, facing a closed door opens it.
     """
-    grid = grid.copy()
+    grid = decode(observation)
     found = agent_state(grid)
     if found is None:
         raise ValueError("after: no agent in the grid")
@@ -172,4 +185,4 @@ def after(grid: np.ndarray, actions: list[int]) -> np.ndarray:
                 grid[fx, fy, 2] = DOOR_OPEN
                 carries = carries and state == DOOR_CLOSED
         grid[x, y] = (AGENT, KEY if carries else 0, d)
-    return grid
+    return (grid * CODE_SCALE).astype(np.asarray(observation).dtype)

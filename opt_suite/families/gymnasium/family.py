@@ -428,7 +428,8 @@ class Gymnasium(TaskFamily):
         """``count`` draws; a held-out kwarg's choices split between test and train tasks."""
         choices = {k: v for k, v in self.params.kwargs.items() if isinstance(v, tuple)}
         for key, held in variation.held_out_kwargs.items():
-            choices[key] = tuple(c for c in choices[key] if (c in held) == test)
+            kept = held if isinstance(held, tuple) else (held,)
+            choices[key] = tuple(c for c in choices[key] if (c in kept) == test)
         tasks = []
         for _ in range(count):
             start_actions, reward_scale, frame_skip = draw(variation, rng)

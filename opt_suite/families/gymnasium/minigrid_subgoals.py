@@ -23,10 +23,11 @@ object in its room.
 
 **Observations.** The whole grid, not MiniGrid's egocentric view: ``image`` is ``Grid.encode()``
 ([x, y] -> (object, colour, state)) with the agent's cell written (``agent``, ``key`` if it
-carries the key else 0, heading). A 7x7 grid's is 7x7x3, the shape of the usual view, so the conv
-options and the learner read it as they read DoorKey's. Whole and Markov, it lets a scripted
-option plan from one observation (:mod:`opt_suite.options.subgoals`, the family's reference
-options).
+carries the key else 0, heading), every number times ``CODE_SCALE`` (20): the networks read uint8
+frames at 1/255, and MiniGrid's codes (0-10) would reach them as 0-0.04. A 7x7 grid's is 7x7x3,
+the shape of the usual view, so the conv options and the learner read it as they read DoorKey's.
+Whole and Markov, it lets a scripted option plan from one observation
+(:mod:`opt_suite.options.subgoals`, the family's reference options).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from minigrid.core.mission import MissionSpace
 from minigrid.core.world_object import Ball, Door, Goal, Key
 from minigrid.minigrid_env import MiniGridEnv
 
-from opt_suite.options.subgoal_grid import SUBGOALS
+from opt_suite.options.subgoal_grid import CODE_SCALE, SUBGOALS
 from opt_suite.options.subgoals import SubgoalOptions
 
 __all__ = ["ENV_ID", "SubgoalsEnv", "parse_subgoals"]
@@ -135,28 +136,31 @@ class SubgoalsEnv(MiniGridEnv):
             OBJECT_TO_IDX["key"] if carries else 0,
             self.agent_dir,
         )
+        image *= CODE_SCALE  # read by the networks at 1/255: see CODE_SCALE
         return {"image": image, "direction": self.agent_dir, "mission": self.mission}
 
-    def step(self, action: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """MiniGrid's step, with a collected ball, a used-up key and success on every sub-goal."""
         before = len(self._reached)
         front = self.grid.get(*self.front_pos)
         if action == self.actions.pickup and front is not None and front.type == "ball":
             # Collected, not carried: the hands stay free for the key (MiniGrid carries one thing).
-            self.grid.set(*self.front_pos, None)
+            x, y = self.front_pos
+            self.grid.set(int(x), int(y), None)
             self._reached.add("ball")
             action = self.actions.done
-        unlocking = front is not None and front.type == "door" and front.is_locked
+        unlocking = isinstance(front, Door) and front.is_locked
         _, _, _, truncated, info = super().step(action)
         if self.carrying is not None and self.carrying.type == "key":
             self._reached.add("key")
-        if front is not None and front.type == "door" and front.is_open:
+        if isinstance(front, Door) and front.is_open:
             if unlocking:
                 self.carrying = None  # the key is used up in the lock
             self._reached.add("door")
         # The goal is the last sub-goal: standing on it counts once the others are reached.
         cell = self.grid.get(*self.agent_pos)
-        if cell is not None and cell.type == "goal" and self._reached >= set(self.subgoals[:-1]):
+        on_goal = cell is not None and cell.type == "goal" and "goal" in self.subgoals
+        if on_goal and self._reached >= set(self.subgoals[:-1]):
             self._reached.add("goal")
         done = self._reached >= set(self.subgoals)
         if self.reward_each:
@@ -169,6 +173,7 @@ class SubgoalsEnv(MiniGridEnv):
 
     def reference_options(self) -> SubgoalOptions:
         """The scripted sub-goal options (the same for every task: they ignore the order)."""
+        assert isinstance(self.action_space, gymnasium.spaces.Discrete)  # MiniGrid's 7 actions
         return SubgoalOptions(int(self.action_space.n))
 
 
