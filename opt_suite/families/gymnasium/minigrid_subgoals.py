@@ -21,6 +21,10 @@ end). The goal, if listed, comes last, and stepping on it before the rest does n
 of the order is what the layout forces: nothing behind the door before it is open, and each
 object in its room.
 
+``layout`` (an integer) fixes the walls, the door and the objects of a task at every reset, so a
+task is one grid and only the agent's start varies (its west-room cell and heading); unset, every
+reset draws a new layout, as DoorKey does.
+
 **Observations.** The whole grid, not MiniGrid's egocentric view: ``image`` is ``Grid.encode()``
 ([x, y] -> (object, colour, state)) with the agent's cell written (``agent``, ``key`` if it
 carries the key else 0, heading), every number times ``CODE_SCALE`` (20): the networks read uint8
@@ -35,6 +39,7 @@ from __future__ import annotations
 from typing import Any
 
 import gymnasium
+import numpy as np
 from minigrid.core.constants import OBJECT_TO_IDX
 from minigrid.core.grid import Grid
 from minigrid.core.mission import MissionSpace
@@ -81,6 +86,8 @@ class SubgoalsEnv(MiniGridEnv):
       max_steps: MiniGrid's step cap (its reward shrinks with the steps taken).
       reward_each: each sub-goal pays its share (1/n) of MiniGrid's reward when reached; False:
         all of it once the last is reached.
+      layout: a seed that fixes the walls, the door and the objects at every reset (the agent's
+        start still varies); None: a new layout at every reset, as in DoorKey.
     """
 
     def __init__(
@@ -89,13 +96,18 @@ class SubgoalsEnv(MiniGridEnv):
         size: int = 7,
         max_steps: int = 200,
         reward_each: bool = True,
+        layout: int | None = None,
         **kwargs: Any,
     ) -> None:
         self.subgoals = parse_subgoals(subgoals)
+        if layout is not None and (isinstance(layout, bool) or not isinstance(layout, int)):
+            raise ValueError(f"layout: expected an integer seed or null, got {layout!r}")
+        self.layout = layout
         self.reward_each = bool(reward_each)
         if size < 7 or size % 2 == 0:
             raise ValueError(f"size: expected an odd side of at least 7, got {size}")
         self._reached: set[str] = set()
+        self._split = 0  # the dividing wall's column, drawn with the layout
         super().__init__(
             mission_space=MissionSpace(mission_func=lambda: "reach the sub-goals"),
             grid_size=size,
@@ -106,16 +118,30 @@ class SubgoalsEnv(MiniGridEnv):
         )
 
     def _gen_grid(self, width: int, height: int) -> None:
+        # A fixed layout draws the walls and objects from its own generator, the same at every
+        # reset; the agent's start is always drawn from the reset's.
+        episode_rng = self._np_random
+        if self.layout is not None:
+            self._np_random = np.random.default_rng(self.layout)
+        try:
+            self._gen_layout(width, height)
+        finally:
+            self._np_random = episode_rng
+        self.place_agent(top=(0, 0), size=(self._split, height))
+        self._reached = set()
+        self.mission = "reach the sub-goals"
+
+    def _gen_layout(self, width: int, height: int) -> None:
+        """The walls, the locked door, the key and the listed ball and goal."""
         self.grid = Grid(width, height)
         self.grid.wall_rect(0, 0, width, height)
         # The west room is at least two cells wide: a one-cell-wide room can be cut in two by the
         # key, with the agent on one side and what it must reach on the other.
-        split = self._rand_int(3, width - 2)
+        split = self._split = self._rand_int(3, width - 2)
         self.grid.vert_wall(split, 0)
         self.put_obj(Door("yellow", is_locked=True), split, self._rand_int(1, height - 1))
         west = {"top": (0, 0), "size": (split, height)}
         east = {"top": (split + 1, 0), "size": (width - split - 1, height)}
-        self.place_agent(**west)
         self.place_obj(Key("yellow"), **west)
         behind_door = (
             self.subgoals[self.subgoals.index("door") + 1 :] if "door" in self.subgoals else ()
@@ -123,8 +149,6 @@ class SubgoalsEnv(MiniGridEnv):
         for name, obj in (("ball", Ball("blue")), ("goal", Goal())):
             if name in self.subgoals:
                 self.place_obj(obj, **(east if name in behind_door else west))
-        self._reached = set()
-        self.mission = "reach the sub-goals"
 
     def gen_obs(self) -> dict[str, Any]:
         """The whole encoded grid with the agent's cell written in (see the module docstring)."""
