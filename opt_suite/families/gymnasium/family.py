@@ -22,6 +22,14 @@ offers (index, image or vector observations; see :mod:`opt_suite.families.capabi
 must be the same for every task. Everything about the env is checked when the spec is validated:
 the id is registered (or its package is named), the env accepts the kwargs, a ``Dict``
 observation has an array entry to show (``image`` by default), the spaces agree.
+
+``tasks.vary.held_out_kwargs`` sends some choices of a drawn kwarg to the test tasks only
+(:mod:`.held_out`), and an env with a ``reference_options()`` method of its own offers its
+hand-designed options through the family (the sub-goal MiniGrid env's scripted options).
+
+Length (over the 400 lines the tree aims for): the family's checks (id, kwargs, spaces of every
+draw), its task draws (train, and held-out test) and the env it builds are one contract — what
+``validate`` accepts is what a run draws and builds — and are tested as one.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ import numpy as np
 
 from opt_suite.families.base import Task, TaskFamily, split_tasks
 from opt_suite.families.gymnasium.env import adapted_space, make_inner
+from opt_suite.families.gymnasium.held_out import held_out_problems, split_choices
 from opt_suite.families.gymnasium.ids import UnknownEnvId, register_id
 from opt_suite.families.paper_variations import draw, range_problems
 from opt_suite.memory_limit import capped
@@ -290,7 +299,7 @@ class Gymnasium(TaskFamily):
 
     def check_variation(self, variation: Variation) -> list[tuple[str, str]]:
         """The variation's own rules, and start actions that fit in an episode and the actions."""
-        problems = variation.check() + self._held_out_problems(variation.held_out_kwargs)
+        problems = variation.check() + held_out_problems(self._choices, variation.held_out_kwargs)
         hi = variation.start_actions[1]
         if hi >= self.params.max_episode_steps:
             problems.append(
@@ -310,38 +319,10 @@ class Gymnasium(TaskFamily):
             )
         return problems
 
-    def _held_out_problems(self, held_out: FrozenDict) -> list[tuple[str, str]]:
-        """Each held-out kwarg is one the family draws, held out in part, not in whole."""
-        choices = {k: v for k, v in self.params.kwargs.items() if isinstance(v, tuple)}
-        for key, value in held_out.items():
-            if key not in choices:
-                return [
-                    (
-                        "held_out_kwargs",
-                        f"held_out_kwargs.{key}: expected a kwarg family.params.kwargs lists "
-                        f"choices for ({sorted(choices)})",
-                    )
-                ]
-            if not isinstance(value, tuple) or not value:
-                return [("held_out_kwargs", f"held_out_kwargs.{key}: expected a non-empty list")]
-            unknown = [v for v in value if v not in choices[key]]
-            if unknown:
-                return [
-                    (
-                        "held_out_kwargs",
-                        f"held_out_kwargs.{key}: {unknown[0]!r} is not one of family.params."
-                        f"kwargs.{key}'s choices {list(choices[key])}",
-                    )
-                ]
-            if set(choices[key]) <= set(value):
-                return [
-                    (
-                        "held_out_kwargs",
-                        f"held_out_kwargs.{key}: holds out every choice (expected at least one "
-                        "left for the train tasks)",
-                    )
-                ]
-        return []
+    @property
+    def _choices(self) -> dict[str, tuple]:
+        """Each kwarg drawn per task, with its choices."""
+        return {k: v for k, v in self.params.kwargs.items() if isinstance(v, tuple)}
 
     def check_task(self, task_params: TaskParams) -> list[tuple[str, str]]:
         """A listed task draws exactly the kwargs the family lists choices for, from them."""
@@ -426,10 +407,7 @@ class Gymnasium(TaskFamily):
         self, variation: Variation, count: int, rng: np.random.Generator, test: bool
     ) -> list[Any]:
         """``count`` draws; a held-out kwarg's choices split between test and train tasks."""
-        choices = {k: v for k, v in self.params.kwargs.items() if isinstance(v, tuple)}
-        for key, held in variation.held_out_kwargs.items():
-            kept = held if isinstance(held, tuple) else (held,)
-            choices[key] = tuple(c for c in choices[key] if (c in kept) == test)
+        choices = split_choices(self._choices, variation.held_out_kwargs, test)
         tasks = []
         for _ in range(count):
             start_actions, reward_scale, frame_skip = draw(variation, rng)
