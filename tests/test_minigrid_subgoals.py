@@ -234,3 +234,14 @@ def test_a_fixed_layout_is_the_same_grid_at_every_reset_with_the_agent_anywhere_
     assert not (sg.decode(other["image"])[:, :, 0] == grids[0][:, :, 0]).all()
     with pytest.raises(ValueError, match="layout: expected an integer seed"):
         gymnasium.make(ENV_ID, layout="west")
+
+
+@pytest.mark.parametrize("subgoals", TRAIN + TEST)
+def test_the_planner_solves_every_task_of_the_bundled_specs_layouts(subgoals):
+    register_id(ENV_ID)
+    for layout in range(20):  # specs/minigrid-subgoals.yaml's layouts
+        env = gymnasium.make(ENV_ID, subgoals=subgoals, layout=layout, disable_env_checker=True)
+        for seed in range(4):
+            env.reset(seed=seed)
+            ends = [env.step(action)[2] for action in shortest_path(env.unwrapped)]
+            assert ends[-1] and not any(ends[:-1]), (subgoals, layout, seed)

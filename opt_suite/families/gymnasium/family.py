@@ -326,7 +326,7 @@ class Gymnasium(TaskFamily):
 
     def check_task(self, task_params: TaskParams) -> list[tuple[str, str]]:
         """A listed task draws exactly the kwargs the family lists choices for, from them."""
-        choices = {k: v for k, v in self.params.kwargs.items() if isinstance(v, tuple)}
+        choices = self._choices
         drawn = dict(task_params.kwargs)
         if set(drawn) != set(choices):
             return [
@@ -435,7 +435,10 @@ class Gymnasium(TaskFamily):
     @functools.cached_property
     def offers_reference_options(self) -> bool:  # type: ignore[override]
         """Whether the env offers options of its own (built once with the default task)."""
-        return self.reference_options(self.default_task()) is not None
+        try:
+            return self.reference_options(self.default_task()) is not None
+        except Exception:  # an env that cannot be built: Params.check names why, at its key
+            return False
 
     def make_env(self, task: Task | TaskParams, **kwargs: Any) -> gymnasium.Env:
         """``gymnasium.make("opt_suite/Gymnasium-v0", env_id=id, kwargs=..., ...)``.
