@@ -129,6 +129,10 @@ def test_options_stop_where_their_subgoal_is_reached_or_out_of_reach():
     # goal lies behind the door.
     assert beta[0].tolist() == [0.0, 1.0, 1.0, 1.0]
     assert (mu[0, 1:, sg.DONE] == 1).all()
+    # ...and the learner may start only the key option there (float frames, as the mask sees them).
+    assert options.has_initiation
+    frames = obs["image"][None].astype(np.float32)
+    assert options.initiation(frames).tolist() == [[True, False, False, False]]
     env = _env("key-door-goal")
     obs, _ = env.reset(seed=0)
     for subgoal, after in (("key", [1.0, 0.0, 1.0, 1.0]), ("door", [1.0, 1.0, 1.0, 0.0])):
@@ -245,3 +249,13 @@ def test_the_planner_solves_every_task_of_the_bundled_specs_layouts(subgoals):
             env.reset(seed=seed)
             ends = [env.step(action)[2] for action in shortest_path(env.unwrapped)]
             assert ends[-1] and not any(ends[:-1]), (subgoals, layout, seed)
+
+
+def test_options_answer_on_any_frame_a_learner_may_probe_them_with():
+    frames = np.random.default_rng(0).integers(0, 256, (16, 7, 7, 3)).astype(np.float32)
+    frames[0] = 0.0
+    frames[1, 2, 3] = (sg.AGENT * sg.CODE_SCALE, 0, 9 * sg.CODE_SCALE)  # a heading MiniGrid lacks
+    mu, beta = SubgoalOptions().probabilities(frames)
+    assert mu.shape == (16, 4, 7) and np.allclose(mu.sum(axis=2), 1)
+    assert set(np.unique(beta)) <= {0.0, 1.0}
+    assert SubgoalOptions().initiation(frames).shape == (16, 4)

@@ -59,12 +59,15 @@ def decode(observation: np.ndarray) -> np.ndarray:
 
 
 def agent_state(grid: np.ndarray) -> tuple[State, bool] | None:
-    """((x, y, heading), carries the key) of MiniGrid's codes, None when no agent is drawn."""
+    """((x, y, heading), carries the key) of MiniGrid's codes; None without an agent in it."""
     found = np.argwhere(grid[:, :, 0] == AGENT)
     if len(found) == 0:
         return None
     x, y = (int(v) for v in found[0])
-    return (x, y, int(grid[x, y, 2])), int(grid[x, y, 1]) == KEY
+    heading = int(grid[x, y, 2])
+    if not 0 <= heading < len(STEP):  # not a grid the env drew (a learner's probe frame)
+        return None
+    return (x, y, heading), int(grid[x, y, 1]) == KEY
 
 
 def _passable(grid: np.ndarray, x: int, y: int) -> bool:

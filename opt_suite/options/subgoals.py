@@ -6,8 +6,8 @@ observation alone (:class:`~opt_suite.options.base.OptionSet`), and this family'
 the whole encoded grid, agent and carried key included (:mod:`opt_suite.options.subgoal_grid`), so
 each option is a shortest-path planner over one observation: it takes the first action of its
 route and terminates (beta = 1) where its sub-goal is reached or cannot be reached (then its
-action is MiniGrid's no-op ``done``). None depends on the task's order of sub-goals: the learner
-chooses which to run when.
+action is MiniGrid's no-op ``done``); its initiation set is where it would not terminate. None
+depends on the task's order of sub-goals: the learner chooses which to run when.
 
 Planning is a breadth-first search over (cell, heading) per observation: results are cached per
 observation's bytes, since a learner sees the same few hundred grids again and again.
@@ -82,6 +82,20 @@ class SubgoalOptions(OptionSet):
         mu = np.stack([a[0] for a in acted]) if acted else np.zeros((0, 4, self._num_actions))
         beta = np.stack([a[1] for a in acted]) if acted else np.zeros((0, 4))
         return mu, beta
+
+    @property
+    def has_initiation(self) -> bool:
+        """Yes: an option may start only where its sub-goal can be planned (not reached yet)."""
+        return True
+
+    def initiation(self, observations: Any) -> np.ndarray:
+        """Bool [n, m]: the options whose sub-goal is in reach and not yet reached.
+
+        Starting one elsewhere would only spend a step on ``done`` and stop (the learner would
+        pay for a call that does nothing), so the learner is not offered it there.
+        """
+        _, beta = self.probabilities(observations)
+        return beta == 0
 
     def non_finite(self) -> str | None:
         """Never: the options are fixed plans."""
