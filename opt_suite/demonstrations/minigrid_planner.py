@@ -11,6 +11,13 @@ agent already carries, e.g. picked up by a task's random start actions, is not f
 Anything else (boxes, several keys to choose between) is an error naming what the planner does
 not handle.
 
+The suite's sub-goal env (:mod:`opt_suite.families.gymnasium.minigrid_subgoals`: a ``subgoals``
+sequence of key, door, ball and goal, balls collected by ``pickup``) is planned sub-goal by
+sub-goal: each the shortest route from where the previous one ended
+(:func:`opt_suite.options.subgoal_grid.subgoal_plan`, the routes its scripted options take), on
+the encoded grid the agent sees, advanced by each route's actions
+(:func:`~opt_suite.options.subgoal_grid.after`).
+
 Ties between shortest paths go to the first found (actions tried in the order left, right,
 forward), so a task's demonstrations are the same for the same start: MiniGrid's starts vary with
 the reset seed, which the source draws from the spec.
@@ -20,6 +27,8 @@ from __future__ import annotations
 
 import collections
 from typing import Any
+
+from opt_suite.options.subgoal_grid import after, subgoal_plan
 
 __all__ = ["shortest_path", "unplannable", "PlannerError"]
 
@@ -110,6 +119,8 @@ def shortest_path(env: Any) -> list[int]:
     problem = unplannable(env)
     if problem is not None:
         raise PlannerError(problem)
+    if getattr(env, "subgoals", None) is not None:
+        return _subgoal_path(env)
     grid = env.grid
     goals = _find(grid, "goal")
     if not goals:
@@ -147,6 +158,23 @@ def shortest_path(env: Any) -> list[int]:
     except PlannerError as exc:
         raise PlannerError(f"shortest_path: {exc} from the agent at {start[:2]}") from None
     return _with_toggles(plan + actions, start, grid)
+
+
+def _subgoal_path(env: Any) -> list[int]:
+    """The sub-goal env's plan: each sub-goal's shortest route in the task's order."""
+    grid = env.gen_obs()["image"]
+    plan: list[int] = []
+    for subgoal in env.subgoals:
+        actions, done = subgoal_plan(grid, subgoal)
+        if done is None:
+            at = tuple(int(v) for v in env.agent_pos)
+            raise PlannerError(
+                f"shortest_path: sub-goal {subgoal!r} of {'-'.join(env.subgoals)!r} cannot be "
+                f"reached (agent started at {at})"
+            )
+        grid = after(grid, actions)
+        plan += actions
+    return plan
 
 
 def _with_toggles(actions: list[int], start: tuple, grid: Any) -> list[int]:

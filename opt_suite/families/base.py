@@ -243,6 +243,15 @@ class TaskFamily(abc.ABC):
         """
         return None
 
+    @property
+    def offers_reference_options(self) -> bool:
+        """Whether :meth:`reference_options` gives options (default: the family overrides it).
+
+        A family that overrides it for some of its instances only (the ``gymnasium`` family: for
+        envs that offer options of their own) answers per instance.
+        """
+        return type(self).reference_options is not TaskFamily.reference_options
+
     def make_env_batch(self, task: Task, num_envs: int, max_steps: int) -> EnvBatch:
         """``num_envs`` copies of ``task``'s env, each cut at ``max_steps``, stepped as a batch.
 

@@ -58,12 +58,12 @@ def offered(family: Any) -> frozenset[str]:
     """The capabilities ``family`` (an instance) offers."""
     from gymnasium import spaces
 
-    from opt_suite.families.base import TabularModelMixin, TaskFamily
+    from opt_suite.families.base import TabularModelMixin
 
     found = set()
     if isinstance(family, TabularModelMixin):
         found.add(EXACT_MODEL)
-    if type(family).reference_options is not TaskFamily.reference_options:
+    if family.offers_reference_options:
         found.add(REFERENCE_OPTIONS)
     if isinstance(family.action_space, spaces.Discrete):
         found.add(DISCRETE_ACTIONS)

@@ -58,6 +58,7 @@ _BUILT_IN = {
     "tabular": "opt_suite.options.tabular:TabularOptionSet",
     "network": "opt_suite.options.network:NetworkOptionSet",
     "policy_start": "opt_suite.options.policy_start:PolicyStart",
+    "minigrid_subgoals": "opt_suite.options.subgoals:SubgoalOptions",
 }
 
 PathOrFile = str | Path | IO[bytes]

@@ -22,6 +22,14 @@ offers (index, image or vector observations; see :mod:`opt_suite.families.capabi
 must be the same for every task. Everything about the env is checked when the spec is validated:
 the id is registered (or its package is named), the env accepts the kwargs, a ``Dict``
 observation has an array entry to show (``image`` by default), the spaces agree.
+
+``tasks.vary.held_out_kwargs`` sends some choices of a drawn kwarg to the test tasks only
+(:mod:`.held_out`), and an env with a ``reference_options()`` method of its own offers its
+hand-designed options through the family (the sub-goal MiniGrid env's scripted options).
+
+Length (over the 400 lines the tree aims for): the family's checks (id, kwargs, spaces of every
+draw), its task draws (train, and held-out test) and the env it builds are one contract — what
+``validate`` accepts is what a run draws and builds — and are tested as one.
 """
 
 from __future__ import annotations
@@ -34,11 +42,13 @@ from typing import Any, TypeAlias
 import gymnasium
 import numpy as np
 
-from opt_suite.families.base import Task, TaskFamily
+from opt_suite.families.base import Task, TaskFamily, split_tasks
 from opt_suite.families.gymnasium.env import adapted_space, make_inner
+from opt_suite.families.gymnasium.held_out import held_out_problems, split_choices
 from opt_suite.families.gymnasium.ids import UnknownEnvId, register_id
 from opt_suite.families.paper_variations import draw, range_problems
 from opt_suite.memory_limit import capped
+from opt_suite.options import OptionSet
 from opt_suite.params import FrozenDict, param
 
 __all__ = ["Gymnasium", "Params", "Variation", "TaskParams", "probe"]
@@ -121,6 +131,13 @@ class Variation:
     )
     frame_skip: tuple[int, ...] = param(
         (1,), doc="env steps per action: drawn per task uniformly from this set", ge=1
+    )
+    held_out_kwargs: FrozenDict[str, object] = param(
+        FrozenDict(),
+        doc="choices of family.params.kwargs' lists that only test tasks draw: per key, the test "
+        "tasks draw from these and the train tasks from the other choices (e.g. sub-goal "
+        "sequences held out of training); empty: one distribution for both",
+        added_later=True,
     )
 
     def check(self) -> list[tuple[str, str]]:
@@ -282,7 +299,7 @@ class Gymnasium(TaskFamily):
 
     def check_variation(self, variation: Variation) -> list[tuple[str, str]]:
         """The variation's own rules, and start actions that fit in an episode and the actions."""
-        problems = variation.check()
+        problems = variation.check() + held_out_problems(self._choices, variation.held_out_kwargs)
         hi = variation.start_actions[1]
         if hi >= self.params.max_episode_steps:
             problems.append(
@@ -302,9 +319,14 @@ class Gymnasium(TaskFamily):
             )
         return problems
 
+    @property
+    def _choices(self) -> dict[str, tuple]:
+        """Each kwarg drawn per task, with its choices."""
+        return {k: v for k, v in self.params.kwargs.items() if isinstance(v, tuple)}
+
     def check_task(self, task_params: TaskParams) -> list[tuple[str, str]]:
         """A listed task draws exactly the kwargs the family lists choices for, from them."""
-        choices = {k: v for k, v in self.params.kwargs.items() if isinstance(v, tuple)}
+        choices = self._choices
         drawn = dict(task_params.kwargs)
         if set(drawn) != set(choices):
             return [
@@ -354,13 +376,69 @@ class Gymnasium(TaskFamily):
         problems = variation.check()
         if problems:
             raise ValueError("; ".join(f"tasks.vary.{key}: {msg}" for key, msg in problems))
-        choices = {k: v for k, v in self.params.kwargs.items() if isinstance(v, tuple)}
+        return self._sample(variation, count, rng, test=False)
+
+    def sample_test_tasks(
+        self, variation: Variation, count: int, rng: np.random.Generator
+    ) -> list[Any]:
+        """As :meth:`sample_tasks`, the held-out kwargs drawn from ``held_out_kwargs``' choices."""
+        problems = variation.check()
+        if problems:
+            raise ValueError("; ".join(f"tasks.vary.{key}: {msg}" for key, msg in problems))
+        return self._sample(variation, count, rng, test=True)
+
+    def make_tasks(
+        self, variation: Any, listed: Any, count: int, train: int, test: int, seed: int
+    ) -> tuple[list[Task], list[Task]]:
+        """As :meth:`TaskFamily.make_tasks`; with ``held_out_kwargs``, test tasks draw those.
+
+        Listed tasks come first and are taken as given; the sampled train tasks are drawn before
+        the sampled test tasks, from the one stream of ``seed`` (four rooms' held-out room too).
+        """
+        if not getattr(variation, "held_out_kwargs", None):
+            return super().make_tasks(variation, listed, count, train, test, seed)
+        rng = np.random.default_rng(np.random.SeedSequence(seed))
+        params = list(listed)[:count]
+        params += self.sample_tasks(variation, max(0, train - len(params)), rng)
+        params += self.sample_test_tasks(variation, max(0, train + test - len(params)), rng)
+        return split_tasks(self.instance_name, params, train, test)
+
+    def _sample(
+        self, variation: Variation, count: int, rng: np.random.Generator, test: bool
+    ) -> list[Any]:
+        """``count`` draws; a held-out kwarg's choices split between test and train tasks."""
+        choices = split_choices(self._choices, variation.held_out_kwargs, test)
         tasks = []
         for _ in range(count):
             start_actions, reward_scale, frame_skip = draw(variation, rng)
             drawn = FrozenDict({k: v[int(rng.integers(len(v)))] for k, v in choices.items()})
             tasks.append(TaskParams(start_actions, reward_scale, frame_skip, drawn))
         return tasks
+
+    def reference_options(self, task: Task | TaskParams) -> OptionSet | None:
+        """The env's own hand-designed options (its ``reference_options()``), or None.
+
+        An env offers them by a ``reference_options()`` method on its unwrapped class (the
+        sub-goal MiniGrid env's scripted sub-goal options); they act on the observation the
+        agents see. Most envs have none, and then neither does the family.
+        """
+        task_params = task.params if isinstance(task, Task) else task
+        env = make_inner(
+            self.params.id, dict(self.params.kwargs) | dict(task_params.kwargs), max_episode_steps=1
+        )
+        try:
+            offer = getattr(env.unwrapped, "reference_options", None)
+            return None if offer is None else offer()
+        finally:
+            env.close()
+
+    @functools.cached_property
+    def offers_reference_options(self) -> bool:  # type: ignore[override]
+        """Whether the env offers options of its own (built once with the default task)."""
+        try:
+            return self.reference_options(self.default_task()) is not None
+        except Exception:  # an env that cannot be built: Params.check names why, at its key
+            return False
 
     def make_env(self, task: Task | TaskParams, **kwargs: Any) -> gymnasium.Env:
         """``gymnasium.make("opt_suite/Gymnasium-v0", env_id=id, kwargs=..., ...)``.

@@ -45,6 +45,10 @@ class Provider:
 #: Id prefix -> the package that registers those ids.
 PROVIDERS: dict[str, Provider] = {
     "MinAtar/": Provider("minatar.gym", "register_envs", "pip install 'opt-suite[minatar]'"),
+    # The suite's own MiniGrid envs (the sub-goal family): registered when their module is imported.
+    "OptSuite/MiniGrid-": Provider(
+        "opt_suite.families.gymnasium.minigrid_subgoals", None, "pip install 'opt-suite[minigrid]'"
+    ),
     "MiniGrid-": Provider("minigrid", None, "pip install 'opt-suite[minigrid]'"),
     "BabyAI-": Provider("minigrid", None, "pip install 'opt-suite[minigrid]'"),
     "ALE/": Provider("ale_py", None, "pip install ale-py"),
