@@ -60,19 +60,13 @@ RAY_UNIT = "ray-cluster-tests"
 
 
 def _is_ray_file(nodeid: str) -> bool:
-    """The scheduler sees only node ids, so a Ray test file says so in its name (checked below)."""
+    """The scheduler sees only node ids, so a Ray test file says so in its name
+    (tests/test_test_scheduling.py checks it; a file named so without a Ray test just joins)."""
     return "_ray" in Path(nodeid.split("::", 1)[0]).stem
 
 
 def pytest_collection_modifyitems(session, config, items):
     modules = {getattr(item, "module", None) for item in items}
-    for module in modules - {None}:
-        has_ray = _module_has_marker(items, module, "ray")
-        if has_ray != _is_ray_file(module.__file__):
-            raise pytest.UsageError(
-                f"{module.__file__}: a test file with a `ray` test must have '_ray' in its name "
-                "and one without must not (tests/conftest.py schedules Ray files as one unit)"
-            )
     long_first = {m for m in modules - {None} if _module_has_marker(items, m, "slow")}
     long_first |= {m for m in modules - {None} if _is_ray_file(m.__file__)}
     items.sort(key=lambda item: getattr(item, "module", None) not in long_first)
