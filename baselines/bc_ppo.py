@@ -17,6 +17,13 @@ suite's choice for a short supervised start, not tuned; set them per spec. A sch
 epochs, so that a few short demonstrations still get a real start. The cloning runs in each
 evaluation cell (the learner owns the network): 500 small-batch steps per test task and seed
 (measured: 5.5-8.7 s with the agent's build, a 16-unit actor on PixelGrid's 20x20x2 frames).
+
+Its fit (issue 35): the evaluation cell scores the cloned actor on the pairs it was cloned on
+(accuracy of the most probable action, mean log-likelihood) and, with ``held_out`` > 0, a second
+clone in the same cell — from the same initial weights, on the demonstrations outside a held-out
+share drawn as ``bc_option`` draws it (``held_out_indices``, from the run's seed) — on the pairs
+it did not see. The second clone doubles the cell's cloning time; the actor then goes back to the
+first clone's weights, so the learning run's numbers are those without the measurement.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from typing import Any, ClassVar
 from opt_suite.families.capabilities import DISCRETE_ACTIONS
 from opt_suite.methods.base import Discovery, DiscoveryContext, Method, discrete_actions
 from opt_suite.methods.budget import DiscoveryBudget
+from opt_suite.methods.offline_options.control import held_out_indices
 from opt_suite.options.policy_start import PolicyStart
 from opt_suite.params import param
 
@@ -47,6 +55,16 @@ class BCPPOParams:
     batch_size: int = param(64, doc="pairs per Adam step (suite's choice)", ge=1, le=1_000_000)
     learning_rate: float = param(
         1e-3, doc="Adam's step size (Kingma & Ba 2015's default)", gt=0, le=1
+    )
+    held_out: float = param(
+        0.25,
+        doc="share of the demonstrations (whole trajectories, drawn from the run's seed as "
+        "bc_option draws them) held out of a second clone in each evaluation cell, to score the "
+        "fit on demonstrations it did not see; the policy itself is cloned on all of them. "
+        "0: no held-out fit (and no second clone)",
+        ge=0,
+        lt=1,
+        added_later=True,
     )
 
 
@@ -76,15 +94,18 @@ class BCPPO(Method):
     def discover(self, context: DiscoveryContext) -> Discovery:
         """Every demonstrated (s_t, a_t) with the cloning schedule, for the learner."""
         p = self.params
+        held = held_out_indices(len(context.demonstrations), p.held_out, context.seed)
         start = PolicyStart.of(
             context.demonstrations,
             discrete_actions(context.family, self.name),
             p.steps,
             p.batch_size,
             p.learning_rate,
+            held,
         )
         info = {
             "demonstrations": len(context.demonstrations),
             "demonstrated_steps": len(start.actions),
+            "held_out_demonstrations": len(held),
         }
         return Discovery(options=start, info=info)

@@ -222,3 +222,47 @@ def test_initial_weights_of_starts_from_offline_options_first_option(monkeypatch
         assert set(ours) == set(theirs)
         same = all(np.array_equal(ours[k], theirs[k]) for k in ours)
         assert same == equal
+
+
+def test_batch_size_clones_on_seeded_minibatches_of_pairs():
+    setting = tiny_setting()
+    pairs = int(sum(len(h.actions) for h in setting.demonstrations))  # 14 demonstrated pairs
+    params = BCOptionParams("never", SMALL, cloned_pairs=40, batch_size=4, held_out=0.0)
+    control = BCOption(params)
+    assert control.cloning_steps(pairs) == 10  # ceil(40 / 4) steps of 4 pairs
+    assert BCOption(dataclasses.replace(params, batch_size=100)).cloning_steps(pairs) == 3
+    found = control.discover(context_for(setting, 3, 0))
+    again = control.discover(context_for(setting, 3, 0))
+    np.testing.assert_array_equal(found.options.mu, again.options.mu)  # drawn from the seed
+    assert len(found.curves["likelihood"]) == 1 + 2  # a point every 5 steps (steps_per_epoch)
+    curve = found.curves["likelihood"]
+    assert curve[-1] > curve[0]  # the minibatch steps raise the demonstrations' likelihood
+    full = BCOption(dataclasses.replace(params, batch_size=None)).discover(
+        context_for(setting, 3, 0)
+    )
+    assert not np.array_equal(full.options.mu, found.options.mu)
+    assert 0 <= found.info["fit_accuracy"] <= 1 and found.info["fit_log_likelihood"] <= 0
+
+
+def test_the_minibatch_clone_of_a_conv_option_and_its_held_out_fit():
+    params = BCOptionParams("never", FRAMES, cloned_pairs=8, batch_size=4, held_out=0.25)
+    found = BCOption(params).discover(context_for(image_method_setting(), 0, 0))
+    assert 0 <= found.info["held_out_accuracy"] <= 1
+    assert found.info["held_out_log_likelihood"] <= 0
+
+
+def test_the_variant_with_bc_ppos_budget_is_bc_ppos_schedule():
+    from pathlib import Path
+
+    from baselines.bc_ppo import BCPPOParams
+    from opt_suite.spec import load_spec
+
+    spec = load_spec(Path(__file__).parent / "fixtures" / "bc_option_ppo_budget.yaml")
+    entries = {m.name: m for m in spec.methods}
+    variant, never = entries["bc-option-ppo-budget"].params, entries["bc-option-never"].params
+    ppo = BCPPOParams()
+    assert (variant.cloned_pairs, variant.batch_size) == (ppo.steps * ppo.batch_size, 64)
+    assert variant.offline_options.learning_rate == ppo.learning_rate
+    assert BCOption(variant).cloning_steps(2000) == ppo.steps  # whatever the pair count
+    assert BCOption(variant).cloning_steps(40) == ppo.steps * 64 // 40  # fewer than a batch
+    assert never.batch_size is None and never.cloned_pairs is None  # the control as before

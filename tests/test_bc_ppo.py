@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -60,7 +62,7 @@ def test_the_agent_starts_from_the_cloned_policy(start):
     empty = NetworkOptionSet.empty(4, start.observation_shape)
     accuracy = {}
     for name, options in (("fresh", empty), ("cloned", start)):
-        env, agent, _ = learner._agent_on(family, run, options, 50)
+        env, agent, *_ = learner._agent_on(family, run, options, 50)
         env.close()
         logits = policy_logits(agent.actor_net)(start.observations)
         accuracy[name] = float(np.mean(np.argmax(logits, axis=1) == start.actions))
@@ -88,7 +90,7 @@ def test_a_second_cloning_in_a_worker_reuses_its_step_and_clones_as_the_first(st
     agent_cache.clear()
     weights, traces = [], []
     for _ in range(2):
-        env, agent, _ = learner._agent_on(setting.family, run, start, 50)
+        env, agent, *_ = learner._agent_on(setting.family, run, start, 50)
         env.close()
         weights.append(agent.actor_net.get_weights())
         [(_, step)] = agent.actor_net.__dict__["_opt_suite_cloning_steps"].values()
@@ -142,3 +144,74 @@ def test_describe_says_which_learners_have_a_policy_to_initialise(capsys):
     assert "refused by validate with intra_option_q_learning, smdp_q_learning" in out
     assert main(["describe", "smdp_q_learning"]) == 0
     assert "none: no policy to initialise" in capsys.readouterr().out
+
+
+def test_the_start_holds_out_whole_demonstrations_as_bc_option_draws_them(start):
+    from opt_suite.methods.offline_options.control import held_out_indices
+
+    setting = image_method_setting()
+    context = context_for(setting, 0, 0)
+    demos = setting.demonstrations
+    held = held_out_indices(len(demos), BCPPOParams().held_out, context.seed)
+    assert held, "the setting has demonstrations to hold out"
+    expected = np.concatenate([np.full(len(h), i in held) for i, h in enumerate(demos)])
+    np.testing.assert_array_equal(start.held_out, expected)
+    np.testing.assert_array_equal(from_bytes(to_bytes(start)).held_out, start.held_out)
+    none = BCPPO(dataclasses.replace(CLONING, held_out=0.0)).discover(context).options
+    assert none.held_out is None
+    assert from_bytes(to_bytes(none)).held_out is None
+
+
+def test_a_learning_run_reports_the_fit_and_returns_as_without_it(start):
+    """Two tiny PPO runs on the cloned policy: one with the held-out clone, one without."""
+    setting = image_method_setting()
+    run = LearnerRun(setting.train_tasks[0], np.random.SeedSequence(3))
+    learner = TFAgentsLearner(TINY)
+    logs = {}
+    unmasked = PolicyStart(
+        start.observations, start.actions, 4, start.steps, start.batch_size, start.learning_rate
+    )
+    for name, options in (("held out", start), ("in sample only", unmasked)):
+        [logs[name]] = learner.run(LearnerContext(setting.family, [run], options, 3, 30))
+    accuracy, log_likelihood, held_accuracy, held_log_likelihood = logs["held out"].cloning_fit
+    assert 0 <= accuracy <= 1 and log_likelihood <= 0 and accuracy > 0.5
+    assert held_accuracy is not None and 0 <= held_accuracy <= 1
+    assert held_log_likelihood is not None and held_log_likelihood <= 0
+    assert logs["in sample only"].cloning_fit == (accuracy, log_likelihood, None, None)
+    # The second clone is undone: the learning run is the one without it, bit for bit.
+    for field in ("returns", "steps", "frames"):
+        a, b = getattr(logs["held out"], field), getattr(logs["in sample only"], field)
+        assert np.array_equal(a, b), field
+
+
+def test_measuring_the_fit_leaves_the_cloned_actor_as_it_was(start):
+    setting = image_method_setting()
+    learner = TFAgentsLearner(TINY)
+    run = LearnerRun(setting.train_tasks[0], np.random.SeedSequence(1))
+    weights, fits = [], []
+    for measure in (False, True):
+        env, agent, _, fit = learner._agent_on(setting.family, run, start, 50, measure_fit=measure)
+        env.close()
+        weights.append(agent.actor_net.get_weights())
+        fits.append(fit)
+    assert fits[0] is None and fits[1] is not None and fits[1][2] is not None
+    assert all(np.array_equal(a, b) for a, b in zip(*weights, strict=True))
+
+
+def test_an_evaluation_cell_stores_the_fit():
+    from opt_suite.runner.cells import EvaluationJob, execute
+
+    setting = image_method_setting()
+    small = BCPPO(BCPPOParams(steps=5, batch_size=16)).discover(context_for(setting, 0, 0))
+    job = EvaluationJob(
+        "cell", "evaluation of 'bc'", type(setting.family), setting.family.params,
+        task=setting.train_tasks[0], seed=np.random.SeedSequence(0), learner_cls=TFAgentsLearner,
+        learner_params=TINY, options=to_bytes(small.options), episodes=2, max_steps=20,
+    )  # fmt: skip
+    outcome = execute(job)
+    assert not outcome.error, outcome.error
+    fit = outcome.record.cloning_fit
+    assert fit is not None and 0 <= fit.accuracy <= 1 and fit.held_out_accuracy is not None
+    from opt_suite.store.records import EvaluationRecord
+
+    assert EvaluationRecord.from_info(outcome.record.info()).cloning_fit == fit

@@ -84,3 +84,58 @@ def test_the_section_collects_the_reported_entries_only_and_writes_null_for_unde
     assert list(data) == ["bc"]
     assert SECTION.json(data)["cloning_fit"]["bc"]["held_out_accuracy"] is None
     assert SECTION.collect([], ["bc"], stored_run()) == {}
+
+
+def test_bc_ppos_fit_comes_from_its_evaluation_cells_as_a_mean_over_seeds_and_tasks():
+    cells = [
+        _Cell("discovery", "bc-option", "done", _fit(0.8, -0.5, (0.6, -1.0))),
+        _Cell("evaluation", "bc-option", "done", {"zero_shot_returns": [1.0]}),  # no fit
+        _Cell("discovery", "bc-ppo", "done", {"demonstrated_steps": 40}),  # no fit: cloned later
+        _Cell("evaluation", "bc-ppo", "done", _fit(0.9, -0.2, (0.7, -0.9))),
+        _Cell("evaluation", "bc-ppo", "done", _fit(0.7, -0.4, (0.5, -1.1))),
+        _Cell("evaluation", "bc-ppo", "done", _fit(0.8, -0.3)),  # nothing held out
+        _Cell("evaluation", "bc-ppo", "failed", _fit(0.0, -9.0, (0.0, -9.0))),
+    ]
+    fits = cloning_fits(cells)
+    assert not fits["bc-option"].per_task and fits["bc-option"].seeds == 1
+    ppo = fits["bc-ppo"]
+    assert ppo.per_task and (ppo.seeds, ppo.held_out_seeds) == (3, 2)
+    assert math.isclose(ppo.accuracy, 0.8) and math.isclose(ppo.log_likelihood, -0.3)
+    assert math.isclose(ppo.held_out_accuracy, 0.6) and math.isclose(
+        ppo.held_out_log_likelihood, -1.0
+    )
+    text = cloning_fit_markdown(fits)
+    assert text.count("| bc-option | ") == 1 and "| bc-ppo | 0.800 | -0.300 | 0.600 |" in text
+    assert "**bc-ppo**: cloned in each evaluation cell" in text
+    assert "mean over seeds × test tasks (3 cells" in text
+    assert "no held-out fit on 1 of 3 cells" in text
+    assert "**bc-option**" not in text  # its row is over seeds, as the header says
+    data = SECTION.json(fits)["cloning_fit"]
+    assert data["bc-ppo"]["per_task"] is True and "per_task" not in data["bc-option"]
+
+
+def test_a_run_without_bc_ppo_prints_the_table_it_always_did():
+    # The markdown and JSON of a discovery-only fit, as they were before bc_ppo's fit existed.
+    fits = {"bc": CloningFit(0.75, -0.5, 0.5, -1.25, 2, 1)}
+    assert cloning_fit_markdown(fits) == (
+        "## Cloning fit\n\n"
+        "How well each cloning control imitates the demonstrations (means over seeds): accuracy "
+        "is the share of demonstrated steps whose action is the clone's most probable one, "
+        "log-likelihood the mean log μ(a | s) over them; held out: a second clone, on the "
+        "other demonstrations, scored on those it did not see. Its zero-shot return is the "
+        "main table's zero-shot column.\n\n"
+        "| method | accuracy | log-likelihood | held-out accuracy | held-out log-likelihood "
+        "| seeds (held out) |\n"
+        "|---|---:|---:|---:|---:|---:|\n"
+        "| bc | 0.750 | -0.500 | 0.500 | -1.250 | 2 (1) |\n\n"
+        "- **bc**: no held-out fit on 1 of 2 seeds (held_out: 0, or fewer than 2 "
+        "demonstrations): its held-out columns are over the others only.\n"
+    )
+    assert list(SECTION.json(fits)["cloning_fit"]["bc"]) == [
+        "accuracy",
+        "log_likelihood",
+        "held_out_accuracy",
+        "held_out_log_likelihood",
+        "seeds",
+        "held_out_seeds",
+    ]

@@ -91,6 +91,7 @@ def test_the_facts_read_back_typed():
     assert isinstance(evaluation, EvaluationRecord)
     assert evaluation.zero_shot_returns == (-90.0, -37.0, -171.0)
     assert isinstance(unmeasured, EvaluationRecord) and unmeasured.zero_shot_returns is None
+    assert evaluation.cloning_fit is None  # stored before bc_ppo's fit was recorded
     assert isinstance(references, ReferencesRecord)
     assert (references.random, references.expert, references.pid) == (
         -422.93119502705184,
@@ -122,7 +123,11 @@ def _records() -> dict[str, object]:
             cpu_seconds=1.25,
         ),
         "e": EvaluationRecord(
-            task_episodes=episodes, usage=usage, zero_shot_returns=(-1.0, -2.0), cpu_seconds=0.1
+            task_episodes=episodes,
+            usage=usage,
+            zero_shot_returns=(-1.0, -2.0),
+            cloning_fit=ClonedFit(0.875, -0.25, 0.5, -1.5),
+            cpu_seconds=0.1,
         ),
         "r": ReferencesRecord(random=-400.0, expert=-11.5, pid=7, cpu_seconds=0.01),
     }
@@ -153,6 +158,7 @@ def test_each_record_round_trips_through_a_store(tmp_path):
         for cell_id, record in records.items():
             assert type(back[cell_id]) is type(record)
             assert back[cell_id].info() == record.info(), cell_id
+        assert back["e"].cloning_fit == ClonedFit(0.875, -0.25, 0.5, -1.5)
         [demo] = store.demonstrations(0)
         assert np.array_equal(demo.actions, [3, 1]) and demo.task_id == "t/train/0"
         assert store.option_set_file("m", 0).read_bytes() == b"not read here"

@@ -19,7 +19,10 @@ import numpy as np
 
 from opt_suite._tf import tensorflow
 
-__all__ = ["clone_actor"]
+__all__ = ["actor_fit", "clone_actor"]
+
+#: Pairs per forward pass when scoring a fit (bounds the memory of a batch of frames).
+_FIT_CHUNK = 512
 
 
 def clone_actor(
@@ -61,6 +64,33 @@ def clone_actor(
                 f"behaviour cloning of the actor: loss {losses[t]} at step {t}"
             )
     return losses
+
+
+def actor_fit(actor: Any, observations: np.ndarray, actions: np.ndarray) -> tuple[float, float]:
+    """(accuracy, mean log-likelihood) of ``actor`` on (observation, action) pairs.
+
+    Accuracy: the share of pairs whose action is the actor's most probable one (ties: the first);
+    log-likelihood: the mean of log pi(a | s). Forward passes only, ``training=False``: no weight,
+    optimiser or random stream moves, so measuring a fit changes no later number.
+
+    Raises:
+      ValueError: no pair to score.
+    """
+    if len(actions) == 0:
+        raise ValueError("actor_fit: no (observation, action) pair to score")
+    tf = tensorflow()
+    hits, log_likelihood = 0, 0.0
+    for start in range(0, len(actions), _FIT_CHUNK):
+        obs = tf.constant(observations[start : start + _FIT_CHUNK])
+        act = np.asarray(actions[start : start + _FIT_CHUNK], np.int64)
+        step_type = tf.zeros([len(act)], dtype=tf.int32)
+        distribution, _ = actor(obs, step_type=step_type, network_state=(), training=False)
+        logits = np.asarray(distribution.logits_parameter(), np.float64).reshape(len(act), -1)
+        shifted = logits - logits.max(axis=1, keepdims=True)
+        log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+        hits += int((logits.argmax(axis=1) == act).sum())
+        log_likelihood += float(log_probs[np.arange(len(act)), act].sum())
+    return hits / len(actions), log_likelihood / len(actions)
 
 
 def _cloning_step(actor: Any, learning_rate: float) -> Any:

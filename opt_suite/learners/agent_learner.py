@@ -150,15 +150,21 @@ class TFAgentsLearner(Learner):
     ) -> np.ndarray:
         from opt_suite.learners import ppo_parts
 
-        env, agent, seed = self._agent_on(family, run, options, max_steps)
+        env, agent, seed, _ = self._agent_on(family, run, options, max_steps)
         try:
             ppo_parts.act(env, agent, episodes, seed=seed)
         finally:
             env.close()
         return np.array([e.ret for e in env.episodes[:episodes]], np.float64)
 
-    def _agent_on(self, family: Any, run: LearnerRun, options: Any, max_steps: int) -> Any:
-        """(option env of ``run``'s task, a fresh agent, the acting seed), all from ``run.seed``."""
+    def _agent_on(
+        self, family: Any, run: LearnerRun, options: Any, max_steps: int, measure_fit: bool = False
+    ) -> Any:
+        """(option env of ``run``'s task, a fresh agent, the acting seed, its clone's fit).
+
+        All from ``run.seed``. The fit (``CloneFit``) is measured with ``measure_fit`` on a
+        policy start only (else None), its held-out clone from a stream of its own.
+        """
         from opt_suite.learners import ppo_parts
         from opt_suite.learners.initiation_mask import action_mask
 
@@ -183,12 +189,16 @@ class TFAgentsLearner(Learner):
             seed = int(tf_seed.generate_state(1)[0] % (2**31 - 1))
             mask = action_mask(options, int(envs.single_action_space.n), family.observation_space)
             agent = ppo_parts.ppo_agent(env, p.ppo, seed, mask)
+            fit = None
             if isinstance(options, PolicyStart):  # bc_ppo: clone the actor before acting
-                ppo_parts.clone(env, agent, options, _children(run.seed, 3)[2])
+                *_, clone_seed, held_out_seed = _children(run.seed, 4)
+                _, fit = ppo_parts.clone(
+                    env, agent, options, clone_seed, held_out_seed if measure_fit else None
+                )
         except BaseException:
             env.close()
             raise
-        return env, agent, seed
+        return env, agent, seed, fit
 
     def _run_one(
         self,
@@ -201,7 +211,7 @@ class TFAgentsLearner(Learner):
     ) -> tuple[EpisodeLog, OptionUsage]:
         from opt_suite.learners import ppo_parts
 
-        env, agent, seed = self._agent_on(family, run, options, max_steps)
+        env, agent, seed, fit = self._agent_on(family, run, options, max_steps, measure_fit=True)
         try:
             ppo_parts.learn(
                 env, agent, self.params.ppo.steps_per_iteration, episodes, frames=frames, seed=seed
@@ -218,6 +228,7 @@ class TFAgentsLearner(Learner):
             np.array([e.ret for e in done]),
             np.array([e.steps for e in done], np.int64),
             np.array([e.frames for e in done], np.int64),
+            cloning_fit=fit,
         )
         choices = env.num_actions + env.num_options
         names = tuple(f"a{a}" for a in range(env.num_actions)) + tuple(options.names)

@@ -27,7 +27,21 @@ from opt_suite.stages import ZERO_SHOT_INFO  # where a cell's info keeps zero_sh
 
 MAX_USAGE_BYTES = 1 << 30  # counts per episode and option: kilobytes per cell
 
-__all__ = ["ZERO_SHOT_INFO", "EpisodeLog", "Learner", "LearnerContext", "LearnerRun", "OptionUsage"]
+__all__ = [
+    "ZERO_SHOT_INFO",
+    "CloneFit",
+    "EpisodeLog",
+    "Learner",
+    "LearnerContext",
+    "LearnerRun",
+    "OptionUsage",
+]
+
+
+#: A cloned policy's fit to its demonstrations (``Learner.clones_policy``): accuracy and mean
+#: log-likelihood on the pairs it was cloned on, then a second clone's on held-out pairs (None:
+#: none held out). The store's typed form is ``store.records.ClonedFit`` (a layer above).
+CloneFit = tuple[float, float, float | None, float | None]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -37,11 +51,14 @@ class EpisodeLog:
     ``frames[e]`` counts the emulator frames the run used from its start to the end of episode e
     (cumulative: the x-axis of a learning curve in interaction). Families that do not skip frames
     spend one frame per primitive step, and ``frames`` defaults to the cumulative sum of ``steps``.
+    ``cloning_fit``: the fit of the policy the run started from by behaviour cloning (a
+    :class:`~opt_suite.options.policy_start.PolicyStart`), when the learner measured it.
     """
 
     returns: np.ndarray
     steps: np.ndarray
     frames: np.ndarray | None = None
+    cloning_fit: CloneFit | None = None
 
     def __post_init__(self) -> None:
         if self.frames is None:

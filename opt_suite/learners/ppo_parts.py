@@ -18,6 +18,7 @@ tf = tensorflow()
 from opt_suite.agents import acting, agent_cache  # noqa: E402
 from opt_suite.agents.params import PPOParams  # noqa: E402
 from opt_suite.families.env_batch import EnvBatch  # noqa: E402
+from opt_suite.learners.base import CloneFit  # noqa: E402
 from opt_suite.learners.lite_options import lite_probabilities  # noqa: E402
 from opt_suite.learners.option_env import OptionAugmentedEnv, OptionProbabilities  # noqa: E402
 from opt_suite.options.policy_start import PolicyStart  # noqa: E402
@@ -160,15 +161,25 @@ def learn(
 
 
 def clone(
-    env: OptionAugmentedEnv, agent: Any, start: PolicyStart, seed: np.random.SeedSequence
-) -> np.ndarray:
+    env: OptionAugmentedEnv,
+    agent: Any,
+    start: PolicyStart,
+    seed: np.random.SeedSequence,
+    held_out_seed: np.random.SeedSequence | None = None,
+) -> tuple[np.ndarray, CloneFit | None]:
     """Behaviour-clone ``agent``'s actor on ``start``'s pairs (``bc_ppo``); the loss per step.
+
+    With ``held_out_seed``, also its fit (:data:`CloneFit`): the cloned actor's on every pair,
+    and, when ``start`` holds pairs out, a second clone's — from the same initial weights, on the
+    other pairs, minibatches from ``held_out_seed`` — on the held-out ones. The actor ends with the
+    first clone's weights (set back exactly), and no draw of the first clone's stream or of the
+    agent's is made: the run after it is the one without the measurement.
 
     Raises:
       ValueError: the demonstrated observations do not fit the env's (shape), or the agent has
         options besides the primitives (a policy start has none).
     """
-    from opt_suite.agents.cloning import clone_actor
+    from opt_suite.agents.cloning import actor_fit, clone_actor
 
     spec = env.observation_spec()
     if start.observation_shape != tuple(spec.shape):
@@ -176,9 +187,11 @@ def clone(
             f"bc_ppo: demonstrated observations of shape {start.observation_shape}, the task's "
             f"are {tuple(spec.shape)}"
         )
+    actor = agent.actor_net
     observations = start.observations.astype(spec.dtype, copy=False)
-    return clone_actor(
-        agent.actor_net,
+    initial = actor.get_weights() if held_out_seed is not None else None
+    losses = clone_actor(
+        actor,
         observations,
         start.actions,
         start.steps,
@@ -186,6 +199,27 @@ def clone(
         start.learning_rate,
         np.random.default_rng(seed),
     )
+    if held_out_seed is None:
+        return losses, None
+    accuracy, log_likelihood = actor_fit(actor, observations, start.actions)
+    held = start.held_out
+    if held is None or not held.any() or held.all():
+        return losses, (accuracy, log_likelihood, None, None)
+    cloned = actor.get_weights()
+    actor.set_weights(initial)
+    kept = ~held
+    clone_actor(
+        actor,
+        observations[kept],
+        start.actions[kept],
+        start.steps,
+        start.batch_size,
+        start.learning_rate,
+        np.random.default_rng(held_out_seed),
+    )
+    held_accuracy, held_log_likelihood = actor_fit(actor, observations[held], start.actions[held])
+    actor.set_weights(cloned)
+    return losses, (accuracy, log_likelihood, held_accuracy, held_log_likelihood)
 
 
 def act(env: OptionAugmentedEnv, agent: Any, episodes: int, *, seed: int) -> None:

@@ -32,6 +32,9 @@ class PolicyStart(OptionSet):
       steps: Adam steps of cloning.
       batch_size: pairs per Adam step.
       learning_rate: Adam's step size.
+      held_out: bool [N], the pairs of the demonstrations held out of a second clone that scores
+        the fit out of sample (``Learner.clones_policy``); None: no held-out fit. The policy
+        itself is cloned on every pair whatever it says.
     """
 
     kind = "policy_start"
@@ -44,6 +47,7 @@ class PolicyStart(OptionSet):
         steps: int,
         batch_size: int,
         learning_rate: float,
+        held_out: Any = None,
     ) -> None:
         self.observations = np.asarray(observations)
         self.actions = np.asarray(actions, dtype=np.int64)
@@ -59,6 +63,12 @@ class PolicyStart(OptionSet):
             raise ValueError("PolicyStart: no demonstrated step to clone")
         if self.actions.min() < 0 or self.actions.max() >= self._num_actions:
             raise ValueError(f"PolicyStart: an action outside [0, {self._num_actions})")
+        self.held_out = None if held_out is None else np.asarray(held_out, dtype=bool)
+        if self.held_out is not None and self.held_out.shape != self.actions.shape:
+            raise ValueError(
+                f"PolicyStart: expected a held-out mask of shape {self.actions.shape}, got "
+                f"{self.held_out.shape}"
+            )
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -89,7 +99,9 @@ class PolicyStart(OptionSet):
         return None
 
     def save(self, path: PathOrFile) -> None:
-        """The pairs and the cloning settings in one ``.npz`` file."""
+        """The pairs and the cloning settings in one ``.npz`` file (the mask only when set)."""
+        # Without a mask the file keeps the bytes it always had.
+        mask = {} if self.held_out is None else {"held_out": self.held_out}
         self._savez(
             path,
             observations=self.observations,
@@ -97,6 +109,7 @@ class PolicyStart(OptionSet):
             num_actions=np.array(self._num_actions),
             settings=np.array([self.steps, self.batch_size], dtype=np.int64),
             learning_rate=np.array(self.learning_rate),
+            **mask,
         )
 
     @classmethod
@@ -110,6 +123,7 @@ class PolicyStart(OptionSet):
             steps,
             batch_size,
             float(arrays["learning_rate"]),
+            arrays.get("held_out"),
         )
 
     @classmethod
@@ -120,10 +134,19 @@ class PolicyStart(OptionSet):
         steps: int,
         batch_size: int,
         learning_rate: float,
+        held_out: frozenset[int] | None = None,
     ) -> PolicyStart:
-        """Every (s_t, a_t), t < |h|, of ``demonstrations`` (``Trajectory``s), in order."""
+        """Every (s_t, a_t), t < |h|, of ``demonstrations`` (``Trajectory``s), in order.
+
+        ``held_out``: indices of whole demonstrations whose pairs the mask holds out (None or
+        empty: no mask).
+        """
         if not demonstrations:
             raise ValueError("PolicyStart: needs at least one demonstration, got none")
         observations = np.concatenate([np.asarray(h.observations)[:-1] for h in demonstrations])
         actions = np.concatenate([np.asarray(h.actions) for h in demonstrations])
-        return cls(observations, actions, num_actions, steps, batch_size, learning_rate)
+        mask = None
+        if held_out:
+            lengths = [len(np.asarray(h.actions)) for h in demonstrations]
+            mask = np.repeat([i in held_out for i in range(len(lengths))], lengths)
+        return cls(observations, actions, num_actions, steps, batch_size, learning_rate, mask)

@@ -10,6 +10,10 @@ abstraction (issue 35). Its discovery cells record the fit in their ``info`` —
 column of the main table (the clone's return before any learning). Accuracy: the share of
 demonstrated steps whose action is the clone's most probable one; log-likelihood: the mean of
 log μ(a_t | s_t) over them.
+
+``bc_ppo`` clones the learner's policy in each evaluation cell, so its fit is an evaluation cell's
+(``EvaluationRecord.cloning_fit``): its row is a mean over seeds × test tasks, and a note under
+the table says so (a run without it prints the table it always did).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import numpy as np
 
 from opt_suite.report.episodes import LearningCurves
 from opt_suite.report.section import CaveatPlace, Column, MarkdownPlace, StoredRun, json_number
-from opt_suite.store.records import ClonedFit, DiscoveryRecord
+from opt_suite.store.records import ClonedFit, DiscoveryRecord, EvaluationRecord
 
 __all__ = ["SECTION", "CloningFit", "CloningFitSection", "cloning_fits", "cloning_fit_markdown"]
 
@@ -35,8 +39,11 @@ class CloningFit:
     Attributes:
       accuracy, log_likelihood: on the demonstrations it was cloned on.
       held_out_accuracy, held_out_log_likelihood: a second clone's, on held-out demonstrations.
-      seeds: discovery cells that recorded a fit.
+      seeds: cells that recorded a fit (one per seed, or per seed and test task when the fit
+        is an evaluation cell's: see ``per_task``).
       held_out_seeds: those of them that had demonstrations to hold out.
+      per_task: the fit was measured in evaluation cells (``bc_ppo``), so the means are over
+        seeds × test tasks, not over seeds.
     """
 
     accuracy: float
@@ -45,25 +52,39 @@ class CloningFit:
     held_out_log_likelihood: float
     seeds: int
     held_out_seeds: int
+    per_task: bool = False
 
 
 def cloning_fits(cells: Iterable[Any]) -> dict[str, CloningFit]:
-    """Method entry -> its :class:`CloningFit`, from done discovery cells that recorded one.
+    """Method entry -> its :class:`CloningFit`, from done cells that recorded one.
+
+    A discovery cell's fit (``bc_option``: one per seed) or an evaluation cell's (``bc_ppo``: one
+    per seed and test task); an entry with fits of both kinds keeps its discovery cells'.
 
     Args:
       cells: ``CellInfo``-like rows with ``kind``, ``method``, ``status`` and ``info``.
     """
     found: dict[str, list[ClonedFit]] = {}
+    per_task: dict[str, list[ClonedFit]] = {}
     for cell in cells:
-        if str(cell.kind) != "discovery" or cell.status != "done" or cell.method is None:
+        if cell.status != "done" or cell.method is None:
             continue
-        fit = DiscoveryRecord.from_info(cell.info or {}).cloning_fit
+        fit: ClonedFit | None = None
+        if str(cell.kind) == "discovery":
+            fit = DiscoveryRecord.from_info(cell.info or {}).cloning_fit
+            kept = found
+        elif str(cell.kind) == "evaluation":
+            fit = EvaluationRecord.from_info(cell.info or {}).cloning_fit
+            kept = per_task
         if fit is not None:
-            found.setdefault(cell.method, []).append(fit)
-    return {method: _mean_fit(fits) for method, fits in found.items()}
+            kept.setdefault(cell.method, []).append(fit)
+    fits = {method: _mean_fit(values) for method, values in found.items()}
+    for method, values in per_task.items():
+        fits.setdefault(method, _mean_fit(values, per_task=True))
+    return fits
 
 
-def _mean_fit(fits: list[ClonedFit]) -> CloningFit:
+def _mean_fit(fits: list[ClonedFit], per_task: bool = False) -> CloningFit:
     def mean(values: Iterable[float | None]) -> float:
         kept = [v for v in values if v is not None]
         return float(np.mean(kept)) if kept else math.nan
@@ -76,6 +97,7 @@ def _mean_fit(fits: list[ClonedFit]) -> CloningFit:
         mean(f.held_out_log_likelihood for f in fits),
         len(fits),
         held,
+        per_task,
     )
 
 
@@ -102,6 +124,11 @@ def cloning_fit_markdown(fits: Mapping[str, CloningFit]) -> str:
     ]
     notes = []
     for name, fit in fits.items():
+        if fit.per_task:
+            notes.append(
+                f"- **{name}**: cloned in each evaluation cell, so its row is a mean over seeds × "
+                f"test tasks ({fit.seeds} cells, counted in the last column), not over seeds."
+            )
         lines.append(
             f"| {name} | {_shown(fit.accuracy)} | {_shown(fit.log_likelihood)} | "
             f"{_shown(fit.held_out_accuracy)} | {_shown(fit.held_out_log_likelihood)} | "
@@ -110,7 +137,8 @@ def cloning_fit_markdown(fits: Mapping[str, CloningFit]) -> str:
         if fit.held_out_seeds < fit.seeds:
             notes.append(
                 f"- **{name}**: no held-out fit on {fit.seeds - fit.held_out_seeds} of "
-                f"{fit.seeds} seeds (held_out: 0, or fewer than 2 demonstrations): its held-out "
+                f"{fit.seeds} {'cells' if fit.per_task else 'seeds'} (held_out: 0, or fewer "
+                "than 2 demonstrations): its held-out "
                 "columns are over the others only."
             )
     return "\n".join([*lines, *([""] + notes if notes else [])]) + "\n"
@@ -139,7 +167,11 @@ class CloningFitSection:
         return cloning_fit_markdown(data)
 
     def json(self, data: Mapping[str, CloningFit]) -> dict[str, Any]:
-        """``cloning_fit``: method entry -> its fit (null where undefined)."""
+        """``cloning_fit``: method entry -> its fit (null where undefined).
+
+        ``per_task`` is written only when true: a run without an evaluation cell's fit keeps the
+        bytes its ``leaderboard.json`` always had.
+        """
         return {
             self.key: {
                 name: {
@@ -147,6 +179,7 @@ class CloningFitSection:
                     if isinstance(getattr(fit, field.name), float)
                     else getattr(fit, field.name)
                     for field in dataclasses.fields(fit)
+                    if field.name != "per_task" or fit.per_task
                 }
                 for name, fit in data.items()
             }

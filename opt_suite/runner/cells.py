@@ -34,6 +34,7 @@ from opt_suite.families.base import Task, TaskFamily
 from opt_suite.interrupts import signals_noted
 from opt_suite.stages import CPU_SECONDS_INFO
 from opt_suite.store.records import (
+    ClonedFit,
     DemonstrationsRecord,
     DiscoveryRecord,
     EvaluationRecord,
@@ -306,10 +307,12 @@ class EvaluationJob(CellJob):
         zero_shot = None
         if self.zero_shot_episodes and problem is None:
             zero_shot, problem = self._zero_shot(learner, options)
+        [fit] = [log.cloning_fit for log in logs]  # one run: this cell's test task
         record = EvaluationRecord(
             task_episodes=episodes,
             usage=usage,
             zero_shot_returns=None if zero_shot is None else tuple(zero_shot),
+            cloning_fit=None if fit is None else ClonedFit(*fit),
         )
         return record, problem
 

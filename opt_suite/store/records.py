@@ -184,12 +184,7 @@ class DiscoveryRecord(StageRecord):
     @property
     def cloning_fit(self) -> ClonedFit | None:
         """A cloning control's fit to the demonstrations (None: the method recorded none)."""
-        from opt_suite.methods.base import CLONING_FIT_KEYS
-
-        if CLONING_FIT_KEYS[0] not in self.method_info:
-            return None
-        accuracy, *rest = (_float_or_none(self.method_info.get(k)) for k in CLONING_FIT_KEYS)
-        return ClonedFit(float(accuracy or 0.0), *rest)
+        return _cloning_fit_of(self.method_info)
 
     @property
     def reported_env_steps(self) -> int:
@@ -243,17 +238,35 @@ class EvaluationRecord(StageRecord):
         it counted them; else None.
       zero_shot_returns: the untrained policy's returns over the options, when the spec asks for
         them and the learner can say; else None.
+      cloning_fit: the fit of the policy the learner cloned before its run (``bc_ppo``), under
+        the keys of a discovery cell's (``methods.base.CLONING_FIT_KEYS``); None: it cloned none,
+        or the cell was stored before it was recorded.
     """
 
     stage: ClassVar[Stage] = Stage.EVALUATION
     task_episodes: tuple[Episodes, ...] = ()
     usage: Any = None
     zero_shot_returns: tuple[float, ...] | None = None
+    cloning_fit: ClonedFit | None = None
 
     def _facts(self) -> dict[str, Any]:
-        if self.zero_shot_returns is None:
-            return {}
-        return {ZERO_SHOT_INFO: list(self.zero_shot_returns)}
+        from opt_suite.methods.base import CLONING_FIT_KEYS
+
+        facts: dict[str, Any] = {}
+        if self.zero_shot_returns is not None:
+            facts[ZERO_SHOT_INFO] = list(self.zero_shot_returns)
+        if self.cloning_fit is not None:
+            fit = self.cloning_fit
+            values = (
+                fit.accuracy,
+                fit.log_likelihood,
+                fit.held_out_accuracy,
+                fit.held_out_log_likelihood,
+            )
+            facts.update(
+                {k: v for k, v in zip(CLONING_FIT_KEYS, values, strict=True) if v is not None}
+            )
+        return facts
 
     def files(self) -> dict[str, FileWriter]:  # noqa: D102
         usage = self.usage
@@ -266,7 +279,11 @@ class EvaluationRecord(StageRecord):
     def from_info(cls, info: Mapping[str, Any]) -> EvaluationRecord:  # noqa: D102
         returns = info.get(ZERO_SHOT_INFO)
         zero_shot = None if returns is None else tuple(float(r) for r in returns)
-        return cls(zero_shot_returns=zero_shot, cpu_seconds=_cpu_of(info))
+        return cls(
+            zero_shot_returns=zero_shot,
+            cloning_fit=_cloning_fit_of(info),
+            cpu_seconds=_cpu_of(info),
+        )
 
 
 @dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
@@ -327,6 +344,16 @@ def _bytes_writer(data: bytes) -> FileWriter:
 def _cpu_of(info: Mapping[str, Any]) -> float | None:
     seconds = info.get(CPU_SECONDS_INFO)
     return None if seconds is None else float(seconds)
+
+
+def _cloning_fit_of(info: Mapping[str, Any]) -> ClonedFit | None:
+    """The fit stored under ``CLONING_FIT_KEYS`` (None: no accuracy recorded)."""
+    from opt_suite.methods.base import CLONING_FIT_KEYS
+
+    if CLONING_FIT_KEYS[0] not in info:
+        return None
+    accuracy, *rest = (_float_or_none(info.get(k)) for k in CLONING_FIT_KEYS)
+    return ClonedFit(float(accuracy or 0.0), *rest)
 
 
 def _float_or_none(value: Any) -> float | None:

@@ -74,6 +74,7 @@ def test_count_of_names_an_earlier_entry(tmp_path, capsys):
         ("{termination_probability: 1.5}", "termination_probability"),
         ("{held_out: 1.0}", "held_out"),
         ("{cloned_pairs: 0}", "cloned_pairs"),
+        ("{batch_size: 0}", "batch_size"),
     ],
 )
 def test_the_controls_numbers_are_bounded(tmp_path, capsys, params, key):

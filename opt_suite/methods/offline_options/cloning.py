@@ -72,13 +72,18 @@ def clone_option(
     coords: np.ndarray | None,
     params: Params,
     steps: int | None = None,
+    minibatches: tuple[int, np.random.Generator] | None = None,
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Adam ascent of :func:`cloning_likelihood` on μ's weights; (weights, likelihood per epoch).
 
     ``params.epochs`` epochs of ``params.steps_per_epoch`` full-batch steps at
     ``params.learning_rate`` (``steps``, when given, replaces epochs x steps_per_epoch); the
     returned curve has one point before training, one every ``steps_per_epoch`` steps and one
-    after the last step.
+    after the last step (always of the full-batch likelihood).
+
+    ``minibatches`` = (size, rng): each step ascends instead the mean log μ(a | s) of ``size``
+    demonstrated pairs drawn without replacement by ``rng`` (all of them when there are fewer) —
+    ``bc_ppo``'s cloning step (``agents.cloning``), for a control budget-matched to it.
 
     Raises:
       FloatingPointError: the likelihood or a gradient became non-finite (names the step).
@@ -107,11 +112,47 @@ def clone_option(
         )
         return new_weights, new_moments, tf.logical_and(finite, tf.math.is_finite(value))
 
+    # Every demonstrated pair (position of s_t among the states, a_t), for minibatches of pairs.
+    acts = np.arange(demos.actions.shape[1])[None, :] < demos.lengths[:, None]
+    pair_positions, pair_actions = demos.positions[:, :-1][acts], demos.actions[acts]
+
+    @tf.function(autograph=False)
+    def minibatch_step(weights, moments, t, rows_states, rows_inputs, rows_actions):
+        with tf.GradientTape() as tape:
+            tape.watch(weights)
+            log_mu, _ = option_outputs({**weights, **fixed}, rows_states, rows_inputs)
+            value = tf.reduce_mean(
+                tf.gather(log_mu, rows_actions, axis=1, batch_dims=1)  # log μ(a_i | s_i)
+            )
+        grads = tape.gradient(value, weights)
+        new_weights, new_moments = adam_ascent_all(
+            weights, grads, moments, t, tf.constant(params.learning_rate, tf.float32)
+        )
+        finite = tf.reduce_all(
+            [tf.reduce_all(tf.math.is_finite(tf.convert_to_tensor(g))) for g in grads.values()]
+        )
+        return new_weights, new_moments, tf.logical_and(finite, tf.math.is_finite(value))
+
+    def next_step(weights, moments, t):
+        if minibatches is None:
+            return step(weights, moments, tf.constant(t))
+        size, rng = minibatches
+        rows = rng.choice(len(pair_actions), size=min(size, len(pair_actions)), replace=False)
+        positions = pair_positions[rows]
+        return minibatch_step(
+            weights,
+            moments,
+            tf.constant(t),
+            tf.constant(demos.states[positions], tf.int32),
+            None if coords is None else _inputs(coords[positions]),
+            tf.constant(pair_actions[rows], tf.int32),
+        )
+
     moments = zero_moments(trained)
     curve = [float(likelihood(trained))]
     total = params.epochs * params.steps_per_epoch if steps is None else steps
     for t in range(1, total + 1):
-        trained, moments, finite = step(trained, moments, tf.constant(t))
+        trained, moments, finite = next_step(trained, moments, t)
         if not bool(finite):
             raise FloatingPointError(
                 f"behaviour cloning: a non-finite likelihood or gradient at Adam step {t}"

@@ -17,7 +17,9 @@ abstraction nor the options Ĵ chose.
 Issue 35's fairness settings (each ``added_later``: without them a spec keeps its hash and the
 option its bytes): ``termination_probability`` (a constant β between the two, the cloned option's
 length swept); ``cloned_pairs`` (the cloning budget in demonstrated pairs, e.g. ``bc_ppo``'s
-steps × batch_size); ``initial_weights_of`` (the named offline_options entry's discovery seed, so
+steps × batch_size), with ``batch_size`` its minibatches of pairs (so ``cloned_pairs: 32000,
+batch_size: 64`` and ``offline_options.learning_rate: 0.001`` are bc_ppo's 500 Adam steps of 64
+pairs at 1e-3); ``initial_weights_of`` (the named offline_options entry's discovery seed, so
 the option starts from the weights Algorithm 1 introduces first); and the fit the cell reports,
 in sample and, with ``held_out``, of a second clone on demonstrations it did not see.
 
@@ -87,8 +89,19 @@ class BCOptionParams:
     cloned_pairs: int | None = param(
         None,
         doc="the cloning budget in demonstrated (s, a) pairs: ceil(cloned_pairs / demonstrated "
-        "steps) full-batch Adam steps instead of epochs x steps_per_epoch; bc_ppo's budget is its "
+        "steps) full-batch Adam steps (with batch_size: ceil(cloned_pairs / batch_size) "
+        "minibatch steps) instead of epochs x steps_per_epoch; bc_ppo's budget is its "
         "steps x batch_size (32,000 at its defaults), so setting that here budget-matches them",
+        ge=1,
+        le=10**9,
+        added_later=True,
+    )
+    batch_size: int | None = param(
+        None,
+        doc="pairs per Adam step, drawn without replacement from the demonstrated pairs by a "
+        "stream of the run's seed (bc_ppo's minibatches; with cloned_pairs the steps are "
+        "ceil(cloned_pairs / batch_size), so cloned_pairs 32000 and batch_size 64 are bc_ppo's "
+        "500 steps); unset: full-batch steps",
         ge=1,
         le=10**9,
         added_later=True,
@@ -230,7 +243,8 @@ class BCOption(Method):
         # Algorithm 1's first option o' (line 6), from this run's seed.
         initial = new_option(features, actions, settings.hidden_sizes, context.seed, 0)
         steps = self.cloning_steps(int(demos.lengths.sum()))
-        weights, curve = clone_option(initial, demos, coords, settings, steps)
+        minibatches = self.minibatches(context.seed, _MINIBATCH_STREAM)
+        weights, curve = clone_option(initial, demos, coords, settings, steps, minibatches)
         fit = self.fit_info(weights, demos, coords)
         fit.update(self.held_out_fit(context, initial, batch, steps))
         if kind in ("frames", "vector"):  # a network: β's head made a constant logit
@@ -267,11 +281,25 @@ class BCOption(Method):
         return f"bc-{self.params.termination.replace('_', '-')}"
 
     def cloning_steps(self, demonstrated_steps: int) -> int | None:
-        """Full-batch Adam steps for ``cloned_pairs`` (None: epochs x steps_per_epoch)."""
+        """Adam steps for ``cloned_pairs`` (None: epochs x steps_per_epoch).
+
+        Full-batch steps, or of ``batch_size`` pairs (all of them when there are fewer).
+        """
         pairs = self.params.cloned_pairs
         if pairs is None:
             return None
-        return max(1, math.ceil(pairs / max(demonstrated_steps, 1)))
+        per_step = max(demonstrated_steps, 1)
+        if self.params.batch_size is not None:
+            per_step = min(per_step, self.params.batch_size)
+        return max(1, math.ceil(pairs / per_step))
+
+    def minibatches(
+        self, seed: np.random.SeedSequence, stream: int
+    ) -> tuple[int, np.random.Generator] | None:
+        """(batch_size, its draws from child ``stream`` of the run's seed); None: full batch."""
+        if self.params.batch_size is None:
+            return None
+        return self.params.batch_size, np.random.default_rng(_child(seed, stream))
 
     @staticmethod
     def fit_info(weights: Any, demos: Any, coords: Any) -> dict[str, float]:
@@ -300,7 +328,10 @@ class BCOption(Method):
         kept = [t for i, t in enumerate(context.demonstrations) if i not in held]
         scored = [context.demonstrations[i] for i in sorted(held)]
         demos, coords = batch(kept)
-        weights, _ = clone_option(initial, demos, coords, self.params.offline_options, steps)
+        minibatches = self.minibatches(context.seed, _HELD_OUT_MINIBATCH_STREAM)
+        weights, _ = clone_option(
+            initial, demos, coords, self.params.offline_options, steps, minibatches
+        )
         test_demos, test_coords = batch(scored)
         fit = demonstration_fit(weights, test_demos, test_coords)
         return {
@@ -313,6 +344,13 @@ class BCOption(Method):
 #: The child of the run's seed that draws the held-out demonstrations (the option streams of
 #: ``option_networks.initial`` are 0 and 1).
 _HELD_OUT_STREAM = 7
+#: The children that draw the minibatches of the option's clone and of the held-out clone.
+_MINIBATCH_STREAM, _HELD_OUT_MINIBATCH_STREAM = 8, 9
+
+
+def _child(seed: np.random.SeedSequence, stream: int) -> np.random.SeedSequence:
+    """Child ``stream`` of ``seed``, whatever ``seed`` spawned before (no ``spawn`` counter)."""
+    return np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, stream))
 
 
 def held_out_indices(count: int, share: float, seed: np.random.SeedSequence) -> frozenset[int]:
@@ -324,8 +362,7 @@ def held_out_indices(count: int, share: float, seed: np.random.SeedSequence) -> 
     if share == 0 or count < 2:
         return frozenset()
     size = min(count - 1, max(1, round(share * count)))
-    child = np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, _HELD_OUT_STREAM))
-    rng = np.random.default_rng(child)
+    rng = np.random.default_rng(_child(seed, _HELD_OUT_STREAM))
     return frozenset(int(i) for i in rng.choice(count, size=size, replace=False))
 
 
