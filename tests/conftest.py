@@ -25,6 +25,7 @@ import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
+from ray_files import is_ray_file as _is_ray_file  # noqa: E402
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -57,12 +58,6 @@ def _module_has_marker(items, module, marker: str) -> bool:
 # - long units start first (the files with a ``slow`` or ``ray`` test, in collection order), so
 #   the many short files fill the gaps at the end rather than a long one starting last.
 RAY_UNIT = "ray-cluster-tests"
-
-
-def _is_ray_file(nodeid: str) -> bool:
-    """The scheduler sees only node ids, so a Ray test file says so in its name
-    (tests/test_test_scheduling.py checks it; a file named so without a Ray test just joins)."""
-    return "_ray" in Path(nodeid.split("::", 1)[0]).stem
 
 
 def pytest_collection_modifyitems(session, config, items):

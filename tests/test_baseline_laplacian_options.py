@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gymnasium
+import numba
 import numpy as np
 import pytest
 from baseline_models import WalkFamily, room, tasks_of
@@ -90,6 +91,9 @@ def test_compiled_allo_step_has_tensorflows_loss_and_gradient():
     for value, want in zip(found[1:4], (graph, errors, quadratic), strict=True):
         np.testing.assert_allclose(value, want.numpy(), atol=1e-6)
     grad = np.zeros_like(flat)
+    # From Python the layers come back as a list; numba takes one only typed (a reflected list is
+    # deprecated, and the first compile warns). Inside the compiled loops they never leave numba.
+    hidden = numba.typed.List(hidden)
     backward(flat, layout.starts, layout.widths, hidden, found[4], grad)
     for value, want in zip(layout.unflatten(grad), expected, strict=True):
         want = tf.convert_to_tensor(want).numpy()  # the embedding's comes as IndexedSlices

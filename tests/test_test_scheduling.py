@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from conftest import _is_ray_file
+from ray_files import is_ray_file as _is_ray_file
 
 TESTS = Path(__file__).resolve().parent
 RAY_MARK = re.compile(r"pytest\.mark\.ray\b")
