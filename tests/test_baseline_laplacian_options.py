@@ -230,3 +230,51 @@ def test_fidelity_learned_eigenfunctions_match_the_exact_laplacian_and_options_c
             ends.append(state)
         rank = (e[ends][:, None] >= e[None, :]).mean(axis=1)  # fraction of states at or below
         assert rank.min() >= 0.85, f"option {o} stops at rank {rank.min():.2f}"
+
+
+def _interpreted(monkeypatch, *modules):
+    """The numba kernels of ``modules`` replaced by their Python source (``py_func``)."""
+    for module in modules:
+        for name in ("forward", "backward", "adam_step", "allo_table_step", "allo_table_steps",
+                     "fqi_table_sweeps"):  # fmt: skip
+            kernel = getattr(module, name, None)
+            if kernel is not None and hasattr(kernel, "py_func"):
+                monkeypatch.setattr(module, name, kernel.py_func)
+
+
+@pytest.mark.parametrize("loop", ["allo", "fqi"])
+def test_the_compiled_table_loops_compute_what_their_python_source_says(monkeypatch, loop):
+    """numba and the interpreter on the same kernels end at the same network.
+
+    The compiled loops are what tabular families run, and the interpreter is what their source
+    says (and what coverage sees): a numba-only behaviour (a reflected list, an integer type, a
+    fused multiply-add beyond float noise) would show here.
+    """
+    from baselines.laplacian_options import allo, fqi
+    from baselines.laplacian_options.networks import state_network
+
+    S, A, heads, n = 12, 3, 2, 200
+    rng = np.random.default_rng(3)
+    here, taken = rng.integers(0, S, n), rng.integers(0, A, n)
+    there = (here + taken) % S
+    reward = rng.normal(size=(n, heads))
+    params = LaplacianOptionsParams(
+        batch_size=32, steps=30, fqi_iterations=2, fqi_steps=3, hidden_sizes=(8, 6)
+    )
+    found = []
+    for interpreted in (False, True):
+        if interpreted:
+            _interpreted(monkeypatch, allo, fqi)
+        if loop == "allo":
+            network = state_network(gymnasium.spaces.Discrete(S), 3, (8, 6), 4, "u")
+            losses, _ = allo.train_allo(network, here, there, params, np.random.default_rng(6))
+        else:
+            network = state_network(gymnasium.spaces.Discrete(S), heads * A, (8, 6), 4, "q")
+            losses = fqi.fitted_q_iteration(
+                network, here, taken, there, reward, params, np.random.default_rng(6)
+            )
+        found.append((losses, [w.copy() for w in network.get_weights()]))
+    (compiled_losses, compiled), (python_losses, python) = found
+    np.testing.assert_allclose(python_losses, compiled_losses, rtol=1e-9, atol=1e-12)
+    for a, b in zip(python, compiled, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
