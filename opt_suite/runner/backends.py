@@ -174,11 +174,19 @@ class PoolBackend(Backend):
         # Every result has been taken (or the run is abandoned): stop the workers instead of
         # waiting for their orderly exit, which takes TensorFlow about a second per process.
         processes = [p for p in self._context.processes if p.is_alive()]
+        manager = getattr(self._pool, "_executor_manager_thread", None)  # None after shutdown
         self._pool.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             process.terminate()
         for process in processes:
             process.join(timeout=10)
+        # CPython 3.11's pool thread closes its wake-up pipe as it exits, and the interpreter's
+        # exit hook (concurrent.futures' _python_exit) writes to that pipe without a lock: when
+        # both happen at once (a SIGTERM'd run exiting under load) the exit printed "Exception
+        # ignored ... OSError: [Errno 9] Bad file descriptor". Joined here, the thread is gone
+        # before the hook runs and its closed pipe is skipped.
+        if manager is not None:
+            manager.join(timeout=10)
 
 
 def _start_worker(runner_pid: int, log_dir: str | None) -> None:
