@@ -193,9 +193,13 @@ class TaskFamily(abc.ABC):
 
         Default: :meth:`sample_tasks` (train and test tasks come from one distribution). A family
         whose variation can hold test tasks out of the train distribution (four rooms'
-        ``held_out_room``) overrides it, and :meth:`make_tasks` too.
+        ``held_out_room``) overrides it, and :meth:`holds_test_tasks_out` too.
         """
         return self.sample_tasks(variation, count, rng)
+
+    def holds_test_tasks_out(self, variation: Any) -> bool:
+        """Whether ``variation`` draws test tasks apart (:meth:`sample_test_tasks`). Default: no."""
+        return False
 
     def check_variation(self, variation: Any) -> list[tuple[str, str]]:
         """Problems with ``tasks.vary`` that need the family's params, as ``(field, message)``.
@@ -288,11 +292,16 @@ class TaskFamily(abc.ABC):
 
         The first ``train`` tasks (in listed-then-sampled order) are train tasks, the next ``test``
         are test tasks. Sampling uses its own ``SeedSequence(seed)`` stream so that task identity
-        never depends on anything but the spec.
+        never depends on anything but the spec. A variation that holds test tasks out
+        (:meth:`holds_test_tasks_out`) draws the sampled train tasks before the sampled test
+        tasks (:meth:`sample_test_tasks`), from the same stream.
         """
         rng = np.random.default_rng(np.random.SeedSequence(seed))
         params = list(listed)[:count]
-        if len(params) < count:
+        if self.holds_test_tasks_out(variation):
+            params += self.sample_tasks(variation, max(0, train - len(params)), rng)
+            params += self.sample_test_tasks(variation, max(0, train + test - len(params)), rng)
+        elif len(params) < count:
             params += self.sample_tasks(variation, count - len(params), rng)
         return split_tasks(self.instance_name, params, train, test)
 

@@ -42,7 +42,7 @@ from typing import Any, TypeAlias
 import gymnasium
 import numpy as np
 
-from opt_suite.families.base import Task, TaskFamily, split_tasks
+from opt_suite.families.base import Task, TaskFamily
 from opt_suite.families.gymnasium.env import adapted_space, make_inner
 from opt_suite.families.gymnasium.held_out import held_out_problems, split_choices
 from opt_suite.families.gymnasium.ids import UnknownEnvId, register_id
@@ -387,21 +387,9 @@ class Gymnasium(TaskFamily):
             raise ValueError("; ".join(f"tasks.vary.{key}: {msg}" for key, msg in problems))
         return self._sample(variation, count, rng, test=True)
 
-    def make_tasks(
-        self, variation: Any, listed: Any, count: int, train: int, test: int, seed: int
-    ) -> tuple[list[Task], list[Task]]:
-        """As :meth:`TaskFamily.make_tasks`; with ``held_out_kwargs``, test tasks draw those.
-
-        Listed tasks come first and are taken as given; the sampled train tasks are drawn before
-        the sampled test tasks, from the one stream of ``seed`` (four rooms' held-out room too).
-        """
-        if not getattr(variation, "held_out_kwargs", None):
-            return super().make_tasks(variation, listed, count, train, test, seed)
-        rng = np.random.default_rng(np.random.SeedSequence(seed))
-        params = list(listed)[:count]
-        params += self.sample_tasks(variation, max(0, train - len(params)), rng)
-        params += self.sample_test_tasks(variation, max(0, train + test - len(params)), rng)
-        return split_tasks(self.instance_name, params, train, test)
+    def holds_test_tasks_out(self, variation: Any) -> bool:
+        """With held-out kwargs, test tasks are drawn apart (:meth:`TaskFamily.make_tasks`)."""
+        return bool(getattr(variation, "held_out_kwargs", None))
 
     def _sample(
         self, variation: Variation, count: int, rng: np.random.Generator, test: bool

@@ -28,7 +28,6 @@ from opt_suite.families.base import (
     TabularModelMixin,
     Task,
     TaskFamily,
-    split_tasks,
 )
 from opt_suite.families.tabular import (  # its parent registers the ids
     grid_dynamics,
@@ -245,21 +244,9 @@ class FourRooms(TabularModelMixin, TaskFamily):
         """Test tasks: with a held-out room, goals from it and starts outside it; else as train."""
         return self._sample(variation, count, rng, test=True)
 
-    def make_tasks(
-        self, variation: Any, listed: Any, count: int, train: int, test: int, seed: int
-    ) -> tuple[list[Task], list[Task]]:
-        """As :meth:`TaskFamily.make_tasks`; with a held-out room, the test tasks from it.
-
-        Listed tasks come first and are taken as given. The sampled train tasks are drawn before
-        the sampled test tasks, from the one stream of ``seed``.
-        """
-        if getattr(variation, "held_out_room", None) is None:
-            return super().make_tasks(variation, listed, count, train, test, seed)
-        rng = np.random.default_rng(np.random.SeedSequence(seed))
-        params = list(listed)[:count]
-        params += self.sample_tasks(variation, max(0, train - len(params)), rng)
-        params += self.sample_test_tasks(variation, max(0, train + test - len(params)), rng)
-        return split_tasks(self.instance_name, params, train, test)
+    def holds_test_tasks_out(self, variation: Any) -> bool:
+        """With a held-out room, test tasks are drawn apart (:meth:`TaskFamily.make_tasks`)."""
+        return getattr(variation, "held_out_room", None) is not None
 
     def _sample(
         self, variation: Variation, count: int, rng: np.random.Generator, test: bool
