@@ -10,6 +10,7 @@ Every time the docs quote for a spec or a quick-start command comes from a file 
   provenance say how), each row naming that source.
 
     python docs/gen_timings.py --measure fourrooms-quick chain-validation  # run, record, render
+    python docs/gen_timings.py --measure SPEC --keep DIR  # and keep the run in DIR/SPEC
     python docs/gen_timings.py --measure-tests       # time the README's test command
     python docs/gen_timings.py --measure-fast-tests  # time its fast subset (-m "not slow")
     python docs/gen_timings.py                       # render only
@@ -87,9 +88,16 @@ def measure(name: str, command: list[str], what: str) -> dict[str, Any]:
     }
 
 
-def measure_spec(spec: str) -> dict[str, Any]:
-    """Run a bundled spec (or a path) with two workers into a fresh folder, and measure it."""
-    with tempfile.TemporaryDirectory() as out:
+def measure_spec(spec: str, keep: Path | None = None) -> dict[str, Any]:
+    """Run a bundled spec (or a path) with two workers into a fresh folder, and measure it.
+
+    With ``keep``, the run's folder is ``keep/<spec>`` (which must not exist yet) and stays, so
+    its store's per-cell times can be read afterwards (the work estimate's calibration does).
+    """
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch) / "run" if keep is None else keep / Path(spec).stem
+        if out.exists():
+            raise SystemExit(f"gen_timings.py: --keep: {out} exists; a timing needs a fresh folder")
         command = [
             sys.executable,
             "-m",
@@ -97,7 +105,7 @@ def measure_spec(spec: str) -> dict[str, Any]:
             "run",
             spec,
             "--out",
-            str(Path(out) / "run"),
+            str(out),
             "--workers",
             "2",
             "--quiet",
@@ -190,13 +198,16 @@ def main(argv: list[str] | None = None) -> int:
     """Measure what is asked, then write the page (or with ``--check`` compare it)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--measure", nargs="*", default=[], metavar="SPEC")
+    parser.add_argument(
+        "--keep", type=Path, metavar="DIR", help="keep each measured run in DIR/<spec>"
+    )
     parser.add_argument("--measure-tests", action="store_true")
     parser.add_argument("--measure-fast-tests", action="store_true")
     parser.add_argument("--check", action="store_true", help="exit 1 if the page is stale")
     args = parser.parse_args(argv)
     measured: dict[str, dict[str, Any]] = {}
     for spec in args.measure:
-        measured[spec] = measure_spec(spec)
+        measured[spec] = measure_spec(spec, args.keep)
         print(row_of(measured[spec]))
     for name, wanted in (("tests", args.measure_tests), ("tests-fast", args.measure_fast_tests)):
         if wanted:
