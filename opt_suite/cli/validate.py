@@ -1,9 +1,11 @@
 """``opt-suite validate SPEC [SPEC…] [--resolved]``: check specs and report every problem at once.
 
 Prints ``ok: NAME (hash …): WORK`` for each valid spec (WORK: cells, env steps and the largest
-array, see :mod:`opt_suite.runner.estimate`) and a ``warning:`` line on stderr for each method
-entry whose discovery takes far more gradient steps than the spec's other methods' (the status
-stays 0), or its problems on stderr, one line each
+array, see :mod:`opt_suite.runner.estimate`), then ``time: about …`` with ``--workers N`` (default
+one per core), the plan priced by the committed calibration (:mod:`opt_suite.runner.cost_model`;
+``docs/estimates.md`` says how far off it was on the timed specs), and a ``warning:`` line on
+stderr for each method entry whose discovery takes far more gradient steps than the spec's other
+methods' (the status stays 0), or its problems on stderr, one line each
 (``file:LINE:COL: key.path: message``), and exits with status 2 if any spec has a problem. With
 ``--resolved`` it prints the canonical YAML instead: every default filled in, ``extends`` merged,
 keys sorted — exactly what a run will use. SPEC may also name a bundled spec (``fourrooms-quick``).
@@ -20,10 +22,13 @@ caused fails its check: the status is 2, never 0, and only the user's own Ctrl-C
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 from typing import Any
 
 from opt_suite.interrupts import CODE_EXITS, raised_by_code, signals_noted
+from opt_suite.runner.progress import format_duration
 from opt_suite.spec import SpecError, canonical_yaml, find_spec, load_sweep, spec_hash
 from opt_suite.spec.schema import Spec
 
@@ -35,6 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("specs", nargs="+", metavar="SPEC", help="spec file, or bundled spec name")
     parser.add_argument(
         "--resolved", action="store_true", help="print the canonical YAML of each valid spec"
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="the time estimate's worker processes, as `run --workers N` (default: one per core)",
     )
     parser.add_argument(
         "--deep",
@@ -57,6 +68,34 @@ def _work(spec: Spec) -> str:
         return work_estimate(spec, seeds, components, family, train).describe()
     except Exception as exc:  # the estimate informs; it must not make a valid spec fail
         return f"no work estimate ({type(exc).__name__}: {exc})"
+
+
+def _time(spec: Spec, workers: int, done: set[str]) -> tuple[float, str]:
+    """(seconds, one line): how long ``spec`` takes on ``workers``, its cells in ``done`` free.
+
+    Adds the spec's cells to ``done``, so that a sweep's later variants reuse the earlier ones'
+    as the run does. NaN seconds when there is no estimate (the line says why).
+    """
+    from opt_suite.runner.cost_model import estimate_time, load_calibration
+    from opt_suite.runner.planning import cost_keys, plan_spec, resolve_components
+
+    calibration = load_calibration()
+    if calibration is None:
+        return math.nan, "no time estimate: this installation has no calibration"
+    try:
+        components = resolve_components(spec)
+        plan = plan_spec(spec, list(range(spec.evaluation.seeds)), components)[3]
+        keyed = cost_keys(spec, components, plan)
+    except Exception as exc:  # the estimate informs; it must not make a valid spec fail
+        return math.nan, f"no time estimate ({type(exc).__name__}: {exc})"
+    found = estimate_time(plan.cells, keyed, calibration, workers, done)
+    done.update(c.cell_id for c in plan.cells)
+    return found.wall_s, found.describe()
+
+
+def _workers(args: argparse.Namespace) -> int:
+    """The workers the time estimate schedules on (``--workers 0`` runs in one process: 1)."""
+    return (os.cpu_count() or 1) if args.workers is None else max(1, args.workers)
 
 
 def _cost_warnings(spec: Spec) -> None:
@@ -85,6 +124,15 @@ def _say_imports(spec: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Validate every spec; 0 if all are valid, else 2."""
+    from opt_suite.cli.run import max_workers
+
+    if args.workers is not None and not 0 <= args.workers <= max_workers():
+        print(
+            f"opt-suite validate: --workers must be between 0 and {max_workers()} on this"
+            f" machine, got {args.workers}",
+            file=sys.stderr,
+        )
+        return 2
     status = 0
     for number, arg in enumerate(args.specs):
         path = find_spec(arg)
@@ -125,14 +173,24 @@ def _one(args: argparse.Namespace, number: int, path: Any) -> int:
             print(canonical_yaml(one), end="")
     elif not sweep.variants:
         print(f"ok: {spec.name} (hash {spec_hash(spec)[:HASH_CHARS]}): {_work(spec)}")
+        print(f"  time: {_time(spec, _workers(args), set())[1]}")
         _cost_warnings(spec)
         _say_imports(spec)
     else:
         print(f"ok: {spec.name}: a sweep of {len(sweep.variants)} variants, each valid")
-        for member in sweep.variants:
+        done: set[str] = set()
+        total = 0.0
+        for i, member in enumerate(sweep.variants):
             digest = spec_hash(member.spec)[:HASH_CHARS]
             print(f"  {member.name} (hash {digest}): {_work(member.spec)}")
+            seconds, line = _time(member.spec, _workers(args), done)
+            total += seconds
+            later = i > 0 and not math.isnan(seconds)
+            reused = " (the earlier variants' cells reused)" if later else ""
+            print(f"    time: {line}{reused}")
             _cost_warnings(member.spec)
+        if not math.isnan(total):
+            print(f"  time in all: about {format_duration(total)} with --workers {_workers(args)}")
     if args.deep and not args.resolved:
         for variant, one in sweep.specs:
             status = max(status, _deep(one, path if variant is None else f"{path} [{variant}]"))

@@ -51,6 +51,7 @@ __all__ = [
     "estimate_work",
     "memory_problem",
     "reads_demonstrations",
+    "stage_units",
 ]
 
 
@@ -121,7 +122,7 @@ def estimate_work(
       references: whether the run plans reference cells (``references_wanted``); None: whenever
         ``report.references`` is not ``none``.
     """
-    ev, tasks = spec.evaluation, spec.tasks
+    tasks = spec.tasks
     methods = len(spec.methods)
     n_seeds = len(seeds)
     uses_demos = reads_demonstrations(spec, method_classes)
@@ -131,32 +132,16 @@ def estimate_work(
     # one discovery cell and one evaluation cell per test task, then one references cell per
     # test task (when measured).
     cells = n_seeds * (int(uses_demos) + methods * (1 + tasks.test) + references * tasks.test)
-    per_run = ev.episodes * ev.max_steps if ev.frames is None else ev.frames
-    per_run += ev.zero_shot_episodes * ev.max_steps  # the untrained policy's episodes
-    steps = n_seeds * methods * tasks.test * per_run
-    steps += n_seeds * sum(
-        discovery_steps(cls, entry.params, spec)
-        for cls, entry in zip(method_classes, spec.methods, strict=True)
-    )
+    units = stage_units(spec, method_classes, expert_steps)
+    steps = n_seeds * methods * tasks.test * units["evaluation"]
+    steps += n_seeds * sum(units["discovery"])
+    experts = 0
     if uses_demos:
-        d = spec.demonstrations
-        steps += n_seeds * tasks.train * d.trajectories_per_task * d.max_steps
+        steps += n_seeds * units["demonstrations"]
         experts = n_seeds * tasks.train * int(expert_steps)
-        steps += experts
-    else:
-        experts = 0
     if references:
-        # The normalised scores' reference returns (runner/references.py): the source's expert
-        # demonstrates every (seed, test task); with `measure`, a source that trains its experts
-        # (ppo_expert: params.frames) trains one per test task and seed. `auto` measures only
-        # tabular families, where the random policy is evaluated exactly (no env steps).
-        d = spec.demonstrations
-        per_task = d.trajectories_per_task * d.max_steps
-        reference_experts = 0
-        if spec.report.references == "measure":
-            reference_experts = n_seeds * tasks.test * int(getattr(d.params, "frames", 0) or 0)
-        steps += n_seeds * tasks.test * per_task + reference_experts
-        experts += reference_experts  # the parenthetical counts every expert trained
+        steps += n_seeds * tasks.test * units["references"]
+        experts += n_seeds * tasks.test * units["reference_expert"]  # every expert trained
     candidates = [(0, "none")]
     if num_states is not None and num_actions is not None:
         S, A = int(num_states), int(num_actions)
@@ -190,6 +175,40 @@ def estimate_work(
         candidates.append((int(env[0]), env[1]))
     size, what = max(candidates, key=lambda c: c[0])
     return WorkEstimate(cells, int(steps), int(size), what, experts)
+
+
+def stage_units(
+    spec: Spec, method_classes: Sequence[type[Method]], expert_steps: int = 0
+) -> dict[str, Any]:
+    """The env steps one cell of each stage takes at most (the time model prices cells by them).
+
+    ``evaluation``: one learner's run on a test task (its episodes or frames) and its zero-shot
+    episodes; ``discovery``: each method entry's (:func:`discovery_steps`, in ``spec.methods``
+    order); ``demonstrations``: a seed's experts (``expert_steps`` per train task) and their
+    demonstrations; ``references``: one test task's expert demonstrations, and with ``measure``
+    its own expert's training (``reference_expert``, counted apart too).
+    """
+    ev, d = spec.evaluation, spec.demonstrations
+    per_run = ev.episodes * ev.max_steps if ev.frames is None else ev.frames
+    per_run += ev.zero_shot_episodes * ev.max_steps  # the untrained policy's episodes
+    demonstrated = d.trajectories_per_task * d.max_steps
+    # The normalised scores' reference returns (runner/references.py): the source's expert
+    # demonstrates every (seed, test task); with `measure`, a source that trains its experts
+    # (ppo_expert: params.frames) trains one per test task and seed. `auto` measures only
+    # tabular families, where the random policy is evaluated exactly (no env steps).
+    reference_expert = 0
+    if spec.report.references == "measure":
+        reference_expert = int(getattr(d.params, "frames", 0) or 0)
+    return {
+        "evaluation": int(per_run),
+        "discovery": [
+            discovery_steps(cls, entry.params, spec)
+            for cls, entry in zip(method_classes, spec.methods, strict=True)
+        ],
+        "demonstrations": spec.tasks.train * (int(expert_steps) + demonstrated),
+        "references": demonstrated + reference_expert,
+        "reference_expert": reference_expert,
+    }
 
 
 def available_memory() -> int | None:

@@ -124,6 +124,7 @@ def build_plan(
         if any(uses_demos for uses_demos, _ in uses):  # experts are only trained when needed
             cells.append(demos)
         discoveries: dict[str, str] = {}  # entry name -> its discovery cell on this seed
+        tests_plain = [to_plain(task.params) for task in by_seed[seed]]  # every entry's tasks
         for position, entry in enumerate(spec.methods):
             uses_demos, uses_budget = uses[position]
             # An entry that takes another's option count (count_entry) reads that discovery:
@@ -143,7 +144,7 @@ def build_plan(
             discovery = _make(Stage.DISCOVERY, seed, entry.name, position, deps, inputs)
             discoveries[entry.name] = discovery.cell_id
             cells.append(discovery)
-            for t, task_params in enumerate(to_plain(task.params) for task in by_seed[seed]):
+            for t, task_params in enumerate(tests_plain):
                 inputs = EVALUATION.hashed(
                     hashing, seed, task_params, t, learner, discovery.cell_id
                 )

@@ -1,7 +1,8 @@
 """From a spec to what the runner will do: its components, its cells, its cost.
 
 Resolving the registered classes a spec names, drawing its tasks and planning its cells
-(:mod:`.plan`), and pricing the plan (:mod:`.estimate`) before anything runs. The runner
+(:mod:`.plan`), and pricing the plan (:mod:`.estimate`'s work, :mod:`.cost_model`'s time) before
+anything runs. The runner
 (:mod:`.protocol`), the reference returns (:mod:`.references`), ``validate``, ``validate --deep``
 and :class:`~opt_suite.run_view.RunView` all plan here, so that every reader names the same cells.
 """
@@ -16,11 +17,13 @@ import gymnasium
 from opt_suite import registry
 from opt_suite.families.base import Task, TaskFamily, exact_model
 from opt_suite.runner.components import Components
+from opt_suite.runner.cost_model import cell_units, cost_key
 from opt_suite.runner.estimate import (
     WorkEstimate,
     discovery_steps,
     estimate_work,
     reads_demonstrations,
+    stage_units,
 )
 from opt_suite.runner.plan import Plan, build_plan
 from opt_suite.runner.references import references_wanted
@@ -34,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Components",
     "code_modules",
+    "cost_keys",
     "discovery_steps",
     "plan_spec",
     "reads_demonstrations",
@@ -136,3 +140,14 @@ def work_estimate(
         expert_steps=expert_steps,
         references=first is not None and references_wanted(spec, components, family, first),
     )
+
+
+def cost_keys(
+    spec: Spec, components: Components, plan: Plan
+) -> dict[str, tuple[tuple[str, str, str, str], float]]:
+    """Each planned cell's (cost key, env steps): what :mod:`.cost_model` prices it by."""
+    d = spec.demonstrations
+    expert = components.demonstrations.training_steps(d.params, d.max_steps)
+    per_stage = stage_units(spec, components.methods, expert)
+    types = [entry.method for entry in spec.methods]
+    return {c.cell_id: (cost_key(c, spec, types), cell_units(c, per_stage)) for c in plan.cells}

@@ -1,13 +1,20 @@
 """A live progress line on stderr: cells done / total, the current phase, elapsed time and ETA.
 
+The ETA prices what is left: with each cell's price (``runner/cost_model.py``, from the committed
+calibration), it is the elapsed time x (price of the cells left / price of the cells computed),
+so a few long cells ahead (an expert's training, a discovery) are not read as the pace of many
+short ones behind; without prices, elapsed / cells computed x cells left.
+
 On a terminal the line is redrawn in place; otherwise (CI logs, files) a plain line is printed at
 most every ``interval`` seconds and whenever the phase changes, so logs stay short.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 import time
+from collections.abc import Iterable, Mapping
 from typing import TextIO
 
 __all__ = ["Progress", "format_duration"]
@@ -32,6 +39,8 @@ class Progress:
       stream: where to draw (stderr by default).
       interval: seconds between plain lines when ``stream`` is not a terminal.
       enabled: draw nothing when false (``--quiet``).
+      prices: each planned cell's price in seconds (any scale: only ratios count), by cell id;
+        None, or a price that is not finite: the ETA counts cells instead.
     """
 
     def __init__(
@@ -41,6 +50,7 @@ class Progress:
         stream: TextIO | None = None,
         interval: float = 10.0,
         enabled: bool = True,
+        prices: Mapping[str, float] | None = None,
     ) -> None:
         self.total = total
         self.reused = reused
@@ -54,14 +64,48 @@ class Progress:
         self._last_line = 0.0
         self._last_phase = ""
         self._width = 0
+        usable = prices is not None and all(math.isfinite(v) for v in prices.values())
+        self._prices = dict(prices) if usable and prices is not None else None
+        self._price_done = 0.0
+        self._price_left = sum(self._prices.values()) if self._prices is not None else 0.0
+
+    def reuse(self, cell_ids: Iterable[str]) -> None:
+        """Count ``cell_ids`` as done before this run: not part of its pace, nor left."""
+        ids = list(cell_ids)
+        self.done = self.reused = len(ids)
+        if self._prices is not None:
+            self._price_left -= sum(self._prices.get(c, 0.0) for c in ids)
+
+    def finished(self, cell_id: str) -> None:
+        """A cell is done (computed here, or by another runner sharing the directory)."""
+        self.done += 1
+        if self._prices is not None:
+            price = self._prices.get(cell_id, 0.0)
+            self._price_done += price
+            self._price_left -= price
+
+    def failed_cell(self, cell_id: str) -> None:
+        """A cell failed: it is no longer left, and its time counts towards the pace."""
+        self.failed += 1
+        if self._prices is not None:
+            price = self._prices.get(cell_id, 0.0)
+            self._price_done += price
+            self._price_left -= price
 
     def eta(self) -> float | None:
-        """Seconds left, from the pace of the cells computed so far (None before the first)."""
+        """Seconds left, from the pace of the work computed so far (None before the first)."""
         computed = self.done + self.failed - self.reused
         remaining = self.total - self.done - self.failed
         if computed <= 0:
             return None
-        return (time.monotonic() - self.start) / computed * remaining
+        elapsed = time.monotonic() - self.start
+        if self._prices is not None and self._price_done > 0:
+            from opt_suite.runner.cost_model import eta_from_prices
+
+            priced = eta_from_prices(elapsed, self._price_done, max(0.0, self._price_left))
+            if priced is not None:
+                return priced
+        return elapsed / computed * remaining
 
     def line(self, phase: str, detail: str = "") -> str:
         """The progress text for ``phase`` (e.g. ``discovery``) and ``detail`` (``2 running``)."""

@@ -36,6 +36,7 @@ from opt_suite.runner.plan import Cell, Plan
 from opt_suite.runner.planning import (
     Components,
     code_modules,
+    cost_keys,
     discovery_steps,
     plan_spec,
     resolve_components,
@@ -282,6 +283,20 @@ def _write_references(
             write_error(message)
 
 
+def _prices(spec: Spec, components: Components, plan: Plan) -> dict[str, float] | None:
+    """Each cell's price under the committed calibration, for the ETA; None when any is unknown."""
+    from opt_suite.runner.cost_model import load_calibration
+
+    calibration = load_calibration()
+    if calibration is None:
+        return None
+    try:
+        keyed = cost_keys(spec, components, plan)
+    except Exception:  # a plugin's training_steps or discovery_budget failing: the ETA counts cells
+        return None
+    return {cell_id: calibration.price(*priced)[0] for cell_id, priced in keyed.items()}
+
+
 def _check_memory(
     spec: Spec,
     seeds: Sequence[int],
@@ -346,7 +361,9 @@ def _run(
         print(f"recomputing {labels[cell_id]} [cell {cell_id}]: {problem}", file=stream)
     inputs = _Inputs(spec, plan, components, directory, stream)
     claims = Claims(directory)
-    progress = Progress(len(plan.cells), stream=stream, enabled=not quiet)
+    progress = Progress(
+        len(plan.cells), stream=stream, enabled=not quiet, prices=_prices(spec, components, plan)
+    )
     summary: Summary | None = None
     try:
         summary = execute_plan(plan, writer, runner, claims, progress, inputs.job, inputs.record)

@@ -101,7 +101,7 @@ def execute_plan(
             "and what they were computed from must be what the run keeps"
         )
     summary.reused = len(done)
-    progress.done = progress.reused = len(done)
+    progress.reuse(done)
     # Demonstrations, then discoveries, then evaluations: long chains start first.
     pending = sorted(
         (c for c in plan.cells if c.cell_id not in done),
@@ -118,7 +118,7 @@ def execute_plan(
         summary.failed.append((cell.label, message))
         if not (retryable and (outcome is None or outcome.retryable)):
             summary.deterministic.append(cell.label)
-        progress.failed += 1
+        progress.failed_cell(cell.cell_id)
         progress.message(f"FAILED {message} [cell {cell.cell_id}]")
         details = outcome.details if outcome is not None else ""
         try:  # best effort: with a full disk, even this may not be writable
@@ -160,7 +160,7 @@ def execute_plan(
                 claims.release(cell.cell_id)
                 done.add(cell.cell_id)
                 summary.by_others += 1
-                progress.done += 1
+                progress.finished(cell.cell_id)
                 continue
             try:
                 job = make_job(cell)
@@ -179,7 +179,7 @@ def execute_plan(
                 done.add(cell_id)
                 pending[:] = [c for c in pending if c.cell_id != cell_id]
                 summary.by_others += 1
-                progress.done += 1
+                progress.finished(cell_id)
         if not inflight:
             if pending:
                 time.sleep(poll_s)  # everything left waits on another runner
@@ -206,7 +206,7 @@ def execute_plan(
                     done.add(cell.cell_id)
                     summary.computed += 1
                     summary.compute_s += outcome.wall_s
-                    progress.done += 1
+                    progress.finished(cell.cell_id)
             claims.release(cell.cell_id)
     progress.update("finished", force=True)
     progress.close()
