@@ -458,7 +458,7 @@ def render(outcomes: Sequence[Outcome], command: str, load: str) -> str:
         " baseline's `measured_rates` stamp (from `opt-suite gate-rates --stamp`) has power"
         " ≥ 0.8; the stamp pools its power over the method entries, so the same for each entry;"
         " *none measured* when no measured loss reached that power (or the baseline has no"
-        " stamp). *—*: no comparison was made (the gate refused, or the row is broken).",
+        " stamp). —: no comparison was made (the gate refused, or the row is broken).",
         "",
         "| mutation | bug | gate | outcome | loss per entry (share of each task's range)"
         " | detectable | replay and verdict | wall | CPU |",

@@ -12,15 +12,18 @@ import ast
 import dataclasses
 import importlib.util
 import json
+import math
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from report_fakes import linear_table, write_store
 
 from opt_suite.cli import main
 from opt_suite.report import load_baseline
 from opt_suite.report.baseline import stamp_baseline
+from opt_suite.report.gate import degradation
 from opt_suite.report.measured_rates import MeasuredRates, detectable_loss
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,6 +110,15 @@ def test_the_detectable_effect_is_the_smallest_loss_stamped_with_power_08():
     assert detectable_loss(_rates({"0.05": 0.04, "0.1": 0.42, "0.2": 0.62})) is None
     assert detectable_loss(_rates({})) is None
     assert detectable_loss(None) is None
+
+
+def test_the_loss_is_positive_when_worse_whichever_way_the_metric_is_better():
+    diff = np.array([[2.0, 4.0], [2.0, 4.0]])  # run - baseline, seeds x tasks
+    ranges = np.array([10.0, 20.0])
+    assert degradation(diff, ranges, "auc") == pytest.approx(-0.2)  # higher auc: better
+    assert degradation(diff, ranges, "episodes_to_threshold") == pytest.approx(0.2)
+    unchanged = degradation(np.zeros((2, 2)), ranges, "auc")
+    assert unchanged == 0.0 and math.copysign(1.0, unchanged) == 1.0  # printed 0.0%, not -0.0%
 
 
 # linear_table: auc = E/2 - 10.5 + seed + 2 task + shift. With shifts 0 and 4 over seeds 0..3,

@@ -260,7 +260,8 @@ def degradation(diff: np.ndarray, ranges: np.ndarray, metric: str) -> float:
     :func:`seed_differences`.
     """
     sign = 1.0 if HIGHER_IS_BETTER[metric] else -1.0
-    return -float(np.mean(seed_differences(sign * np.asarray(diff, dtype=np.float64), ranges)))
+    gained = float(np.mean(seed_differences(sign * np.asarray(diff, dtype=np.float64), ranges)))
+    return 0.0 - gained  # not -gained: a run equal to its baseline lost 0, not -0 ("-0.0%")
 
 
 def _run_values(inputs: ReportInputs, baseline: Baseline, warnings: list[str]) -> dict[str, Any]:
