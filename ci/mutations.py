@@ -9,14 +9,26 @@ apply one realistic learning bug as a text patch (the old text must occur exactl
 the patched module from the copy, run the mutation's gate spec with the copy first on
 ``PYTHONPATH`` (``opt-suite run``) and ``opt-suite compare`` it with the gate's committed
 baseline -- the package's own CLI, with the flags ``.ci/run`` passes (``Gate.compare_flags``:
-``--unit seed`` for gate-power and gate-objective). The outcome is read from the exit
-status alone: 1 is a regression (caught), 2 a gate that refused to judge (red too, with its
-reason), 0 a pass (missed). A patch that no longer applies, or a copy that fails to import, is a
+``--unit seed`` for gate-power and gate-objective). The verdict is read from the exit
+status: 1 is a regression (caught), 2 a gate that refused to judge (red too, with its
+reason), 0 a pass. A patch that no longer applies, or a copy that fails to import, is a
 listed failure of the check, never a pass. The table (``--out``) is written by this script, never
 by hand, with each check's wall and CPU time and the machine's load.
 
-Exit status: 0 when every learning bug that was run was caught, every control passed and every
-patch applied; 1 otherwise (a missed bug, a false alarm, a stale patch); 2 on bad arguments.
+A pass on a learning bug is not always a gap in the gate: the issue asks that every bug that
+moves a learning curve by more than the gate's stated detectable effect be caught. So every
+compared run also gets the bug's effect, per method entry: its loss against the baseline in the
+unit ``gate-rates`` injects its degradations (a fraction of each task's range,
+:func:`opt_suite.report.gate.degradation`, from the pairing ``compare`` tests), measured by this
+repository's own, unpatched report code. The gate's detectable effect is the smallest loss its
+baseline's stamp (``measured_rates``) says was caught with power >= 0.8
+(:func:`opt_suite.report.measured_rates.detectable_loss`). A missed bug is **below the
+detectable effect** when every entry's loss is smaller than that, and **a gap** otherwise, or
+when the stamp states no detectable effect, or the effect could not be measured.
+
+Exit status: 0 when every learning bug that was run was caught or missed below the detectable
+effect, every control passed and every patch applied; 1 otherwise (a gap, a false alarm, a stale
+patch); 2 on bad arguments.
 """
 
 from __future__ import annotations
@@ -24,6 +36,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import math
 import os
 import resource
 import shutil
@@ -31,10 +44,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # the effects are measured by this repository's report code
+    sys.path.insert(0, str(ROOT))
 PACKAGES = ("opt_suite", "baselines")  # what a mutation may patch: the code the gate runs
 
 
@@ -211,15 +226,88 @@ MUTATIONS: tuple[Mutation, ...] = (
 )
 
 
+#: A learning bug that compare passed although it moved some entry by at least the detectable
+#: effect, or where the gate states none: the gate's gap (the check fails).
+MISSED_GAP = "missed: a gap"
+#: A learning bug that compare passed while moving every entry by less than the gate's
+#: detectable effect: a bug the gate was not built to see (the check does not fail).
+MISSED_BELOW = "missed: below the detectable effect"
+
+
 @dataclasses.dataclass(frozen=True)
 class Outcome:
-    """What one mutation did to the gate."""
+    """What one mutation did to the gate.
+
+    ``verdict``: caught | refused | :data:`MISSED_GAP` | :data:`MISSED_BELOW` | passed |
+    false-alarm | patch-failed | import-failed. ``effects``: method entry -> its loss against the
+    baseline as a fraction of each task's range (positive worse), None when no comparison was
+    made. ``detectable``: the gate's stated detectable effect in that unit, None when its stamp
+    states none.
+    """
 
     mutation: Mutation
-    verdict: str  # caught | refused | missed | passed | false-alarm | patch-failed | import-failed
+    verdict: str
     detail: str
     wall_s: float
     cpu_s: float
+    effects: Mapping[str, float] | None = None
+    detectable: float | None = None
+
+
+def missed_verdict(effects: Mapping[str, float] | None, detectable: float | None) -> str:
+    """A passed learning bug: below the gate's detectable effect, or a gap in the gate.
+
+    Below only when the effect of every entry is known and smaller in size than a stated
+    detectable effect; an improvement as large counts too (a learning curve moved that far).
+    """
+    if effects is None or not effects or detectable is None:
+        return MISSED_GAP
+    if all(math.isfinite(e) and abs(e) < detectable for e in effects.values()):
+        return MISSED_BELOW
+    return MISSED_GAP
+
+
+def detectable_effect(gate: Gate) -> float | None:
+    """The gate's stated detectable effect, from its baseline's stamped measured rates."""
+    from opt_suite.report import BaselineError, load_baseline
+    from opt_suite.report.measured_rates import detectable_loss
+
+    try:
+        baseline = load_baseline(ROOT / gate.baseline)
+    except BaselineError:  # compare refuses it too, and says why: that row is red
+        return None
+    return detectable_loss(baseline.measured)
+
+
+def effects_of(run: Path, gate: Gate) -> dict[str, float] | None:
+    """Each method entry's loss in ``run`` against the gate's baseline, None if not comparable.
+
+    The comparison ``compare`` makes (its loaders, its pairing, its unit), run here with the
+    repository's unpatched report code: the effect is a property of the mutated learning
+    curves, whatever the patched copy's report would say.
+    """
+    from opt_suite.cli.compare import unit_for_test
+    from opt_suite.report import (
+        BaselineError,
+        CompareError,
+        ReportDataError,
+        compare_runs,
+        load_baseline,
+    )
+    from opt_suite.report.source import load_view_inputs
+    from opt_suite.run_view import RunView
+    from opt_suite.store import StoreError
+
+    flags = list(gate.compare_flags)
+    asked = flags[flags.index("--unit") + 1] if "--unit" in flags else None
+    try:
+        baseline = load_baseline(ROOT / gate.baseline)
+        with RunView(run, None) as view:
+            inputs, _ = load_view_inputs(view)
+        result = compare_runs(inputs, baseline, unit=unit_for_test(asked, baseline))
+    except (BaselineError, CompareError, ReportDataError, StoreError):
+        return None
+    return {row.method: row.degradation for row in result.rows}
 
 
 def patched_copy(mutation: Mutation, into: Path) -> str | None:
@@ -282,10 +370,13 @@ def check(mutation: Mutation, workers: int) -> Outcome:
     gate = GATES[mutation.gate]
     started, cpu_before = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
 
-    def outcome(verdict: str, detail: str) -> Outcome:
+    detectable = detectable_effect(gate)
+
+    def outcome(verdict: str, detail: str, effects: Mapping[str, float] | None = None) -> Outcome:
         cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
         used = (cpu.ru_utime - cpu_before.ru_utime) + (cpu.ru_stime - cpu_before.ru_stime)
-        return Outcome(mutation, verdict, detail, time.monotonic() - started, used)
+        wall = time.monotonic() - started
+        return Outcome(mutation, verdict, detail, wall, used, effects, detectable)
 
     with tempfile.TemporaryDirectory(prefix=f"mutation-{mutation.name}-") as tmp:
         copy = Path(tmp)
@@ -318,20 +409,24 @@ def check(mutation: Mutation, workers: int) -> Outcome:
         replay = _replay_line(compare.stdout)
         ran = "" if run.returncode == 0 else f"run exit {run.returncode}: "
         red = "caught" if mutation.learning else "false-alarm"  # a control must pass
-        if compare.returncode == 1:
-            return outcome(red, f"{ran}{replay} — regression: {_flagged(compare.stdout)}")
         if compare.returncode == 2:
             return outcome(
                 "refused" if mutation.learning else red, f"{ran}{_last_line(compare.stderr)}"
             )
-        verdict = "missed" if mutation.learning else "passed"
-        return outcome(verdict, f"{ran}{replay} — {_last_line(compare.stdout)}")
+        effects = effects_of(out, gate)
+        if compare.returncode == 1:
+            flagged = f"{ran}{replay} — regression: {_flagged(compare.stdout)}"
+            return outcome(red, flagged, effects)
+        verdict = missed_verdict(effects, detectable) if mutation.learning else "passed"
+        return outcome(verdict, f"{ran}{replay} — {_last_line(compare.stdout)}", effects)
 
 
 def render(outcomes: Sequence[Outcome], command: str, load: str) -> str:
     """The generated Markdown page: one row per mutation, the detection rate, the costs."""
     learning = [o for o in outcomes if o.mutation.learning and o.verdict not in _BROKEN]
     red = [o for o in learning if o.verdict in ("caught", "refused")]
+    gaps = [o for o in learning if o.verdict == MISSED_GAP]
+    below = [o for o in learning if o.verdict == MISSED_BELOW]
     lines = [
         "# The gate against injected bugs",
         "",
@@ -345,19 +440,36 @@ def render(outcomes: Sequence[Outcome], command: str, load: str) -> str:
         "",
         "Each row patches a copy of the package with one bug, runs its gate spec with the copy"
         " first on `PYTHONPATH` and compares it with the gate's committed baseline. **caught**:"
-        " `compare` exit 1; **refused**: exit 2, CI red without a verdict; **missed**: exit 0 on"
-        " a learning bug; **passed**: exit 0 where no learning curve changes (control, report"
-        " bugs); **false-alarm**: red where nothing learned changed; **patch-failed** /"
-        " **import-failed**: the check itself is broken for that row.",
+        " `compare` exit 1; **refused**: exit 2, CI red without a verdict; **missed: below the"
+        " detectable effect**: exit 0 on a learning bug whose loss is smaller, for every entry,"
+        " than the gate's detectable effect (the gate was not built to see it); **missed: a"
+        " gap**: exit 0 on a learning bug that moved some entry by at least the detectable"
+        " effect, or on a gate that states none (the check fails); **passed**: exit 0 where no"
+        " learning curve changes (control, report bugs); **false-alarm**: red where nothing"
+        " learned changed; **patch-failed** / **import-failed**: the check itself is broken for"
+        " that row.",
         "",
-        "| mutation | bug | gate | outcome | replay and verdict | wall | CPU |",
-        "|---|---|---|---|---|---|---|",
+        "**loss per entry**: the bug's effect on the gated metric (auc), per method entry: the"
+        " mean over the (seed, task) pairs `compare` tests of the run's loss against the"
+        " baseline, each divided by its task's range (max − min of the baseline over every"
+        " entry and seed) — the unit in which `gate-rates` injects its degradations; positive is"
+        " worse, negative better; in bold where its size reaches the detectable effect."
+        " **detectable**: the gate's stated detectable effect, the smallest loss at which its"
+        " baseline's `measured_rates` stamp (from `opt-suite gate-rates --stamp`) has power"
+        " ≥ 0.8; the stamp pools its power over the method entries, so the same for each entry;"
+        " *none measured* when no measured loss reached that power (or the baseline has no"
+        " stamp). —: no comparison was made (the gate refused, or the row is broken).",
+        "",
+        "| mutation | bug | gate | outcome | loss per entry (share of each task's range)"
+        " | detectable | replay and verdict | wall | CPU |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for o in outcomes:
         m = o.mutation
         detail = o.detail.replace(f"{ROOT}/", "").replace("|", "\\|")  # paths as in the repo
         lines.append(
             f"| `{m.name}` | {m.bug} (`{m.path}`) | {_gate_cell(GATES[m.gate])} | **{o.verdict}** |"
+            f" {_effects_cell(o, bold=True)} | {_detectable_cell(o.detectable)} |"
             f" {detail} | {o.wall_s:.0f} s | {o.cpu_s:.0f} s |"
         )
     broken = [o.mutation.name for o in outcomes if o.verdict in _BROKEN]
@@ -369,6 +481,7 @@ def render(outcomes: Sequence[Outcome], command: str, load: str) -> str:
             if red
             else "."
         )
+        + f" Missed: **{len(gaps)} a gap**, {len(below)} below the detectable effect."
         + (f" Broken rows (not counted): {', '.join(broken)}." if broken else ""),
         f"Whole check: {sum(o.wall_s for o in outcomes):.0f} s wall,"
         f" {sum(o.cpu_s for o in outcomes):.0f} CPU-seconds.",
@@ -378,6 +491,25 @@ def render(outcomes: Sequence[Outcome], command: str, load: str) -> str:
 
 
 _BROKEN = ("patch-failed", "import-failed")
+
+
+def _effects_cell(outcome: Outcome, *, bold: bool = False) -> str:
+    """Each entry's loss in percent of the task ranges; bold where it reaches the detectable."""
+    if outcome.effects is None:
+        return "—"
+
+    def one(name: str, loss: float) -> str:
+        if not math.isfinite(loss):
+            return f"{name} unknown"
+        text = f"{name} {loss:+.1%}"
+        reached = outcome.detectable is not None and abs(loss) >= outcome.detectable
+        return f"**{text}**" if bold and reached else text
+
+    return ", ".join(one(name, loss) for name, loss in outcome.effects.items())
+
+
+def _detectable_cell(detectable: float | None) -> str:
+    return "none measured" if detectable is None else f"{detectable:.0%}"
 
 
 def _gate_cell(gate: Gate) -> str:
@@ -416,14 +548,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     for mutation in chosen:
         outcome = check(mutation, args.workers)
         print(
-            f"{mutation.name}: {outcome.verdict}: {outcome.detail} "
-            f"({outcome.wall_s:.0f} s wall, {outcome.cpu_s:.0f} CPU-s)",
+            f"{mutation.name}: {outcome.verdict}: {outcome.detail}; loss {_effects_cell(outcome)},"
+            f" detectable {_detectable_cell(outcome.detectable)}"
+            f" ({outcome.wall_s:.0f} s wall, {outcome.cpu_s:.0f} CPU-s)",
             flush=True,
         )
         outcomes.append(outcome)
         if args.out is not None:  # after every row: an interrupted check keeps what it measured
             args.out.write_text(render(outcomes, f"{command} --out {args.out}", load))
-    bad = [o for o in outcomes if o.verdict in (*_BROKEN, "missed", "false-alarm")]
+    bad = [o for o in outcomes if o.verdict in (*_BROKEN, MISSED_GAP, "false-alarm")]
     return 1 if bad else 0
 
 

@@ -87,6 +87,7 @@ __all__ = [
     "MethodComparison",
     "compare_runs",
     "coverage_problem",
+    "degradation",
     "format_comparison",
     "last_bits_as_ties",
     "power_problem",
@@ -125,6 +126,9 @@ class MethodComparison:
     paired_improvement: float = float("nan")
     #: the one verdict rule's description of run against baseline (it decides nothing here)
     verdict: Verdict | None = None
+    #: the run's loss in gate-rates' unit (:func:`degradation`); NaN when the baseline's entries
+    #: have different test tasks, so no task range is shared
+    degradation: float = float("nan")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -243,6 +247,21 @@ def seed_differences(diff: np.ndarray, ranges: np.ndarray) -> np.ndarray:
     diff = np.asarray(diff, dtype=np.float64)
     scale = np.where(np.asarray(ranges, dtype=np.float64) > 0, ranges, 1.0)
     return np.mean(diff / scale[None, :], axis=1)
+
+
+def degradation(diff: np.ndarray, ranges: np.ndarray, metric: str) -> float:
+    """How much worse ``diff = run - baseline`` (seeds x tasks) is, in fractions of task ranges.
+
+    The unit in which ``gate-rates`` injects its degradations
+    (:func:`opt_suite.report.gate_rates.worse` lowers every pair by ``fraction * ranges``), so that
+    a measured loss can be set against the smallest loss the gate was measured to catch: a run
+    made worse by 10% of each task's range has a degradation of 0.1. Positive is worse, negative
+    better, whichever way ``metric`` is better; ranges of 0 count unnormalised, as in
+    :func:`seed_differences`.
+    """
+    sign = 1.0 if HIGHER_IS_BETTER[metric] else -1.0
+    gained = float(np.mean(seed_differences(sign * np.asarray(diff, dtype=np.float64), ranges)))
+    return 0.0 - gained  # not -gained: a run equal to its baseline lost 0, not -0 ("-0.0%")
 
 
 def _run_values(inputs: ReportInputs, baseline: Baseline, warnings: list[str]) -> dict[str, Any]:
@@ -435,16 +454,20 @@ def compare_runs(
     if problem is not None:
         raise CompareError(problem)
     sign = 1.0 if HIGHER_IS_BETTER[metric] else -1.0
-    if unit == "seed" and len({len(old.tasks) for old in baseline.methods.values()}) > 1:
+    shared_tasks = len({len(old.tasks) for old in baseline.methods.values()}) == 1
+    if unit == "seed" and not shared_tasks:
         raise CompareError(
             f"baseline {baseline.path}: its method entries have different test tasks, so no"
             " task range is shared by all of them; the seed-level test needs one set of tasks"
         )
-    ranges = task_ranges(baseline, metric) if unit == "seed" else None
+    # Every entry's loss in gate-rates' unit, whatever the test's unit: set against the
+    # smallest loss the gate was measured to catch (ci/mutations.py).
+    scale = task_ranges(baseline, metric) if shared_tasks else None
+    ranges = scale if unit == "seed" else None
     # The paired P, scale-free whatever the metric (no references), describes each entry.
     design = Design(None, Margins(), baseline.tasks_per_seed, len(baseline.methods), permutations)
     rows, p_values = [], []
-    described: list[tuple[float, float, float, Verdict]] = []
+    described: list[tuple[float, float, float, Verdict, float]] = []
     for name, old in baseline.methods.items():
         x, y = values[name].values[metric], old.metrics[metric]
         si, ti = alignment[name]
@@ -464,7 +487,8 @@ def compare_runs(
         test = "paired" if ranges is None else "seed-level"
         runs = f"{diff.size} pairs" if ranges is None else f"{tested.size} seeds"
         rows.append((name, test, runs, base_mean, run_mean, run_mean - base_mean) + (low, high, p))
-        described.append((task_low, task_high, won, decided))
+        loss = float("nan") if scale is None else degradation(diff, scale, metric)
+        described.append((task_low, task_high, won, decided, loss))
     adjusted = stats.holm(np.array(p_values)) if correction == "holm" else np.array(p_values)
     result = tuple(
         MethodComparison(
@@ -475,6 +499,7 @@ def compare_runs(
             task_ci_high=more[1],
             paired_improvement=more[2],
             verdict=more[3],
+            degradation=more[4],
         )
         for row, q, more in zip(rows, adjusted, described, strict=True)
     )

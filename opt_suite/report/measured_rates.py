@@ -31,8 +31,10 @@ from typing import Any
 __all__ = [
     "KEY",
     "MeasuredRates",
+    "DETECTABLE_POWER",
     "content_digest",
     "describe",
+    "detectable_loss",
     "measured_from_document",
     "stamp",
     "unmeasured_problem",
@@ -181,6 +183,24 @@ def describe(measured: MeasuredRates) -> str:
         + (f" (ABOVE alpha {measured.alpha:g})" if above else "")
         + (f"; {power}" if power else "; power not measured at any loss")
     )
+
+
+#: The power at which a loss counts as one the gate was built to detect (the usual design power).
+DETECTABLE_POWER = 0.8
+
+
+def detectable_loss(measured: MeasuredRates | None) -> float | None:
+    """The gate's stated detectable effect: the smallest stamped loss caught with power >= 0.8.
+
+    A fraction of each task's range, as ``gate-rates`` injects it; None when no loss measured
+    reached :data:`DETECTABLE_POWER` (or nothing was measured): then no effect is one the gate
+    is known to see. The stamp pools its power over the method entries, so this is the gate's
+    detectable effect for each entry on average, not a promise for every entry.
+    """
+    if measured is None:
+        return None
+    reached = [float(f) for f, rate in measured.power.items() if rate >= DETECTABLE_POWER]
+    return min(reached, default=None)
 
 
 def stamp(path: Path, measured: MeasuredRates, document: Mapping[str, Any]) -> None:
