@@ -69,8 +69,9 @@ SECOND_TO_FIRST = 0.42
 #: first. Measured 0.43 (load ~11 on 2 cores); before masked agents were kept, each run traced
 #: again: ~1.0.
 MASKED_SECOND_TO_FIRST = 0.6
-#: Most CPU-s of a worker's DoorKey run with the fast MiniGrid view as a fraction of the same run
-#: with MiniGrid's own: measured 0.48 and 0.53 (load 3 to 6 on 2 cores); issue 38 asks the spec for 0.5.
+#: Most CPU-s of a worker's DoorKey run with the fast MiniGrid view as a fraction of the same
+#: run with MiniGrid's own: measured 0.48 and 0.53 (load 3 to 6 on 2 cores); issue 38 asks the
+#: whole spec for about 0.5.
 DOORKEY_VIEW_RATIO = 0.6
 
 

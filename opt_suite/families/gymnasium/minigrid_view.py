@@ -53,7 +53,8 @@ def install_fast_view(env: Any) -> bool:
     inner = env.unwrapped
     base = module.MiniGridEnv
     if not isinstance(inner, base) or any(
-        getattr(type(inner), name) is not getattr(base, name) for name in ("gen_obs", "gen_obs_grid")
+        getattr(type(inner), name) is not getattr(base, name)
+        for name in ("gen_obs", "gen_obs_grid")
     ):
         return False
     # An instance attribute: MiniGridEnv.step and reset call self.gen_obs(); the class is untouched.
