@@ -157,7 +157,7 @@ def _transposed(size: int) -> tuple[int, ...]:
 
 
 @functools.cache
-def _minigrid() -> tuple[type, Any, tuple[int, int, int]]:
+def _minigrid() -> tuple[Any, Any, tuple[int, int, int]]:
     """(MiniGrid's ``Grid``, what ``Grid.slice`` puts outside the world, an empty cell's code).
 
     ``slice`` makes a new ``Wall`` per outside cell; one serves: nothing here changes it.
