@@ -191,6 +191,42 @@ def test_lite_options_refuse_an_interpreter_that_disagrees_with_its_network(monk
         lite_options.lite_probabilities([network], (84, 84, 2), 4)
 
 
+def test_lite_models_are_kept_per_network_and_weights(monkeypatch):
+    """A network converted once is not converted again (a cell's zero-shot after its run) ...
+
+    ... unless its weights changed; the kept model is the bytes a new conversion gives, so its
+    interpreter acts exactly as a new one would.
+    """
+    from opt_suite.learners import lite_options
+    from opt_suite.option_networks.initial import initial_vector_options
+
+    options = initial_vector_options(4, 2, (32, 32), 2, np.random.SeedSequence(5))
+    conversions = []
+    real = lite_options._converted
+
+    def counted(network, shape):
+        conversions.append(network)
+        return real(network, shape)
+
+    monkeypatch.setattr(lite_options, "_converted", counted)
+    frames = np.random.default_rng(0).normal(size=(6, 4)).astype(np.float32)
+    which = np.array([0, 1, 1, 0, 1, 0])
+    first = lite_options.lite_probabilities(options.networks, (4,), 2)
+    again = lite_options.lite_probabilities(options.networks, (4,), 2)
+    assert first is not None and again is not None
+    assert len(conversions) == 2  # one per network, none for the second build
+    for found, expected in zip(again(frames, which), first(frames, which), strict=True):
+        assert np.array_equal(found, expected)  # bit for bit
+    [network, _] = options.networks
+    assert lite_options._KEPT_MODELS[network][1] == real(network, (4,))  # a new conversion's bytes
+    network.set_weights([w + 0.5 for w in network.get_weights()])  # e.g. trained since
+    changed = lite_options.lite_probabilities(options.networks, (4,), 2)
+    assert changed is not None and len(conversions) == 3  # that network alone, again
+    mu, _ = changed(frames, which)
+    want, _ = (np.asarray(t) for t in network(frames[which == 0], training=False))
+    np.testing.assert_allclose(mu[which == 0], want, rtol=1e-5, atol=1e-7)
+
+
 # -- the shipped LearnerContract, on Atari frames ------------------------------------------------
 
 

@@ -23,6 +23,8 @@ FrozenLake and CliffWalking (gymnasium's toy-text envs whose step samples one ou
 published table ``P``) are stepped from that table, read once (:func:`step_table`): the same
 uniform from the env's own generator picks the same outcome, and the env's state, its wrappers'
 counters and every returned value are bit-identical to stepping it, at a seventh of the cost.
+MiniGrid envs compute their egocentric view without building grids (:mod:`.minigrid_view`):
+the same observation bit for bit, at about a seventh of the cost.
 
 Length (over the 400 lines the tree aims for): the task env, its table step and the table source the
 compiled SMDP loop samples from realise one contract (the family's task params on any env) and
@@ -45,6 +47,7 @@ from gymnasium.wrappers import OrderEnforcing, TimeLimit
 
 from opt_suite.families.env_kwargs import check_params
 from opt_suite.families.gymnasium.ids import register_id
+from opt_suite.families.gymnasium.minigrid_view import install_fast_view
 from opt_suite.params import FrozenDict
 
 __all__ = [
@@ -313,6 +316,9 @@ class GymnasiumTaskEnv(gymnasium.Env):
             rules=False,
         )
         self._env = make_inner(env_id, dict(kwargs or {}), max_episode_frames, render_mode)
+        # MiniGrid's observations from the same objects without building grids (~7x cheaper,
+        # bit-identical; minigrid_view): only where the env's gen_obs is MiniGrid's own.
+        install_fast_view(self._env)
         # One frame of the wrapped env: its own step, or the same step sampled from its table
         # (FrozenLake, CliffWalking: ~0.7 us a frame instead of ~5.5, bit-identical; step_table).
         table = step_table(self._env)
