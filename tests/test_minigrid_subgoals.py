@@ -171,6 +171,22 @@ def test_test_tasks_draw_the_held_out_sequences_and_train_tasks_the_others():
     )
 
 
+def test_the_draws_ignore_the_order_the_spec_lists_its_kwargs_in():
+    # The spec's hash ignores the YAML order of family.params.kwargs (a run stores its spec with
+    # sorted keys), so the tasks drawn must too: replaying a stored run must plan its own tasks.
+    kwargs = {"subgoals": TRAIN + TEST, "layout": tuple(range(20))}
+    listed = Params(id=ENV_ID, kwargs=FrozenDict(kwargs), max_episode_steps=200)
+    stored = Params(id=ENV_ID, kwargs=FrozenDict(sorted(kwargs.items())), max_episode_steps=200)
+    assert list(listed.kwargs) != list(stored.kwargs)
+    variation = Variation(start_actions=(0, 3), held_out_kwargs=FrozenDict(subgoals=TEST))
+    for seed in range(3):
+        draws = [
+            Gymnasium(p).sample_test_tasks(variation, 8, np.random.default_rng(seed))
+            for p in (listed, stored)
+        ]
+        assert draws[0] == draws[1]
+
+
 @pytest.mark.parametrize(
     ("held_out", "message"),
     [

@@ -321,8 +321,14 @@ class Gymnasium(TaskFamily):
 
     @property
     def _choices(self) -> dict[str, tuple]:
-        """Each kwarg drawn per task, with its choices."""
-        return {k: v for k, v in self.params.kwargs.items() if isinstance(v, tuple)}
+        """Each kwarg drawn per task, with its choices, in sorted key order.
+
+        Sorted, because the tasks are drawn in this order: the spec's hash ignores the order its
+        YAML lists the keys in, and so must its draws (a run's stored spec has sorted keys, and
+        replaying it must plan the run's own tasks).
+        """
+        kwargs = self.params.kwargs
+        return {k: kwargs[k] for k in sorted(kwargs) if isinstance(kwargs[k], tuple)}
 
     def check_task(self, task_params: TaskParams) -> list[tuple[str, str]]:
         """A listed task draws exactly the kwargs the family lists choices for, from them."""
