@@ -31,6 +31,7 @@ __all__ = [
     "MissingRun",
     "collect_main",
     "copy_report",
+    "measurement_of",
     "options_kept",
     "page_entries",
     "timed_run",
@@ -51,13 +52,14 @@ def write_json(path: Path, value: object) -> None:
     path.write_text(json.dumps(value, indent=1, sort_keys=True) + "\n")
 
 
-def copy_report(runs_dir: Path, spec: str, here: Path, extra: Sequence[str] = ()) -> list[int]:
+def copy_report(runs_dir: Path, spec: str, here: Path, timings: Path | None = None) -> list[int]:
     """Copy run ``runs_dir/spec``'s report and provenance into ``here``; the run's seeds.
 
-    ``extra``: more files of the run to copy when it has them (``option_usage.md``, written by a
-    command ``regenerate.sh`` runs after the run). ``provenance.json`` gets the last timed run of
-    ``runs_dir/<spec>.timing`` (:func:`timed_run`) when ``regenerate.sh`` timed it: the load is
-    what makes a wall time on a shared machine readable.
+    ``provenance.json`` gets what the run cost with the machine's load around it, since a shared
+    machine can double a wall time: ``timed``, the last timed run of ``runs_dir/<spec>.timing``
+    (:func:`timed_run`) when ``regenerate.sh`` timed it; ``measured``, the measurement
+    ``docs/gen_timings.py --measure SPEC --keep RUNS_DIR`` wrote to ``timings/<spec>.json`` when
+    its command wrote this very run (:func:`measurement_of`).
 
     Raises:
         MissingRun: a report file is missing.
@@ -66,12 +68,15 @@ def copy_report(runs_dir: Path, spec: str, here: Path, extra: Sequence[str] = ()
     missing = [name for name in REPORT_FILES if not (run / name).is_file()]
     if missing:
         raise MissingRun(f"no {missing[0]} in {run} (run regenerate.sh first)")
-    for name in (*REPORT_FILES, *(n for n in extra if (run / n).is_file())):
+    for name in REPORT_FILES:
         shutil.copyfile(run / name, here / name)
     provenance = run_provenance(run)
     timing = runs_dir / f"{spec}.timing"
     if timing.is_file():
         provenance[-1]["timed"] = timed_run(timing.read_text())
+    measured = None if timings is None else measurement_of(timings / f"{spec}.json", run)
+    if measured is not None:
+        provenance[-1]["measured"] = measured
     write_json(here / "provenance.json", provenance)
     return cast(list[int], provenance[-1]["seeds"])  # the store's list of the run's seeds
 
@@ -92,6 +97,20 @@ def timed_run(timing: str) -> dict[str, dict[str, float]]:
             words = line.split()[1:]
             found["time"] = {k: float(v) for k, v in zip(words[::2], words[1::2], strict=True)}
     return found
+
+
+def measurement_of(measurement: Path, run: Path) -> dict[str, Any] | None:
+    """``docs/gen_timings.py``'s measurement in ``measurement`` if its command wrote ``run``.
+
+    A measurement names the folder its run wrote (``--out``); one of another folder (a fresh
+    run the page does not show) is not this run's cost, and gives None, as a missing file does.
+    """
+    if not measurement.is_file():
+        return None
+    row = json.loads(measurement.read_text())
+    words = str(row.get("command", "")).split()
+    out = words[words.index("--out") + 1] if "--out" in words[:-1] else None
+    return row if out is not None and Path(out).resolve() == run.resolve() else None
 
 
 def options_kept(
@@ -145,15 +164,23 @@ def write_comparisons(
 
 
 def collect_main(
-    doc: str, collect: Callable[[Path], None], write_tables: Callable[[], None]
+    doc: str, collect: Callable[[Path, Path], None], write_tables: Callable[[], None]
 ) -> None:
-    """A page's command line: ``collect.py [RUNS_DIR]`` (default ``results``) or ``--tables-only``.
+    """A page's command line: ``collect.py [RUNS_DIR] [--timings DIR]`` or ``--tables-only``.
 
-    ``collect(RUNS_DIR)`` copies the run and writes the page's files; ``write_tables()`` rewrites
-    its tables from the committed copies alone. A missing run exits 2 with one line.
+    ``collect(RUNS_DIR, TIMINGS)`` copies the run and writes the page's files (RUNS_DIR default
+    ``results``; TIMINGS, where ``docs/gen_timings.py`` wrote its measurements, default this
+    checkout's ``docs/timings``); ``write_tables()`` rewrites the page's tables from the
+    committed copies alone. A missing run exits 2 with one line.
     """
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("runs_dir", nargs="?", type=Path, default=Path("results"))
+    parser.add_argument(
+        "--timings",
+        type=Path,
+        default=Path(__file__).resolve().parents[1] / "timings",
+        help="the folder of docs/gen_timings.py's measurements (default: docs/timings)",
+    )
     parser.add_argument(
         "--tables-only",
         action="store_true",
@@ -164,7 +191,7 @@ def collect_main(
         write_tables()
         return
     try:
-        collect(args.runs_dir)
+        collect(args.runs_dir, args.timings)
     except MissingRun as error:
         print(f"collect.py: {error}", file=sys.stderr)
         sys.exit(2)

@@ -58,9 +58,12 @@ PAIRS = {
 METRICS = ("auc", "jump_start", "improvement")
 
 
-def main(runs_dir: Path) -> None:
-    """Copy the run's report and provenance here, then write the page's data and tables."""
-    seeds = study_page.copy_report(runs_dir, SPEC, HERE)
+def main(runs_dir: Path, timings: Path | None = None) -> None:
+    """Copy the run's report and provenance here, then write the page's data and tables.
+
+    ``timings``: where ``docs/gen_timings.py`` recorded what the run cost, if it ran it.
+    """
+    seeds = study_page.copy_report(runs_dir, SPEC, HERE, timings)
     run = runs_dir / SPEC
     study_page.write_json(HERE / "demonstrations.json", room_visits(run, seeds))
     kept = study_page.options_kept(run, study_page.page_entries(PAIRS), seeds)
