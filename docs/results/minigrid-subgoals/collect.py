@@ -60,9 +60,8 @@ def main(runs_dir: Path, timings: Path | None = None) -> None:
     """
     seeds = study_page.copy_report(runs_dir, SPEC, HERE, timings)
     run = runs_dir / SPEC
-    demonstrated, drawn = demonstrations_and_tasks(run, seeds)
-    study_page.write_json(HERE / "demonstrations.json", demonstrated)
-    study_page.write_json(HERE / "tasks.json", drawn)
+    study_page.write_json(HERE / "demonstrations.json", demonstrated(run, seeds))
+    study_page.write_json(HERE / "tasks.json", drawn_test_tasks(run, seeds))
     kept = study_page.options_kept(run, study_page.page_entries(PAIRS), seeds)
     study_page.write_json(HERE / "options.json", kept)
     write_tables()
@@ -74,50 +73,53 @@ def reached(rewards: np.ndarray) -> int:
     return int(np.count_nonzero(np.asarray(rewards) > 0))
 
 
-def demonstrations_and_tasks(
-    run: Path, seeds: list[int]
-) -> tuple[dict[str, object], dict[str, object]]:
-    """What the demonstrators did on each train task, and the test tasks each seed drew.
+def demonstrated(run: Path, seeds: list[int]) -> dict[str, object]:
+    """Per train task: its demonstrations, how many reached every sub-goal, their lengths.
 
-    A demonstration reaches every sub-goal of its task when it is rewarded once per sub-goal:
-    what the cloned option and Algorithm 1 are fit to. The test tasks are drawn per seed from
-    the held-out orders; which ones a seed drew decides how far its demonstrations' prefix
-    (key, then door) carries.
+    A demonstration reaches every sub-goal of its task when it is rewarded once per sub-goal.
+    What the cloned option and Algorithm 1 are fit to: the train tasks' orders, never a test
+    task's.
     """
     with ResultsStore(run) as store:
         train = {t.task_id: t.params["kwargs"] for t in store.tasks("train")}
-        per_task: dict[str, dict[str, object]] = {}
         lengths: dict[str, list[int]] = {task: [] for task in train}
         complete: Counter[str] = Counter()
         for seed in seeds:
             for trajectory in store.demonstrations(seed) or []:
-                kwargs = train[trajectory.task_id]
+                subgoals = parse_subgoals(train[trajectory.task_id]["subgoals"])
                 lengths[trajectory.task_id].append(len(trajectory))
-                done = reached(trajectory.rewards) == len(parse_subgoals(kwargs["subgoals"]))
-                complete[trajectory.task_id] += done
-        for task, kwargs in train.items():
-            steps = lengths[task]
-            per_task[task] = {
-                "subgoals": kwargs["subgoals"],
-                "layout": kwargs["layout"],
-                "demonstrations": len(steps),
-                "reached_every_subgoal": complete[task],
-                "steps": {"mean": float(np.mean(steps)), "min": min(steps), "max": max(steps)}
-                if steps
-                else None,
-            }
-        tests = {seed: [t.params for t in store.tasks(f"test/seed{seed}")] for seed in seeds}
-    demonstrations = sum(len(s) for s in lengths.values())
-    demonstrated = {
-        "demonstrations": demonstrations,
+                complete[trajectory.task_id] += reached(trajectory.rewards) == len(subgoals)
+    tasks = [
+        {
+            "task": task,
+            "subgoals": kwargs["subgoals"],
+            "layout": kwargs["layout"],
+            "demonstrations": len(lengths[task]),
+            "reached_every_subgoal": complete[task],
+            "steps": _spread(lengths[task]),
+        }
+        for task, kwargs in train.items()
+    ]
+    return {
+        "demonstrations": sum(len(steps) for steps in lengths.values()),
         "reached_every_subgoal": sum(complete.values()),
-        "tasks": per_task,
+        "tasks": tasks,
     }
-    sequences = Counter(p["kwargs"]["subgoals"] for drawn in tests.values() for p in drawn)
-    drawn_tasks = {
-        "tasks": sum(len(drawn) for drawn in tests.values()),
-        "subgoals": dict(sequences),
-        "layouts": len({p["kwargs"]["layout"] for drawn in tests.values() for p in drawn}),
+
+
+def _spread(steps: list[int]) -> dict[str, float] | None:
+    return {"mean": float(np.mean(steps)), "min": min(steps), "max": max(steps)} if steps else None
+
+
+def drawn_test_tasks(run: Path, seeds: list[int]) -> dict[str, object]:
+    """The test tasks each seed drew (from the held-out orders), and how often each order."""
+    with ResultsStore(run) as store:
+        drawn = {seed: [t.params for t in store.tasks(f"test/seed{seed}")] for seed in seeds}
+    every = [p for tasks in drawn.values() for p in tasks]
+    return {
+        "tasks": len(every),
+        "subgoals": dict(Counter(p["kwargs"]["subgoals"] for p in every)),
+        "layouts": len({p["kwargs"]["layout"] for p in every}),
         "seeds": {
             str(seed): [
                 {
@@ -125,12 +127,11 @@ def demonstrations_and_tasks(
                     "layout": p["kwargs"]["layout"],
                     "start_actions": p["start_actions"],
                 }
-                for p in drawn
+                for p in tasks
             ]
-            for seed, drawn in tests.items()
+            for seed, tasks in drawn.items()
         },
     }
-    return demonstrated, drawn_tasks
 
 
 def write_tables() -> None:
