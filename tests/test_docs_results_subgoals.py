@@ -19,12 +19,14 @@ from pathlib import Path
 
 import numpy as np
 import yaml
-from results_pages import load_collect, regenerate_commands
+from results_pages import assert_verdict_first_and_links_resolve, load_collect, regenerate_commands
 
 from opt_suite.spec import find_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDER = ROOT / "docs" / "results" / "minigrid-subgoals"
+#: what ``collect.py --tables-only`` writes from the committed copies alone
+TABLES = ("comparisons.md", "comparisons.json")
 
 
 def test_regenerate_script_runs_the_bundled_spec_with_two_workers_and_collects():
@@ -45,6 +47,51 @@ def test_the_pages_pairs_are_the_specs_entries_and_its_validity_check():
     for control in spec["report"]["positive_controls"]:
         assert {spec["report"]["clone"], spec["report"]["baseline"]} <= set(collect.PAIRS[control])
     assert set(collect.METRICS) == {"auc", "jump_start", "improvement"}
+
+
+def test_the_committed_tables_are_a_fresh_regeneration_byte_for_byte(tmp_path):
+    copy = tmp_path / FOLDER.name
+    shutil.copytree(FOLDER, copy, ignore=shutil.ignore_patterns("*.png"))
+    for name in TABLES:
+        (copy / name).unlink()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, str(copy / "collect.py"), "--tables-only"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,  # far above the seconds it takes: a hang fails, a slow machine does not
+    )
+    assert done.returncode == 0, done.stderr
+    for name in TABLES:
+        assert (copy / name).read_bytes() == (FOLDER / name).read_bytes(), name
+
+
+def test_the_page_judges_every_pair_on_every_metric_in_one_family():
+    collect = load_collect(FOLDER, "subgoals_collect")
+    data = json.loads((FOLDER / "comparisons.json").read_text())
+    family = len(collect.METRICS) * sum(len(others) for others in collect.PAIRS.values())
+    assert list(data) == sorted(collect.METRICS)
+    for metric in collect.METRICS:
+        for subject, others in collect.PAIRS.items():
+            rows = data[metric][subject]
+            assert [r["entry"] for r in rows] == list(others)
+            assert {r["decision"]["comparisons"] for r in rows} == {family}
+            assert {r["decision"]["seeds"] for r in rows} == {10}
+
+
+def test_the_copied_data_is_one_run_of_the_bundled_spec():
+    provenance = json.loads((FOLDER / "provenance.json").read_text())[-1]
+    board = json.loads((FOLDER / "leaderboard.json").read_text())
+    runs = json.loads((FOLDER / "runs.json").read_text())
+    names = {provenance["spec"], runs["spec"]["name"], board["spec"]["name"]}
+    assert names == {"minigrid-subgoals"}
+    seeds = len(provenance["seeds"])
+    drawn = json.loads((FOLDER / "tasks.json").read_text())
+    assert len(drawn["seeds"]) == seeds == board["protocol"]["seeds"]
+    assert drawn["tasks"] == seeds * board["protocol"]["tasks"]
+    options = json.loads((FOLDER / "options.json").read_text())
+    assert all(len(sizes) == seeds for sizes in options.values())
 
 
 def test_a_demonstration_reaches_a_sub_goal_at_each_rewarded_step():
@@ -84,3 +131,7 @@ def test_a_missing_run_is_one_line_and_exit_2_with_nothing_written(tmp_path):
         " (run regenerate.sh first)"
     ]
     assert sorted(p.name for p in copy.iterdir()) == ["collect.py"]
+
+
+def test_readme_states_a_verdict_first_and_links_files_that_exist():
+    assert_verdict_first_and_links_resolve(FOLDER, r"\*\*Verdict: [^*]+\*\*")
