@@ -24,23 +24,21 @@ its verdicts against primitives and the check) is in the copied ``leaderboard.md
 
 from __future__ import annotations
 
-import argparse
-import json
-import re
-import shutil
 import sys
 from pathlib import Path
-from typing import cast
 
 import numpy as np
 import yaml
 
+import opt_suite
 from opt_suite.families.tabular import grid_dynamics, layouts, task_cells
-from opt_suite.report import load_baseline
-from opt_suite.report.pairwise import comparison_markdown, comparison_rows
-from opt_suite.report.verdicts import load_references
-from opt_suite.run_view import run_provenance
 from opt_suite.store import ResultsStore
+
+# The results pages' shared code, docs/results/study_page.py, found through the checkout
+# opt_suite comes from: a copy of this folder elsewhere (the regeneration test's) runs too.
+sys.path.insert(0, str(Path(opt_suite.__file__).resolve().parents[1] / "docs" / "results"))
+import study_page  # noqa: E402
+from study_page import timed_run  # noqa: E402, F401  (tests/test_docs_results_heldout.py)
 
 HERE = Path(__file__).resolve().parent
 SPEC = "fourrooms-heldout"
@@ -58,49 +56,20 @@ PAIRS = {
 }
 #: auc decides "improves faster"; the jump start and the slope are separate claims
 METRICS = ("auc", "jump_start", "improvement")
-REPORT_FILES = ("leaderboard.md", "leaderboard.json", "runs.json", "curves.png")
 
 
-def main(runs_dir: Path) -> int:
-    """Copy the run's report and provenance here, then write the tables; 2 if the run is missing."""
+def main(runs_dir: Path, timings: Path | None = None) -> None:
+    """Copy the run's report and provenance here, then write the page's data and tables.
+
+    ``timings``: where ``docs/gen_timings.py`` recorded what the run cost, if it ran it.
+    """
+    seeds = study_page.copy_report(runs_dir, SPEC, HERE, timings)
     run = runs_dir / SPEC
-    missing = [name for name in REPORT_FILES if not (run / name).is_file()]
-    if missing:
-        print(f"collect.py: no {missing[0]} in {run} (run regenerate.sh first)", file=sys.stderr)
-        return 2
-    for name in REPORT_FILES:
-        shutil.copyfile(run / name, HERE / name)
-    provenance = run_provenance(run)
-    timing = runs_dir / f"{SPEC}.timing"
-    if timing.is_file():  # the load is what makes a wall time on a shared machine readable
-        provenance[-1]["timed"] = timed_run(timing.read_text())
-    (HERE / "provenance.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
-    seeds = cast(list[int], provenance[-1]["seeds"])  # the store's list of the run's seeds
-    visits = room_visits(run, seeds)
-    (HERE / "demonstrations.json").write_text(json.dumps(visits, indent=1, sort_keys=True) + "\n")
-    kept = options_kept(run, seeds)
-    (HERE / "options.json").write_text(json.dumps(kept, indent=1, sort_keys=True) + "\n")
+    study_page.write_json(HERE / "demonstrations.json", room_visits(run, seeds))
+    kept = study_page.options_kept(run, study_page.page_entries(PAIRS), seeds)
+    study_page.write_json(HERE / "options.json", kept)
     write_tables()
     print(f"collect.py: wrote {HERE}")
-    return 0
-
-
-def timed_run(timing: str) -> dict[str, dict[str, float]]:
-    """The last timed run of ``timing``: load averages at its start and end, ``/usr/bin/time``'s.
-
-    ``load_start`` / ``load_end``: the 1, 5 and 15 minute load averages ``uptime`` printed;
-    ``time``: the wall, user and system seconds of the run and its workers.
-    """
-    found: dict[str, dict[str, float]] = {}
-    for line in timing.splitlines():
-        load = re.match(r"(start|end) .*load average: ([\d.]+), ([\d.]+), ([\d.]+)", line)
-        if load:
-            minutes = dict(zip(("1min", "5min", "15min"), load.groups()[1:], strict=True))
-            found[f"load_{load.group(1)}"] = {k: float(v) for k, v in minutes.items()}
-        elif line.startswith("time "):
-            words = line.split()[1:]
-            found["time"] = {k: float(v) for k, v in zip(words[::2], words[1::2], strict=True)}
-    return found
 
 
 def room_visits(run: Path, seeds: list[int]) -> dict[str, object]:
@@ -136,52 +105,10 @@ def room_visits(run: Path, seeds: list[int]) -> dict[str, object]:
     }
 
 
-def options_kept(run: Path, seeds: list[int]) -> dict[str, list[int | None]]:
-    """Entry -> the size of its option set on each seed (None: none stored; primitives: 0)."""
-    entries = sorted({e for x, others in PAIRS.items() for e in (x, *others)})
-    with ResultsStore(run) as store:
-        found = {e: [store.option_set(e, seed) for seed in seeds] for e in entries}
-    return {e: [None if s is None else len(s) for s in sets] for e, sets in found.items()}
-
-
 def write_tables() -> None:
     """``comparisons.md`` / ``.json`` from the copied ``runs.json`` and ``leaderboard.json``."""
-    runs = load_baseline(HERE / "runs.json")
-    board = json.loads((HERE / "leaderboard.json").read_text())
-    references = load_references(HERE / "runs.json")
-    family = len(METRICS) * sum(len(others) for others in PAIRS.values())
-    data: dict[str, dict[str, list]] = {}
-    lines = [
-        f"# Who beats whom on `{SPEC}`",
-        "",
-        "Generated by `collect.py` from the copied `runs.json` and `leaderboard.json`. auc: the"
-        " mean return over the budget; jump_start: over its first 10%; improvement: the mean"
-        " after the jump start minus the jump start (the slope). Each seed drew its own test"
-        f" tasks. All {family} verdicts of this page are one family.",
-        "",
-    ]
-    for metric in METRICS:
-        data[metric] = {}
-        for subject, others in PAIRS.items():
-            rows = comparison_rows(
-                runs, board, subject, others, metric, comparisons=family, references=references
-            )
-            data[metric][subject] = rows
-            lines += [f"## {subject}: {metric}", "", comparison_markdown(rows)]
-    (HERE / "comparisons.md").write_text("\n".join(lines))
-    (HERE / "comparisons.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    study_page.write_comparisons(HERE, SPEC, PAIRS, METRICS)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs_dir", nargs="?", type=Path, default=Path("results"))
-    parser.add_argument(
-        "--tables-only",
-        action="store_true",
-        help="rewrite comparisons.md/.json from the committed copies here, without the run",
-    )
-    args = parser.parse_args()
-    if args.tables_only:
-        write_tables()
-        sys.exit(0)
-    sys.exit(main(args.runs_dir))
+    study_page.collect_main(__doc__, main, write_tables)
