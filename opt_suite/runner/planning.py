@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Components",
+    "cell_prices",
     "code_modules",
     "cost_keys",
     "discovery_steps",
@@ -151,3 +152,17 @@ def cost_keys(
     per_stage = stage_units(spec, components.methods, expert)
     types = [entry.method for entry in spec.methods]
     return {c.cell_id: (cost_key(c, spec, types), cell_units(c, per_stage)) for c in plan.cells}
+
+
+def cell_prices(spec: Spec, components: Components, plan: Plan) -> dict[str, float] | None:
+    """Each cell's price under the committed calibration (the ETA's), or None when unknown."""
+    from opt_suite.runner.cost_model import load_calibration
+
+    calibration = load_calibration()
+    if calibration is None:
+        return None
+    try:
+        keyed = cost_keys(spec, components, plan)
+    except Exception:  # a plugin's training_steps or discovery_budget failing: the ETA counts cells
+        return None
+    return {cell_id: calibration.price(*priced)[0] for cell_id, priced in keyed.items()}

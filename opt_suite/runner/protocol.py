@@ -35,8 +35,8 @@ from opt_suite.runner.estimate import (
 from opt_suite.runner.plan import Cell, Plan
 from opt_suite.runner.planning import (
     Components,
+    cell_prices,
     code_modules,
-    cost_keys,
     discovery_steps,
     plan_spec,
     resolve_components,
@@ -283,20 +283,6 @@ def _write_references(
             write_error(message)
 
 
-def _prices(spec: Spec, components: Components, plan: Plan) -> dict[str, float] | None:
-    """Each cell's price under the committed calibration, for the ETA; None when any is unknown."""
-    from opt_suite.runner.cost_model import load_calibration
-
-    calibration = load_calibration()
-    if calibration is None:
-        return None
-    try:
-        keyed = cost_keys(spec, components, plan)
-    except Exception:  # a plugin's training_steps or discovery_budget failing: the ETA counts cells
-        return None
-    return {cell_id: calibration.price(*priced)[0] for cell_id, priced in keyed.items()}
-
-
 def _check_memory(
     spec: Spec,
     seeds: Sequence[int],
@@ -362,7 +348,10 @@ def _run(
     inputs = _Inputs(spec, plan, components, directory, stream)
     claims = Claims(directory)
     progress = Progress(
-        len(plan.cells), stream=stream, enabled=not quiet, prices=_prices(spec, components, plan)
+        len(plan.cells),
+        stream=stream,
+        enabled=not quiet,
+        prices=cell_prices(spec, components, plan),
     )
     summary: Summary | None = None
     try:
