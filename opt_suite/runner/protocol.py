@@ -347,12 +347,8 @@ def _run(
         print(f"recomputing {labels[cell_id]} [cell {cell_id}]: {problem}", file=stream)
     inputs = _Inputs(spec, plan, components, directory, stream)
     claims = Claims(directory)
-    progress = Progress(
-        len(plan.cells),
-        stream=stream,
-        enabled=not quiet,
-        prices=cell_prices(spec, components, plan),
-    )
+    prices = cell_prices(spec, components, plan)  # the ETA's: the cost model's (planning.py)
+    progress = Progress(len(plan.cells), stream=stream, enabled=not quiet, prices=prices)
     summary: Summary | None = None
     try:
         summary = execute_plan(plan, writer, runner, claims, progress, inputs.job, inputs.record)
