@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 import yaml
 from results_pages import assert_verdict_first_and_links_resolve, load_collect, regenerate_commands
 
@@ -30,7 +31,8 @@ FOLDER = ROOT / "docs" / "results" / "minigrid-subgoals"
 
 def test_regenerate_script_runs_the_bundled_spec_with_two_workers_and_collects():
     script, commands = regenerate_commands(FOLDER)
-    assert commands == ["run"]
+    assert commands == ["run", "option-usage"]
+    assert re.search(r'^opt-suite option-usage "\$runs/\$spec"$', script, flags=re.MULTILINE)
     assert re.search(r"^spec=minigrid-subgoals$", script, flags=re.MULTILINE)
     assert re.search(r'opt-suite run "\$spec" .*--workers 2', script)
     assert find_spec("minigrid-subgoals").is_file()
@@ -116,3 +118,18 @@ def test_a_missing_run_is_one_line_and_exit_2_with_nothing_written(tmp_path):
 
 def test_readme_states_a_verdict_first_and_links_files_that_exist():
     assert_verdict_first_and_links_resolve(FOLDER, r"\*\*Verdict: [^*]+\*\*")
+
+
+def test_a_run_without_option_usages_files_is_refused_before_anything_is_copied(tmp_path):
+    collect = load_collect(FOLDER, "subgoals_collect")
+    run = tmp_path / "runs" / "minigrid-subgoals"
+    run.mkdir(parents=True)
+    for name in collect.study_page.REPORT_FILES:
+        (run / name).write_text("")  # the report is there; option-usage never ran
+    here = tmp_path / "page"
+    here.mkdir()
+    with pytest.raises(collect.study_page.MissingRun, match=f"no option_usage.md in {run}"):
+        collect.study_page.copy_report(
+            tmp_path / "runs", collect.SPEC, here, None, collect.USAGE_FILES
+        )
+    assert list(here.iterdir()) == []
