@@ -37,7 +37,7 @@ def test_the_pages_pairs_are_the_specs_entries_and_its_validity_check():
 
 
 def test_the_last_timed_run_is_read_with_its_load_and_seconds():
-    collect = load_collect(FOLDER, "heldout_collect")
+    study_page = load_collect(FOLDER, "heldout_collect").study_page  # the pages' shared code
     timing = (
         "start 10:00:00  10:00:00 up 1:00,  0 user,  load average: 9.00, 9.00, 9.00\n"
         "time wall_s 999.00 user_s 1.00 sys_s 1.00\n"
@@ -46,7 +46,7 @@ def test_the_last_timed_run_is_read_with_its_load_and_seconds():
         "time wall_s 230.57 user_s 146.98 sys_s 4.79\n"
         "end 11:09:00  11:09:00 up 2:09,  0 user,  load average: 4.5, 4.75, 5.0\n"
     )
-    assert collect.timed_run(timing) == {
+    assert study_page.timed_run(timing) == {
         "load_start": {"1min": 3.84, "5min": 4.81, "15min": 5.16},
         "time": {"wall_s": 230.57, "user_s": 146.98, "sys_s": 4.79},
         "load_end": {"1min": 4.5, "5min": 4.75, "15min": 5.0},

@@ -42,6 +42,7 @@ REGENERATED: dict[str, tuple[str, tuple[str, ...]]] = {
     "field": ("--verdicts-only", ("field.md", "field.json")),
     "fourrooms-paper": ("--tables-only", ("README.md", "why/summary.json")),
     "fourrooms-heldout": ("--tables-only", ("comparisons.md", "comparisons.json")),
+    "minigrid-subgoals": ("--tables-only", ("comparisons.md", "comparisons.json")),
 }
 
 

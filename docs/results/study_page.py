@@ -52,8 +52,18 @@ def write_json(path: Path, value: object) -> None:
     path.write_text(json.dumps(value, indent=1, sort_keys=True) + "\n")
 
 
-def copy_report(runs_dir: Path, spec: str, here: Path, timings: Path | None = None) -> list[int]:
+def copy_report(
+    runs_dir: Path,
+    spec: str,
+    here: Path,
+    timings: Path | None = None,
+    also: Sequence[str] = (),
+) -> list[int]:
     """Copy run ``runs_dir/spec``'s report and provenance into ``here``; the run's seeds.
+
+    ``also``: files of the run folder the page copies beside :data:`REPORT_FILES` (written there
+    by another command of its ``regenerate.sh``, e.g. ``opt-suite option-usage``'s), required
+    like them.
 
     ``provenance.json`` gets what the run cost with the machine's load around it, since a shared
     machine can double a wall time: ``timed``, the last timed run of ``runs_dir/<spec>.timing``
@@ -65,10 +75,12 @@ def copy_report(runs_dir: Path, spec: str, here: Path, timings: Path | None = No
         MissingRun: a report file is missing.
     """
     run = runs_dir / spec
-    missing = [name for name in REPORT_FILES if not (run / name).is_file()]
+    copied = (*REPORT_FILES, *also)
+    # every file is checked before any is copied: a half-copied page mixes two runs
+    missing = [name for name in copied if not (run / name).is_file()]
     if missing:
         raise MissingRun(f"no {missing[0]} in {run} (run regenerate.sh first)")
-    for name in REPORT_FILES:
+    for name in copied:
         shutil.copyfile(run / name, here / name)
     provenance = run_provenance(run)
     timing = runs_dir / f"{spec}.timing"

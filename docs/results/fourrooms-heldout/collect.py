@@ -38,7 +38,6 @@ from opt_suite.store import ResultsStore
 # opt_suite comes from: a copy of this folder elsewhere (the regeneration test's) runs too.
 sys.path.insert(0, str(Path(opt_suite.__file__).resolve().parents[1] / "docs" / "results"))
 import study_page  # noqa: E402
-from study_page import timed_run  # noqa: E402, F401  (tests/test_docs_results_heldout.py)
 
 HERE = Path(__file__).resolve().parent
 SPEC = "fourrooms-heldout"

@@ -7,7 +7,8 @@ Called by ``regenerate.sh`` (which runs the spec first); usable alone:
 
 Writes, next to this file: the run's ``leaderboard.md``/``.json``, ``runs.json`` (every (method,
 seed, test task) run's metrics), ``curves.png`` (the leaderboard's Option usage table
-says how often the test-time learner chose each entry's options); ``provenance.json``
+says how often the test-time learner chose each entry's options), ``option_usage.md``/``.csv``
+(``opt-suite option-usage``'s: the same per option and per run); ``provenance.json``
 (spec hash, commit, command, versions, wall time, and the machine's load around the run when
 ``regenerate.sh`` timed it); ``demonstrations.json``, per train task how many demonstrations
 reached every sub-goal and how long they were, and ``tasks.json``, the test tasks each seed drew
@@ -51,6 +52,9 @@ PAIRS = {
 }
 #: auc decides "improves faster"; the jump start and the slope are separate claims
 METRICS = ("auc", "jump_start", "improvement")
+#: ``opt-suite option-usage``'s files, which regenerate.sh writes into the run folder: each
+#: option's share of the calls and its length per seed (the leaderboard pools them per entry)
+USAGE_FILES = ("option_usage.md", "option_usage.csv")
 
 
 def main(runs_dir: Path, timings: Path | None = None) -> None:
@@ -58,7 +62,7 @@ def main(runs_dir: Path, timings: Path | None = None) -> None:
 
     ``timings``: where ``docs/gen_timings.py`` recorded what the run cost, if it ran it.
     """
-    seeds = study_page.copy_report(runs_dir, SPEC, HERE, timings)
+    seeds = study_page.copy_report(runs_dir, SPEC, HERE, timings, also=USAGE_FILES)
     run = runs_dir / SPEC
     study_page.write_json(HERE / "demonstrations.json", demonstrated(run, seeds))
     study_page.write_json(HERE / "tasks.json", drawn_test_tasks(run, seeds))

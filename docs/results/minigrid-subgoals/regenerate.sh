@@ -4,8 +4,9 @@
 #   bash docs/results/minigrid-subgoals/regenerate.sh [RUNS_DIR]      (default RUNS_DIR: results)
 #
 # Runs the bundled spec minigrid-subgoals into RUNS_DIR/minigrid-subgoals (cells already there are
-# reused, so a rerun of the finished study only rewrites the files), then copies its report here
-# and writes the page's data and comparisons.md/.json (collect.py). README.md is written by hand
+# reused, so a rerun of the finished study only rewrites the files), counts how the learner used
+# the options (opt-suite option-usage), then copies its report and option_usage.md/.csv here and
+# writes the page's data and comparisons.md/.json (collect.py). README.md is written by hand
 # from these files. Measured cost: provenance.json (wall time, workers, commit, command, load
 # around the run). Needs MiniGrid: pip install 'opt-suite[minigrid]'.
 set -euo pipefail
@@ -21,5 +22,8 @@ echo "start $(date -u +%T) $(uptime)" >> "$runs/$spec.timing"
 /usr/bin/time -a -o "$runs/$spec.timing" -f "time wall_s %e user_s %U sys_s %S" \
   opt-suite run "$spec" --out "$runs/$spec" --workers 2 --quiet
 echo "end $(date -u +%T) $(uptime)" >> "$runs/$spec.timing"
+# how the learner called each option, per seed and run (option_usage.md/.csv, into the run
+# folder): read from the counts the evaluation cells recorded, seconds
+opt-suite option-usage "$runs/$spec"
 
 python "$here/collect.py" "$runs"
