@@ -36,10 +36,10 @@ from opt_suite.runner.cost_model import (  # noqa: E402
     Calibration,
     Sample,
     estimate_time,
-    eta_from_prices,
     fit,
     schedule,
 )
+from opt_suite.runner.progress import eta_from_prices  # noqa: E402
 from opt_suite.stages import Stage  # noqa: E402
 
 HERE = Path(__file__).resolve().parent

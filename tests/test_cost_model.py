@@ -20,12 +20,11 @@ from opt_suite.runner.cost_model import (
     Rate,
     Sample,
     estimate_time,
-    eta_from_prices,
     fit,
     load_calibration,
     schedule,
 )
-from opt_suite.runner.progress import Progress
+from opt_suite.runner.progress import Progress, eta_from_prices
 from opt_suite.stages import Stage
 
 ROOT = Path(__file__).resolve().parents[1]

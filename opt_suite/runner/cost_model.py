@@ -16,7 +16,7 @@ The work estimate (:mod:`.estimate`) counts cells and env steps; this turns them
   another environment, then the stage alone) and the estimate says how many cells were priced so.
 * **The wall time** is the plan scheduled as ``runner/scheduler.py`` runs it (:func:`schedule`):
   ready cells in (stage, seed, entry) order, each to the first free worker, plus the fixed cost.
-* **The ETA** of the progress line uses the same prices (:func:`eta_from_prices`): elapsed x
+* **The ETA** of the progress line uses the same prices (``progress.eta_from_prices``): elapsed x
   (price of the cells left / price of the cells done), which corrects the calibration for this
   machine's speed and load as the run goes.
 
@@ -49,7 +49,6 @@ __all__ = [
     "cost_key",
     "environment_of",
     "estimate_time",
-    "eta_from_prices",
     "fit",
     "load_calibration",
     "schedule",
@@ -320,13 +319,3 @@ def estimate_time(
     makespan = schedule(todo, {k: s for k, (s, _) in priced.items() if k in present}, workers)
     fixed = calibration.fixed_s + calibration.fixed_per_cell_s * len(todo)
     return TimeEstimate(makespan + fixed, workers, len(todo), fallback, 0, calibration.machine)
-
-
-def eta_from_prices(elapsed: float, price_done: float, price_left: float) -> float | None:
-    """Seconds left: the elapsed time scaled by the price of what is left over what is done.
-
-    None before any priced work is done (there is no pace yet).
-    """
-    if price_done <= 0 or not math.isfinite(price_done) or not math.isfinite(price_left):
-        return None
-    return elapsed * price_left / price_done

@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import TextIO
 
-__all__ = ["Progress", "format_duration"]
+__all__ = ["Progress", "eta_from_prices", "format_duration"]
 
 
 def format_duration(seconds: float) -> str:
@@ -28,6 +28,16 @@ def format_duration(seconds: float) -> str:
     if seconds < 3600:
         return f"{seconds // 60}m{seconds % 60:02d}s"
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def eta_from_prices(elapsed: float, price_done: float, price_left: float) -> float | None:
+    """Seconds left: the elapsed time scaled by the price of what is left over what is done.
+
+    None before any priced work is done (there is no pace yet).
+    """
+    if price_done <= 0 or not math.isfinite(price_done) or not math.isfinite(price_left):
+        return None
+    return elapsed * price_left / price_done
 
 
 class Progress:
@@ -79,14 +89,15 @@ class Progress:
     def finished(self, cell_id: str) -> None:
         """A cell is done (computed here, or by another runner sharing the directory)."""
         self.done += 1
-        if self._prices is not None:
-            price = self._prices.get(cell_id, 0.0)
-            self._price_done += price
-            self._price_left -= price
+        self._paced(cell_id)
 
     def failed_cell(self, cell_id: str) -> None:
         """A cell failed: it is no longer left, and its time counts towards the pace."""
         self.failed += 1
+        self._paced(cell_id)
+
+    def _paced(self, cell_id: str) -> None:
+        # A cell no longer running: its price moves from what is left to the pace.
         if self._prices is not None:
             price = self._prices.get(cell_id, 0.0)
             self._price_done += price
@@ -100,8 +111,6 @@ class Progress:
             return None
         elapsed = time.monotonic() - self.start
         if self._prices is not None and self._price_done > 0:
-            from opt_suite.runner.cost_model import eta_from_prices
-
             priced = eta_from_prices(elapsed, self._price_done, max(0.0, self._price_left))
             if priced is not None:
                 return priced
