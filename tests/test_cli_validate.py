@@ -41,7 +41,7 @@ def test_ok_line_with_the_hash(valid, capsys):
     assert main(["validate", str(valid)]) == 0
     out, err = capsys.readouterr()
     assert out.startswith(f"ok: grid-test (hash {spec_hash(load_spec(valid))[:12]}): ")
-    # The work estimate follows, then the time estimate (the fake family has neither: each says why).
+    # The work estimate, then the time estimate (the fake family has neither: each says why).
     first, second = out.splitlines()
     assert first.endswith("no work estimate (NotImplementedError: a spec-test fake)")
     assert second == "  time: no time estimate (NotImplementedError: a spec-test fake)"
