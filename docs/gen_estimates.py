@@ -209,7 +209,8 @@ def calibrate(runs: dict[str, dict[str, Any]]) -> Calibration:
 
     The fixed cost of a timed spec is its measured wall time minus its cells' schedule (start-up,
     planning, the store, the report); ``fixed_s`` per run and ``fixed_per_cell_s`` are its least
-    squares fit over the timed specs (both >= 0).
+    squares fit over the timed specs (both >= 0), and ``fixed_by_learner`` the per-run part
+    refitted on each test-time learner's specs.
     """
     rates = fit(samples(runs))
     points = [
@@ -217,7 +218,21 @@ def calibrate(runs: dict[str, dict[str, Any]]) -> Calibration:
         for b in runs.values()
     ]
     fixed_s, per_cell = _fixed_fit(points)
-    return Calibration(rates, fixed_s, per_cell, MACHINE)
+    # Per learner, the fixed cost per run alone (least squares through the origin on runs): a
+    # tabular run's workers start in seconds, a TensorFlow learner's import TensorFlow first.
+    by_learner: dict[str, list[tuple[int, float]]] = {}
+    for body, (n_runs, cells, extra) in zip(runs.values(), points, strict=True):
+        by_learner.setdefault(_learner(body), []).append((n_runs, extra - per_cell * cells))
+    fixed_by = {
+        learner: max(0.0, sum(r * e for r, e in pts) / sum(r * r for r, _ in pts))
+        for learner, pts in by_learner.items()
+    }
+    return Calibration(rates, fixed_s, per_cell, MACHINE, fixed_by)
+
+
+def _learner(body: dict[str, Any]) -> str:
+    """The test-time learner of a timed spec: its evaluation cells' component."""
+    return next((r["component"] for r in body["rows"] if r["stage"] == "evaluation"), "")
 
 
 def _fixed_fit(points: list[tuple[int, int, float]]) -> tuple[float, float]:
@@ -243,10 +258,10 @@ def estimate(body: dict[str, Any], calibration: Calibration) -> tuple[float, int
     keyed = {r["cell"]: (_key(r), float(r["units"])) for r in body["rows"]}
     total, fallback = 0.0, 0
     for run, info in enumerate(body["runs"]):
-        found = estimate_time(_cells(body, run), keyed, calibration, int(info["workers"]))
-        total += found.wall_s
+        cells = _cells(body, run)
+        found = estimate_time(cells, keyed, calibration, int(info["workers"]), (), _learner(body))
+        total += found.wall_s  # each run (a sweep's variant) with its own fixed cost
         fallback += found.fallback
-    total += calibration.fixed_s * (len(body["runs"]) - 1)  # estimate_time counts one run's
     return total, fallback
 
 
@@ -288,7 +303,8 @@ the progress line's ETA prices the cells left. Both come from one time model
   coefficients per *cost key*: the cell's stage, its component (learner, method or demonstration
   source), the environment, and for an evaluation the method whose options it runs;
 - **the wall time** is the plan scheduled as the runner schedules it (ready cells in stage, seed,
-  entry order, each to the first free worker), plus a fixed cost per run and per cell (start-up,
+  entry order, each to the first free worker), plus a fixed cost per run (per test-time learner)
+  and per cell (start-up,
   planning, the store, the report);
 - **the ETA** is the elapsed time × (price of the cells left / price of the cells done): the
   prices set the proportions, the run's own pace sets the speed, so a faster or busier machine

@@ -78,7 +78,8 @@ def test_a_key_never_timed_is_priced_by_the_nearest_one_and_says_so():
 
 
 def test_calibration_round_trips_through_its_file(tmp_path):
-    calibration = Calibration({KEY: Rate(0.5, 2.5e-05, 12, ("a", "b"))}, 13.0, 0.01, "here")
+    rates = {KEY: Rate(0.5, 2.5e-05, 12, ("a", "b"))}
+    calibration = Calibration(rates, 13.0, 0.01, "here", {"tf_agents": 14.5})
     path = tmp_path / "cell_costs.json"
     path.write_text(calibration.to_json())
     assert load_calibration(path) == calibration
@@ -111,6 +112,11 @@ def test_estimate_time_adds_the_fixed_cost_and_skips_cells_already_done():
     assert whole.wall_s == pytest.approx(3.0 + 2.0 + 10.0 + 0.5 * 2)
     assert (whole.cells, whole.fallback, whole.unpriced) == (2, 0, 0)
     assert "about 16s with --workers 2 on m" == whole.describe()
+    # A learner's own fixed cost per run replaces the default; a learner never timed keeps it.
+    by_learner = Calibration(calibration.rates, 10.0, 0.5, "m", {"tf_agents": 20.0})
+    tf = estimate_time([d0, e0], keyed, by_learner, 2, learner="tf_agents")
+    assert tf.wall_s == pytest.approx(whole.wall_s + 10.0)
+    assert estimate_time([d0, e0], keyed, by_learner, 2, learner="other").wall_s == whole.wall_s
     again = estimate_time([d0, e0], keyed, calibration, 2, done={"d0"})
     assert again.wall_s == pytest.approx(2.0 + 10.0 + 0.5) and again.cells == 1
     bare = Calibration({KEY: Rate(0.0, 0.001, 1)}, 10.0, 0.0)

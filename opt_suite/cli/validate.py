@@ -88,7 +88,7 @@ def _time(spec: Spec, workers: int, done: set[str]) -> tuple[float, str]:
         keyed = cost_keys(spec, components, plan)
     except Exception as exc:  # the estimate informs; it must not make a valid spec fail
         return math.nan, f"no time estimate ({type(exc).__name__}: {exc})"
-    found = estimate_time(plan.cells, keyed, calibration, workers, done)
+    found = estimate_time(plan.cells, keyed, calibration, workers, done, spec.evaluation.learner)
     done.update(c.cell_id for c in plan.cells)
     return found.wall_s, found.describe()
 

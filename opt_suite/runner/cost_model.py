@@ -118,13 +118,20 @@ class Sample:
 class Calibration:
     """Fitted rates per cost key, and the run's fixed cost: ``fixed_s + fixed_per_cell_s * cells``.
 
-    ``machine`` says where the timed runs ran (the figures hold for that machine kind).
+    ``fixed_by_learner`` replaces ``fixed_s`` for a run whose test-time learner it names: a run
+    whose workers import TensorFlow starts slower than a tabular one. ``machine`` says where the
+    timed runs ran (the figures hold for that machine kind).
     """
 
     rates: Mapping[tuple[str, str, str, str], Rate]
     fixed_s: float
     fixed_per_cell_s: float
     machine: str = ""
+    fixed_by_learner: Mapping[str, float] = dataclasses.field(default_factory=dict)
+
+    def fixed_for(self, learner: str) -> float:
+        """Seconds a run with ``learner`` costs beyond its cells (``fixed_s`` if never timed)."""
+        return self.fixed_by_learner.get(learner, self.fixed_s)
 
     def price(self, key: tuple[str, str, str, str], units: float) -> tuple[float, int]:
         """(seconds, how many key parts were dropped to find a rate: 0 = the key itself).
@@ -161,6 +168,7 @@ class Calibration:
             "machine": self.machine,
             "fixed_s": round(self.fixed_s, 3),
             "fixed_per_cell_s": round(self.fixed_per_cell_s, 6),
+            "fixed_by_learner": {k: round(v, 3) for k, v in sorted(self.fixed_by_learner.items())},
             "rates": rates,
         }
         return json.dumps(body, indent=1) + "\n"
@@ -183,6 +191,7 @@ class Calibration:
             float(body["fixed_s"]),
             float(body["fixed_per_cell_s"]),
             str(body.get("machine", "")),
+            {str(k): float(v) for k, v in body.get("fixed_by_learner", {}).items()},
         )
 
 
@@ -301,11 +310,13 @@ def estimate_time(
     calibration: Calibration,
     workers: int,
     done: Iterable[str] = (),
+    learner: str = "",
 ) -> TimeEstimate:
-    """The wall time of computing ``cells`` on ``workers`` workers, from ``calibration``.
+    """The wall time of one run computing ``cells`` on ``workers`` workers, from ``calibration``.
 
     ``keyed`` gives each cell's (cost key, units) (``runner.planning.cost_keys``); the cells in
-    ``done`` are already computed (an earlier variant of a sweep computed them) and cost nothing.
+    ``done`` are already computed (an earlier variant of a sweep computed them) and cost nothing;
+    ``learner`` (the spec's ``evaluation.learner``) chooses the run's fixed cost.
     """
     skip = set(done)
     todo = [c for c in cells if c.cell_id not in skip]
@@ -317,5 +328,5 @@ def estimate_time(
     present = {c.cell_id for c in todo}
     # A done cell's dependents start at once: schedule() treats a dependency outside its cells so.
     makespan = schedule(todo, {k: s for k, (s, _) in priced.items() if k in present}, workers)
-    fixed = calibration.fixed_s + calibration.fixed_per_cell_s * len(todo)
+    fixed = calibration.fixed_for(learner) + calibration.fixed_per_cell_s * len(todo)
     return TimeEstimate(makespan + fixed, workers, len(todo), fallback, 0, calibration.machine)
