@@ -435,14 +435,14 @@ def _probe(address: str, timeout: float = PROBE_TIMEOUT_S) -> None:
         raise BackendError(f"--address {address!r} is not HOST:PORT (or ray://HOST:PORT)")
     try:
         connection = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
-    except OSError as exc:
+        with connection:
+            problem = _h2_problem(connection, time.monotonic() + timeout)
+    except OSError as exc:  # refused, unreachable, timed out, or reset by a head going down
         reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
         raise BackendError(
             f"cannot reach the Ray cluster at {address}: {reason} (is `ray start --head` running"
             " there, and is the port open?)"
         ) from None
-    with connection:
-        problem = _h2_problem(connection, time.monotonic() + timeout)
     if problem is not None:
         raise BackendError(
             f"the service at {address} is not a Ray cluster: {problem} (Ray's address is the head"
@@ -463,6 +463,10 @@ def _h2_problem(connection: socket.socket, deadline: float) -> str | None:
             header += chunk
     except TimeoutError:
         return "no HTTP/2 greeting within the probe's time"
+    except ConnectionError:
+        # Accepted, then reset or aborted: a server going away (a Ray head dying answers so),
+        # not one speaking another protocol. The caller says the cluster cannot be reached.
+        raise
     except OSError as exc:
         return f"the connection failed ({exc.strerror or exc})"
     stream = int.from_bytes(header[5:9], "big") & 0x7FFFFFFF

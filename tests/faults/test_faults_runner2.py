@@ -161,6 +161,35 @@ def test_a_tcp_service_that_is_not_ray_is_refused_within_seconds(greeting, reaso
         h2.close()
 
 
+def test_a_service_that_resets_the_connection_is_unreachable_not_another_protocol():
+    # A Ray head going down accepts a connection and resets it: that is a cluster that cannot be
+    # reached (the run's "stopped answering" line), not "the service is not a Ray cluster".
+    import socket
+    import struct
+    import threading
+
+    from opt_suite.runner.backends import BackendError, _probe
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def reset_one() -> None:
+        conn, _ = listener.accept()
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        conn.recv(64)  # the client's greeting, then an RST instead of an answer
+        conn.close()
+
+    thread = threading.Thread(target=reset_one, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(BackendError) as info:
+            _probe(f"127.0.0.1:{port}", timeout=2.0)
+    finally:
+        thread.join(timeout=10)
+        listener.close()
+    assert str(info.value).startswith(f"cannot reach the Ray cluster at 127.0.0.1:{port}: ")
+
+
 def test_run_against_a_service_that_is_not_ray_exits_2_with_one_line(tmp_path):
     spec = write_spec(tmp_path, seeds=1)
     server = _Server(None)  # silent: ray.init used to wait on it for 10 minutes
