@@ -20,11 +20,12 @@ moves a learning curve by more than the gate's stated detectable effect be caugh
 compared run also gets the bug's effect, per method entry: its loss against the baseline in the
 unit ``gate-rates`` injects its degradations (a fraction of each task's range,
 :func:`opt_suite.report.gate.degradation`, from the pairing ``compare`` tests), measured by this
-repository's own, unpatched report code. The gate's detectable effect is the smallest loss its
-baseline's stamp (``measured_rates``) says was caught with power >= 0.8
-(:func:`opt_suite.report.measured_rates.detectable_loss`). A missed bug is **below the
-detectable effect** when every entry's loss is smaller than that, and **a gap** otherwise, or
-when the stamp states no detectable effect, or the effect could not be measured.
+repository's own, unpatched report code. The gate's detectable effect is per entry: the
+smallest loss at which its baseline's stamp (``measured_rates``) says *that entry* was caught
+with power >= 0.8 (:func:`opt_suite.report.measured_rates.detectable_losses`). A missed bug is
+**below the detectable effect** when every entry's loss is smaller than that entry's own, and
+**a gap** otherwise: some entry moved by at least its detectable effect, or moved at all where
+the stamp states none for it, or the effect could not be measured.
 
 Exit status: 0 when every learning bug that was run was caught or missed below the detectable
 effect, every control passed and every patch applied; 1 otherwise (a gap, a false alarm, a stale
@@ -241,8 +242,8 @@ class Outcome:
     ``verdict``: caught | refused | :data:`MISSED_GAP` | :data:`MISSED_BELOW` | passed |
     false-alarm | patch-failed | import-failed. ``effects``: method entry -> its loss against the
     baseline as a fraction of each task's range (positive worse), None when no comparison was
-    made. ``detectable``: the gate's stated detectable effect in that unit, None when its stamp
-    states none.
+    made. ``detectable``: method entry -> the gate's stated detectable effect for it in that unit
+    (None: its stamp states none for that entry); empty when the stamp states none at all.
     """
 
     mutation: Mutation
@@ -251,32 +252,46 @@ class Outcome:
     wall_s: float
     cpu_s: float
     effects: Mapping[str, float] | None = None
-    detectable: float | None = None
+    detectable: Mapping[str, float | None] = dataclasses.field(default_factory=dict)
 
 
-def missed_verdict(effects: Mapping[str, float] | None, detectable: float | None) -> str:
+def missed_verdict(
+    effects: Mapping[str, float] | None, detectable: Mapping[str, float | None]
+) -> str:
     """A passed learning bug: below the gate's detectable effect, or a gap in the gate.
 
-    Below only when the effect of every entry is known and smaller in size than a stated
-    detectable effect; an improvement as large counts too (a learning curve moved that far).
+    Below only when the effect of every entry is known and smaller in size than that entry's own
+    stated detectable effect (``detectable``, entry -> loss); an improvement as large counts too
+    (a learning curve moved that far). An entry the gate states no detectable effect for is
+    below only if the bug left it exactly where it was.
     """
-    if effects is None or not effects or detectable is None:
+    if effects is None or not effects:
         return MISSED_GAP
-    if all(math.isfinite(e) and abs(e) < detectable for e in effects.values()):
+    if all(_below(loss, detectable.get(name)) for name, loss in effects.items()):
         return MISSED_BELOW
     return MISSED_GAP
 
 
-def detectable_effect(gate: Gate) -> float | None:
-    """The gate's stated detectable effect, from its baseline's stamped measured rates."""
+def _below(loss: float, detectable: float | None) -> bool:
+    """Whether an entry's loss is smaller than its detectable effect (None: none stated)."""
+    if not math.isfinite(loss):  # an effect not measured is no evidence of smallness
+        return False
+    return loss == 0.0 if detectable is None else abs(loss) < detectable
+
+
+def detectable_effect(gate: Gate) -> dict[str, float | None]:
+    """The gate's stated detectable effect per entry, from its baseline's stamped measured rates.
+
+    Empty when the baseline cannot be read, has no stamp, or its stamp has no power per entry.
+    """
     from opt_suite.report import BaselineError, load_baseline
-    from opt_suite.report.measured_rates import detectable_loss
+    from opt_suite.report.measured_rates import detectable_losses
 
     try:
         baseline = load_baseline(ROOT / gate.baseline)
     except BaselineError:  # compare refuses it too, and says why: that row is red
-        return None
-    return detectable_loss(baseline.measured)
+        return {}
+    return detectable_losses(baseline.measured)
 
 
 def effects_of(run: Path, gate: Gate) -> dict[str, float] | None:
@@ -442,9 +457,10 @@ def render(outcomes: Sequence[Outcome], command: str, load: str) -> str:
         " first on `PYTHONPATH` and compares it with the gate's committed baseline. **caught**:"
         " `compare` exit 1; **refused**: exit 2, CI red without a verdict; **missed: below the"
         " detectable effect**: exit 0 on a learning bug whose loss is smaller, for every entry,"
-        " than the gate's detectable effect (the gate was not built to see it); **missed: a"
-        " gap**: exit 0 on a learning bug that moved some entry by at least the detectable"
-        " effect, or on a gate that states none (the check fails); **passed**: exit 0 where no"
+        " than the gate's detectable effect for that entry (the gate was not built to see it);"
+        " **missed: a gap**: exit 0 on a learning bug that moved some entry by at least its"
+        " detectable effect, or moved an entry the gate states none for (the check fails);"
+        " **passed**: exit 0 where no"
         " learning curve changes (control, report bugs); **false-alarm**: red where nothing"
         " learned changed; **patch-failed** / **import-failed**: the check itself is broken for"
         " that row.",
@@ -453,15 +469,16 @@ def render(outcomes: Sequence[Outcome], command: str, load: str) -> str:
         " mean over the (seed, task) pairs `compare` tests of the run's loss against the"
         " baseline, each divided by its task's range (max − min of the baseline over every"
         " entry and seed) — the unit in which `gate-rates` injects its degradations; positive is"
-        " worse, negative better; in bold where its size reaches the detectable effect."
-        " **detectable**: the gate's stated detectable effect, the smallest loss at which its"
-        " baseline's `measured_rates` stamp (from `opt-suite gate-rates --stamp`) has power"
-        " ≥ 0.8; the stamp pools its power over the method entries, so the same for each entry;"
-        " *none measured* when no measured loss reached that power (or the baseline has no"
-        " stamp). —: no comparison was made (the gate refused, or the row is broken).",
+        " worse, negative better; in bold where its size reaches that entry's detectable"
+        " effect. **detectable per entry**: the gate's stated detectable effect for each method"
+        " entry, the smallest loss at which its baseline's `measured_rates` stamp (from"
+        " `opt-suite gate-rates --stamp`) has power ≥ 0.8 *for that entry*; *none* for an entry"
+        " no measured loss reached that power for, *none measured* when the baseline has no"
+        " stamp with power per entry. —: no comparison was made (the gate refused, or the row is"
+        " broken).",
         "",
         "| mutation | bug | gate | outcome | loss per entry (share of each task's range)"
-        " | detectable | replay and verdict | wall | CPU |",
+        " | detectable per entry | replay and verdict | wall | CPU |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for o in outcomes:
@@ -494,7 +511,7 @@ _BROKEN = ("patch-failed", "import-failed")
 
 
 def _effects_cell(outcome: Outcome, *, bold: bool = False) -> str:
-    """Each entry's loss in percent of the task ranges; bold where it reaches the detectable."""
+    """Each entry's loss in percent of the task ranges; bold where it reaches its detectable."""
     if outcome.effects is None:
         return "—"
 
@@ -502,14 +519,20 @@ def _effects_cell(outcome: Outcome, *, bold: bool = False) -> str:
         if not math.isfinite(loss):
             return f"{name} unknown"
         text = f"{name} {loss:+.1%}"
-        reached = outcome.detectable is not None and abs(loss) >= outcome.detectable
+        detectable = outcome.detectable.get(name)
+        reached = detectable is not None and abs(loss) >= detectable
         return f"**{text}**" if bold and reached else text
 
     return ", ".join(one(name, loss) for name, loss in outcome.effects.items())
 
 
-def _detectable_cell(detectable: float | None) -> str:
-    return "none measured" if detectable is None else f"{detectable:.0%}"
+def _detectable_cell(detectable: Mapping[str, float | None]) -> str:
+    """Each entry's detectable effect in percent of the task ranges; *none* where none is known."""
+    if not detectable:
+        return "none measured"
+    return ", ".join(
+        f"{name} {'none' if loss is None else f'{loss:.0%}'}" for name, loss in detectable.items()
+    )
 
 
 def _gate_cell(gate: Gate) -> str:

@@ -10,6 +10,7 @@ Every false-alarm rate and power the docs quote for a gate comes from a file in
     python docs/gen_gate_rates.py                                              # render only
     python docs/gen_gate_rates.py --check                                      # exit 1 when stale
     python docs/gen_gate_rates.py --stamp-recorded ci/gate-power.yaml 09bc33b  # see below
+    python docs/gen_gate_rates.py --restamp ci/gate-power.yaml ci/gate-field.yaml  # see below
 
 The baseline is the gate spec's own (``ci/baseline.json`` for the quick spec,
 ``ci/baseline-<gate>.json`` otherwise; ``--baseline`` names another); ``--record`` runs
@@ -19,6 +20,8 @@ content digest. ``--stamp-recorded SPEC COMMIT`` stamps a baseline with a record
 ``--stamp`` existed, without measuring again, only when the baseline committed at ``COMMIT`` (the
 commit the record's ``gate-rates`` ran at) holds the same numbers as today's file -- every key but
 ``settings.gate_unit``, which must name the record's unit -- and adds the digest to the record.
+``--restamp SPEC...`` writes each stamp again from its record (the stamp's format grew: power
+per method entry, from the record's counts), only when the record names the baseline's digest.
 A record keeps the fresh run's seeds, workers, wall time and commit (from its store) beside the
 checkout's commit, date and CPU model at measuring time, and the command's JSON output whole.
 """
@@ -37,6 +40,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the docs scripts' own helper
 from generated_page import duration, short_commit, write_or_check  # noqa: E402
 
+from opt_suite.report.measured_rates import MeasuredRates  # noqa: E402
 from opt_suite.store.provenance import cpu_model, git_commit  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -117,7 +121,6 @@ def record(
 def stamp_recorded(spec: str, commit: str) -> dict[str, Any]:
     """Stamp ``spec``'s baseline with its older record's rates if they are of the same numbers."""
     from opt_suite.report.baseline import load_baseline, stamp_baseline
-    from opt_suite.report.measured_rates import MeasuredRates
 
     path = INPUTS / f"{Path(spec).stem}.json"
     data = json.loads(path.read_text())
@@ -134,21 +137,53 @@ def stamp_recorded(spec: str, commit: str) -> dict[str, Any]:
     if moved or settings != then["settings"] or now["settings"].get("gate_unit", unit) != unit:
         raise SystemExit(f"{baseline}: other numbers than at {commit} ({moved}): measure again")
     digest = load_baseline(ROOT / baseline).digest
-    measured = MeasuredRates(
-        unit=unit,
+    stamp_baseline(ROOT / baseline, measured_from_record(data, digest))
+    data["rates"] = {**rates, "correction": "holm", "baseline_digest": digest, "stamped": True}
+    data["stamped_from_record"] = f"{baseline} at {commit} has the same numbers"
+    return data
+
+
+def restamp(spec: str) -> None:
+    """Stamp ``spec``'s baseline again from its record, which names the baseline's digest.
+
+    For a stamp whose format grew (power per entry): the record keeps everything ``gate-rates``
+    measured, so nothing is measured again, and only when the baseline holds the very numbers
+    the record was measured on (its digest) -- otherwise the rates are of other numbers.
+    """
+    from opt_suite.report.baseline import load_baseline, stamp_baseline
+
+    data = json.loads((INPUTS / f"{Path(spec).stem}.json").read_text())
+    baseline, recorded = data["baseline"], data["rates"].get("baseline_digest")
+    digest = load_baseline(ROOT / baseline).digest
+    if recorded != digest:
+        raise SystemExit(
+            f"{baseline}: digest {digest[:12]}, its record's {str(recorded)[:12]}: the record was"
+            " not measured on these numbers; measure again (--record)"
+        )
+    stamp_baseline(ROOT / baseline, measured_from_record(data, digest))
+
+
+def measured_from_record(data: dict[str, Any], digest: str) -> MeasuredRates:
+    """The stamp of a record's rates, for the baseline of ``digest``.
+
+    Each entry's power is its count of reruns caught over the reruns, as ``gate-rates`` stamps it.
+    """
+    rates = data["rates"]
+    return MeasuredRates(
+        unit=rates.get("unit", "pair"),
         metric=rates["metric"],
         alpha=rates["alpha"],
         correction="holm",  # the only correction gate-rates measures
         reruns=rates["reruns"],
         false_alarms=rates["false_alarms"],
         power={f: rates["power_rate"][f] for f in rates["power_rate"]},
+        power_by_entry={
+            f: {name: n / rates["reruns"] for name, n in rates["power"][f].items()}
+            for f in rates["power_rate"]
+        },
         baseline_digest=digest,
         date=data["date"],
     )
-    stamp_baseline(ROOT / baseline, measured)
-    data["rates"] = {**rates, "correction": "holm", "baseline_digest": digest, "stamped": True}
-    data["stamped_from_record"] = f"{baseline} at {commit} has the same numbers"
-    return data
 
 
 def _caught(rates: dict[str, Any], fraction: str) -> str:
@@ -231,8 +266,17 @@ def main(argv: list[str] | None = None) -> int:
         metavar=("SPEC", "COMMIT"),
         help="stamp SPEC's baseline with its record, if its numbers are those at COMMIT",
     )
+    parser.add_argument(
+        "--restamp",
+        nargs="+",
+        metavar="SPEC",
+        help="stamp each SPEC's baseline again from its record (same digest), e.g. after the"
+        " stamp gained power per entry",
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 if the page is stale")
     args = parser.parse_args(argv)
+    for spec in args.restamp or ():
+        restamp(spec)
     if args.stamp_recorded:
         spec, commit = args.stamp_recorded
         data = stamp_recorded(spec, commit)

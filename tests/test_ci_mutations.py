@@ -24,7 +24,7 @@ from opt_suite.cli import main
 from opt_suite.report import load_baseline
 from opt_suite.report.baseline import stamp_baseline
 from opt_suite.report.gate import degradation
-from opt_suite.report.measured_rates import MeasuredRates, detectable_loss
+from opt_suite.report.measured_rates import MeasuredRates, detectable_losses
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,39 +59,71 @@ def test_a_stale_patch_is_a_listed_failure_not_a_pass(tmp_path):
 def test_the_table_counts_broken_rows_and_gaps_apart_from_caught_and_below():
     by_name = {m.name: m for m in mutations.MUTATIONS}
     gap, below = mutations.MISSED_GAP, mutations.MISSED_BELOW
+    # Each entry's detectable effect is its own: b's 30% is not reached by a loss of 25%.
+    detectable = {"a": 0.1, "b": 0.3}
     outcomes = [
         mutations.Outcome(by_name["control"], "passed", "replay: identical", 10.0, 5.0, {"a": 0.0}),
         mutations.Outcome(
-            by_name["smdp-discount"], "caught", "regression: a", 10.0, 5.0, {"a": 0.25}, 0.1
+            by_name["smdp-discount"],
+            "caught",
+            "regression: a",
+            10.0,
+            5.0,
+            {"a": 0.25, "b": 0.25},
+            detectable,
         ),
-        mutations.Outcome(by_name["beta-frozen"], gap, "PASS", 10.0, 5.0, {"a": 0.02}),
         mutations.Outcome(
-            by_name["jhat-no-termination-term"], below, "PASS", 10.0, 5.0, {"a": 0.04}, 0.1
+            by_name["beta-frozen"], gap, "PASS", 10.0, 5.0, {"a": 0.02, "b": 0.01}, {"b": None}
+        ),
+        mutations.Outcome(by_name["ppo-advantage-sign"], gap, "PASS", 1.0, 1.0, {"a": 0.5}),
+        mutations.Outcome(
+            by_name["jhat-no-termination-term"],
+            below,
+            "PASS",
+            10.0,
+            5.0,
+            {"a": 0.04, "b": -0.2},
+            detectable,
         ),
         mutations.Outcome(by_name["demos-shuffled"], "patch-failed", "patch does not apply", 0, 0),
     ]
     page = mutations.render(outcomes, "python ci/mutations.py", "1.0 / 1.0 / 1.0")
-    assert "Learning bugs turned red: **1 of 3** (1 by a regression verdict)." in page
-    assert "Missed: **1 a gap**, 1 below the detectable effect." in page
+    assert "Learning bugs turned red: **1 of 4** (1 by a regression verdict)." in page
+    assert "Missed: **2 a gap**, 1 below the detectable effect." in page
     assert "Broken rows (not counted): demos-shuffled." in page
     rows = {line.split(" | ")[0]: line.split(" | ") for line in page.splitlines()}
-    # mutation, bug, gate, outcome, loss, detectable, replay, wall, CPU
-    assert rows["| `smdp-discount`"][3:6] == ["**caught**", "**a +25.0%**", "10%"]
-    assert rows["| `beta-frozen`"][3:6] == [f"**{gap}**", "a +2.0%", "none measured"]
-    assert rows["| `jhat-no-termination-term`"][3:6] == [f"**{below}**", "a +4.0%", "10%"]
+    # mutation, bug, gate, outcome, loss, detectable per entry, replay, wall, CPU
+    assert rows["| `smdp-discount`"][3:6] == [
+        "**caught**",
+        "**a +25.0%**, b +25.0%",
+        "a 10%, b 30%",
+    ]
+    assert rows["| `beta-frozen`"][3:6] == [f"**{gap}**", "a +2.0%, b +1.0%", "b none"]
+    assert rows["| `ppo-advantage-sign`"][3:6] == [f"**{gap}**", "a +50.0%", "none measured"]
+    assert rows["| `jhat-no-termination-term`"][3:6] == [
+        f"**{below}**",
+        "a +4.0%, b -20.0%",
+        "a 10%, b 30%",
+    ]
     assert rows["| `demos-shuffled`"][4] == "—"
-    assert "Whole check: 40 s wall, 20 CPU-seconds." in page
+    assert "| detectable per entry |" in page and "*for that entry*" in page
+    assert "Whole check: 41 s wall, 21 CPU-seconds." in page
 
 
 @pytest.mark.parametrize(
     ("effects", "detectable", "verdict"),
     [
-        ({"a": 0.04, "b": -0.09}, 0.1, "below"),  # every entry smaller than the detectable
-        ({"a": 0.04, "b": 0.1}, 0.1, "gap"),  # one entry at the detectable effect
-        ({"a": -0.3}, 0.1, "gap"),  # a learning curve moved that far, even for the better
-        ({"a": 0.01}, None, "gap"),  # the gate states no detectable effect
-        ({"a": float("nan")}, 0.2, "gap"),  # an effect not measured is no evidence of smallness
-        (None, 0.2, "gap"),  # no comparison made
+        ({"a": 0.04, "b": -0.09}, {"a": 0.1, "b": 0.1}, "below"),  # each smaller than its own
+        ({"a": 0.04, "b": 0.1}, {"a": 0.1, "b": 0.1}, "gap"),  # one entry at its detectable
+        ({"a": -0.3}, {"a": 0.1}, "gap"),  # a learning curve moved that far, even for the better
+        # Per entry: b's 15% is below its own 20%, though above a's 10%; a's 15% is not.
+        ({"a": 0.05, "b": 0.15}, {"a": 0.1, "b": 0.2}, "below"),
+        ({"a": 0.15, "b": 0.05}, {"a": 0.1, "b": 0.2}, "gap"),
+        ({"a": 0.01}, {"a": None}, "gap"),  # the gate states no detectable effect for a
+        ({"a": 0.01}, {}, "gap"),  # the stamp states none at all (or has no power per entry)
+        ({"a": 0.01, "b": 0.0}, {"a": 0.1, "b": None}, "below"),  # b did not move at all
+        ({"a": float("nan")}, {"a": 0.2}, "gap"),  # an effect not measured: no evidence
+        (None, {"a": 0.2}, "gap"),  # no comparison made
     ],
 )
 def test_a_missed_bug_is_below_the_detectable_effect_only_when_every_entry_is(
@@ -101,15 +133,37 @@ def test_a_missed_bug_is_below_the_detectable_effect_only_when_every_entry_is(
     assert mutations.missed_verdict(effects, detectable) == expected
 
 
-def _rates(power):
-    return MeasuredRates("pair", "auc", 0.05, "holm", 20, 0, power, "0" * 64, "2026-11-28")
+def _rates(by_entry):
+    """A stamp of per-entry power ``{loss: {entry: share}}``, its pooled power their mean."""
+    power = {f: sum(per.values()) / len(per) for f, per in by_entry.items()}
+    return MeasuredRates(
+        unit="pair",
+        metric="auc",
+        alpha=0.05,
+        correction="holm",
+        reruns=20,
+        false_alarms=0,
+        power=power,
+        power_by_entry=by_entry,
+        baseline_digest="0" * 64,
+        date="2026-11-28",
+    )
 
 
-def test_the_detectable_effect_is_the_smallest_loss_stamped_with_power_08():
-    assert detectable_loss(_rates({"0.2": 1.0, "0.05": 0.3, "0.1": 0.8})) == 0.1
-    assert detectable_loss(_rates({"0.05": 0.04, "0.1": 0.42, "0.2": 0.62})) is None
-    assert detectable_loss(_rates({})) is None
-    assert detectable_loss(None) is None
+def test_the_detectable_effect_is_each_entrys_smallest_loss_caught_with_power_08():
+    # At 10% a is caught in 0.9 of reruns, b in 0.3: pooled 0.6 states no effect for either,
+    # but a's is 10%; b reaches 0.8 only at 20%, c never.
+    rates = _rates(
+        {
+            "0.2": {"a": 1.0, "b": 0.85, "c": 0.5},
+            "0.05": {"a": 0.3, "b": 0.1, "c": 0.0},
+            "0.1": {"a": 0.9, "b": 0.3, "c": 0.2},
+        }
+    )
+    assert detectable_losses(rates) == {"a": 0.1, "b": 0.2, "c": None}
+    assert detectable_losses(_rates({"0.1": {"a": 0.8, "b": 0.79}})) == {"a": 0.1, "b": None}
+    assert detectable_losses(dataclasses.replace(rates, power_by_entry=None)) == {}
+    assert detectable_losses(None) == {}
 
 
 def test_the_loss_is_positive_when_worse_whichever_way_the_metric_is_better():
@@ -128,14 +182,18 @@ SEEDS, SHIFTS = 4, {"a": 0.0, "b": 4.0}
 
 @pytest.fixture(scope="module")
 def stamped(tmp_path_factory):
-    """A baseline of the synthetic store, stamped with power 0.85 at 10% of the range."""
+    """A baseline of the synthetic store: a stamp that sees a at 10% of the range, b at 20%."""
     root = tmp_path_factory.mktemp("mutsize")
     write_store(root / "base", linear_table(SHIFTS, seeds=SEEDS))
     baseline = root / "b.json"
     assert main(["report", str(root / "base"), "--export-baseline", str(baseline)]) == 0
     digest = load_baseline(baseline).digest
-    power = {"0.05": 0.3, "0.1": 0.85, "0.2": 1.0}
-    stamp_baseline(baseline, dataclasses.replace(_rates(power), baseline_digest=digest))
+    by_entry = {
+        "0.05": {"a": 0.3, "b": 0.1},
+        "0.1": {"a": 0.85, "b": 0.5},
+        "0.2": {"a": 1.0, "b": 1.0},
+    }
+    stamp_baseline(baseline, dataclasses.replace(_rates(by_entry), baseline_digest=digest))
     return root, mutations.Gate("synthetic.yaml", str(baseline))
 
 
@@ -157,9 +215,9 @@ def test_the_effect_is_unknown_when_compare_would_refuse(stamped):
 
 def test_the_detectable_effect_is_read_from_the_gates_baseline(stamped, tmp_path):
     _, gate = stamped
-    assert mutations.detectable_effect(gate) == 0.1
+    assert mutations.detectable_effect(gate) == {"a": 0.1, "b": 0.2}
     unstamped = tmp_path / "u.json"
     doc = json.loads(Path(gate.baseline).read_text())
     del doc["measured_rates"]
     unstamped.write_text(json.dumps(doc))
-    assert mutations.detectable_effect(dataclasses.replace(gate, baseline=str(unstamped))) is None
+    assert mutations.detectable_effect(dataclasses.replace(gate, baseline=str(unstamped))) == {}

@@ -282,7 +282,7 @@ def baseline_from_document(doc: Any, path: str | Path) -> Baseline:
         "task_draw must map test splits ('test' or 'test/seed<i>') to SHA-256 hex digests",
     )
     try:
-        measured = measured_rates.measured_from_document(doc.get(measured_rates.KEY))
+        measured = measured_rates.measured_from_document(doc.get(measured_rates.KEY), methods)
     except ValueError as exc:
         raise BaselineError(f"{path}: {exc}") from None
     return Baseline(

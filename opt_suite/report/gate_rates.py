@@ -101,6 +101,10 @@ def measured(rates: GateRates, baseline: Baseline, date: str) -> MeasuredRates:
         reruns=rates.reruns,
         false_alarms=rates.false_alarms,
         power={str(f): rates.power_rate(f) for f in rates.power},
+        power_by_entry={
+            str(f): {name: n / rates.reruns for name, n in caught.items()}
+            for f, caught in rates.power.items()
+        },
         baseline_digest=baseline.digest,
         date=date,
     )

@@ -9,7 +9,16 @@ measures both and writes what it measured into the baseline file under ``measure
 
     "measured_rates": {"unit": "seed", "metric": "auc", "alpha": 0.05, "correction": "holm",
                        "reruns": 20, "false_alarms": 1, "power": {"0.1": 0.98, "0.2": 1.0},
+                       "power_by_entry": {"0.1": {"primitives": 1.0, "offline-options": 0.9, …},
+                                          "0.2": {"primitives": 1.0, "offline-options": 1.0, …}},
                        "baseline_digest": "…64 hex…", "date": "2026-11-28"}
+
+``power`` pools the method entries (the share of (rerun, entry) cases caught); ``power_by_entry``
+is each entry's own share of reruns caught, since the gate must guard every entry and a pooled
+share can hide an entry it never catches (the quick spec's offline-options, above). The gate's
+detectable effect is therefore per entry (:func:`detectable_losses`). A stamp written before
+``power_by_entry`` existed reads with ``power_by_entry`` None, and ``compare`` refuses it like an
+unmeasured gate (measure again).
 
 ``baseline_digest`` is the SHA-256 of the rest of the file (:func:`content_digest`): the rates
 hold for the numbers they were measured against, so a refreshed or hand-edited baseline no longer
@@ -23,8 +32,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +44,7 @@ __all__ = [
     "DETECTABLE_POWER",
     "content_digest",
     "describe",
-    "detectable_loss",
+    "detectable_losses",
     "measured_from_document",
     "stamp",
     "unmeasured_problem",
@@ -52,7 +62,11 @@ class MeasuredRates:
       unit, metric, alpha, correction: the test measured (as ``compare``'s options).
       reruns: groups of fresh seeds compared.
       false_alarms: reruns in which some entry was flagged although nothing changed.
-      power: injected loss (a fraction of each task's range, as text: "0.1") -> share caught.
+      power: injected loss (a fraction of each task's range, as text: "0.1") -> share of
+        (rerun, method entry) cases caught, pooled over the entries.
+      power_by_entry: the same losses -> method entry -> share of reruns in which that entry's
+        loss was caught; None for a stamp written before it was recorded (then which entries the
+        gate can guard is unknown, and ``compare`` refuses the stamp).
       baseline_digest: :func:`content_digest` of the baseline the rates were measured against.
       date: ISO date of the measurement.
     """
@@ -64,12 +78,18 @@ class MeasuredRates:
     reruns: int
     false_alarms: int
     power: Mapping[str, float]
+    power_by_entry: Mapping[str, Mapping[str, float]] | None
     baseline_digest: str
     date: str
 
     def as_json(self) -> dict[str, Any]:
-        """The stamp's JSON object."""
-        return {**dataclasses.asdict(self), "power": dict(self.power)}
+        """The stamp's JSON object (one kept from before per-entry power stays without it)."""
+        doc = {**dataclasses.asdict(self), "power": dict(self.power)}
+        if self.power_by_entry is None:
+            del doc["power_by_entry"]
+        else:
+            doc["power_by_entry"] = {f: dict(per) for f, per in self.power_by_entry.items()}
+        return doc
 
 
 def content_digest(doc: Mapping[str, Any]) -> str:
@@ -79,8 +99,16 @@ def content_digest(doc: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def measured_from_document(value: Any) -> MeasuredRates | None:
+#: The key a stamp written before power was recorded per entry lacks (it still reads).
+_PER_ENTRY = "power_by_entry"
+
+
+def measured_from_document(
+    value: Any, entries: Collection[str] | None = None
+) -> MeasuredRates | None:
     """The stamp of a baseline document's ``measured_rates`` value (None when absent).
+
+    ``entries``: the baseline's method entries, which ``power_by_entry`` must name at each loss.
 
     Raises:
       ValueError: the value is not shaped as :meth:`MeasuredRates.as_json` writes it (the message
@@ -89,7 +117,7 @@ def measured_from_document(value: Any) -> MeasuredRates | None:
     if value is None:
         return None
     fields = {f.name for f in dataclasses.fields(MeasuredRates)}
-    if not isinstance(value, dict) or set(value) != fields:
+    if not isinstance(value, dict) or set(value) not in (fields, fields - {_PER_ENTRY}):
         raise ValueError(f"{KEY} must be a mapping with exactly the keys {sorted(fields)}")
     checks = {
         "unit": value["unit"] in ("pair", "seed"),
@@ -104,12 +132,15 @@ def measured_from_document(value: Any) -> MeasuredRates | None:
         and len(value["baseline_digest"]) == 64,
         "date": isinstance(value["date"], str),
     }
-    bad = [name for name, ok in checks.items() if not ok]
+    bad = [f"{KEY}.{name} is {value[name]!r}" for name, ok in checks.items() if not ok]
+    if not bad and _PER_ENTRY in value:
+        bad = _per_entry_problems(value[_PER_ENTRY], value["power"], entries)
     if bad:
         raise ValueError(
-            f"{KEY}.{bad[0]} is {value[bad[0]]!r}, not what `opt-suite gate-rates --stamp`"
-            " writes (remove the stamp and measure again)"
+            f"{bad[0]}, not what `opt-suite gate-rates --stamp` writes (remove the stamp and"
+            " measure again)"
         )
+    per_entry = value.get(_PER_ENTRY)
     return MeasuredRates(
         unit=value["unit"],
         metric=value["metric"],
@@ -118,9 +149,41 @@ def measured_from_document(value: Any) -> MeasuredRates | None:
         reruns=int(value["reruns"]),
         false_alarms=int(value["false_alarms"]),
         power={str(k): float(v) for k, v in value["power"].items()},
+        power_by_entry=None
+        if per_entry is None
+        else {
+            str(f): {str(name): float(v) for name, v in per.items()} for f, per in per_entry.items()
+        },
         baseline_digest=value["baseline_digest"],
         date=value["date"],
     )
+
+
+def _per_entry_problems(
+    per_entry: Any, power: Mapping[str, Any], entries: Collection[str] | None
+) -> list[str]:
+    """What is wrong with a stamp's ``power_by_entry`` (each problem names its key), or nothing.
+
+    It must hold a share in [0, 1] per entry at each loss ``power`` holds, name the baseline's
+    entries, and average to ``power`` (the pooled share of the same cases): a hand-edited entry
+    is caught even where its digest still matches.
+    """
+    key = f"{KEY}.{_PER_ENTRY}"
+    if not isinstance(per_entry, dict) or set(per_entry) != set(power):
+        return [f"{key} is {per_entry!r}, not the losses of power ({sorted(power)})"]
+    for fraction, per in per_entry.items():
+        at = f"{key}[{fraction!r}]"
+        if not isinstance(per, dict) or not per:
+            return [f"{at} is {per!r}, not a mapping of method entry -> share caught"]
+        for name, share in per.items():
+            if not (_number(share) and 0 <= share <= 1):
+                return [f"{at}[{name!r}] is {share!r}, not a share caught in [0, 1]"]
+        if entries is not None and set(per) != set(entries):
+            return [f"{at} names the entries {sorted(per)}, not the baseline's {sorted(entries)}"]
+        mean = sum(per.values()) / len(per)
+        if not math.isclose(mean, power[fraction], rel_tol=1e-9, abs_tol=1e-12):
+            return [f"{at} averages {mean:.6g}, not power[{fraction!r}] {power[fraction]!r}"]
+    return []
 
 
 def _number(value: Any) -> bool:
@@ -168,11 +231,21 @@ def unmeasured_problem(
             f" {measured.alpha:g}, correction {measured.correction}; this compare uses {test},"
             f" whose rates were never measured; compare with the measured test, or {ways}"
         )
+    if measured.power_by_entry is None:
+        return (
+            f"{path}: {KEY} were stamped before power was recorded per method entry (no"
+            f" {_PER_ENTRY}), so which entries this gate can guard is unknown; measure again:"
+            f" {ways}"
+        )
     return None
 
 
 def describe(measured: MeasuredRates) -> str:
-    """One line for ``compare``'s report: the rates this gate was measured to have."""
+    """One line for ``compare``'s report: the rates this gate was measured to have.
+
+    It names the entries whose power at the largest loss measured is below
+    :data:`DETECTABLE_POWER`: a loss of theirs of that size or less is not one the gate guards.
+    """
     power = ", ".join(
         f"{float(f):.0%} loss caught {rate:.2f}" for f, rate in measured.power.items()
     )
@@ -182,25 +255,46 @@ def describe(measured: MeasuredRates) -> str:
         f" alarms {measured.false_alarms}/{measured.reruns}"
         + (f" (ABOVE alpha {measured.alpha:g})" if above else "")
         + (f"; {power}" if power else "; power not measured at any loss")
+        + _unguarded(measured)
     )
+
+
+def _unguarded(measured: MeasuredRates) -> str:
+    """The entries caught with power below 0.8 at the largest loss measured, as a clause."""
+    if not measured.power:
+        return ""
+    if measured.power_by_entry is None:
+        return "; power per entry not recorded"
+    largest = max(measured.power, key=float)
+    weak = [(n, p) for n, p in measured.power_by_entry[largest].items() if p < DETECTABLE_POWER]
+    at = f"{float(largest):.0%} loss"
+    if not weak:
+        return f"; every entry caught with power >= {DETECTABLE_POWER:g} at {at}"
+    names = ", ".join(f"{name} {p:.2f}" for name, p in weak)
+    return f"; NOT GUARDED (power < {DETECTABLE_POWER:g} at {at}): {names}"
 
 
 #: The power at which a loss counts as one the gate was built to detect (the usual design power).
 DETECTABLE_POWER = 0.8
 
 
-def detectable_loss(measured: MeasuredRates | None) -> float | None:
-    """The gate's stated detectable effect: the smallest stamped loss caught with power >= 0.8.
+def detectable_losses(measured: MeasuredRates | None) -> dict[str, float | None]:
+    """The gate's stated detectable effect per method entry.
 
-    A fraction of each task's range, as ``gate-rates`` injects it; None when no loss measured
-    reached :data:`DETECTABLE_POWER` (or nothing was measured): then no effect is one the gate
-    is known to see. The stamp pools its power over the method entries, so this is the gate's
-    detectable effect for each entry on average, not a promise for every entry.
+    Each entry's is the smallest stamped loss at which *that entry* was caught with power >=
+    :data:`DETECTABLE_POWER`, a fraction of each task's range as ``gate-rates`` injects it; None
+    when no loss measured reached that power for it: no effect on it is one the gate is known to
+    see. Empty when nothing was measured, or the stamp predates per-entry power.
     """
-    if measured is None:
-        return None
-    reached = [float(f) for f, rate in measured.power.items() if rate >= DETECTABLE_POWER]
-    return min(reached, default=None)
+    if measured is None or measured.power_by_entry is None:
+        return {}
+    losses: dict[str, float | None] = {}
+    smallest_first = sorted(measured.power_by_entry.items(), key=lambda item: float(item[0]))
+    for fraction, per in smallest_first:
+        for name, rate in per.items():
+            if losses.get(name) is None:
+                losses[name] = float(fraction) if rate >= DETECTABLE_POWER else None
+    return losses
 
 
 def stamp(path: Path, measured: MeasuredRates, document: Mapping[str, Any]) -> None:
