@@ -117,6 +117,26 @@ def test_ci_compares_the_quick_spec_and_three_gates_each_with_measured_power():
 def test_every_baseline_ci_compares_carries_its_recorded_rates(baseline, stem):
     # compare refuses a baseline whose power was never measured (measured_rates, written by
     # gate-rates --stamp): CI's must carry the rates of its record, measured on these numbers.
+    assert load_baseline(ROOT / baseline).measured is not None, (
+        f"{baseline}: not stamped (docs/gen_gate_rates.py --record)"
+    )
+    _assert_stamped_with_its_record(baseline, stem)
+
+
+def _recorded() -> list[tuple[str, str]]:
+    """(baseline, record stem) of every record in docs/gate-rates/."""
+    records = sorted((ROOT / "docs" / "gate-rates").glob("*.json"))
+    return [(json.loads(p.read_text())["baseline"], p.stem) for p in records]
+
+
+@pytest.mark.parametrize("baseline, stem", _recorded(), ids=lambda v: str(v))
+def test_every_recorded_baseline_carries_its_records_rates_per_entry(baseline, stem):
+    # Every gate with a record is stamped from it, the power of each entry included: the
+    # detectable effect is per entry (ci/mutations.py), and a pooled share can hide an entry.
+    _assert_stamped_with_its_record(baseline, stem)
+
+
+def _assert_stamped_with_its_record(baseline: str, stem: str) -> None:
     loaded = load_baseline(ROOT / baseline)
     measured = loaded.measured
     assert measured is not None, f"{baseline}: not stamped (docs/gen_gate_rates.py --record)"
@@ -131,4 +151,8 @@ def test_every_baseline_ci_compares_carries_its_recorded_rates(baseline, stem):
     )
     assert measured.false_alarms == rates["false_alarms"]
     assert measured.power == rates["power_rate"]
+    assert measured.power_by_entry == {
+        f: {name: n / rates["reruns"] for name, n in rates["power"][f].items()}
+        for f in rates["power_rate"]
+    }, f"{baseline}: not stamped with its record's power per entry (gen_gate_rates.py --restamp)"
     assert measured.unit == (loaded.gate_unit or "pair")

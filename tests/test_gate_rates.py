@@ -20,6 +20,7 @@ from opt_suite.report.gate_rates import (
     seeds_only,
     worse,
 )
+from opt_suite.report.gate_rates import measured as stamp_of
 from opt_suite.report.source import load_inputs
 
 SEEDS, TASKS, EPISODES = 22, 4, 12
@@ -115,3 +116,16 @@ def test_a_rerun_is_compared_on_its_own_seeds_with_the_same_result(measured):
     assert [(r.method, r.p_value, r.difference) for r in whole.rows] == [
         (r.method, r.p_value, r.difference) for r in alone.rows
     ]
+
+
+def test_the_stamp_holds_each_entrys_share_of_reruns_caught(measured):
+    # The stamp records what gate_rates counted per entry, not only the pooled share: the
+    # detectable effect is per entry (measured_rates.detectable_losses).
+    _, baseline, rates = measured
+    stamp = stamp_of(rates, baseline, "2026-11-29")
+    assert stamp.power_by_entry is not None
+    for fraction, caught in rates.power.items():
+        per = stamp.power_by_entry[str(fraction)]
+        assert per == {name: n / rates.reruns for name, n in caught.items()}
+        assert sum(per.values()) / len(per) == pytest.approx(stamp.power[str(fraction)])
+    assert stamp.power_by_entry["5.0"] == {"a": 1.0, "b": 1.0}

@@ -7,7 +7,10 @@ import re
 from pathlib import Path
 
 import pytest
+from report_fakes import linear_table, write_store
 
+from opt_suite.cli import main
+from opt_suite.report import load_baseline
 from opt_suite.spec import load_spec, load_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,6 +107,39 @@ def test_gate_rates_render_every_entry_and_say_when_alarms_exceed_alpha(tmp_path
     assert "`1234567 (with uncommitted changes)`" in page
 
 
+def test_a_baseline_is_restamped_from_its_record_per_entry_only_on_its_numbers(
+    tmp_path, monkeypatch
+):
+    gen = _load_script("gen_gate_rates")
+    write_store(tmp_path / "base", linear_table({"a": 0.0, "b": 4.0}, seeds=2))
+    baseline = tmp_path / "baseline-g.json"
+    assert main(["report", str(tmp_path / "base"), "--export-baseline", str(baseline)]) == 0
+    digest = load_baseline(baseline).digest
+    rates = {"metric": "auc", "alpha": 0.05, "unit": "pair", "reruns": 20, "false_alarms": 1}
+    rates |= {"power": {"0.1": {"a": 7, "b": 20}}, "power_rate": {"0.1": 0.675}}
+    record = {"baseline": baseline.name, "date": "2026-11-28", "rates": rates}
+    records = tmp_path / "records"
+    records.mkdir()
+    monkeypatch.setattr(gen, "INPUTS", records)
+    monkeypatch.setattr(gen, "ROOT", tmp_path)
+    # A record of other numbers (its digest is not the baseline's) stamps nothing.
+    (records / "g.json").write_text(
+        json.dumps(record | {"rates": rates | {"baseline_digest": "0" * 64}})
+    )
+    with pytest.raises(SystemExit, match="not measured on these numbers; measure again"):
+        gen.restamp("ci/g.yaml")
+    assert load_baseline(baseline).measured is None
+    (records / "g.json").write_text(
+        json.dumps(record | {"rates": rates | {"baseline_digest": digest}})
+    )
+    gen.restamp("ci/g.yaml")
+    measured = load_baseline(baseline).measured
+    assert measured is not None and measured.baseline_digest == digest
+    assert measured.power == {"0.1": 0.675}
+    assert measured.power_by_entry == {"0.1": {"a": 7 / 20, "b": 1.0}}  # count / reruns
+    assert (measured.reruns, measured.false_alarms, measured.date) == (20, 1, "2026-11-28")
+
+
 def test_performance_page_is_generated_from_benchmark_output():
     gen = _load_script("gen_performance")
     assert (DOCS / "performance.md").read_text() == gen.render(), (
@@ -145,8 +181,6 @@ def test_compatibility_page_is_generated_from_the_capability_declarations():
 
 def test_the_compatibility_page_says_what_validate_says(tmp_path, capsys):
     """A *no* of the page is validate's refusal of that spec, with the same reason."""
-    from opt_suite.cli import main
-
     page = (DOCS / "compatibility.md").read_text()
     lake_row = next(line for line in page.splitlines() if line.startswith("| `optimal` |"))
     assert "no: needs a family with an exact model; it has no exact model" in lake_row

@@ -64,9 +64,17 @@ def test_a_stamped_baseline_is_compared_and_its_rates_printed(gate, capsys):
     measured = load_baseline(baseline).measured
     assert measured is not None and measured.reruns == 2 and measured.unit == "pair"
     assert set(measured.power) == {"0.05", "0.1", "0.2"}
+    assert measured.power_by_entry is not None and set(measured.power_by_entry) == {
+        "0.05",
+        "0.1",
+        "0.2",
+    }
+    assert all(set(per) == set(SHIFTS) for per in measured.power_by_entry.values())
     code, out, _ = _compare(capsys, worse, baseline)
     assert code == 1 and "REGRESSION" in out and "UNMEASURED" not in out
     assert f"measured rates ({measured.date}, 2 reruns under fresh seeds): false alarms 0/2" in out
+    # The report line says which entries the gate cannot guard at the largest loss measured.
+    assert "at 20% loss" in out
 
 
 def test_a_stamp_for_another_test_is_refused_naming_the_measured_one(gate, capsys):
@@ -140,3 +148,37 @@ def test_a_stamp_missing_a_key_is_refused(gate, capsys):
     capsys.readouterr()
     code, _, err = _compare(capsys, worse, baseline)
     assert code == 2 and len(err) == 1 and "measured_rates must be a mapping with" in err[0]
+
+
+def test_a_malformed_per_entry_power_is_refused_naming_its_key(gate, capsys):
+    baseline, fresh, worse = gate
+    assert main(["gate-rates", str(fresh), "--baseline", str(baseline), "--stamp"]) == 0
+    doc = json.loads(baseline.read_text())
+    doc["measured_rates"]["power_by_entry"]["0.1"]["ours"] = -0.5
+    baseline.write_text(json.dumps(doc, indent=1))
+    capsys.readouterr()
+    code, _, err = _compare(capsys, worse, baseline, "--unmeasured-ok")
+    assert code == 2 and len(err) == 1 and str(baseline) in err[0], err
+    assert "measured_rates.power_by_entry['0.1']['ours'] is -0.5" in err[0], err
+
+
+def test_a_stamp_without_power_per_entry_is_refused_until_measured_again(gate, capsys):
+    # A stamp written before power was recorded per entry cannot say which entries the gate
+    # guards: compare refuses it like an unmeasured gate, and gate-rates --stamp replaces it.
+    baseline, fresh, worse = gate
+    assert main(["gate-rates", str(fresh), "--baseline", str(baseline), "--stamp"]) == 0
+    doc = json.loads(baseline.read_text())
+    del doc["measured_rates"]["power_by_entry"]
+    baseline.write_text(json.dumps(doc, indent=1))
+    capsys.readouterr()
+    code, out, err = _compare(capsys, worse, baseline)
+    assert code == 2 and out == "" and len(err) == 1, err
+    assert "stamped before power was recorded per method entry" in err[0]
+    assert "measure again" in err[0] and f"--baseline {baseline} --stamp" in err[0]
+    code, out, _ = _compare(capsys, worse, baseline, "--unmeasured-ok")
+    assert code == 1 and "WARNING: UNMEASURED GATE" in out
+    assert main(["gate-rates", str(fresh), "--baseline", str(baseline), "--stamp"]) == 0
+    assert load_baseline(baseline).measured.power_by_entry is not None
+    capsys.readouterr()
+    code, out, _ = _compare(capsys, worse, baseline)
+    assert code == 1 and "UNMEASURED" not in out
