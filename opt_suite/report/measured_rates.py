@@ -132,12 +132,12 @@ def measured_from_document(
         and len(value["baseline_digest"]) == 64,
         "date": isinstance(value["date"], str),
     }
-    bad = [f"{KEY}.{name} is {value[name]!r}" for name, ok in checks.items() if not ok]
-    if not bad and _PER_ENTRY in value:
-        bad = _per_entry_problems(value[_PER_ENTRY], value["power"], entries)
-    if bad:
+    bad = next((f"{KEY}.{name} is {value[name]!r}" for name, ok in checks.items() if not ok), None)
+    if bad is None and _PER_ENTRY in value:
+        bad = _per_entry_problem(value[_PER_ENTRY], value["power"], entries)
+    if bad is not None:
         raise ValueError(
-            f"{bad[0]}, not what `opt-suite gate-rates --stamp` writes (remove the stamp and"
+            f"{bad}, not what `opt-suite gate-rates --stamp` writes (remove the stamp and"
             " measure again)"
         )
     per_entry = value.get(_PER_ENTRY)
@@ -159,10 +159,10 @@ def measured_from_document(
     )
 
 
-def _per_entry_problems(
+def _per_entry_problem(
     per_entry: Any, power: Mapping[str, Any], entries: Collection[str] | None
-) -> list[str]:
-    """What is wrong with a stamp's ``power_by_entry`` (each problem names its key), or nothing.
+) -> str | None:
+    """What is wrong with a stamp's ``power_by_entry``, naming its key; None when nothing is.
 
     It must hold a share in [0, 1] per entry at each loss ``power`` holds, name the baseline's
     entries, and average to ``power`` (the pooled share of the same cases): a hand-edited entry
@@ -170,20 +170,20 @@ def _per_entry_problems(
     """
     key = f"{KEY}.{_PER_ENTRY}"
     if not isinstance(per_entry, dict) or set(per_entry) != set(power):
-        return [f"{key} is {per_entry!r}, not the losses of power ({sorted(power)})"]
+        return f"{key} is {per_entry!r}, not the losses of power ({sorted(power)})"
     for fraction, per in per_entry.items():
         at = f"{key}[{fraction!r}]"
         if not isinstance(per, dict) or not per:
-            return [f"{at} is {per!r}, not a mapping of method entry -> share caught"]
+            return f"{at} is {per!r}, not a mapping of method entry -> share caught"
         for name, share in per.items():
             if not (_number(share) and 0 <= share <= 1):
-                return [f"{at}[{name!r}] is {share!r}, not a share caught in [0, 1]"]
+                return f"{at}[{name!r}] is {share!r}, not a share caught in [0, 1]"
         if entries is not None and set(per) != set(entries):
-            return [f"{at} names the entries {sorted(per)}, not the baseline's {sorted(entries)}"]
+            return f"{at} names the entries {sorted(per)}, not the baseline's {sorted(entries)}"
         mean = sum(per.values()) / len(per)
         if not math.isclose(mean, power[fraction], rel_tol=1e-9, abs_tol=1e-12):
-            return [f"{at} averages {mean:.6g}, not power[{fraction!r}] {power[fraction]!r}"]
-    return []
+            return f"{at} averages {mean:.6g}, not power[{fraction!r}] {power[fraction]!r}"
+    return None
 
 
 def _number(value: Any) -> bool:
@@ -240,6 +240,10 @@ def unmeasured_problem(
     return None
 
 
+#: The power at which a loss counts as one the gate was built to detect (the usual design power).
+DETECTABLE_POWER = 0.8
+
+
 def describe(measured: MeasuredRates) -> str:
     """One line for ``compare``'s report: the rates this gate was measured to have.
 
@@ -272,10 +276,6 @@ def _unguarded(measured: MeasuredRates) -> str:
         return f"; every entry caught with power >= {DETECTABLE_POWER:g} at {at}"
     names = ", ".join(f"{name} {p:.2f}" for name, p in weak)
     return f"; NOT GUARDED (power < {DETECTABLE_POWER:g} at {at}): {names}"
-
-
-#: The power at which a loss counts as one the gate was built to detect (the usual design power).
-DETECTABLE_POWER = 0.8
 
 
 def detectable_losses(measured: MeasuredRates | None) -> dict[str, float | None]:
