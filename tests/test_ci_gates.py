@@ -21,7 +21,7 @@ from opt_suite.spec import load_spec, spec_hash
 ROOT = Path(__file__).resolve().parents[1]
 GATE_SPECS = sorted((ROOT / "ci").glob("gate-*.yaml"))
 #: Gate specs compared with the seed as the unit (`compare --unit seed`), in .ci/run as elsewhere.
-SEED_UNIT = {"gate-power", "gate-objective"}
+SEED_UNIT = {"gate-power", "gate-objective", "gate-gymnasium", "gate-pixels"}
 #: Gate specs whose false-alarm rate was measured within alpha over >= 20 reruns under fresh seeds
 #: (docs/gate-rates.md, from the records docs/gen_gate_rates.py writes): only those may run in
 #: .ci/run, and each of those must (the test below checks the record).
