@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from results_pages import assert_verdict_first_and_links_resolve, load_collect, regenerate_commands
 
-from opt_suite.spec import find_spec, load_spec
+from opt_suite.spec import find_spec
+from opt_suite.spec.load import load_sweep
 
 FOLDER = Path(__file__).resolve().parents[1] / "docs" / "results" / "fourrooms-related-factorial"
 
@@ -32,8 +33,9 @@ def test_regenerate_script_runs_the_bundled_spec_with_two_workers_and_collects()
 
 def test_the_corners_and_the_swept_entry_are_the_specs_entries():
     collect = load_collect(FOLDER, "factorial_collect")
-    spec = load_spec(find_spec(collect.SPEC))
-    entries = {m.name for m in spec.methods}
+    sweep = load_sweep(find_spec(collect.SPEC))
+    assert [v.name for v in sweep.variants] == [n for n, _ in collect.variants()]  # the run's
+    entries = {m.name for m in sweep.base.methods}
     named = set(collect.PAIRS) | {e for others in collect.PAIRS.values() for e in others}
     assert named == {*collect.CORNERS, collect.METHOD} and named <= entries, named - entries
     assert {collect.SWEPT, *collect.ENDS} <= entries
