@@ -1,12 +1,13 @@
 """What the results pages of one study share: its report copied, its cost, its verdict tables.
 
-A one-study page (``docs/results/fourrooms-heldout/``, ``docs/results/minigrid-subgoals/``) runs
-one bundled spec with ``regenerate.sh`` and lets its ``collect.py`` copy the run's report beside
-the page, note what the run cost, and judge the pairs the page is about. The page's own
-``collect.py`` keeps only what is its question: which spec, which pairs, and the facts of its
-family that no report file holds. A page finds this module beside its folder in the checkout
-``opt_suite`` is imported from, so that a copy of the folder elsewhere (the regeneration test's)
-runs too.
+A one-study page (``docs/results/fourrooms-heldout/``, ``docs/results/minigrid-subgoals/``,
+``docs/results/fourrooms-related-factorial/``) runs one bundled spec with ``regenerate.sh`` and lets
+its ``collect.py`` copy the run's report beside the page (a sweep's: one report per variant), note
+what the run cost, and judge the pairs the page is about (in groups, e.g. one per variant, all in
+one Bonferroni family). The page's own ``collect.py`` keeps only what is its question: which
+spec, which pairs, and the facts of its family that no report file holds. A page finds this module
+beside its folder in the checkout ``opt_suite`` is imported from, so that a copy of the folder
+elsewhere (the regeneration test's) runs too.
 """
 
 from __future__ import annotations
