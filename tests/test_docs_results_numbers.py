@@ -43,6 +43,7 @@ REGENERATED: dict[str, tuple[str, tuple[str, ...]]] = {
     "fourrooms-paper": ("--tables-only", ("README.md", "why/summary.json")),
     "fourrooms-heldout": ("--tables-only", ("comparisons.md", "comparisons.json")),
     "minigrid-subgoals": ("--tables-only", ("comparisons.md", "comparisons.json")),
+    "fourrooms-related-factorial": ("--tables-only", ("comparisons.md", "comparisons.json")),
 }
 
 

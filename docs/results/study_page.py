@@ -1,12 +1,13 @@
 """What the results pages of one study share: its report copied, its cost, its verdict tables.
 
-A one-study page (``docs/results/fourrooms-heldout/``, ``docs/results/minigrid-subgoals/``) runs
-one bundled spec with ``regenerate.sh`` and lets its ``collect.py`` copy the run's report beside
-the page, note what the run cost, and judge the pairs the page is about. The page's own
-``collect.py`` keeps only what is its question: which spec, which pairs, and the facts of its
-family that no report file holds. A page finds this module beside its folder in the checkout
-``opt_suite`` is imported from, so that a copy of the folder elsewhere (the regeneration test's)
-runs too.
+A one-study page (``docs/results/fourrooms-heldout/``, ``docs/results/minigrid-subgoals/``,
+``docs/results/fourrooms-related-factorial/``) runs one bundled spec with ``regenerate.sh`` and lets
+its ``collect.py`` copy the run's report beside the page (a sweep's: one report per variant), note
+what the run cost, and judge the pairs the page is about (in groups, e.g. one per variant, all in
+one Bonferroni family). The page's own ``collect.py`` keeps only what is its question: which
+spec, which pairs, and the facts of its family that no report file holds. A page finds this module
+beside its folder in the checkout ``opt_suite`` is imported from, so that a copy of the folder
+elsewhere (the regeneration test's) runs too.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import re
 import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -28,9 +30,13 @@ from opt_suite.store import ResultsStore
 
 __all__ = [
     "REPORT_FILES",
+    "SWEEP_FILES",
+    "Judged",
     "MissingRun",
     "collect_main",
+    "comparison_tables",
     "copy_report",
+    "copy_sweep_report",
     "measurement_of",
     "options_kept",
     "page_entries",
@@ -41,6 +47,9 @@ __all__ = [
 
 #: The run's files a page copies: the report, every run's metrics and the curves.
 REPORT_FILES = ("leaderboard.md", "leaderboard.json", "runs.json", "curves.png")
+#: A sweep run's own files a page copies beside each variant's :data:`REPORT_FILES`: its
+#: manifest (variants, values, spec hashes) and its summary across variants.
+SWEEP_FILES = ("sweep.json", "sweep.md", "sweep.csv")
 
 
 class MissingRun(Exception):
@@ -75,13 +84,59 @@ def copy_report(
         MissingRun: a report file is missing.
     """
     run = runs_dir / spec
-    copied = (*REPORT_FILES, *also)
+    _copy_files({run: here}, (*REPORT_FILES, *also))
+    return _write_provenance(runs_dir, spec, here, timings)
+
+
+def copy_sweep_report(
+    runs_dir: Path, spec: str, here: Path, timings: Path | None = None
+) -> list[str]:
+    """Copy sweep run ``runs_dir/spec``'s reports and provenance into ``here``; its variants.
+
+    A sweep run (``opt-suite run`` on a spec with ``sweep:``) writes one report per variant
+    under ``variants/<name>/``: each variant's :data:`REPORT_FILES` are copied to the same place
+    in ``here``, the sweep's own :data:`SWEEP_FILES` beside them. ``provenance.json`` holds one
+    record per variant's run (the store records each) and, on the last, what the whole
+    ``regenerate.sh`` run cost, as :func:`copy_report` writes it.
+
+    Raises:
+        MissingRun: the run is no sweep run, or a report file is missing.
+    """
+    run = runs_dir / spec
+    if not (run / "sweep.json").is_file():
+        raise MissingRun(f"no sweep.json in {run} (run regenerate.sh first)")
+    variants = [str(v["name"]) for v in json.loads((run / "sweep.json").read_text())["variants"]]
+    folders = {run / "variants" / v: here / "variants" / v for v in variants}
+    _copy_files({run: here}, SWEEP_FILES, folders)
+    _write_provenance(runs_dir, spec, here, timings)
+    return variants
+
+
+def _copy_files(
+    top: Mapping[Path, Path], names: Sequence[str], reports: Mapping[Path, Path] | None = None
+) -> None:
+    """Copy ``names`` from each source folder of ``top`` and :data:`REPORT_FILES` of ``reports``.
+
+    Raises:
+        MissingRun: a file is missing (nothing is copied then).
+    """
+    copies = [(src / n, dst / n) for src, dst in top.items() for n in names]
+    copies += [(src / n, dst / n) for src, dst in (reports or {}).items() for n in REPORT_FILES]
     # every file is checked before any is copied: a half-copied page mixes two runs
-    missing = [name for name in copied if not (run / name).is_file()]
+    missing = [src for src, _ in copies if not src.is_file()]
     if missing:
-        raise MissingRun(f"no {missing[0]} in {run} (run regenerate.sh first)")
-    for name in copied:
-        shutil.copyfile(run / name, here / name)
+        raise MissingRun(f"no {missing[0].name} in {missing[0].parent} (run regenerate.sh first)")
+    for src, dst in copies:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)
+
+
+def _write_provenance(runs_dir: Path, spec: str, here: Path, timings: Path | None) -> list[int]:
+    """``here/provenance.json`` from the store of ``runs_dir/spec`` (see :func:`copy_report`).
+
+    Returns the seeds of the store's last run.
+    """
+    run = runs_dir / spec
     provenance = run_provenance(run)
     timing = runs_dir / f"{spec}.timing"
     if timing.is_file():
@@ -139,6 +194,75 @@ def page_entries(pairs: Mapping[str, Sequence[str]]) -> list[str]:
     return sorted({e for x, others in pairs.items() for e in (x, *others)})
 
 
+@dataclass(frozen=True)
+class Judged:
+    """One group of a page's verdicts: ``pairs`` on ``metrics``, from the report in ``folder``.
+
+    Attributes:
+        folder: where the copied ``runs.json`` and ``leaderboard.json`` are (a sweep page: one
+            variant's folder).
+        pairs: subject -> the entries it is compared with, in the order the page asks.
+        metrics: the metrics each pair is judged on.
+        key: the group's key in the page's JSON and the prefix of its headings ("": a page of
+            one group, whose JSON is ``{metric: {subject: rows}}``).
+    """
+
+    folder: Path
+    pairs: Mapping[str, Sequence[str]]
+    metrics: Sequence[str]
+    key: str = ""
+
+    @property
+    def verdicts(self) -> int:
+        """How many verdicts the group prints: each pair on each metric."""
+        return len(self.metrics) * sum(len(others) for others in self.pairs.values())
+
+
+def comparison_tables(spec: str, groups: Sequence[Judged]) -> tuple[list[str], dict[str, Any]]:
+    """The page's verdict tables (Markdown lines) and their data, every verdict in one family.
+
+    Each group's subjects against each entry they name, on each of its metrics: the report's
+    own statistics and the suite's one verdict rule
+    (:func:`opt_suite.report.pairwise.comparison_rows`). The Bonferroni family is every verdict
+    of every group: the page prints them all. A page of one group without a ``key`` keeps the
+    data ``{metric: {subject: rows}}``; otherwise ``{key: {metric: {subject: rows}}}``.
+    """
+    family = sum(g.verdicts for g in groups)
+    loaded = [(g, load_baseline(g.folder / "runs.json")) for g in groups]
+    per_seed = all(runs.tasks_per_seed for _, runs in loaded)
+    tasks = (
+        "Each seed drew its own test tasks." if per_seed else "Every seed ran the same test tasks."
+    )
+    lines = [
+        f"# Who beats whom on `{spec}`",
+        "",
+        "Generated by `collect.py` from the copied `runs.json` and `leaderboard.json`. auc: the"
+        " mean return over the budget; jump_start: over its first 10%; improvement: the mean"
+        f" after the jump start minus the jump start (the slope). {tasks}"
+        f" All {family} verdicts of this page are one family.",
+        "",
+    ]
+    data: dict[str, Any] = {}
+    for group, runs in loaded:
+        board = json.loads((group.folder / "leaderboard.json").read_text())
+        references = load_references(group.folder / "runs.json")
+        found: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        for metric in group.metrics:
+            found[metric] = {}
+            for subject, others in group.pairs.items():
+                rows = comparison_rows(
+                    runs, board, subject, others, metric, comparisons=family, references=references
+                )
+                found[metric][subject] = rows
+                prefix = f"{group.key}: " if group.key else ""
+                lines += [f"## {prefix}{subject}: {metric}", "", comparison_markdown(rows)]
+        if group.key:
+            data[group.key] = found
+        else:
+            data.update(found)
+    return lines, data
+
+
 def write_comparisons(
     here: Path, spec: str, pairs: Mapping[str, Sequence[str]], metrics: Sequence[str]
 ) -> None:
@@ -147,30 +271,9 @@ def write_comparisons(
     Each subject of ``pairs`` against each entry it names, on each of ``metrics``: the report's
     own statistics and the suite's one verdict rule
     (:func:`opt_suite.report.pairwise.comparison_rows`), every verdict of the page in one
-    Bonferroni family.
+    Bonferroni family (:func:`comparison_tables`, one group).
     """
-    runs = load_baseline(here / "runs.json")
-    board = json.loads((here / "leaderboard.json").read_text())
-    references = load_references(here / "runs.json")
-    family = len(metrics) * sum(len(others) for others in pairs.values())
-    data: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    lines = [
-        f"# Who beats whom on `{spec}`",
-        "",
-        "Generated by `collect.py` from the copied `runs.json` and `leaderboard.json`. auc: the"
-        " mean return over the budget; jump_start: over its first 10%; improvement: the mean"
-        " after the jump start minus the jump start (the slope). Each seed drew its own test"
-        f" tasks. All {family} verdicts of this page are one family.",
-        "",
-    ]
-    for metric in metrics:
-        data[metric] = {}
-        for subject, others in pairs.items():
-            rows = comparison_rows(
-                runs, board, subject, others, metric, comparisons=family, references=references
-            )
-            data[metric][subject] = rows
-            lines += [f"## {subject}: {metric}", "", comparison_markdown(rows)]
+    lines, data = comparison_tables(spec, [Judged(here, pairs, metrics)])
     (here / "comparisons.md").write_text("\n".join(lines))
     write_json(here / "comparisons.json", data)
 
