@@ -40,6 +40,7 @@ from typing import Any
 
 import opt_suite
 from opt_suite.report import load_baseline
+from opt_suite.report.section import markdown_table
 
 # The results pages' shared code, docs/results/study_page.py, found through the checkout
 # opt_suite comes from: a copy of this folder elsewhere (the regeneration test's) runs too.
@@ -170,24 +171,30 @@ def length_markdown(rows: list[dict[str, Any]]) -> list[str]:
         " demonstrations it was cloned on; held out: a second clone's accuracy and"
         " log-likelihood on demonstrations it did not see (mean over seeds).",
         "",
-        "| cloned option | β | mean call (steps) | calls | auc IQM | jump start IQM | zero-shot"
-        " return | fit accuracy | held-out accuracy | held-out log-likelihood |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    header = [
+        "cloned option", "β", "mean call (steps)", "calls", "auc IQM", "jump start IQM",
+        "zero-shot return", "fit accuracy", "held-out accuracy", "held-out log-likelihood",
+    ]  # fmt: skip
+    cells = []
     for r in rows:
         auc, jump, zs = r["auc"], r["jump_start"], r["zero_shot_return"]
         calls = r["option_fraction"]
-        lines.append(
-            f"| {r['label']} | {r['termination_probability']:g} |"
-            f" {_number(r['mean_option_length'], 2)} |"
-            f" {'n/a' if calls is None else f'{100 * calls:.1f}%'} |"
-            f" {auc['iqm']:.2f} [{auc['ci_low']:.2f}, {auc['ci_high']:.2f}] |"
-            f" {jump['iqm']:.2f} [{jump['ci_low']:.2f}, {jump['ci_high']:.2f}] |"
-            f" {zs['mean']:.1f} ± {zs['se']:.1f} |"
-            f" {_number(r['accuracy'], 3)} | {_number(r['held_out_accuracy'], 3)} |"
-            f" {_number(r['held_out_log_likelihood'], 2)} |"
+        cells.append(
+            [
+                r["label"],
+                f"{r['termination_probability']:g}",
+                _number(r["mean_option_length"], 2),
+                "n/a" if calls is None else f"{100 * calls:.1f}%",
+                f"{auc['iqm']:.2f} [{auc['ci_low']:.2f}, {auc['ci_high']:.2f}]",
+                f"{jump['iqm']:.2f} [{jump['ci_low']:.2f}, {jump['ci_high']:.2f}]",
+                f"{zs['mean']:.1f} ± {zs['se']:.1f}",
+                _number(r["accuracy"], 3),
+                _number(r["held_out_accuracy"], 3),
+                _number(r["held_out_log_likelihood"], 2),
+            ]
         )
-    return lines
+    return lines + markdown_table(header, cells)
 
 
 def write_tables() -> None:
