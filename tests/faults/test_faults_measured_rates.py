@@ -43,6 +43,17 @@ def _compare(capsys, run, baseline, *flags):
     return code, captured.out, captured.err.strip().splitlines()
 
 
+def _stamped_then_edited(gate, capsys, edit):
+    """The gate's baseline stamped by ``gate-rates --stamp``, then its JSON changed by ``edit``."""
+    baseline, fresh, worse = gate
+    assert main(["gate-rates", str(fresh), "--baseline", str(baseline), "--stamp"]) == 0
+    doc = json.loads(baseline.read_text())
+    edit(doc)
+    baseline.write_text(json.dumps(doc, indent=1))
+    capsys.readouterr()
+    return baseline, fresh, worse
+
+
 def test_an_unmeasured_baseline_is_refused_in_one_located_line(gate, capsys):
     baseline, _, worse = gate
     code, out, err = _compare(capsys, worse, baseline)
@@ -93,12 +104,12 @@ def test_a_stamp_for_another_test_is_refused_naming_the_measured_one(gate, capsy
 
 
 def test_edited_numbers_void_the_stamp(gate, capsys):
-    baseline, fresh, worse = gate
-    assert main(["gate-rates", str(fresh), "--baseline", str(baseline), "--stamp"]) == 0
-    doc = json.loads(baseline.read_text())
-    doc["methods"]["ours"]["metrics"]["auc"][0][0] += 1.0  # a hand edit, or another run's number
-    baseline.write_text(json.dumps(doc, indent=1))
-    capsys.readouterr()
+    def edit(doc):
+        doc["methods"]["ours"]["metrics"]["auc"][0][0] += (
+            1.0  # a hand edit, or another run's number
+        )
+
+    baseline, fresh, worse = _stamped_then_edited(gate, capsys, edit)
     code, _, err = _compare(capsys, worse, baseline)
     assert code == 2 and len(err) == 1 and "measured on other numbers" in err[0], err
 
@@ -129,34 +140,28 @@ def test_a_refresh_keeps_the_stamp_only_when_no_number_moved(gate, tmp_path, cap
     ],
 )
 def test_a_malformed_stamp_is_refused_with_its_key(gate, capsys, key, value, expected):
-    baseline, fresh, worse = gate
-    assert main(["gate-rates", str(fresh), "--baseline", str(baseline), "--stamp"]) == 0
-    doc = json.loads(baseline.read_text())
-    doc["measured_rates"][key] = value
-    baseline.write_text(json.dumps(doc, indent=1))
-    capsys.readouterr()
+    def edit(doc):
+        doc["measured_rates"][key] = value
+
+    baseline, fresh, worse = _stamped_then_edited(gate, capsys, edit)
     code, _, err = _compare(capsys, worse, baseline, "--unmeasured-ok")
     assert code == 2 and len(err) == 1 and expected in err[0] and str(baseline) in err[0], err
 
 
 def test_a_stamp_missing_a_key_is_refused(gate, capsys):
-    baseline, fresh, worse = gate
-    assert main(["gate-rates", str(fresh), "--baseline", str(baseline), "--stamp"]) == 0
-    doc = json.loads(baseline.read_text())
-    del doc["measured_rates"]["baseline_digest"]
-    baseline.write_text(json.dumps(doc, indent=1))
-    capsys.readouterr()
+    def edit(doc):
+        del doc["measured_rates"]["baseline_digest"]
+
+    baseline, fresh, worse = _stamped_then_edited(gate, capsys, edit)
     code, _, err = _compare(capsys, worse, baseline)
     assert code == 2 and len(err) == 1 and "measured_rates must be a mapping with" in err[0]
 
 
 def test_a_malformed_per_entry_power_is_refused_naming_its_key(gate, capsys):
-    baseline, fresh, worse = gate
-    assert main(["gate-rates", str(fresh), "--baseline", str(baseline), "--stamp"]) == 0
-    doc = json.loads(baseline.read_text())
-    doc["measured_rates"]["power_by_entry"]["0.1"]["ours"] = -0.5
-    baseline.write_text(json.dumps(doc, indent=1))
-    capsys.readouterr()
+    def edit(doc):
+        doc["measured_rates"]["power_by_entry"]["0.1"]["ours"] = -0.5
+
+    baseline, fresh, worse = _stamped_then_edited(gate, capsys, edit)
     code, _, err = _compare(capsys, worse, baseline, "--unmeasured-ok")
     assert code == 2 and len(err) == 1 and str(baseline) in err[0], err
     assert "measured_rates.power_by_entry['0.1']['ours'] is -0.5" in err[0], err
@@ -165,12 +170,10 @@ def test_a_malformed_per_entry_power_is_refused_naming_its_key(gate, capsys):
 def test_a_stamp_without_power_per_entry_is_refused_until_measured_again(gate, capsys):
     # A stamp written before power was recorded per entry cannot say which entries the gate
     # guards: compare refuses it like an unmeasured gate, and gate-rates --stamp replaces it.
-    baseline, fresh, worse = gate
-    assert main(["gate-rates", str(fresh), "--baseline", str(baseline), "--stamp"]) == 0
-    doc = json.loads(baseline.read_text())
-    del doc["measured_rates"]["power_by_entry"]
-    baseline.write_text(json.dumps(doc, indent=1))
-    capsys.readouterr()
+    def edit(doc):
+        del doc["measured_rates"]["power_by_entry"]
+
+    baseline, fresh, worse = _stamped_then_edited(gate, capsys, edit)
     code, out, err = _compare(capsys, worse, baseline)
     assert code == 2 and out == "" and len(err) == 1, err
     assert "stamped before power was recorded per method entry" in err[0]
