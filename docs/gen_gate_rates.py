@@ -40,6 +40,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the docs scripts' own helper
 from generated_page import duration, short_commit, write_or_check  # noqa: E402
 
+from opt_suite.report.baseline import Baseline  # noqa: E402
+from opt_suite.report.gate_rates import GateRates, measured  # noqa: E402
 from opt_suite.report.measured_rates import MeasuredRates  # noqa: E402
 from opt_suite.store.provenance import cpu_model, git_commit  # noqa: E402
 
@@ -136,8 +138,9 @@ def stamp_recorded(spec: str, commit: str) -> dict[str, Any]:
     settings = {k: v for k, v in now["settings"].items() if k != "gate_unit"}
     if moved or settings != then["settings"] or now["settings"].get("gate_unit", unit) != unit:
         raise SystemExit(f"{baseline}: other numbers than at {commit} ({moved}): measure again")
-    digest = load_baseline(ROOT / baseline).digest
-    stamp_baseline(ROOT / baseline, measured_from_record(data, digest))
+    loaded = load_baseline(ROOT / baseline)
+    digest = loaded.digest
+    stamp_baseline(ROOT / baseline, measured_from_record(data, loaded))
     data["rates"] = {**rates, "correction": "holm", "baseline_digest": digest, "stamped": True}
     data["stamped_from_record"] = f"{baseline} at {commit} has the same numbers"
     return data
@@ -154,36 +157,33 @@ def restamp(spec: str) -> None:
 
     data = json.loads((INPUTS / f"{Path(spec).stem}.json").read_text())
     baseline, recorded = data["baseline"], data["rates"].get("baseline_digest")
-    digest = load_baseline(ROOT / baseline).digest
-    if recorded != digest:
+    loaded = load_baseline(ROOT / baseline)
+    if recorded != loaded.digest:
         raise SystemExit(
-            f"{baseline}: digest {digest[:12]}, its record's {str(recorded)[:12]}: the record was"
-            " not measured on these numbers; measure again (--record)"
+            f"{baseline}: digest {loaded.digest[:12]}, its record's {str(recorded)[:12]}: the"
+            " record was not measured on these numbers; measure again (--record)"
         )
-    stamp_baseline(ROOT / baseline, measured_from_record(data, digest))
+    stamp_baseline(ROOT / baseline, measured_from_record(data, loaded))
 
 
-def measured_from_record(data: dict[str, Any], digest: str) -> MeasuredRates:
-    """The stamp of a record's rates, for the baseline of ``digest``.
+def measured_from_record(data: dict[str, Any], baseline: Baseline) -> MeasuredRates:
+    """The stamp of a record's rates for ``baseline``, as ``gate-rates --stamp`` writes it.
 
-    Each entry's power is its count of reruns caught over the reruns, as ``gate-rates`` stamps it.
+    The record keeps ``gate-rates``' counts whole, so they are turned back into its
+    :class:`GateRates` and stamped by the one function ``gate-rates --stamp`` calls.
     """
     rates = data["rates"]
-    return MeasuredRates(
-        unit=rates.get("unit", "pair"),
+    counted = GateRates(
         metric=rates["metric"],
         alpha=rates["alpha"],
-        correction="holm",  # the only correction gate-rates measures
         reruns=rates["reruns"],
         false_alarms=rates["false_alarms"],
-        power={f: rates["power_rate"][f] for f in rates["power_rate"]},
-        power_by_entry={
-            f: {name: n / rates["reruns"] for name, n in rates["power"][f].items()}
-            for f in rates["power_rate"]
-        },
-        baseline_digest=digest,
-        date=data["date"],
+        flagged_methods=rates.get("flagged_methods", {}),  # not in the stamp
+        power={float(f): caught for f, caught in rates["power"].items()},
+        smallest_p=tuple(rates.get("smallest_p", ())),
+        unit=rates.get("unit", "pair"),
     )
+    return measured(counted, baseline, data["date"])
 
 
 def _caught(rates: dict[str, Any], fraction: str) -> str:
