@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import operator
 import re
 from functools import cache
 from pathlib import Path
@@ -20,7 +21,17 @@ from urllib.parse import unquote
 
 import yaml
 
-__all__ = ["NUMBER", "REDUCERS", "cells", "markdown_tables", "plain", "resolve", "rounds_to"]
+__all__ = [
+    "COMPARISONS",
+    "NUMBER",
+    "REDUCERS",
+    "cells",
+    "compares",
+    "markdown_tables",
+    "plain",
+    "resolve",
+    "rounds_to",
+]
 
 #: A number as a page prints it: optional minus, thousands commas, decimals, percent. A size
 #: written with its dimensions (13x13, 7×7×3) or a digit inside a name (keep-3) is a name.
@@ -141,8 +152,19 @@ def _number(node: object, key: str) -> float:
         raise KeyError(f"{key}: {node!r} is not one number (;nth=N reads one of a text)") from None
 
 
-#: What a ``;`` after a key does with the values its ``*`` steps fan out to.
-REDUCERS = ("len", "sum", "mean", "min", "max", "count=", "nth=")
+#: What a ``;`` after a key does with the values its ``*`` steps fan out to. ``count``
+#: and ``where`` take a comparison (:data:`COMPARISONS`) with a number or a second pointer.
+REDUCERS = ("len", "sum", "mean", "min", "max", "count=", "count<", "where<", "nth=")
+
+#: ``;count`` and ``;where``'s comparisons, longest first (``<=`` is not ``<`` then ``=V``).
+COMPARISONS = {
+    "<=": operator.le,
+    ">=": operator.ge,
+    "<": operator.lt,
+    ">": operator.gt,
+    "=": operator.eq,
+}
+_COMPARED = re.compile(r"(count|where)(<=|>=|<|>|=)(.+)")
 
 
 def resolve(folder: Path, key: str) -> float:
@@ -153,6 +175,13 @@ def resolve(folder: Path, key: str) -> float:
     fans out over all items, ``*[field=value]`` over those that match; ``;nth=N`` reads
     the N-th number (from 0) of a sentence the data stores, such as a leaderboard's warning. A
     last ``;per=N`` divides (``;per=60``: seconds printed as minutes).
+
+    ``;count`` and ``;where`` compare each value with ``=``, ``<``, ``<=``, ``>`` or ``>=``:
+    with a number (``;count<0``), or, when what follows starts with ``/``, with the value in
+    the same place of a second pointer into the same file, fanned out alike
+    (``expert/*/*;count</random/*/*``: on how many (seed, task) pairs the expert scores
+    below random). ``;count`` says how many values compare so, ``;where`` where the one value
+    that does is: its position (from 0) among the values the key fans out to.
     """
     if key.startswith("="):
         return float(key[1:])  # a definition the page states (0 = random), not a measurement
@@ -172,6 +201,18 @@ def _reduce(key: str, reducer: str, folder: Path) -> float:
         raise KeyError(f"{name or key}: no such file beside the page")
     steps = pointer.strip("/").split("/") if pointer.strip("/") else []
     nodes = _walk(_load(path), steps)
+    compared = _COMPARED.fullmatch(reducer)
+    # ;count=V keeps its older sense below: a value equal to V as text or as a number
+    equal_to_text = reducer.startswith("count=") and not reducer.startswith("count=/")
+    if compared is not None and not equal_to_text:
+        kind, sign, against = compared.groups()
+        if against.startswith("/"):  # a second pointer into the same file, fanned out alike
+            other = _walk(_load(path), against.strip("/").split("/"))
+            paired: list[float] | float = [_number(n, against) for n in other]
+        else:
+            paired = _number(against, f"{key};{reducer}")
+        holds = compares([_number(n, key) for n in nodes], sign, paired)
+        return float(sum(holds)) if kind == "count" else float(_the_one(holds, key, reducer))
     if not reducer:
         if len(nodes) != 1:
             raise KeyError(f"{key}: {len(nodes)} values; a * needs a ;reducer ({REDUCERS})")
@@ -192,6 +233,26 @@ def _reduce(key: str, reducer: str, folder: Path) -> float:
             reducer
         ]
     raise KeyError(f";{reducer}: not a reducer (one of {', '.join(REDUCERS)})")
+
+
+def compares(values: list[float], sign: str, against: list[float] | float) -> list[bool]:
+    """Whether each value compares by ``sign`` with ``against`` (one number, or one per value).
+
+    Raises:
+        KeyError: ``against`` is a list of another length (the two pointers fan out unalike).
+    """
+    if isinstance(against, list) and len(against) != len(values):
+        raise KeyError(f"{sign}: {len(values)} values against {len(against)}; they pair in order")
+    others = against if isinstance(against, list) else [against] * len(values)
+    return [COMPARISONS[sign](a, b) for a, b in zip(values, others, strict=True)]
+
+
+def _the_one(holds: list[bool], key: str, reducer: str) -> int:
+    """The position of the one True in ``holds`` (``;where``: exactly one value compares so)."""
+    where = [i for i, held in enumerate(holds) if held]
+    if len(where) != 1:
+        raise KeyError(f"{key};{reducer}: {len(where)} values compare so, expected exactly 1")
+    return where[0]
 
 
 def _same(node: object, text: str) -> bool:
