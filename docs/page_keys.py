@@ -174,7 +174,8 @@ def resolve(folder: Path, key: str) -> float:
     ``;sum``, ``;mean``, ``;min``, ``;max``, ``;count=V`` (how many equal V) — a step ``*``
     fans out over all items, ``*[field=value]`` over those that match; ``;nth=N`` reads
     the N-th number (from 0) of a sentence the data stores, such as a leaderboard's warning. A
-    last ``;per=N`` divides (``;per=60``: seconds printed as minutes).
+    last ``;per=N`` divides (``;per=60``: seconds printed as minutes); ``;per=/pointer`` divides
+    by the one value that pointer names in the same file (a cost as a multiple of another's).
 
     ``;count`` and ``;where`` compare each value with ``=``, ``<``, ``<=``, ``>`` or ``>=``:
     with a number (``;count<0``), or, when what follows starts with ``/``, with the value in
@@ -190,6 +191,8 @@ def resolve(folder: Path, key: str) -> float:
     if reducer.startswith("per="):
         reducer, per = "", reducer[4:]
     value = _reduce(key, reducer, folder)
+    if per.startswith("/"):  # ;per=/pointer: a ratio of two values of the same file
+        return value / _reduce(f"{key.partition(':')[0]}:{per}", "", folder)
     return value / float(per) if per else value  # ;per=60: seconds shown as minutes
 
 

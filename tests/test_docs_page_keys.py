@@ -1,8 +1,9 @@
-"""Keys into a results page's data (docs/page_keys.py): the reducers that compare values.
+"""Keys into a results page's data (docs/page_keys.py): reducers that read a second pointer.
 
 ``;count`` and ``;where`` compare each value a key fans out to with a number or with the value
 in the same place of a second pointer into the same file: how many (seed, task) pairs have an
-expert below random, and which seed or task that is.
+expert below random, and which seed or task that is. ``;per=/pointer`` divides by a value of
+the same file: a cost as a multiple of another's.
 """
 
 from __future__ import annotations
@@ -78,3 +79,10 @@ def test_compares_pairs_values_in_order():
     assert page_keys.compares([1.0, 2.0], ">=", 2.0) == [False, True]
     with pytest.raises(KeyError):
         page_keys.compares([1.0], "=", [1.0, 2.0])
+
+
+def test_per_a_second_pointer_is_a_ratio_of_two_values_of_the_file(folder):
+    assert _value(folder, "expert/0/2;per=/references/random/0/2") == pytest.approx(7.0 / 3.0)
+    assert _value(folder, "expert/*/*;count>/references/random/*/*;per=2") == 2.0
+    with pytest.raises(KeyError, match="a \\* needs a ;reducer"):
+        _value(folder, "expert/0/2;per=/references/random/*/2")
