@@ -4,8 +4,9 @@ A key is ``FILE:/path`` (docs/results-and-gate.md, "Numbers on a results page"):
 to the page's folder, read by :func:`load` (JSON, YAML, CSV rows, a Markdown file's tables by
 heading, a text file's lines by first word); the path a JSON pointer whose steps may select
 (``[field=value]``) or fan out (``*``, ``*[field=value]``); ``;reducer`` and ``;per=N`` turn
-what it reaches into one number. :func:`rounds_to` says whether that number is what a page
-printed. :mod:`page_numbers` finds the page's numbers and their keys.
+what it reaches into one number (``;count<``, ``;where<`` and ``;per=`` may name a second pointer
+into the same file: a comparison of two arrays, a ratio). :func:`rounds_to` says whether that
+number is what a page printed. :mod:`page_numbers` finds the page's numbers and their keys.
 """
 
 from __future__ import annotations
@@ -156,7 +157,8 @@ def _number(node: object, key: str) -> float:
 #: and ``where`` take a comparison (:data:`COMPARISONS`) with a number or a second pointer.
 REDUCERS = ("len", "sum", "mean", "min", "max", "count=", "count<", "where<", "nth=")
 
-#: ``;count`` and ``;where``'s comparisons, longest first (``<=`` is not ``<`` then ``=V``).
+#: ``;count`` and ``;where``'s comparisons; :data:`_COMPARED` tries ``<=`` before ``<`` (so
+#: ``<=3`` is no ``<`` with ``=3``).
 COMPARISONS = {
     "<=": operator.le,
     ">=": operator.ge,
