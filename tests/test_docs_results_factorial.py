@@ -38,7 +38,7 @@ def test_the_corners_and_the_swept_entry_are_the_specs_entries():
     entries = {m.name for m in sweep.base.methods}
     named = set(collect.PAIRS) | {e for others in collect.PAIRS.values() for e in others}
     assert named == {*collect.CORNERS, collect.METHOD} and named <= entries, named - entries
-    assert {collect.SWEPT, *collect.ENDS} <= entries
+    assert {collect.SWEPT, *collect.ENDS, collect.BUDGET} <= entries
     # every pair of corners once, each corner against the method
     pairs = {frozenset((x, y)) for x, others in collect.PAIRS.items() for y in others}
     assert len(pairs) == sum(len(others) for others in collect.PAIRS.values())

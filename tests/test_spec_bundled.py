@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from baselines.bc_ppo import BCPPOParams
 from opt_suite.spec import (
     bundled_specs,
     bundled_specs_dir,
@@ -113,9 +114,31 @@ def test_factorial_spec_declares_issue_35s_two_by_two_with_the_clones_length_swe
     assert (never.termination, every.termination) == ("never", "every_step")
     assert methods["reference-options"].method == "reference_options"
     assert methods["primitives"].method == "primitives"
-    # The entries it shares with fourrooms-related-controls are that spec's, so are their cells.
-    for entry in controls.methods:
-        assert methods[entry.name] == entry
+    # The entries it keeps from fourrooms-related-controls are that spec's, so are their cells.
+    parent = {m.name: m for m in controls.methods}
+    for name in ("primitives", "offline-options"):
+        assert methods[name] == parent[name]
+    # Issue 35's fairness: untrained options K-matched to the learned ones (only count_of
+    # differs from the parent's) ...
+    untrained = methods["random-options"].params
+    assert untrained.count_of == "offline-options"
+    assert untrained.offline_options == parent["random-options"].params.offline_options
+    # ... and every clone starting from the weights offline-options draws first (only
+    # initial_weights_of differs from the parent's clones).
+    for name in ("bc-option-never", "bc-option-every-step"):
+        clone = methods[name].params
+        assert clone.initial_weights_of == "offline-options"
+        assert dataclasses.replace(clone, initial_weights_of=None) == parent[name].params
+    assert methods["bc-option-length"].params.initial_weights_of == "offline-options"
+    # A never-terminating clone with bc_ppo's cloning budget: 500 Adam steps of 64 pairs at 1e-3.
+    budget = methods["bc-option-bc-ppo-budget"].params
+    ppo = BCPPOParams()
+    assert (budget.cloned_pairs, budget.batch_size) == (ppo.steps * ppo.batch_size, ppo.batch_size)
+    assert budget.offline_options.learning_rate == ppo.learning_rate
+    assert (budget.termination, budget.initial_weights_of) == ("never", "offline-options")
+    # The validity check: the hallway options must beat the never-terminating clone.
+    report = sweep.base.report
+    assert (report.positive_controls, report.clone) == (("reference-options",), "bc-option-never")
     # Between the imitation corners: the clone's termination probability, strictly inside (0, 1).
     betas = [
         {m.name: m for m in v.spec.methods}["bc-option-length"].params.termination_probability

@@ -22,6 +22,8 @@ the copies alone:
   the same in every variant: checked);
 - **the length sweep's verdicts**: each variant's ``bc-option-length`` against the two imitation
   corners (beta 0 and beta 1) on ``auc``;
+- **the cloning budget's verdict**: ``bc-option-bc-ppo-budget`` (the never-terminating clone
+  with bc_ppo's cloning budget) against ``bc-option-never`` on ``auc``;
 - **the length sweep's table** (``length_sweep``): per cloned option, from beta 0 to beta 1, the
   test-time learner's mean call length and option share (the leaderboard's recorded option
   usage), its normalised auc and jump start IQM, its zero-shot return and its cloning fit
@@ -63,6 +65,9 @@ METHOD = "offline-options"
 #: The swept entry, and the imitation corners at the ends of its axis (beta 0 and beta 1).
 SWEPT = "bc-option-length"
 ENDS = ("bc-option-never", "bc-option-every-step")
+#: The never-terminating clone with bc_ppo's cloning budget (500 Adam steps of 64 pairs at 1e-3
+#: instead of 500 full-batch steps at 1e-2): judged against the never-terminating clone.
+BUDGET = "bc-option-bc-ppo-budget"
 #: each corner against the corners after it and the method: every pair once
 PAIRS = {c: (*CORNERS[i + 1 :], METHOD) for i, c in enumerate(CORNERS)}
 #: auc decides "improves faster"; the jump start and the slope are separate claims
@@ -106,7 +111,7 @@ def check_shared(names: list[str]) -> None:
     first = json.loads((HERE / "variants" / names[0] / "runs.json").read_text())["methods"]
     for name in names[1:]:
         other = json.loads((HERE / "variants" / name / "runs.json").read_text())["methods"]
-        for entry in (*CORNERS, METHOD):
+        for entry in (*CORNERS, METHOD, BUDGET):
             if first[entry] != other[entry]:
                 raise SharedRunsDiffer(f"{entry} ran differently in {names[0]} and {name}")
 
@@ -139,12 +144,12 @@ def length_row(board: dict[str, Any], entry: str, beta: float, label: str) -> di
 
 
 def length_sweep(names: list[tuple[str, float]]) -> list[dict[str, Any]]:
-    """The cloned option from beta 0 (never) through the swept betas to beta 1 (every step)."""
+    """The cloned option from beta 0 (never, then with bc_ppo's budget) to beta 1 (every step)."""
     boards = {
         n: json.loads((HERE / "variants" / n / "leaderboard.json").read_text()) for n, _ in names
     }
     first = boards[names[0][0]]
-    rows = [length_row(first, ENDS[0], 0.0, ENDS[0])]
+    rows = [length_row(first, ENDS[0], 0.0, ENDS[0]), length_row(first, BUDGET, 0.0, BUDGET)]
     rows += [length_row(boards[n], SWEPT, beta, f"{SWEPT}-{beta:g}") for n, beta in names]
     rows.append(length_row(first, ENDS[1], 1.0, ENDS[1]))
     return rows
@@ -163,7 +168,8 @@ def length_markdown(rows: list[dict[str, Any]]) -> list[str]:
         "",
         "One option behaviour-cloned on the demonstrations, terminating with probability β per"
         " step: β 0 is `bc-option-never` (the learner's termination bump and max_steps end a"
-        " call), β 1 `bc-option-every-step`, the others each variant's `bc-option-length`. Mean"
+        f" call; `{BUDGET}` the same with bc_ppo's cloning budget), β 1"
+        " `bc-option-every-step`, the others each variant's `bc-option-length`. Mean"
         " call: primitive steps per call of the option by the test-time learner (its recorded"
         " counts, pooled over runs); calls: the share of the learner's decisions that chose"
         f" it. auc and jump start: IQM ({scale}) with its 95% [seeds] CI. Zero-shot: the"
@@ -207,6 +213,7 @@ def write_tables() -> None:
         study_page.Judged(HERE / "variants" / n, {SWEPT: ENDS}, SWEPT_METRICS, f"length-{beta:g}")
         for n, beta in names
     ]
+    groups.append(study_page.Judged(first, {BUDGET: ENDS[:1]}, SWEPT_METRICS, "budget"))
     lines, data = study_page.comparison_tables(SPEC, groups)
     rows = length_sweep(names)
     data["length_sweep"] = rows
