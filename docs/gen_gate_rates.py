@@ -252,7 +252,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record", nargs=2, metavar=("SPEC", "FRESH_RUN"))
     parser.add_argument("--baseline", help="default: the gate spec's committed baseline")
     parser.add_argument(
-        "--unit", choices=("pair", "seed"), default="pair", help="the test, as compare's --unit"
+        "--unit",
+        choices=("pair", "seed", "pool"),
+        default="pair",
+        help="the test, as compare's --unit",
     )
     parser.add_argument(
         "--permutations",
