@@ -55,9 +55,24 @@ seed, so that a high-range task does not dominate and a degradation of 10% of ea
 entries. Its smallest p-value is ``2**-n`` with ``n`` seeds, so :func:`power_problem` counts seeds:
 5 entries need 7 seeds at alpha 0.05.
 
+A pool of baseline seeds as the unit (``unit="pool"``, ``compare --unit pool``). Both paired
+units compare the run with *one* draw of the baseline's seeds: exact over the draw of both sides,
+but a gate holds its baseline fixed, and conditional on a small baseline that happened to be a
+good draw it alarms far above alpha (8 seeds: 7 false alarms in 20 reruns on the gymnasium gate).
+The pool unit takes a baseline of many seeds and compares the run's seeds, unpaired, with the
+baseline's seeds the run does not hold (:func:`_pool_split`): each seed's score is its mean over
+the test tasks of its values divided by the task's range (:func:`seed_differences` on values;
+every seed has the same tasks, so task difficulty is the same on both sides), then the one-sided
+two-sample permutation test of the mean scores (:func:`opt_suite.stats.permutation_test`), Holm
+over the entries. Under no change the run's seeds and the pool's are exchangeable, whatever the
+pool's draw; with a pool many times the run's, the level conditional on the one committed pool
+is close to nominal. The run's seeds the baseline holds are replayed exactly first; a pool of
+fewer than :data:`POOL_FACTOR` times the run's seeds is refused. Its smallest p-value is
+``1/(1 + permutations)`` (or ``1/C(n + m, n)``, :func:`opt_suite.stats.permutation_smallest_p`).
+
 Length (over the 400 lines the tree aims for): the CI gate's test (paired sign flips, Holm
-correction, power and coverage refusals, ties of last bits) is one decision rule; its parts are not
-used apart.
+correction, power and coverage refusals, ties of last bits, the pool unit) is one decision rule;
+its parts are not used apart.
 """
 
 from __future__ import annotations
