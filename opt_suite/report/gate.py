@@ -624,7 +624,8 @@ def _pool_comparison(
         raise CompareError(problem)
     sign = 1.0 if HIGHER_IS_BETTER[metric] else -1.0
     ranges = task_ranges(baseline, metric)
-    rows, p_values = [], []
+    rows: list[MethodComparison] = []
+    p_values = []
     for name, old in baseline.methods.items():
         ti, pool = split[name]
         ours = np.asarray(values[name].values[metric], dtype=np.float64)[:, ti]
@@ -637,14 +638,15 @@ def _pool_comparison(
         base_mean, run_mean = float(np.mean(theirs)), float(np.mean(ours))
         loss = 0.0 - float(np.mean(run_scores) - np.mean(pool_scores))
         p_values.append(p)
+        # adjusted below, once every entry's p is known
         rows.append(
-            dict(method=name, test="pool", runs=f"{runs[name]} seeds vs {pools[name]}",
-                 baseline_mean=base_mean, run_mean=run_mean, difference=run_mean - base_mean,
-                 ci_low=low, ci_high=high, p_value=p, degradation=loss)
+            MethodComparison(name, "pool", f"{runs[name]} seeds vs {pools[name]}", base_mean,
+                             run_mean, run_mean - base_mean, low, high, p,
+                             p_adjusted=float("nan"), regression=False, degradation=loss)
         )  # fmt: skip
     adjusted = stats.holm(np.array(p_values)) if correction == "holm" else np.array(p_values)
     result = tuple(
-        MethodComparison(**row, p_adjusted=float(q), regression=bool(q <= alpha))  # type: ignore[arg-type]
+        dataclasses.replace(row, p_adjusted=float(q), regression=bool(q <= alpha))
         for row, q in zip(rows, adjusted, strict=True)
     )
     first = next(iter(baseline.methods))
