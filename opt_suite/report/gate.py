@@ -391,13 +391,17 @@ def compare_runs(
     only_seeds: Sequence[int] | None = None,
     only_methods: Sequence[str] | None = None,
     unit: str = "pair",
+    intervals: bool = True,
 ) -> Comparison:
     """Test every baseline method entry's ``metric`` in the run against the baseline.
 
     ``only_seeds`` / ``only_methods`` narrow the baseline first (:func:`narrow_baseline`): the
     only way to compare a run that covers part of it. ``unit`` chooses the test's unit:
-    ``"pair"`` (every (seed, task) pair) or ``"seed"`` (each seed's mean of range-normalised
-    differences, :func:`seed_differences`; the module docstring says why).
+    ``"pair"`` (every (seed, task) pair), ``"seed"`` (each seed's mean of range-normalised
+    differences, :func:`seed_differences`; the module docstring says why) or ``"pool"`` (the
+    run's seeds against the baseline's other seeds). ``intervals=False`` leaves the pool unit's
+    bootstrap interval out (NaN): ``gate-rates`` counts decisions only, and on a pool of 160
+    seeds the interval is most of a comparison's time.
 
     Raises:
         CompareError: unknown metric, bad alpha, spec hash mismatch (unless
@@ -469,7 +473,7 @@ def compare_runs(
         warnings.append(f"method entries {extra} are not in the baseline: not compared")
     values = _run_values(inputs, baseline, warnings)
     if unit == "pool":
-        settings = (metric, alpha, correction, permutations)
+        settings = (metric, alpha, correction, permutations, intervals)
         return _pool_comparison(baseline, values, warnings, *settings)
     problem = coverage_problem(baseline, values)
     if problem is not None:
@@ -602,6 +606,7 @@ def _pool_comparison(
     alpha: float,
     correction: str,
     permutations: int,
+    intervals: bool = True,
 ) -> Comparison:
     """The pool unit's test of every entry: the run's seeds against the baseline's other seeds.
 
@@ -634,7 +639,11 @@ def _pool_comparison(
         pool_scores = seed_differences(sign * theirs, ranges)
         rng = rng_for("compare", name, metric)
         p = stats.permutation_test(run_scores, pool_scores, permutations, rng)
-        low, high = stats.stratified_bootstrap_difference_ci(ours, theirs, permutations, rng, alpha)
+        low, high = (
+            stats.stratified_bootstrap_difference_ci(ours, theirs, permutations, rng, alpha)
+            if intervals
+            else (float("nan"), float("nan"))
+        )
         base_mean, run_mean = float(np.mean(theirs)), float(np.mean(ours))
         loss = 0.0 - float(np.mean(run_scores) - np.mean(pool_scores))
         p_values.append(p)

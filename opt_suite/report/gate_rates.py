@@ -222,6 +222,7 @@ def gate_rates(
             correction=CORRECTION,
             permutations=permutations,
             unit=unit,
+            intervals=False,  # decisions are counted; the pool unit's interval is its cost
         )
 
     for group in groups:
