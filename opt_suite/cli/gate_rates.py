@@ -107,8 +107,15 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=1))
     else:
         flagged = ", ".join(f"{m} {n}" for m, n in rates.flagged_methods.items() if n)
+        pooled = max(len(runs.seeds) for runs in baseline.methods.values())
+        what = (
+            f" (each {run_size} fresh seeds against the baseline's {pooled}, unpaired)"
+            if rates.unit == "pool"
+            else ""
+        )
         print(
-            f"{rates.reruns} reruns under fresh seeds, metric {rates.metric}, unit {rates.unit},"
+            f"{rates.reruns} reruns under fresh seeds, metric {rates.metric}, unit"
+            f" {rates.unit}{what},"
             f" alpha "
             f"{rates.alpha:g}: false alarms {rates.false_alarms}/{rates.reruns} = "
             f"{rates.false_alarm_rate:.3f}" + (f" (flagged: {flagged})" if flagged else "")
