@@ -28,7 +28,7 @@ POOL_UNIT = {"gate-gymnasium", "gate-pixels"}
 #: Gate specs whose false-alarm rate was measured within alpha over >= 20 reruns under fresh seeds
 #: (docs/gate-rates.md, from the records docs/gen_gate_rates.py writes): only those may run in
 #: .ci/run, and each of those must (the test below checks the record).
-WITHIN_ALPHA = {"gate-power", "gate-field", "gate-objective"}
+WITHIN_ALPHA = {"gate-power", "gate-field", "gate-objective", "gate-gymnasium"}
 
 
 def _ci_gate_part() -> str:
@@ -109,6 +109,13 @@ def test_ci_compares_a_seed_unit_gate_with_the_test_whose_rates_were_measured(na
     assert line is not None and "--unit seed" in line
 
 
+@pytest.mark.parametrize("name", sorted(POOL_UNIT & WITHIN_ALPHA))
+def test_ci_compares_a_pool_unit_gate_with_the_test_whose_rates_were_measured(name):
+    # gate-rates measured the pool unit (the run's seeds against the pool's others, unpaired)
+    line = _compare_line(name)
+    assert line is not None and "--unit pool" in line
+
+
 def _compared_baselines() -> list[tuple[str, str]]:
     """(baseline, record stem) of every compare .ci/run runs: the quick spec's, then each gate's."""
     commands = _ci_gate_part()
@@ -117,13 +124,14 @@ def _compared_baselines() -> list[tuple[str, str]]:
     return [(p, "fourrooms-quick" if p == "ci/baseline.json" else p[12:-5]) for p in pairs]
 
 
-def test_ci_compares_the_quick_spec_and_three_gates_each_with_measured_power():
+def test_ci_compares_the_quick_spec_and_the_gates_within_alpha_each_with_measured_power():
     assert "--unmeasured-ok" not in _ci_gate_part()
     assert [p for p, _ in _compared_baselines()] == [
         "ci/baseline.json",
         "ci/baseline-gate-power.json",
         "ci/baseline-gate-field.json",
         "ci/baseline-gate-objective.json",
+        "ci/baseline-gate-gymnasium.json",
     ]
 
 
