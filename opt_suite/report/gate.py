@@ -58,7 +58,7 @@ entries. Its smallest p-value is ``2**-n`` with ``n`` seeds, so :func:`power_pro
 A pool of baseline seeds as the unit (``unit="pool"``, ``compare --unit pool``). Both paired
 units compare the run with *one* draw of the baseline's seeds: exact over the draw of both sides,
 but a gate holds its baseline fixed, and conditional on a small baseline that happened to be a
-good draw it alarms far above alpha (8 seeds: 7 false alarms in 20 reruns on the gymnasium gate).
+good draw it alarms far above alpha (the gymnasium gate's first 8-seed baseline, issue 36).
 The pool unit takes a baseline of many seeds and compares the run's seeds, unpaired, with the
 baseline's seeds the run does not hold (:func:`_pool_split`): each seed's score is its mean over
 the test tasks of its values divided by the task's range (:func:`seed_differences` on values;
