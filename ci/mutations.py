@@ -67,9 +67,12 @@ GATES = {
     "quick": Gate("specs/fourrooms-quick.yaml", "ci/baseline.json"),
     # The gate with power for every entry, compared as .ci/run does: the seed as the unit.
     "power": Gate("ci/gate-power.yaml", "ci/baseline-gate-power.json", ("--unit", "seed")),
-    "gymnasium": Gate("ci/gate-gymnasium.yaml", "ci/baseline-gate-gymnasium.json"),
+    # The model-free gates, compared as .ci/run does: the run's seeds against a 168-seed pool.
+    "gymnasium": Gate(
+        "ci/gate-gymnasium.yaml", "ci/baseline-gate-gymnasium.json", ("--unit", "pool")
+    ),
     "field": Gate("ci/gate-field.yaml", "ci/baseline-gate-field.json"),
-    "pixels": Gate("ci/gate-pixels.yaml", "ci/baseline-gate-pixels.json"),
+    "pixels": Gate("ci/gate-pixels.yaml", "ci/baseline-gate-pixels.json", ("--unit", "pool")),
     # Algorithm 1's objective guarded: offline-options at lambda2 = 1, where its results depend
     # on Ĵ's terms, compared as .ci/run does.
     "objective": Gate(

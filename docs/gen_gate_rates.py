@@ -62,8 +62,9 @@ one method entry is made worse by a fraction of each task's metric range (**caug
 reruns, those in which that entry was flagged), as `opt-suite gate-rates` defines them
 ([results-and-gate.md](results-and-gate.md#the-gates-own-error-rates)). A rerun is a group of
 fresh seeds of one run of the gate spec, as many as its baseline has, relabelled as the baseline's
-seeds. `python docs/gen_gate_rates.py --record SPEC FRESH_RUN` measures a gate again and rewrites
-this page.
+seeds (with a pool of baseline seeds as the unit: as many as the spec's `evaluation.seeds`,
+compared with the whole pool). `python docs/gen_gate_rates.py --record SPEC FRESH_RUN` measures a
+gate again and rewrites this page.
 """
 
 
@@ -201,6 +202,18 @@ def _shown(command: str) -> str:
     return re.sub(r"(?<= )/\S*/(?=(?:ci|specs)/[^/\s]+\.yaml)", "", command)
 
 
+def _unit(unit: str) -> str:
+    """The test's unit as the page names it, with the ``compare`` flag that selects it."""
+    if unit == "pool":
+        return (
+            "a pool of baseline seeds as the unit (`compare --unit pool`: each rerun's seeds"
+            " against the whole pool, unpaired)"
+        )
+    return f"the {unit} as the unit" + (
+        " (`compare --unit seed`)" if unit == "seed" else " (`compare`'s default)"
+    )
+
+
 def section(data: dict[str, Any]) -> str:
     """One gate spec's rates, with where and how they were measured."""
     rates, fresh = data["rates"], data["fresh_run"]
@@ -213,8 +226,7 @@ def section(data: dict[str, Any]) -> str:
         f"- **false alarms: {rates['false_alarms']}/{rates['reruns']} = "
         f"{rates['false_alarm_rate']:.2f}** ({verdict} = {rates['alpha']:g}"
         + (f"; flagged: {flagged}" if flagged else "")
-        + f"), metric `{rates['metric']}`, the {rates.get('unit', 'pair')} as the unit"
-        + (" (`compare --unit seed`)" if rates.get("unit") == "seed" else " (`compare`'s default)"),
+        + f"), metric `{rates['metric']}`, {_unit(rates.get('unit', 'pair'))}",
         "",
         "| injected loss (of each task's range) | caught (rate, then per entry) |",
         "|---|---|",
@@ -252,7 +264,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record", nargs=2, metavar=("SPEC", "FRESH_RUN"))
     parser.add_argument("--baseline", help="default: the gate spec's committed baseline")
     parser.add_argument(
-        "--unit", choices=("pair", "seed"), default="pair", help="the test, as compare's --unit"
+        "--unit",
+        choices=("pair", "seed", "pool"),
+        default="pair",
+        help="the test, as compare's --unit",
     )
     parser.add_argument(
         "--permutations",

@@ -34,6 +34,8 @@ split, each would import the others' private pieces.
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -52,6 +54,7 @@ __all__ = [
     "paired_sign_flip_test",
     "paired_sign_flip_smallest_p",
     "percentile_interval",
+    "permutation_smallest_p",
     "permutation_test",
     "probability_of_improvement",
     "probability_of_improvement_ci",
@@ -457,12 +460,25 @@ def paired_sign_flip_smallest_p(pairs: int, reps: int) -> float:
     return 1.0 / (1 + reps)
 
 
+#: Most labellings :func:`permutation_test` enumerates exactly (an array of this many index rows).
+_EXACT_LABELLINGS = 200_000
+
+
+def _enumerable(new_size: int, old_size: int, reps: int) -> bool:
+    labellings = math.comb(new_size + old_size, new_size)
+    return labellings <= reps and labellings <= _EXACT_LABELLINGS
+
+
 def permutation_test(
     new: np.ndarray, old: np.ndarray, reps: int, rng: np.random.Generator
 ) -> float:
     """One-sided two-sample permutation p-value for "mean(new) < mean(old)".
 
-    Labels are shuffled ``reps`` times; p = ``(1 + #{shuffled diff <= observed}) / (1 + reps)``.
+    Under H0 the ``n + m`` values are exchangeable: which ``n`` of them are "new" is a uniform
+    draw. The p-value is the fraction of labellings whose difference of means is at most the
+    observed one: exact (every one of the ``C(n + m, n)`` labellings) when there are at most
+    ``reps`` of them, otherwise ``(1 + hits) / (1 + reps)`` over ``reps`` random labellings
+    (a valid Monte Carlo p-value), as :func:`paired_sign_flip_test` does for sign patterns.
     """
     new = np.asarray(new, dtype=np.float64).ravel()
     old = np.asarray(old, dtype=np.float64).ravel()
@@ -470,13 +486,36 @@ def permutation_test(
         raise ValueError("both samples need at least one value")
     pooled = np.concatenate([new, old])
     observed = float(np.mean(new) - np.mean(old))
+    total = float(np.sum(pooled))
+
+    def differences(chosen_sum: np.ndarray) -> np.ndarray:
+        # mean of the n values labelled new minus the mean of the other m, from their sum alone
+        return chosen_sum / new.size - (total - chosen_sum) / old.size
+
+    if _enumerable(new.size, old.size, reps):
+        labellings = np.array(list(itertools.combinations(range(pooled.size), new.size)))
+        return float(np.mean(_at_most(differences(pooled[labellings].sum(axis=1)), observed)))
     hits = 0
     for count in _batches(reps, pooled.size):
         order = np.argsort(rng.random((count, pooled.size)), axis=1)
-        shuffled = pooled[order]
-        diff = np.mean(shuffled[:, : new.size], axis=1) - np.mean(shuffled[:, new.size :], axis=1)
-        hits += int(np.sum(_at_most(diff, observed)))
+        hits += int(
+            np.sum(_at_most(differences(pooled[order[:, : new.size]].sum(axis=1)), observed))
+        )
     return (1 + hits) / (1 + reps)
+
+
+def permutation_smallest_p(new_size: int, old_size: int, reps: int) -> float:
+    """The smallest p-value :func:`permutation_test` can return for samples of these sizes.
+
+    Exact test: ``1 / C(n + m, n)`` (only the observed labelling is as extreme). Monte Carlo
+    test: ``1 / (1 + reps)``. As for :func:`paired_sign_flip_smallest_p`, a test whose smallest
+    p-value is above the significance level can never reject.
+    """
+    if new_size < 1 or old_size < 1:
+        raise ValueError(f"both samples need at least one value, got {new_size} and {old_size}")
+    if _enumerable(new_size, old_size, reps):
+        return 1.0 / math.comb(new_size + old_size, new_size)
+    return 1.0 / (1 + reps)
 
 
 def holm(p_values: np.ndarray) -> np.ndarray:

@@ -15,17 +15,20 @@ from pathlib import Path
 import pytest
 
 from opt_suite.report import load_baseline
-from opt_suite.report.gate import power_problem
+from opt_suite.report.gate import POOL_FACTOR, power_problem
 from opt_suite.spec import load_spec, spec_hash
 
 ROOT = Path(__file__).resolve().parents[1]
 GATE_SPECS = sorted((ROOT / "ci").glob("gate-*.yaml"))
 #: Gate specs compared with the seed as the unit (`compare --unit seed`), in .ci/run as elsewhere.
-SEED_UNIT = {"gate-power", "gate-objective", "gate-gymnasium", "gate-pixels"}
+SEED_UNIT = {"gate-power", "gate-objective"}
+#: Gate specs whose baseline is a pool of many seeds, compared with the run's seeds unpaired
+#: (`compare --unit pool`): a CI run of `evaluation.seeds` seeds against the pool's other seeds.
+POOL_UNIT = {"gate-gymnasium", "gate-pixels"}
 #: Gate specs whose false-alarm rate was measured within alpha over >= 20 reruns under fresh seeds
 #: (docs/gate-rates.md, from the records docs/gen_gate_rates.py writes): only those may run in
 #: .ci/run, and each of those must (the test below checks the record).
-WITHIN_ALPHA = {"gate-power", "gate-field", "gate-objective"}
+WITHIN_ALPHA = {"gate-power", "gate-field", "gate-objective", "gate-gymnasium", "gate-pixels"}
 
 
 def _ci_gate_part() -> str:
@@ -51,14 +54,24 @@ def test_each_gate_spec_has_a_baseline_of_its_hash_that_can_fail(path):
     baseline = load_baseline(ROOT / "ci" / f"baseline-{path.stem}.json")
     assert (baseline.spec_name, baseline.spec_hash) == (spec.name, spec_hash(spec))
     assert sorted(baseline.methods) == sorted(m.name for m in spec.methods)
-    unit = "seed" if path.stem in SEED_UNIT else "pair"
+    unit = "seed" if path.stem in SEED_UNIT else "pool" if path.stem in POOL_UNIT else "pair"
     units = {
         name: len(runs.seeds) * (1 if unit == "seed" else len(runs.tasks))
         for name, runs in baseline.methods.items()
     }
-    assert power_problem(units, spec.tasks.test, unit=unit) is None
-    # A seed-unit gate's baseline says so, so that compare cannot use another test by omission.
-    assert baseline.gate_unit == ("seed" if path.stem in SEED_UNIT else None)
+    if unit == "pool":
+        # CI's run holds the spec's seeds 0..n-1, which the pool holds too: tested against the rest
+        run = spec.evaluation.seeds
+        units = dict.fromkeys(baseline.methods, run)
+        pool = {name: len(runs.seeds) - run for name, runs in baseline.methods.items()}
+        assert all(set(range(run)) <= set(runs.seeds) for runs in baseline.methods.values())
+        assert min(pool.values()) >= POOL_FACTOR * run
+        assert power_problem(units, spec.tasks.test, unit=unit, pool=pool) is None
+    else:
+        assert power_problem(units, spec.tasks.test, unit=unit) is None
+    # A seed- or pool-unit gate's baseline says so, so that compare cannot use another test by
+    # omission.
+    assert baseline.gate_unit == (unit if unit != "pair" else None)
 
 
 @pytest.mark.parametrize("path", GATE_SPECS, ids=lambda p: p.stem)
@@ -80,7 +93,8 @@ def test_a_gate_spec_is_in_ci_only_with_a_false_alarm_rate_within_alpha(path):
     assert data["fresh_run"]["spec_hash"] == spec_hash(load_spec(path)), "measured on another spec"
     rates = data["rates"]
     recorded = load_baseline(ROOT / "ci" / f"baseline-{path.stem}.json").gate_unit
-    unit = "seed" if "--unit seed" in line else "pair" if "--unit pair" in line else recorded
+    asked = re.search(r"--unit (\w+)", line)
+    unit = asked.group(1) if asked else recorded
     unit = unit or "pair"
     assert rates.get("unit", "pair") == unit, f"rates measured with --unit {rates.get('unit')}"
     assert rates["reruns"] >= 20
@@ -95,6 +109,13 @@ def test_ci_compares_a_seed_unit_gate_with_the_test_whose_rates_were_measured(na
     assert line is not None and "--unit seed" in line
 
 
+@pytest.mark.parametrize("name", sorted(POOL_UNIT & WITHIN_ALPHA))
+def test_ci_compares_a_pool_unit_gate_with_the_test_whose_rates_were_measured(name):
+    # gate-rates measured the pool unit (the run's seeds against the pool's others, unpaired)
+    line = _compare_line(name)
+    assert line is not None and "--unit pool" in line
+
+
 def _compared_baselines() -> list[tuple[str, str]]:
     """(baseline, record stem) of every compare .ci/run runs: the quick spec's, then each gate's."""
     commands = _ci_gate_part()
@@ -103,13 +124,15 @@ def _compared_baselines() -> list[tuple[str, str]]:
     return [(p, "fourrooms-quick" if p == "ci/baseline.json" else p[12:-5]) for p in pairs]
 
 
-def test_ci_compares_the_quick_spec_and_three_gates_each_with_measured_power():
+def test_ci_compares_the_quick_spec_and_the_gates_within_alpha_each_with_measured_power():
     assert "--unmeasured-ok" not in _ci_gate_part()
     assert [p for p, _ in _compared_baselines()] == [
         "ci/baseline.json",
         "ci/baseline-gate-power.json",
         "ci/baseline-gate-field.json",
         "ci/baseline-gate-objective.json",
+        "ci/baseline-gate-gymnasium.json",
+        "ci/baseline-gate-pixels.json",
     ]
 
 

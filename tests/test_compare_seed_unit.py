@@ -170,5 +170,7 @@ def test_report_refuses_unit_without_a_baseline_and_a_bad_recorded_unit(tmp_path
     baseline.write_text(
         baseline.read_text().replace('"test_tasks"', '"gate_unit": "task", "test_tasks"')
     )
-    with pytest.raises(Exception, match="settings.gate_unit must be one of pair, seed, got 'task'"):
+    with pytest.raises(
+        Exception, match="settings.gate_unit must be one of pair, seed, pool, got 'task'"
+    ):
         load_baseline(baseline)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from opt_suite.cli.numbers import integer
+from opt_suite.report.measured_rates import UNITS
 
 if TYPE_CHECKING:
     from opt_suite.report.baseline import Baseline
@@ -50,11 +51,13 @@ def add_unit_argument(parser: argparse.ArgumentParser) -> None:
     """``--unit``: the test's unit, shared by ``compare`` and ``gate-rates`` (one test)."""
     parser.add_argument(
         "--unit",
-        choices=("pair", "seed"),
+        choices=UNITS,
         default=None,
-        help="the sign-flip test's unit: every (seed, task) pair, or each seed's mean of"
-        " range-normalised differences (the seed as the unit; needs >= 7 seeds for 5 entries at"
-        " alpha 0.05; default: the baseline's settings.gate_unit, else pair)",
+        help="the test's unit: every (seed, task) pair, or each seed's mean of range-normalised"
+        " differences (the seed as the unit; needs >= 7 seeds for 5 entries at alpha 0.05), both"
+        " paired sign-flip tests; or pool: the run's seeds against the baseline's other seeds,"
+        " each seed's mean of range-normalised values, a two-sample permutation test (a"
+        " baseline of many seeds; default: the baseline's settings.gate_unit, else pair)",
     )
 
 

@@ -1,9 +1,10 @@
 """``opt-suite gate-rates DIR --baseline FILE``: the results gate's false-alarm rate and power.
 
 ``DIR`` holds a run of the baseline's spec under seeds the baseline does not have (``opt-suite run
-SPEC --seeds 2-41 --out DIR`` for a two-seed baseline and 20 reruns). Each group of fresh seeds is
-compared with the baseline by the gate itself, as ``compare`` would, unchanged (false alarms) and
-with each method entry made worse by fractions of each task's metric range (power); see
+SPEC --seeds 2-41 --out DIR`` for a two-seed baseline and 20 reruns; with ``--unit pool``, groups
+of the spec's ``evaluation.seeds``, each against the whole baseline pool). Each group of fresh
+seeds is compared with the baseline by the gate itself, as ``compare`` would, unchanged (false
+alarms) and with each method entry made worse by fractions of each task's metric range (power); see
 :mod:`opt_suite.report.gate_rates`. Exit 0 when the false-alarm rate is at most ``--alpha``, 1 when
 it is above (the gate trips without regressions more often than it promises), 2 on bad input.
 
@@ -58,13 +59,18 @@ def run(args: argparse.Namespace) -> int:
     from opt_suite.report import BaselineError, CompareError, ReportDataError, load_baseline
     from opt_suite.report.baseline import stamp_baseline
     from opt_suite.report.gate_rates import CORRECTION, gate_rates, measured
-    from opt_suite.report.source import load_inputs
+    from opt_suite.report.source import load_view_inputs
+    from opt_suite.run_view import RunView
     from opt_suite.store import StoreError
 
     fractions = tuple(args.degradation or (0.05, 0.1, 0.2))
     try:
         baseline = load_baseline(args.baseline)
-        inputs, warnings = load_inputs(args.directory)
+        unit = unit_for_test(args.unit, baseline)
+        with RunView(args.directory) as view:
+            inputs, warnings = load_view_inputs(view)
+            # The pool unit's rerun is a run as CI makes it: the spec's seeds, not the baseline's.
+            run_size = view.spec().evaluation.seeds if unit == "pool" else None
         for message in warnings:
             print(f"warning: {message}", file=sys.stderr)
         rates = gate_rates(
@@ -74,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
             metric=args.metric,
             alpha=args.alpha,
             permutations=args.permutations,
-            unit=unit_for_test(args.unit, baseline),
+            unit=unit,
+            run_size=run_size,
         )
         if args.stamp:  # what was measured, on the content it was measured against
             today = datetime.datetime.now(datetime.UTC).date().isoformat()
@@ -100,8 +107,15 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=1))
     else:
         flagged = ", ".join(f"{m} {n}" for m, n in rates.flagged_methods.items() if n)
+        pooled = max(len(runs.seeds) for runs in baseline.methods.values())
+        what = (
+            f" (each {run_size} fresh seeds against the baseline's {pooled}, unpaired)"
+            if rates.unit == "pool"
+            else ""
+        )
         print(
-            f"{rates.reruns} reruns under fresh seeds, metric {rates.metric}, unit {rates.unit},"
+            f"{rates.reruns} reruns under fresh seeds, metric {rates.metric}, unit"
+            f" {rates.unit}{what},"
             f" alpha "
             f"{rates.alpha:g}: false alarms {rates.false_alarms}/{rates.reruns} = "
             f"{rates.false_alarm_rate:.3f}" + (f" (flagged: {flagged})" if flagged else "")

@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from opt_suite.report.measured_rates import UNITS
+
 __all__ = ["add_arguments", "run"]
 
 
@@ -31,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--unit",
-        choices=("pair", "seed"),
+        choices=UNITS,
         help="with --export-baseline: record the gate's test in the baseline (settings.gate_unit;"
         " compare and gate-rates then use it, and refuse another --unit); default: what the"
         " baseline being refreshed recorded, else nothing (compare's own default, pair)",
@@ -54,7 +56,9 @@ def _baseline_warnings(inputs, analysis, unit: str | None) -> list[str]:
         units = {name: m.values["auc"].size for name, m in analysis.metrics.items()}
     tasks = max(len(m.tasks) for m in analysis.metrics.values())
     messages = []
-    problem = power_problem(units, tasks, unit=unit or "pair")
+    # The pool unit's power depends on the run it is given (its seeds against the others), so
+    # compare checks it then (power_problem with the pool's sizes); a pair or seed test's here.
+    problem = None if unit == "pool" else power_problem(units, tasks, unit=unit or "pair")
     if problem is not None:
         messages.append(f"at the default alpha 0.05, {problem}")
     if inputs.incomplete:

@@ -110,7 +110,7 @@ class Baseline:
 
 
 #: The units of the gate's sign-flip test (``compare --unit``), as ``settings.gate_unit`` records.
-GATE_UNITS = ("pair", "seed")
+GATE_UNITS = measured_rates.UNITS
 
 
 def baseline_document(

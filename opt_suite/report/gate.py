@@ -55,9 +55,24 @@ seed, so that a high-range task does not dominate and a degradation of 10% of ea
 entries. Its smallest p-value is ``2**-n`` with ``n`` seeds, so :func:`power_problem` counts seeds:
 5 entries need 7 seeds at alpha 0.05.
 
+A pool of baseline seeds as the unit (``unit="pool"``, ``compare --unit pool``). Both paired
+units compare the run with *one* draw of the baseline's seeds: exact over the draw of both sides,
+but a gate holds its baseline fixed, and conditional on a small baseline that happened to be a
+good draw it alarms far above alpha (the gymnasium gate's first 8-seed baseline, issue 36).
+The pool unit takes a baseline of many seeds and compares the run's seeds, unpaired, with the
+baseline's seeds the run does not hold (:func:`_pool_split`): each seed's score is its mean over
+the test tasks of its values divided by the task's range (:func:`seed_differences` on values;
+every seed has the same tasks, so task difficulty is the same on both sides), then the one-sided
+two-sample permutation test of the mean scores (:func:`opt_suite.stats.permutation_test`), Holm
+over the entries. Under no change the run's seeds and the pool's are exchangeable, whatever the
+pool's draw; with a pool many times the run's, the level conditional on the one committed pool
+is close to nominal. The run's seeds the baseline holds are replayed exactly first; a pool of
+fewer than :data:`POOL_FACTOR` times the run's seeds is refused. Its smallest p-value is
+``1/(1 + permutations)`` (or ``1/C(n + m, n)``, :func:`opt_suite.stats.permutation_smallest_p`).
+
 Length (over the 400 lines the tree aims for): the CI gate's test (paired sign flips, Holm
-correction, power and coverage refusals, ties of last bits) is one decision rule; its parts are not
-used apart.
+correction, power and coverage refusals, ties of last bits, the pool unit) is one decision rule;
+its parts are not used apart.
 """
 
 from __future__ import annotations
@@ -70,7 +85,7 @@ from typing import Any
 import numpy as np
 
 from opt_suite import stats
-from opt_suite.report.baseline import Baseline, BaselineRuns, narrow_baseline
+from opt_suite.report.baseline import GATE_UNITS, Baseline, BaselineRuns, narrow_baseline
 from opt_suite.report.episodes import learning_curves
 from opt_suite.report.inputs import ReportInputs
 from opt_suite.report.leaderboard import rng_for
@@ -97,8 +112,12 @@ __all__ = [
 
 PERMUTATIONS = 10_000
 
-#: What the sign-flip test permutes: each (seed, task) pair, or each seed's mean over its tasks.
-UNITS = ("pair", "seed")
+#: The test's unit: each (seed, task) pair or each seed's normalised mean difference (paired sign
+#: flips), or each seed's normalised mean value against a pool of other seeds (two-sample).
+UNITS = GATE_UNITS
+
+#: The pool unit's smallest pool: this many times the run's seeds (see the module docstring).
+POOL_FACTOR = 4
 
 
 class CompareError(ValueError):
@@ -110,8 +129,8 @@ class MethodComparison:
     """The test of one method entry."""
 
     method: str
-    test: str  # "paired" (the (seed, task) pair as the unit) or "seed-level"
-    runs: str  # "20 pairs" or "10 seeds"
+    test: str  # "paired" (the (seed, task) pair as the unit), "seed-level" or "pool"
+    runs: str  # "20 pairs", "10 seeds" or "8 seeds vs 160" (the pool unit)
     baseline_mean: float
     run_mean: float
     difference: float  # run mean - baseline mean, in the metric's units
@@ -142,8 +161,13 @@ class Comparison:
     warnings: tuple[str, ...]
     #: exact replay, before the statistics: which compared cells differ from the baseline at all
     replay: Replay | None = None
-    #: the test's unit: "pair" ((seed, task) pairs) or "seed" (seeds' normalised means)
+    #: the test's unit: "pair" ((seed, task) pairs), "seed" (seeds' normalised mean
+    #: differences) or "pool" (the run's seeds against the baseline's other seeds)
     unit: str = "pair"
+    #: random permutations (sign patterns or labellings) of a Monte Carlo test
+    permutations: int = PERMUTATIONS
+    #: the pool unit's sizes: (the run's seeds, the baseline's other seeds) of its first entry
+    pool: tuple[int, int] | None = None
 
     @property
     def regressions(self) -> list[str]:
@@ -151,8 +175,13 @@ class Comparison:
         return [r.method for r in self.rows if r.regression]
 
 
-def _smallest_p(pairs: int, permutations: int) -> float:
-    """Smallest p-value of the paired test with ``pairs`` pairs."""
+def _smallest_p(pairs: int, permutations: int, pool: int | None = None) -> float:
+    """Smallest p-value of the paired test with ``pairs`` pairs.
+
+    With ``pool``: of the pool unit's test of ``pairs`` run seeds against ``pool`` other seeds.
+    """
+    if pool is not None:
+        return stats.permutation_smallest_p(pairs, pool, permutations)
     return stats.paired_sign_flip_smallest_p(pairs, permutations)
 
 
@@ -164,6 +193,7 @@ def power_problem(
     correction: str = "holm",
     permutations: int = PERMUTATIONS,
     unit: str = "pair",
+    pool: Mapping[str, int] | None = None,
 ) -> str | None:
     """Why a gate of this design can never report a regression, or None when it can.
 
@@ -174,25 +204,39 @@ def power_problem(
         alpha: the significance level.
         correction: ``"holm"`` (multiply by the number of entries) or ``"none"``.
         permutations: random sign patterns of the Monte Carlo test.
-        unit: ``"pair"`` or ``"seed"``, the test's unit (:data:`UNITS`).
+        unit: ``"pair"``, ``"seed"`` or ``"pool"``, the test's unit (:data:`UNITS`).
+        pool: with ``unit="pool"``: method entry -> the baseline's seeds it is tested against
+            (``pairs`` then counts the run's seeds).
     """
+    if unit == "pool" and pool is None:
+        raise ValueError("the pool unit's power needs the pool's size per method entry")
+    sizes = pool if unit == "pool" else None
+
+    def smallest(name: str, n: int) -> float:
+        return _smallest_p(n, permutations, None if sizes is None else sizes[name])
+
     m = len(pairs) if correction == "holm" else 1
-    weak = {
-        name: n
-        for name, n in pairs.items()
-        if m * _smallest_p(n, permutations) > alpha * (1 + 1e-9)
-    }
+    weak = {name: n for name, n in pairs.items() if m * smallest(name, n) > alpha * (1 + 1e-9)}
     if not weak:
         return None
     name, n = next(iter(weak.items()))
-    adjusted = m * _smallest_p(n, permutations)
+    adjusted = m * smallest(name, n)
     corrected = f" x {m} method entries (Holm)" if m > 1 else ""
-    observed = f"{n} seeds (the seed-level test)" if unit == "seed" else f"{n} (seed, task) pairs"
+    observed = {
+        "seed": f"{n} seeds (the seed-level test)",
+        "pool": f"{n} seeds against a pool of {sizes[name] if sizes else 0} (the pool unit)",
+    }.get(unit, f"{n} (seed, task) pairs")
     need = next(
-        (k for k in range(1, 63) if m * _smallest_p(k, permutations) <= alpha * (1 + 1e-9)),
+        (k for k in range(1, 63) if m * smallest(name, k) <= alpha * (1 + 1e-9)),
         None,
     )
-    if need is None:
+    if unit == "pool":
+        remedy = (
+            f"its smallest p-value is 1/C(run + pool seeds, run seeds), or 1/(1 + --permutations)"
+            f" when there are more labellings: run more seeds with a larger pool, and"
+            f" --permutations above {math.ceil(m / alpha)}"
+        )
+    elif need is None:
         remedy = f"raise --permutations above {math.ceil(m / alpha)}"
     elif unit == "seed":
         remedy = (
@@ -208,7 +252,7 @@ def power_problem(
         )
     return (
         f"this gate cannot fail: with {observed} the smallest p-value the test can reach is"
-        f" {_smallest_p(n, permutations):.3g}{corrected} = {adjusted:.3g} > alpha {alpha:g}, so"
+        f" {smallest(name, n):.3g}{corrected} = {adjusted:.3g} > alpha {alpha:g}, so"
         f" no result, however much worse, would be a regression ({', '.join(weak)}); {remedy}"
     )
 
@@ -240,9 +284,10 @@ def task_ranges(baseline: Baseline, metric: str) -> np.ndarray:
 def seed_differences(diff: np.ndarray, ranges: np.ndarray) -> np.ndarray:
     """Per seed, the mean over its tasks of ``diff`` (seeds x tasks), each divided by its range.
 
-    The seed-level test's units. A task whose range is 0 (every entry and seed of the baseline
-    scored the same) has no scale, so its differences count unnormalised: dividing by 0 would
-    turn any change there into an infinite one.
+    The seed-level test's units (of differences), and the pool unit's (of values). A task whose
+    range is 0 (every entry and seed of the baseline scored the same) has no scale, so its
+    differences count unnormalised: dividing by 0 would turn any change there into an infinite
+    one.
     """
     diff = np.asarray(diff, dtype=np.float64)
     scale = np.where(np.asarray(ranges, dtype=np.float64) > 0, ranges, 1.0)
@@ -346,13 +391,17 @@ def compare_runs(
     only_seeds: Sequence[int] | None = None,
     only_methods: Sequence[str] | None = None,
     unit: str = "pair",
+    intervals: bool = True,
 ) -> Comparison:
     """Test every baseline method entry's ``metric`` in the run against the baseline.
 
     ``only_seeds`` / ``only_methods`` narrow the baseline first (:func:`narrow_baseline`): the
     only way to compare a run that covers part of it. ``unit`` chooses the test's unit:
-    ``"pair"`` (every (seed, task) pair) or ``"seed"`` (each seed's mean of range-normalised
-    differences, :func:`seed_differences`; the module docstring says why).
+    ``"pair"`` (every (seed, task) pair), ``"seed"`` (each seed's mean of range-normalised
+    differences, :func:`seed_differences`; the module docstring says why) or ``"pool"`` (the
+    run's seeds against the baseline's other seeds). ``intervals=False`` leaves the pool unit's
+    bootstrap interval out (NaN): ``gate-rates`` counts decisions only, and on a pool of 160
+    seeds the interval is most of a comparison's time.
 
     Raises:
         CompareError: unknown metric, bad alpha, spec hash mismatch (unless
@@ -423,6 +472,9 @@ def compare_runs(
     if extra:
         warnings.append(f"method entries {extra} are not in the baseline: not compared")
     values = _run_values(inputs, baseline, warnings)
+    if unit == "pool":
+        settings = (metric, alpha, correction, permutations, intervals)
+        return _pool_comparison(baseline, values, warnings, *settings)
     problem = coverage_problem(baseline, values)
     if problem is not None:
         raise CompareError(problem)
@@ -506,6 +558,112 @@ def compare_runs(
     return Comparison(metric, alpha, correction, result, tuple(warnings), exact, unit)
 
 
+def _pool_split(
+    baseline: Baseline, values: Mapping[str, Any]
+) -> dict[str, tuple[list[int], list[int]]]:
+    """Per method entry: where the baseline's tasks are in the run, and its pool's seed rows.
+
+    The pool is every baseline seed the run does not hold (those the run holds were replayed).
+
+    Raises:
+        CompareError: test tasks drawn per seed or not the baseline's, or a pool smaller than
+            :data:`POOL_FACTOR` times the run's seeds.
+    """
+    if baseline.tasks_per_seed:
+        raise CompareError(
+            f"baseline {baseline.path} draws its test tasks per seed (tasks.test_per_seed): a"
+            " pool seed's task k is not the run's task k; the pool unit needs test tasks shared"
+            " by every seed"
+        )
+    split = {}
+    for name, old in baseline.methods.items():
+        new = values[name]
+        ti = _positions(new.tasks, old.tasks)
+        if ti is None or len(new.tasks) != len(old.tasks):
+            raise CompareError(
+                f"baseline {baseline.path}: {name}'s test tasks are {_listed(old.tasks)}, the"
+                f" run's {_listed(new.tasks)}; the pool unit compares seeds on the same test tasks"
+            )
+        held = {str(s) for s in new.seeds}
+        pool = [k for k, s in enumerate(old.seeds) if str(s) not in held]
+        if len(pool) < POOL_FACTOR * len(new.seeds):
+            raise CompareError(
+                f"baseline {baseline.path}: {name} holds {len(pool)} seeds other than the run's"
+                f" {len(new.seeds)}; the pool unit needs at least {POOL_FACTOR} x the run's seeds"
+                f" ({POOL_FACTOR * len(new.seeds)}) in its pool, so that its one draw of the pool"
+                " barely moves the test's level: export the baseline from a run of more seeds"
+                " (`opt-suite run SPEC --seeds 0-N --out DIR`)"
+            )
+        split[name] = (ti, pool)
+    return split
+
+
+def _pool_comparison(
+    baseline: Baseline,
+    values: Mapping[str, Any],
+    warnings: list[str],
+    metric: str,
+    alpha: float,
+    correction: str,
+    permutations: int,
+    intervals: bool = True,
+) -> Comparison:
+    """The pool unit's test of every entry: the run's seeds against the baseline's other seeds.
+
+    Each seed's score is its mean over the test tasks of its values, each divided by the task's
+    range (:func:`seed_differences` on values); the run's scores and the pool's are compared by
+    the one-sided two-sample permutation test (:func:`opt_suite.stats.permutation_test`).
+    """
+    split = _pool_split(baseline, values)
+    exact = replay(
+        {name: BaselineRuns(m.seeds, m.tasks, m.values) for name, m in values.items()},
+        baseline.methods,
+        metric,
+    )
+    runs = {name: len(values[name].seeds) for name in baseline.methods}
+    pools = {name: len(pool) for name, (_, pool) in split.items()}
+    tasks = max(len(old.tasks) for old in baseline.methods.values())
+    problem = power_problem(runs, tasks, alpha=alpha, correction=correction,
+                            permutations=permutations, unit="pool", pool=pools)  # fmt: skip
+    if problem is not None:
+        raise CompareError(problem)
+    sign = 1.0 if HIGHER_IS_BETTER[metric] else -1.0
+    ranges = task_ranges(baseline, metric)
+    rows: list[MethodComparison] = []
+    p_values = []
+    for name, old in baseline.methods.items():
+        ti, pool = split[name]
+        ours = np.asarray(values[name].values[metric], dtype=np.float64)[:, ti]
+        theirs = np.asarray(old.metrics[metric], dtype=np.float64)[pool]
+        run_scores = seed_differences(sign * ours, ranges)
+        pool_scores = seed_differences(sign * theirs, ranges)
+        rng = rng_for("compare", name, metric)
+        p = stats.permutation_test(run_scores, pool_scores, permutations, rng)
+        low, high = (
+            stats.stratified_bootstrap_difference_ci(ours, theirs, permutations, rng, alpha)
+            if intervals
+            else (float("nan"), float("nan"))
+        )
+        base_mean, run_mean = float(np.mean(theirs)), float(np.mean(ours))
+        loss = 0.0 - float(np.mean(run_scores) - np.mean(pool_scores))
+        p_values.append(p)
+        # adjusted below, once every entry's p is known
+        rows.append(
+            MethodComparison(name, "pool", f"{runs[name]} seeds vs {pools[name]}", base_mean,
+                             run_mean, run_mean - base_mean, low, high, p,
+                             p_adjusted=float("nan"), regression=False, degradation=loss)
+        )  # fmt: skip
+    adjusted = stats.holm(np.array(p_values)) if correction == "holm" else np.array(p_values)
+    result = tuple(
+        dataclasses.replace(row, p_adjusted=float(q), regression=bool(q <= alpha))
+        for row, q in zip(rows, adjusted, strict=True)
+    )
+    first = next(iter(baseline.methods))
+    sizes = (runs[first], pools[first])
+    return Comparison(metric, alpha, correction, result, tuple(warnings), exact, "pool",
+                      permutations, sizes)  # fmt: skip
+
+
 def describe_test(c: Comparison) -> str:
     """One sentence naming the test, as printed above the table."""
     direction = "higher" if HIGHER_IS_BETTER[c.metric] else "lower"
@@ -520,6 +678,19 @@ def describe_test(c: Comparison) -> str:
         if c.unit == "seed"
         else "paired sign-flip permutation test of the mean per-(seed, task) difference"
     )
+    if c.pool is not None:
+        run, pool = c.pool
+        labellings = math.comb(run + pool, run)
+        drawn = (
+            f"all {labellings} labellings"
+            if stats.permutation_smallest_p(run, pool, c.permutations) == 1 / labellings
+            else f"{c.permutations} random labellings, seeded"
+        )
+        what = (
+            f"two-sample permutation test of the run's {run} seeds against the baseline's {pool}"
+            " other seeds, unpaired, each seed's mean over the test tasks of its values divided"
+            f" by the task's range ({drawn})"
+        )
     return (
         f"test: one-sided {what}; H1: run worse than baseline; {c.metric} is better {direction};"
         f" p-values {corrected}; regression if p <= {c.alpha:g}"
@@ -554,21 +725,25 @@ def format_comparison(c: Comparison) -> str:
                 f"{r.run_mean:.3f}",
                 f"{r.difference:+.3f}",
                 f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}]",
-                f"[{r.task_ci_low:+.3f}, {r.task_ci_high:+.3f}]",
-                f"{r.paired_improvement:.2f}",
+                "n/a"
+                if math.isnan(r.task_ci_low)
+                else f"[{r.task_ci_low:+.3f}, {r.task_ci_high:+.3f}]",
+                "n/a" if math.isnan(r.paired_improvement) else f"{r.paired_improvement:.2f}",
                 f"{r.p_value:.4f}",
                 f"{r.p_adjusted:.4f}",
                 "REGRESSION" if r.regression else "ok",
             )
         )
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    lines = [
-        describe_test(c),
-        "intervals of the mean difference: [seeds] resamples seeds within each test task, [tasks]"
-        " resamples test tasks and then seeds; P(run>base) = the fraction of (seed, task) pairs"
-        " where the run beats the baseline (ties 1/2)",
-        "",
-    ]
+    intervals = (
+        "intervals of the difference of means: [seeds] resamples the run's seeds and the pool's"
+        " within each test task; unpaired, so no task interval and no paired P (n/a)"
+        if c.unit == "pool"
+        else "intervals of the mean difference: [seeds] resamples seeds within each test task,"
+        " [tasks] resamples test tasks and then seeds; P(run>base) = the fraction of (seed, task)"
+        " pairs where the run beats the baseline (ties 1/2)"
+    )
+    lines = [describe_test(c), intervals, ""]
     lines += [
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in table

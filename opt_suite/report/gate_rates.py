@@ -25,6 +25,12 @@ task) pair or the seed (:mod:`opt_suite.report.gate`). With the seed as the unit
 amount is a fraction of the ranges of the baseline before injection, and the gate divides by the
 ranges of the baseline it is given (after injection, which can only widen a range): the measured
 power is that of a degradation of at most the stated fraction, never more.
+
+With the pool unit (``--unit pool``: a baseline of many seeds, the run's seeds tested against the
+baseline's seeds it does not hold) a rerun is a group of fresh seeds the size of the run CI makes
+(the spec's ``evaluation.seeds``, ``run_size``), not of the baseline, and it is compared with the
+whole baseline as it is: nothing is paired, so nothing is relabelled. The injected loss goes into
+every seed of the entry in the baseline, as for the other units.
 """
 
 from __future__ import annotations
@@ -64,7 +70,7 @@ class GateRates:
       flagged_methods: method entry -> reruns in which it was falsely flagged.
       power: degradation fraction -> method entry -> reruns in which its degradation was caught.
       smallest_p: the smallest unadjusted p-value seen per rerun without degradation (for people).
-      unit: the test's unit, "pair" or "seed" (as ``compare --unit``).
+      unit: the test's unit, "pair", "seed" or "pool" (as ``compare --unit``).
     """
 
     metric: str
@@ -110,14 +116,19 @@ def measured(rates: GateRates, baseline: Baseline, date: str) -> MeasuredRates:
     )
 
 
-def fresh_seed_groups(baseline: Baseline, run_seeds: Sequence[int]) -> list[tuple[int, ...]]:
-    """The run's seeds that are not the baseline's, in groups the size of the baseline's seeds.
+def fresh_seed_groups(
+    baseline: Baseline, run_seeds: Sequence[int], size: int | None = None
+) -> list[tuple[int, ...]]:
+    """The run's seeds that are not the baseline's, in groups of ``size`` seeds.
+
+    ``size``: the seeds of one rerun; None: as many as the baseline has (the paired units).
 
     Raises:
       ValueError: fewer fresh seeds than one group.
     """
     seeds = {s for runs in baseline.methods.values() for s in runs.seeds}
-    size = max(len(runs.seeds) for runs in baseline.methods.values())
+    if size is None:
+        size = max(len(runs.seeds) for runs in baseline.methods.values())
     fresh = [s for s in sorted(run_seeds) if s not in seeds]
     groups = [tuple(fresh[i : i + size]) for i in range(0, len(fresh) - size + 1, size)]
     if not groups:
@@ -173,11 +184,15 @@ def gate_rates(
     alpha: float = 0.05,
     permutations: int = 10_000,
     unit: str = "pair",
+    run_size: int | None = None,
 ) -> GateRates:
     """The gate's false alarms and power on ``inputs`` (a run holding fresh seeds of the spec).
 
+    ``run_size``: with ``unit="pool"``, the seeds of the run the gate is given (the spec's
+    ``evaluation.seeds``), the size of each rerun; the paired units use the baseline's.
+
     Raises:
-      ValueError: the run has no group of fresh seeds.
+      ValueError: the run has no group of fresh seeds, or the pool unit has no ``run_size``.
       opt_suite.report.gate.CompareError: the gate refuses the comparison (as ``compare`` would),
         or the test tasks are drawn per seed: fresh seeds then drew other tasks than the
         baseline's, and relabelling them would pair different tasks.
@@ -189,7 +204,10 @@ def gate_rates(
             "relabelling them as the baseline's would pair different tasks; gate-rates needs "
             "test tasks shared by every seed"
         )
-    groups = fresh_seed_groups(baseline, sorted(set(inputs.episodes.seed.tolist())))
+    if unit == "pool" and run_size is None:
+        raise ValueError("the pool unit's reruns need the size of the run it gates (run_size)")
+    seeds = sorted(set(inputs.episodes.seed.tolist()))
+    groups = fresh_seed_groups(baseline, seeds, run_size if unit == "pool" else None)
     ranges = task_ranges(baseline, metric)
     alarms, smallest = 0, []
     flagged = {name: 0 for name in baseline.methods}
@@ -204,11 +222,12 @@ def gate_rates(
             correction=CORRECTION,
             permutations=permutations,
             unit=unit,
+            intervals=False,  # decisions are counted; the pool unit's interval is its cost
         )
 
     for group in groups:
         rerun = seeds_only(inputs, group)
-        paired = relabelled(baseline, group)
+        paired = baseline if unit == "pool" else relabelled(baseline, group)
         result = gate(rerun, paired)
         alarms += bool(result.regressions)
         smallest.append(min(r.p_value for r in result.rows))

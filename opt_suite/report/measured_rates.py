@@ -40,6 +40,7 @@ from typing import Any
 
 __all__ = [
     "KEY",
+    "UNITS",
     "MeasuredRates",
     "DETECTABLE_POWER",
     "content_digest",
@@ -52,6 +53,11 @@ __all__ = [
 
 #: The baseline file's top-level key holding the stamp.
 KEY = "measured_rates"
+
+#: The gate's test units a stamp (and ``settings.gate_unit``) can name: the (seed, task) pair, the
+#: seed (paired), the pool of other seeds (unpaired); :mod:`opt_suite.report.gate` says what each
+#: is.
+UNITS = ("pair", "seed", "pool")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,7 +126,7 @@ def measured_from_document(
     if not isinstance(value, dict) or set(value) not in (fields, fields - {_PER_ENTRY}):
         raise ValueError(f"{KEY} must be a mapping with exactly the keys {sorted(fields)}")
     checks = {
-        "unit": value["unit"] in ("pair", "seed"),
+        "unit": value["unit"] in UNITS,
         "metric": isinstance(value["metric"], str),
         "alpha": _number(value["alpha"]) and 0 < value["alpha"] < 1,
         "correction": value["correction"] in ("holm", "none"),
