@@ -14,7 +14,6 @@ import pytest
 
 from opt_suite import registry
 from opt_suite.cli import main
-from opt_suite.runner import versions
 
 PLUGIN = Path(__file__).resolve().parent / "fixtures" / "runner_plugin"
 REPO = Path(__file__).resolve().parents[1]
@@ -33,10 +32,11 @@ def register_plugin(monkeypatch, folder: Path) -> None:
 
 
 def forget_registered() -> None:
-    """Clear the registry's caches (and the package list the cell ids name: runner/versions.py)."""
+    """Clear the registry's caches. (The package list the cell ids name, runner/versions.py, is
+    kept per sys.path: a plugin folder on it or off it is seen without clearing, and the list of
+    each path is scanned once per process, not once per test.)"""
     registry._entry_points.cache_clear()
     registry.load.cache_clear()
-    versions._distributions.cache_clear()
 
 
 @pytest.fixture

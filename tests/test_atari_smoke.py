@@ -119,16 +119,35 @@ def test_the_settings_are_the_smoke_specs():
     assert SPEC["evaluation"]["learner"] == "tf_agents"
 
 
-def _run_smoke_spec(out: Path) -> str:
-    """``opt-suite run specs/atari-smoke.yaml --out OUT`` in its own process; its stderr."""
+def _run_smoke_spec(out: Path, spec: Path = SMOKE_SPEC, *flags: str) -> str:
+    """``opt-suite run SPEC --out OUT FLAGS`` in its own process (SPEC: the smoke spec); its
+    stderr."""
     done = subprocess.run(
-        [sys.executable, "-m", "opt_suite", "run", str(SMOKE_SPEC), "--out", str(out), "--quiet"],
+        [sys.executable, "-m", "opt_suite", "run", str(spec), "--out", str(out), "--quiet", *flags],
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert done.returncode == 0, done.stderr
     return done.stderr
+
+
+# The smoke spec's demonstrations (the same cell: its id hashes the family, tasks, demonstration
+# source and seed, not the methods) and one cheap method that reads them: what the rerun below
+# recomputes. Rerunning the smoke spec itself would recompute every discovery and evaluation after
+# the demonstrations too (they depend on the recomputed cell), half a minute of work that asks
+# nothing about the experts. (A spec of primitives alone plans no demonstrations cell.)
+DEMONSTRATIONS_SPEC = f"""\
+extends: {SMOKE_SPEC}
+name: atari-smoke-demonstrations
+methods-: [primitives, random-options, offline-options]
+methods+:
+  - name: cloned
+    method: bc_option
+    params: {{offline_options: {{epochs: 1, steps_per_epoch: 1, features: frames}}}}
+evaluation: {{episodes: 1}}
+report: {{baseline: null, final_fraction: 1.0}}
+"""
 
 
 @pytest.fixture(scope="module")
@@ -184,6 +203,7 @@ def test_the_smoke_spec_runs_end_to_end_and_a_rerun_reuses_its_experts(smoke_run
     board = json.loads((out / "leaderboard.json").read_text())
     assert set(board["methods"]) == {"primitives", "random-options", "offline-options"}
     assert board["spec"]["name"] == "atari-smoke"
+    _check_show_options_starts_inside_the_demonstrations(out)
     experts = sorted((out / "experts").glob("expert-*.npz"))
     assert len(experts) == SPEC["tasks"]["train"]  # one checkpoint per train task, in the run
     stamps = [p.stat().st_mtime_ns for p in experts]
@@ -191,13 +211,14 @@ def test_the_smoke_spec_runs_end_to_end_and_a_rerun_reuses_its_experts(smoke_run
     before = demos_file.read_bytes()
     demos_file.unlink()  # the rerun must recompute the demonstrations cell...
 
-    stderr = _run_smoke_spec(out)
-    assert "recomputing demonstrations" in stderr
+    spec = tmp_path / "demonstrations.yaml"
+    spec.write_text(DEMONSTRATIONS_SPEC)
+    stderr = _run_smoke_spec(out, spec, "--workers", "0", "--no-report")
+    assert f"recomputing demonstrations, seed 0 [cell {demos_file.parent.name}]" in stderr
     # ...from the stored experts (not retrained: same files) into the same demonstrations.
     assert sorted((out / "experts").glob("expert-*.npz")) == experts
     assert [p.stat().st_mtime_ns for p in experts] == stamps
     assert demos_file.read_bytes() == before
-    _check_show_options_starts_inside_the_demonstrations(out)
 
 
 def _check_show_options_starts_inside_the_demonstrations(out):

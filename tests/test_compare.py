@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -213,13 +215,23 @@ class TestBaselineFile:
             load_baseline(path)
 
 
+@pytest.fixture(scope="module")
+def reported(tmp_path_factory):
+    """A run and its exported baseline, reported once (the report draws its figures: seconds);
+    each of TestCommand's tests gets its own copy."""
+    folder = tmp_path_factory.mktemp("compare-base")
+    base_dir = write_store(folder / "base", noisy())
+    baseline = folder / "baseline.json"
+    assert main(["report", str(base_dir), "--export-baseline", str(baseline)]) == 0
+    return folder
+
+
 class TestCommand:
     @pytest.fixture
-    def setup(self, tmp_path):
-        base_dir = write_store(tmp_path / "base", noisy())
-        baseline = tmp_path / "baseline.json"
-        assert main(["report", str(base_dir), "--export-baseline", str(baseline)]) == 0
-        return tmp_path, baseline
+    def setup(self, reported, tmp_path):
+        shutil.copytree(reported / "base", tmp_path / "base")
+        baseline = shutil.copy(reported / "baseline.json", tmp_path / "baseline.json")
+        return tmp_path, Path(baseline)
 
     def run(self, capsys, *argv):
         # The synthetic baselines' rates were never measured (tests/faults/ test that refusal).

@@ -105,11 +105,11 @@ def test_a_distribution_found_twice_is_named_once(tmp_path, monkeypatch):
 
     twice = {"opt_suite": ["opt-suite", "opt-suite"]}
     monkeypatch.setattr(versions.metadata, "packages_distributions", lambda: twice)
-    versions._distributions.cache_clear()
+    versions._distributions_on.cache_clear()
     try:
         doubled = versions.provider(Stage)
     finally:
         monkeypatch.undo()
-        versions._distributions.cache_clear()
+        versions._distributions_on.cache_clear()
     assert doubled == versions.provider(Stage)
     assert doubled.startswith("opt-suite ") and ", opt-suite" not in doubled

@@ -12,12 +12,15 @@ from pathlib import Path
 
 import pytest
 from runner_support import (
+    PLUGIN,
     REPO,
     cli_command,
     fakes,  # noqa: F401  (fixture)
     file_digests,
     forge_experts,
+    forget_registered,
     numbers,
+    register_plugin,
     run_cli,
     write_expert_spec,
     write_spec,
@@ -28,19 +31,20 @@ from opt_suite.store import ResultsStore
 pytestmark = [pytest.mark.usefixtures("fakes"), pytest.mark.ray, pytest.mark.slow]
 
 
-@pytest.fixture
-def token_cluster(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def token_cluster(tmp_path_factory):
     """Two raylets of one CPU each, with token authentication, as ``ray start --head`` runs them
-    once ``~/.ray/auth_token`` exists (HOME is this test's folder: the user's is not touched)."""
+    once ``~/.ray/auth_token`` exists (HOME is this module's folder: the user's is not touched).
+
+    One cluster for the module's tests (starting one costs seconds): the fake plugin is on its
+    nodes' path from the start, and a test that adds a node removes it before the next test.
+    """
     ray = pytest.importorskip("ray")
     from ray.cluster_utils import Cluster
 
-    home = tmp_path / "home"
+    home = tmp_path_factory.mktemp("home")
     (home / ".ray").mkdir(parents=True)
     (home / ".ray" / "auth_token").write_text("opt-suite-test-token-0123456789abcdef")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("RAY_AUTH_MODE", "token")  # what `ray start` sets when a token exists
-    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
     from ray._raylet import AuthenticationTokenLoader, Config
 
     def fresh_auth() -> None:
@@ -49,21 +53,27 @@ def token_cluster(tmp_path, monkeypatch):
         Config.initialize("")
         AuthenticationTokenLoader.instance().reset_cache()
 
-    fresh_auth()
-    cluster = Cluster(
-        initialize_head=True,
-        head_node_args={"num_cpus": 1, "include_dashboard": False},
-    )
-    try:
-        cluster.add_node(num_cpus=1)
-        cluster.wait_for_nodes()
-        yield cluster
-    finally:
-        if ray.is_initialized():
-            ray.shutdown()
-        cluster.shutdown()
-        monkeypatch.delenv("RAY_AUTH_MODE")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        register_plugin(monkeypatch, PLUGIN)  # the raylets' workers import the fakes
+        monkeypatch.setenv("HOME", str(home))
+        monkeypatch.setenv("RAY_AUTH_MODE", "token")  # what `ray start` sets when a token exists
+        monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
         fresh_auth()
+        cluster = Cluster(
+            initialize_head=True,
+            head_node_args={"num_cpus": 1, "include_dashboard": False},
+        )
+        try:
+            cluster.add_node(num_cpus=1)
+            cluster.wait_for_nodes()
+            yield cluster
+        finally:
+            if ray.is_initialized():
+                ray.shutdown()
+            cluster.shutdown()
+            monkeypatch.delenv("RAY_AUTH_MODE")
+            fresh_auth()
+    forget_registered()
 
 
 def _driver(cwd: Path, *args) -> subprocess.CompletedProcess:
@@ -103,7 +113,11 @@ def test_a_two_node_cluster_gives_the_local_numbers(tmp_path, token_cluster):
         token_cluster.wait_for_nodes()
     finally:
         os.environ["PYTHONPATH"] = path
-    result = _driver(tmp_path, spec, "--out", tmp_path / "refused", *args)
+    try:
+        result = _driver(tmp_path, spec, "--out", tmp_path / "refused", *args)
+    finally:  # the module's next test joins the two raylets alone
+        token_cluster.remove_node(node)
+        token_cluster.wait_for_nodes()
     assert result.returncode == 2, result.stderr
     line = result.stderr.strip().splitlines()[-1]
     assert line.startswith("opt-suite run: error: the Ray cluster at "), line

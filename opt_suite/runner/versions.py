@@ -24,11 +24,19 @@ __all__ = ["code_fingerprint", "provider", "source_digest"]
 DIGEST_CHARS = 16
 
 
-@functools.cache
 def _distributions() -> dict[str, list[str]]:
+    return _distributions_on(tuple(sys.path))
+
+
+@functools.cache  # keyed by what decides the answer (sys.path), as installed.py's caches are
+def _distributions_on(path: tuple[str, ...]) -> dict[str, list[str]]:
+    # Scanning every distribution takes ~0.3 s: once per import path, so a plugin folder put on
+    # sys.path is seen, and a process that puts one there and takes it off again (the tests' fake
+    # plugin, in hundreds of tests) scans each path once instead of once per plan.
     # One name once: an editable install is found twice when its checkout is on sys.path (its
     # egg-info beside the installed dist-info: `python -m opt_suite` run from the checkout, or
     # pytest's rootdir), and a cell's id must not depend on the working directory.
+    del path  # packages_distributions() reads sys.path itself; part of the key only
     return {top: sorted(set(names)) for top, names in metadata.packages_distributions().items()}
 
 

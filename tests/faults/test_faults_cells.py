@@ -14,7 +14,16 @@ import sqlite3
 
 import numpy as np
 import pytest
-from runner_support import fakes, method, numbers, run_cli, write_spec  # noqa: F401  (fixture)
+from runner_support import (
+    PLUGIN,
+    fakes,  # noqa: F401  (fixture)
+    forget_registered,
+    method,
+    numbers,
+    register_plugin,
+    run_cli,
+    write_spec,
+)
 
 from opt_suite.cli import main
 
@@ -32,15 +41,32 @@ def cells_of(directory, kind, method="demo"):
         ]
 
 
+@pytest.fixture(scope="module")
+def intact_once(tmp_path_factory):
+    """The intact run (its spec, its folder with reports, its baseline) and its numbers, computed
+    once for the module: each test corrupts a copy of it (``intact``)."""
+    folder = tmp_path_factory.mktemp("intact")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        register_plugin(monkeypatch, PLUGIN)
+        methods = (
+            method("none", num_options=0),
+            method("demo", "fake_demo_options", num_options=2),
+        )
+        spec = write_spec(folder, methods=methods, seeds=3)
+        out = folder / "run"
+        assert run_cli(spec, "--out", out, "--workers", "0", "--quiet") == 0
+        baseline = folder / "baseline.json"
+        assert main(["report", str(out), "--export-baseline", str(baseline)]) == 0
+        intact_numbers = numbers(out)
+    forget_registered()
+    return folder, spec.name, intact_numbers
+
+
 @pytest.fixture
-def intact(fakes, tmp_path):  # noqa: F811
-    methods = (method("none", num_options=0), method("demo", "fake_demo_options", num_options=2))
-    spec = write_spec(tmp_path, methods=methods, seeds=3)
-    out = tmp_path / "run"
-    assert run_cli(spec, "--out", out, "--workers", "0", "--quiet") == 0
-    baseline = tmp_path / "baseline.json"
-    assert main(["report", str(out), "--export-baseline", str(baseline)]) == 0
-    return spec, out, baseline, numbers(out)
+def intact(fakes, tmp_path, intact_once):  # noqa: F811
+    folder, spec_name, intact_numbers = intact_once
+    shutil.copytree(folder, tmp_path, dirs_exist_ok=True)
+    return tmp_path / spec_name, tmp_path / "run", tmp_path / "baseline.json", intact_numbers
 
 
 def rerun(capsys, spec, out):

@@ -30,11 +30,14 @@ pytestmark = [pytest.mark.usefixtures("fakes"), pytest.mark.ray, pytest.mark.slo
 METHODS = (method("none", num_options=0), method("rand"))
 
 
-def two_nodes():
+def new_cluster(nodes: int):
+    """A Ray cluster of ``nodes`` raylets, 2 CPUs in all (no dashboard: nothing here reads it)."""
     from ray.cluster_utils import Cluster
 
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
-    cluster.add_node(num_cpus=1)
+    head = {"num_cpus": 2 // nodes, "include_dashboard": False}
+    cluster = Cluster(initialize_head=True, head_node_args=head)
+    for _ in range(nodes - 1):
+        cluster.add_node(num_cpus=1)
     cluster.wait_for_nodes()
     return cluster
 
@@ -45,11 +48,11 @@ def test_the_head_dying_mid_run_stops_it_with_one_line_and_a_rerun_completes(tmp
     hold = tmp_path / "hold"
     spec = write_spec(tmp_path, METHODS, learner={"hold_while_exists": str(hold)}, seeds=3, test=1)
     clean = tmp_path / "clean"
-    assert run_cli(spec, "--out", clean, "--workers", "2", "--quiet", "--no-report") == 0
+    assert run_cli(spec, "--out", clean, "--workers", "0", "--quiet", "--no-report") == 0
     hold.touch()
 
     out = tmp_path / "out"
-    cluster = two_nodes()
+    cluster = new_cluster(nodes=2)  # the head goes while the other raylet still runs cells
     try:
         command = cli_command(spec, "--out", out, "--backend", "ray", "--quiet", "--no-report")
         address = cluster.address
@@ -83,7 +86,7 @@ def test_the_head_dying_mid_run_stops_it_with_one_line_and_a_rerun_completes(tmp
     with ResultsStore(out) as store:
         assert store.run().status == "interrupted"
 
-    cluster = two_nodes()
+    cluster = new_cluster(nodes=1)  # any running cluster: the rerun is about what it computes
     try:
         rerun = subprocess.run(
             [*command, "--address", cluster.address],

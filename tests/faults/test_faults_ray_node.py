@@ -39,10 +39,12 @@ def test_a_node_dying_mid_run_fails_its_cells_and_a_rerun_completes(tmp_path, mo
     learner = {"hold_while_exists": str(hold), "mark_running_in": str(marks)}
     spec = write_spec(tmp_path, METHODS, learner=learner, seeds=3, test=1)
     clean = tmp_path / "clean"
-    assert run_cli(spec, "--out", clean, "--workers", "2", "--quiet", "--no-report") == 0
+    assert run_cli(spec, "--out", clean, "--workers", "0", "--quiet", "--no-report") == 0
     hold.touch()
 
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    cluster = Cluster(
+        initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False}
+    )
     try:
         node = cluster.add_node(num_cpus=1)
         cluster.wait_for_nodes()

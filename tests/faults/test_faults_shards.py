@@ -33,7 +33,7 @@ def shards(tmp_path_factory):
         patch.setenv("PYTHONPATH", str(PLUGIN) + (os.pathsep + path if path else ""))
         registry._entry_points.cache_clear()
         registry.load.cache_clear()
-        versions._distributions.cache_clear()
+        versions._distributions_on.cache_clear()
         spec = write_spec(root)
         other = write_spec(root, name="other-toy", file="other.yaml")
         for i in (1, 2):
@@ -42,7 +42,7 @@ def shards(tmp_path_factory):
         assert run_cli(other, "--out", root / "other", *args) == 0
         registry._entry_points.cache_clear()
         registry.load.cache_clear()
-        versions._distributions.cache_clear()
+        versions._distributions_on.cache_clear()
     return root
 
 

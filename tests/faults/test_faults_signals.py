@@ -12,12 +12,15 @@ import time
 import numpy as np
 import pytest
 from runner_support import (
+    PLUGIN,
     REPO,
     cli_command,
     done_cells,
     fakes,  # noqa: F401  (fixture)
+    forget_registered,
     method,
     numbers,
+    register_plugin,
     run_cli,
     write_spec,
 )
@@ -33,6 +36,22 @@ def _slow_spec(folder, pids):
         method("rand", sleep_s=0.15, record_pid_in=str(pids)),
     )
     return write_spec(folder, methods, learner={"sleep_s": 0.15}, seeds=3)  # 12 cells
+
+
+@pytest.fixture(scope="module")
+def slow_spec(tmp_path_factory):
+    """The slow spec, the file its cells write their pids to, and the numbers of its
+    uninterrupted run: computed once, what each test's interrupted-then-resumed run must equal."""
+    folder = tmp_path_factory.mktemp("slow-spec")
+    pids = folder / "pids.txt"
+    spec = _slow_spec(folder, pids)
+    clean = folder / "clean"
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        register_plugin(monkeypatch, PLUGIN)
+        assert run_cli(spec, "--out", clean, "--workers", "0", "--quiet", "--no-report") == 0
+        uninterrupted = numbers(clean)
+    forget_registered()
+    return spec, pids, uninterrupted
 
 
 def _alive(pid: int) -> bool:
@@ -58,12 +77,10 @@ def _terminate_after(out, at_least, args):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("workers", ["0", "2"])
-def test_sigterm_marks_the_run_interrupted_and_leaks_nothing(tmp_path, workers):
-    pids = tmp_path / "pids.txt"
-    spec = _slow_spec(tmp_path, pids)
-    clean, out = tmp_path / "clean", tmp_path / "out"
-    assert run_cli(spec, "--out", clean, "--workers", "0", "--quiet", "--no-report") == 0
-    pids.unlink()
+def test_sigterm_marks_the_run_interrupted_and_leaks_nothing(tmp_path, workers, slow_spec):
+    spec, pids, clean = slow_spec
+    out = tmp_path / "out"
+    pids.unlink(missing_ok=True)  # the pids of this test's runs only
     args = (spec, "--out", out, "--workers", workers, "--quiet", "--no-report")
     code, err = _terminate_after(out, 3, args)
     assert code == 128 + signal.SIGTERM, err
@@ -77,16 +94,14 @@ def test_sigterm_marks_the_run_interrupted_and_leaks_nothing(tmp_path, workers):
     assert not [p for p in workers_seen if _alive(p)], "a worker outlived its runner"
     # Resuming gives the numbers of an uninterrupted run.
     assert run_cli(spec, "--out", out, "--workers", "0", "--quiet", "--no-report") == 0
-    assert numbers(out) == numbers(clean)
+    assert numbers(out) == clean
 
 
 @pytest.mark.slow
-def test_sigterm_at_random_moments_never_leaves_a_wrong_result(tmp_path):
+def test_sigterm_at_random_moments_never_leaves_a_wrong_result(tmp_path, slow_spec):
     """Terminate at random moments, rerun each time: the end result equals an uninterrupted run."""
-    pids = tmp_path / "pids.txt"
-    spec = _slow_spec(tmp_path, pids)
-    clean, out = tmp_path / "clean", tmp_path / "out"
-    assert run_cli(spec, "--out", clean, "--workers", "0", "--quiet", "--no-report") == 0
+    spec, _, clean = slow_spec
+    out = tmp_path / "out"
     rng = np.random.default_rng(0)
     args = cli_command(spec, "--out", out, "--workers", "2", "--quiet", "--no-report")
     for _ in range(5):
@@ -98,7 +113,7 @@ def test_sigterm_at_random_moments_never_leaves_a_wrong_result(tmp_path):
         assert proc.returncode in (0, 128 + signal.SIGTERM, -signal.SIGTERM), err
         assert b"Traceback" not in err and b"leaked semaphore" not in err
     assert run_cli(spec, "--out", out, "--workers", "0", "--quiet", "--no-report") == 0
-    assert numbers(out) == numbers(clean)
+    assert numbers(out) == clean
 
 
 @pytest.mark.parametrize("address", ["127.0.0.1:1", "ray://127.0.0.1:1", "nonsense"])
