@@ -33,7 +33,7 @@ from opt_suite.report import (
 )
 from opt_suite.report.baseline import stamp_baseline
 from opt_suite.report.gate import POOL_FACTOR, power_problem
-from opt_suite.report.gate_rates import gate_rates, measured
+from opt_suite.report.gate_rates import gate_rates, measured, seeds_only
 from opt_suite.report.replay import format_replay
 
 
@@ -117,6 +117,9 @@ def test_a_replay_of_pool_seeds_passes_against_the_others(tmp_path):
     for row in result.rows:
         assert (row.test, row.runs) == ("pool", "8 seeds vs 32")
         assert row.p_value > 0.05
+        # the loss a mutation check reads is paired on the replayed seeds: none, not how seeds
+        # 0-7 happen to differ from the pool's mean (sin and cos offsets: they do differ)
+        assert row.degradation == 0.0
     text = format_comparison(result)
     assert "the run's 8 seeds against the baseline's 32 other seeds, unpaired" in text
     assert "10000 random labellings, seeded" in text
@@ -134,6 +137,19 @@ def test_an_injected_loss_fails(tmp_path):
     # the loss in gate-rates' unit: 2 auc of the range of a's and b's values on each task
     ranges = np.ptp(np.concatenate([baseline.methods[m].metrics["auc"] for m in "ab"]), axis=0)
     assert a.degradation == pytest.approx(float(np.mean(2.0 / ranges)), rel=0.05)
+
+
+def test_the_loss_of_a_run_on_seeds_the_pool_lacks_is_against_the_pools_mean(tmp_path):
+    baseline = pool_baseline(40, tmp_path)
+    run = seeds_only(inputs_of(table(48, offsets(48))), range(40, 48))  # seeds 40-47
+    result = compare_runs(run, baseline, unit="pool")
+    assert result.replay is None or result.replay.compared == 0
+    ranges = np.ptp(np.concatenate([baseline.methods[m].metrics["auc"] for m in "ab"]), axis=0)
+    for row in result.rows:
+        run_auc = np.asarray(offsets(48)[row.method][40:])  # a seed's auc moves by its offset
+        pool_auc = np.asarray(offsets(40)[row.method][:40])
+        # every task's range is the same here, so the loss is the offsets' mean gap over it
+        assert row.degradation == pytest.approx((pool_auc.mean() - run_auc.mean()) / ranges[0])
 
 
 def test_a_pool_smaller_than_four_times_the_run_is_refused(tmp_path):

@@ -146,7 +146,9 @@ class MethodComparison:
     #: the one verdict rule's description of run against baseline (it decides nothing here)
     verdict: Verdict | None = None
     #: the run's loss in gate-rates' unit (:func:`degradation`); NaN when the baseline's entries
-    #: have different test tasks, so no task range is shared
+    #: have different test tasks, so no task range is shared. With the pool unit: paired on the
+    #: run's seeds when the baseline holds them all (what a change did to the replayed cells, 0
+    #: on an exact replay), else the run's mean seed score against the pool's
     degradation: float = float("nan")
 
 
@@ -645,7 +647,7 @@ def _pool_comparison(
             else (float("nan"), float("nan"))
         )
         base_mean, run_mean = float(np.mean(theirs)), float(np.mean(ours))
-        loss = 0.0 - float(np.mean(run_scores) - np.mean(pool_scores))
+        loss = _pool_loss(old, values[name], ti, ranges, metric, run_scores, pool_scores)
         p_values.append(p)
         # adjusted below, once every entry's p is known
         rows.append(
@@ -662,6 +664,31 @@ def _pool_comparison(
     sizes = (runs[first], pools[first])
     return Comparison(metric, alpha, correction, result, tuple(warnings), exact, "pool",
                       permutations, sizes)  # fmt: skip
+
+
+def _pool_loss(
+    old: BaselineRuns,
+    new: Any,
+    ti: list[int],
+    ranges: np.ndarray,
+    metric: str,
+    run_scores: np.ndarray,
+    pool_scores: np.ndarray,
+) -> float:
+    """The pool unit's :attr:`MethodComparison.degradation` of one entry.
+
+    When the baseline holds every seed of the run (CI's run replays seeds of the pool), the
+    loss is paired on those seeds: what a change did to the replayed cells, 0 on an exact replay,
+    as with the other units. Against the pool it would also hold how the run's few seeds happen
+    to differ from the pool's mean, which a mutation check would read as the bug's effect.
+    """
+    where = {str(s): k for k, s in enumerate(old.seeds)}
+    held = [where.get(str(s)) for s in new.seeds]
+    if all(k is not None for k in held):
+        ours = np.asarray(new.values[metric], dtype=np.float64)[:, ti]
+        theirs = np.asarray(old.metrics[metric], dtype=np.float64)[held]
+        return degradation(last_bits_as_ties(ours, theirs), ranges, metric)
+    return 0.0 - float(np.mean(run_scores) - np.mean(pool_scores))
 
 
 def describe_test(c: Comparison) -> str:
