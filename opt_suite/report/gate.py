@@ -683,8 +683,8 @@ def _pool_loss(
     to differ from the pool's mean, which a mutation check would read as the bug's effect.
     """
     where = {str(s): k for k, s in enumerate(old.seeds)}
-    held = [where.get(str(s)) for s in new.seeds]
-    if all(k is not None for k in held):
+    if all(str(s) in where for s in new.seeds):
+        held = [where[str(s)] for s in new.seeds]
         ours = np.asarray(new.values[metric], dtype=np.float64)[:, ti]
         theirs = np.asarray(old.metrics[metric], dtype=np.float64)[held]
         return degradation(last_bits_as_ties(ours, theirs), ranges, metric)
