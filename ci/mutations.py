@@ -373,10 +373,20 @@ def _last_line(text: str) -> str:
 def _flagged(stdout: str) -> str:
     """The flagged rows of compare's table as "method baseline → run (diff)".
 
-    A row reads: method, test, "N pairs", baseline mean, run mean, difference, intervals, ...
+    A row reads: method, test, its units ("20 pairs", "8 seeds", or the pool unit's "8 seeds vs
+    160"), baseline mean, run mean, difference, intervals, ...
     """
-    rows = [line.split() for line in stdout.splitlines() if line.rstrip().endswith("REGRESSION")]
-    return ", ".join(f"{r[0]} {r[4]} → {r[5]} ({r[6]})" for r in rows if len(r) > 6) or "?"
+    flagged = []
+    for line in stdout.splitlines():
+        if not line.rstrip().endswith("REGRESSION"):
+            continue
+        r = line.split()
+        units = [i for i, word in enumerate(r) if word in ("pairs", "seeds")]
+        end = units[0] + 2 if units and r[units[0] + 1 : units[0] + 2] == ["vs"] else None
+        at = (end if end is not None else units[0]) + 1 if units else len(r)
+        if len(r) > at + 2:
+            flagged.append(f"{r[0]} {r[at]} → {r[at + 1]} ({r[at + 2]})")
+    return ", ".join(flagged) or "?"
 
 
 def _replay_line(stdout: str) -> str:

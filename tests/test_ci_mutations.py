@@ -221,3 +221,21 @@ def test_the_detectable_effect_is_read_from_the_gates_baseline(stamped, tmp_path
     del doc["measured_rates"]
     unstamped.write_text(json.dumps(doc))
     assert mutations.detectable_effect(dataclasses.replace(gate, baseline=str(unstamped))) == {}
+
+
+def test_the_flagged_rows_are_read_whatever_the_units_column_says():
+    # compare's table rows, as format_comparison prints them: the pool unit's units column is
+    # four words ("8 seeds vs 160"), the others' two
+    stdout = "\n".join(
+        [
+            "method   test        runs            baseline  run      diff    ...",
+            "a        paired      20 pairs        -138.578  -144.706  -6.128  [-7.1, -5.0]  n/a"
+            "  0.10  0.0001  0.0002  REGRESSION",
+            "b        seed-level  10 seeds        3.000     3.100     +0.100  [+0.0, +0.2]  n/a"
+            "  n/a  0.9000  0.9000  ok",
+            "c        pool        8 seeds vs 160  0.915     0.563     -0.352  [-0.4, -0.3]  n/a"
+            "  n/a  0.0001  0.0003  REGRESSION",
+        ]
+    )
+    assert mutations._flagged(stdout) == "a -138.578 → -144.706 (-6.128), c 0.915 → 0.563 (-0.352)"
+    assert mutations._flagged("PASS: nothing flagged") == "?"
