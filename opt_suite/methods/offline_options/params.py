@@ -50,7 +50,13 @@ class Params:
         ge=0,
     )
     lambda2: float = param(
-        100.0, doc="weight of the probability of generating h in J-hat (Eq. 2); paper: 100", ge=0
+        100.0,
+        doc="weight of the probability of generating h in J-hat (Eq. 2); paper: 100, on Pr(h)"
+        " itself (likelihood: prob). With the default log_prob_per_step the term is"
+        " lambda2*log Pr(h)/|h|, tens per step against a termination term of at most 1: at 100"
+        " J-hat barely prefers an option that stays over one that stops (lambda2_auto balances"
+        " the two)",
+        ge=0,
     )
     lambda2_auto: bool = param(
         False,
