@@ -492,11 +492,7 @@ def compare_runs(
                 f"{name}: the run's seeds {_listed(extra_seeds)} are not in the baseline: not"
                 " compared"
             )
-    exact = replay(
-        {name: BaselineRuns(m.seeds, m.tasks, m.values) for name, m in values.items()},
-        baseline.methods,
-        metric,
-    )
+    exact = _replayed(values, baseline, metric)
     if unit == "seed":
         pairs = {name: len(si) for name, (si, ti) in alignment.items()}
     else:
@@ -560,6 +556,12 @@ def compare_runs(
     return Comparison(metric, alpha, correction, result, tuple(warnings), exact, unit)
 
 
+def _replayed(values: Mapping[str, Any], baseline: Baseline, metric: str) -> Replay:
+    """The exact replay of the run's cells the baseline also holds (every unit's first line)."""
+    runs = {name: BaselineRuns(m.seeds, m.tasks, m.values) for name, m in values.items()}
+    return replay(runs, baseline.methods, metric)
+
+
 def _pool_split(
     baseline: Baseline, values: Mapping[str, Any]
 ) -> dict[str, tuple[list[int], list[int]]]:
@@ -617,11 +619,7 @@ def _pool_comparison(
     the one-sided two-sample permutation test (:func:`opt_suite.stats.permutation_test`).
     """
     split = _pool_split(baseline, values)
-    exact = replay(
-        {name: BaselineRuns(m.seeds, m.tasks, m.values) for name, m in values.items()},
-        baseline.methods,
-        metric,
-    )
+    exact = _replayed(values, baseline, metric)
     runs = {name: len(values[name].seeds) for name in baseline.methods}
     pools = {name: len(pool) for name, (_, pool) in split.items()}
     tasks = max(len(old.tasks) for old in baseline.methods.values())
@@ -647,7 +645,7 @@ def _pool_comparison(
             else (float("nan"), float("nan"))
         )
         base_mean, run_mean = float(np.mean(theirs)), float(np.mean(ours))
-        loss = _pool_loss(old, values[name], ti, ranges, metric, run_scores, pool_scores)
+        loss = _pool_loss(old, values[name].seeds, ours, ranges, metric, run_scores, pool_scores)
         p_values.append(p)
         # adjusted below, once every entry's p is known
         rows.append(
@@ -668,8 +666,8 @@ def _pool_comparison(
 
 def _pool_loss(
     old: BaselineRuns,
-    new: Any,
-    ti: list[int],
+    seeds: Sequence[Any],
+    ours: np.ndarray,
     ranges: np.ndarray,
     metric: str,
     run_scores: np.ndarray,
@@ -681,11 +679,11 @@ def _pool_loss(
     loss is paired on those seeds: what a change did to the replayed cells, 0 on an exact replay,
     as with the other units. Against the pool it would also hold how the run's few seeds happen
     to differ from the pool's mean, which a mutation check would read as the bug's effect.
+    ``ours``: the run's values of the entry, its ``seeds`` by the baseline's test tasks.
     """
     where = {str(s): k for k, s in enumerate(old.seeds)}
-    if all(str(s) in where for s in new.seeds):
-        held = [where[str(s)] for s in new.seeds]
-        ours = np.asarray(new.values[metric], dtype=np.float64)[:, ti]
+    if all(str(s) in where for s in seeds):
+        held = [where[str(s)] for s in seeds]
         theirs = np.asarray(old.metrics[metric], dtype=np.float64)[held]
         return degradation(last_bits_as_ties(ours, theirs), ranges, metric)
     return 0.0 - float(np.mean(run_scores) - np.mean(pool_scores))
