@@ -3,6 +3,7 @@
 Usage (from the repository root, with the package's venv)::
 
     nice python ci/mutations.py [--only NAME ...] [--workers N] [--out docs/gate-mutations.md]
+    nice python ci/mutations.py --ci [--only BUG ...] [--first-red] [--out PAGE]
 
 For each mutation, one at a time: copy ``opt_suite/`` and ``baselines/`` to a temporary folder,
 apply one realistic learning bug as a text patch (the old text must occur exactly once), import
@@ -27,9 +28,20 @@ with power >= 0.8 (:func:`opt_suite.report.measured_rates.detectable_losses`). A
 **a gap** otherwise: some entry moved by at least its detectable effect, or moved at all where
 the stamp states none for it, or the effect could not be measured.
 
+``--ci`` judges CI as a whole, as the issue asks: a bug is stopped by CI when any gate `.ci/run`
+runs turns red (:data:`CI_GATES`, in its order). Each distinct bug (one patch; its per-gate
+mutations grouped, named by the first, :func:`patch_groups`) is applied once and every CI gate is
+run and compared with the same copy (:func:`run_gate`, as above). Its verdict
+(:func:`ci_verdict`): caught by CI (some compare exit 1), refused by CI (red without a verdict),
+missed below every gate's detectable effect (every entry on every gate smaller than its figure
+there; an entry a gate states none for is judged by the smallest figure another CI gate states
+for the same entry, :func:`judged_by`), or a CI gap. The control must pass every CI gate and
+replay each baseline exactly. ``--first-red`` stops a row at its first red gate, as `.ci/run`'s
+``set -e`` does.
+
 Exit status: 0 when every learning bug that was run was caught or missed below the detectable
 effect, every control passed and every patch applied; 1 otherwise (a gap, a false alarm, a stale
-patch); 2 on bad arguments.
+patch; with ``--ci`` also a control whose baseline no longer replays); 2 on bad arguments.
 """
 
 from __future__ import annotations
@@ -587,7 +599,7 @@ def _moved_too_far(
         elif judged is None:
             reasons.append(f"{entry} {loss:+.1%} on {label}, guarded by no CI gate")
         else:
-            reasons.append(f"{entry} {loss:+.1%} on {label} ≥ {_figure(*judged)}")
+            reasons.append(f"{entry} {loss:+.1%} on {label} ≥ {_figure(*judged, on=run.gate)}")
     return reasons
 
 
@@ -692,17 +704,18 @@ def _gate_cell_ci(
     if run.status == 2:
         return "**refused**"
     outcome = "**caught**" if run.status == 1 else "missed" if learning else "passed"
-    if run.effects is None:
+    effects = run.effects
+    if effects is None:
         return f"{outcome}: loss unknown"
-    if not run.effects:
+    if not effects:
         return outcome
     too_far = [
         e
-        for e, loss in run.effects.items()
+        for e, loss in effects.items()
         if not _below(loss, (judged_by(e, run.gate, detectable_by_gate) or (None,))[0])
     ]
-    entry = too_far[0] if too_far else max(run.effects, key=lambda e: abs(run.effects[e]))
-    loss = run.effects[entry]
+    entry = too_far[0] if too_far else max(effects, key=lambda e: abs(effects[e]))
+    loss = effects[entry]
     judged = judged_by(entry, run.gate, detectable_by_gate)
     figure = "none" if judged is None else _figure(*judged, on=run.gate)
     shown = f"{loss:+.1%}" if math.isfinite(loss) else "unknown"
