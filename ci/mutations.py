@@ -3,6 +3,7 @@
 Usage (from the repository root, with the package's venv)::
 
     nice python ci/mutations.py [--only NAME ...] [--workers N] [--out docs/gate-mutations.md]
+    nice python ci/mutations.py --ci [--only BUG ...] [--first-red] [--out PAGE]
 
 For each mutation, one at a time: copy ``opt_suite/`` and ``baselines/`` to a temporary folder,
 apply one realistic learning bug as a text patch (the old text must occur exactly once), import
@@ -27,9 +28,20 @@ with power >= 0.8 (:func:`opt_suite.report.measured_rates.detectable_losses`). A
 **a gap** otherwise: some entry moved by at least its detectable effect, or moved at all where
 the stamp states none for it, or the effect could not be measured.
 
+``--ci`` judges CI as a whole, as the issue asks: a bug is stopped by CI when any gate `.ci/run`
+runs turns red (:data:`CI_GATES`, in its order). Each distinct bug (one patch; its per-gate
+mutations grouped, named by the first, :func:`patch_groups`) is applied once and every CI gate is
+run and compared with the same copy (:func:`run_gate`, as above). Its verdict
+(:func:`ci_verdict`): caught by CI (some compare exit 1), refused by CI (red without a verdict),
+missed below every gate's detectable effect (every entry on every gate smaller than its figure
+there; an entry a gate states none for is judged by the smallest figure another CI gate states
+for the same entry, :func:`judged_by`), or a CI gap. The control must pass every CI gate and
+replay each baseline exactly. ``--first-red`` stops a row at its first red gate, as `.ci/run`'s
+``set -e`` does.
+
 Exit status: 0 when every learning bug that was run was caught or missed below the detectable
 effect, every control passed and every patch applied; 1 otherwise (a gap, a false alarm, a stale
-patch); 2 on bad arguments.
+patch; with ``--ci`` also a control whose baseline no longer replays); 2 on bad arguments.
 """
 
 from __future__ import annotations
@@ -45,7 +57,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,34 +68,46 @@ PACKAGES = ("opt_suite", "baselines")  # what a mutation may patch: the code the
 
 @dataclasses.dataclass(frozen=True)
 class Gate:
-    """A gate spec, the baseline `.ci/run` compares it with, and compare's flags there."""
+    """A gate spec, the baseline `.ci/run` compares it with, and compare's flags there.
+
+    ``in_ci``: whether `.ci/run` runs it (tests/test_ci_mutations.py checks that the CI gates,
+    in :data:`GATES`' order, are `.ci/run`'s run/compare and `gate NAME FLAGS` lines, in its).
+    """
 
     spec: str
     baseline: str
     compare_flags: tuple[str, ...] = ()
+    in_ci: bool = False
 
 
+#: Every gate a mutation is checked on; the CI gates first, in the order `.ci/run` runs them.
 GATES = {
-    "quick": Gate("specs/fourrooms-quick.yaml", "ci/baseline.json"),
+    "quick": Gate("specs/fourrooms-quick.yaml", "ci/baseline.json", in_ci=True),
     # The gate with power for every entry, compared as .ci/run does: the seed as the unit.
-    "power": Gate("ci/gate-power.yaml", "ci/baseline-gate-power.json", ("--unit", "seed")),
-    # The model-free gates, compared as .ci/run does: the run's seeds against a 168-seed pool.
-    "gymnasium": Gate(
-        "ci/gate-gymnasium.yaml", "ci/baseline-gate-gymnasium.json", ("--unit", "pool")
+    "power": Gate(
+        "ci/gate-power.yaml", "ci/baseline-gate-power.json", ("--unit", "seed"), in_ci=True
     ),
-    "field": Gate("ci/gate-field.yaml", "ci/baseline-gate-field.json"),
-    "pixels": Gate("ci/gate-pixels.yaml", "ci/baseline-gate-pixels.json", ("--unit", "pool")),
+    "field": Gate("ci/gate-field.yaml", "ci/baseline-gate-field.json", in_ci=True),
     # Algorithm 1's objective guarded: offline-options at lambda2 = 1, where its results depend
     # on Ĵ's terms, compared as .ci/run does.
     "objective": Gate(
-        "ci/gate-objective.yaml", "ci/baseline-gate-objective.json", ("--unit", "seed")
+        "ci/gate-objective.yaml", "ci/baseline-gate-objective.json", ("--unit", "seed"), in_ci=True
+    ),
+    # The model-free gates, compared as .ci/run does: the run's seeds against a 168-seed pool.
+    "gymnasium": Gate(
+        "ci/gate-gymnasium.yaml", "ci/baseline-gate-gymnasium.json", ("--unit", "pool"), in_ci=True
+    ),
+    "pixels": Gate(
+        "ci/gate-pixels.yaml", "ci/baseline-gate-pixels.json", ("--unit", "pool"), in_ci=True
     ),
     # Issue 36, item 1's proposal: offline-options alone where its results depend on Ĵ. Its
-    # rates were never measured, so compare is told so (and prints it).
+    # rates were never measured, so compare is told so (and prints it). Not run by CI.
     "offline-power": Gate(
         "ci/offline-power.yaml", "ci/baseline-offline-power.json", ("--unmeasured-ok",)
     ),
 }
+#: The gates `.ci/run` runs, in its order: a bug is stopped by CI when any of them turns red.
+CI_GATES = tuple(name for name, gate in GATES.items() if gate.in_ci)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -393,60 +417,438 @@ def _replay_line(stdout: str) -> str:
     return next((line for line in stdout.splitlines() if line.startswith("replay:")), "")
 
 
+@dataclasses.dataclass(frozen=True)
+class GateRun:
+    """One gate spec run with a patched copy and compared with its baseline, as `.ci/run` does.
+
+    ``run_status`` and ``status``: the exit statuses of `opt-suite run` and `opt-suite compare`
+    (0 pass, 1 regression, 2 refused). ``detail``: the replay line and compare's verdict, or
+    its reason for refusing. ``effects``: as :attr:`Outcome.effects` (None when compare refused).
+    """
+
+    gate: str
+    run_status: int
+    status: int
+    detail: str
+    replay: str
+    effects: Mapping[str, float] | None
+    wall_s: float
+    cpu_s: float
+
+
+def _cpu_s() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def prepare(mutation: Mutation, copy: Path) -> tuple[str, str] | None:
+    """Patch a copy into ``copy`` and import the patched module from it.
+
+    Returns (patch-failed | import-failed, the problem), or None when the copy is ready to run.
+    """
+    problem = patched_copy(mutation, copy)
+    if problem is not None:
+        return "patch-failed", problem
+    # The copy first on the path: the entry points name modules, which resolve to the copy.
+    module = _module(mutation.path)
+    imported = _run(
+        ["-c", f"import baselines, {module}; print({module}.__file__, baselines.__file__)"],
+        copy,
+    )
+    if imported.returncode != 0:
+        return "import-failed", _last_line(imported.stderr)
+    elsewhere = [f for f in imported.stdout.split() if not Path(f).is_relative_to(copy)]
+    if elsewhere:
+        return "import-failed", f"imported from outside the copy: {elsewhere[0]}"
+    return None
+
+
+def run_gate(name: str, copy: Path, out: Path, workers: int) -> GateRun:
+    """Run gate ``name``'s spec with the prepared ``copy`` into ``out`` and compare it."""
+    gate = GATES[name]
+    started, cpu_before = time.monotonic(), _cpu_s()
+    spec, baseline = ROOT / gate.spec, ROOT / gate.baseline
+    run = _run(
+        ["-m", "opt_suite", "run", str(spec), "--out", str(out), "--quiet", "--no-report"]
+        + ["--workers", str(workers)],
+        copy,
+    )
+    compare = _run(
+        ["-m", "opt_suite", "compare", str(out), "--baseline", str(baseline)]
+        + list(gate.compare_flags),
+        copy,
+    )
+    replay = _replay_line(compare.stdout)
+    ran = "" if run.returncode == 0 else f"run exit {run.returncode}: "
+    effects = None
+    if compare.returncode == 2:
+        detail = f"{ran}{_last_line(compare.stderr)}"
+    else:
+        effects = effects_of(out, gate)
+        said = (
+            f"regression: {_flagged(compare.stdout)}"
+            if compare.returncode == 1
+            else _last_line(compare.stdout)
+        )
+        detail = f"{ran}{replay} — {said}"
+    wall, cpu = time.monotonic() - started, _cpu_s() - cpu_before
+    return GateRun(name, run.returncode, compare.returncode, detail, replay, effects, wall, cpu)
+
+
 def check(mutation: Mutation, workers: int) -> Outcome:
     """Patch a copy, import it, run the gate spec and compare it with the gate's baseline."""
-    gate = GATES[mutation.gate]
-    started, cpu_before = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
-
-    detectable = detectable_effect(gate)
+    started, cpu_before = time.monotonic(), _cpu_s()
+    detectable = detectable_effect(GATES[mutation.gate])
 
     def outcome(verdict: str, detail: str, effects: Mapping[str, float] | None = None) -> Outcome:
-        cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
-        used = (cpu.ru_utime - cpu_before.ru_utime) + (cpu.ru_stime - cpu_before.ru_stime)
-        wall = time.monotonic() - started
+        wall, used = time.monotonic() - started, _cpu_s() - cpu_before
         return Outcome(mutation, verdict, detail, wall, used, effects, detectable)
 
     with tempfile.TemporaryDirectory(prefix=f"mutation-{mutation.name}-") as tmp:
+        broken = prepare(mutation, Path(tmp))
+        if broken is not None:
+            return outcome(*broken)
+        ran = run_gate(mutation.gate, Path(tmp), Path(tmp) / "run", workers)
+    red = "caught" if mutation.learning else "false-alarm"  # a control must pass
+    if ran.status == 2:
+        return outcome("refused" if mutation.learning else red, ran.detail)
+    if ran.status == 1:
+        return outcome(red, ran.detail, ran.effects)
+    verdict = missed_verdict(ran.effects, detectable) if mutation.learning else "passed"
+    return outcome(verdict, ran.detail, ran.effects)
+
+
+# The CI-wide check: each distinct bug once, on every gate .ci/run runs.
+
+#: A learning bug some CI gate's compare called a regression (exit 1).
+CI_CAUGHT = "caught by CI"
+#: A learning bug some CI gate turned red without a verdict (compare exit 2, or a failed run,
+#: which stops .ci/run under `set -e`), none with one.
+CI_REFUSED = "refused by CI"
+#: A learning bug every CI gate passed while it moved every entry, on every gate, by less than
+#: that entry's detectable effect: a bug CI was not built to see (the check does not fail).
+CI_BELOW = "missed: below every gate's detectable effect"
+#: A learning bug every CI gate passed although it moved some entry by at least its detectable
+#: effect, or moved an entry no CI gate guards, or its effect was not measured: CI's gap.
+CI_GAP = "missed: a CI gap"
+#: A control (or report bug) whose every CI gate passed but some baseline did not replay
+#: exactly: the bugs' effects would be measured against code other than the baseline's.
+REPLAY_CHANGED = "replay changed"
+
+
+def patch_groups(mutations: Sequence[Mutation]) -> dict[str, tuple[Mutation, ...]]:
+    """The distinct bugs: mutations grouped by their patch (path, old, new), in first order.
+
+    Each group is named by its first member (the bug's base name: ``jhat-no-termination-term``
+    for its ``-power``, ``-objective``, ``-gym`` ... checks); every control is one group.
+    """
+    groups: dict[tuple[str, str, str], list[Mutation]] = {}
+    for m in mutations:
+        groups.setdefault((m.path, m.old, m.new), []).append(m)
+    return {members[0].name: tuple(members) for members in groups.values()}
+
+
+def gate_label(name: str) -> str:
+    """A gate as `.ci/run` names it: its spec's stem (``fourrooms-quick``, ``gate-power``)."""
+    return Path(GATES[name].spec).stem
+
+
+def judged_by(
+    entry: str, gate: str, detectable_by_gate: Mapping[str, Mapping[str, float | None]]
+) -> tuple[float, str] | None:
+    """The detectable effect an entry's loss on ``gate`` is judged by, and the gate stating it.
+
+    The gate's own figure when it states one; else the smallest that another CI gate states for
+    the same method entry name (the first in `.ci/run`'s order on a tie): a move that large is
+    one CI is known to see there. None when no CI gate states one for the entry.
+    """
+    own = detectable_by_gate.get(gate, {}).get(entry)
+    if own is not None:
+        return own, gate
+    stated = [
+        (figure, other)
+        for other in CI_GATES
+        if (figure := detectable_by_gate.get(other, {}).get(entry)) is not None
+    ]
+    return min(stated, key=lambda pair: pair[0]) if stated else None
+
+
+def _red(run: GateRun) -> bool:
+    return run.run_status != 0 or run.status != 0
+
+
+def _caught(run: GateRun) -> bool:
+    """Whether compare called it a regression (a failed run stops .ci/run before compare)."""
+    return run.run_status == 0 and run.status == 1
+
+
+def _moved_too_far(
+    run: GateRun, detectable_by_gate: Mapping[str, Mapping[str, float | None]]
+) -> list[str]:
+    """Why a passed gate run is a gap in CI: each entry not below its detectable effect."""
+    label = gate_label(run.gate)
+    if not run.effects:
+        return [f"{label}: no effect measured"]
+    reasons = []
+    for entry, loss in run.effects.items():
+        judged = judged_by(entry, run.gate, detectable_by_gate)
+        if _below(loss, None if judged is None else judged[0]):
+            continue
+        if not math.isfinite(loss):
+            reasons.append(f"{entry} on {label}: loss unknown")
+        elif judged is None:
+            reasons.append(f"{entry} {loss:+.1%} on {label}, guarded by no CI gate")
+        else:
+            reasons.append(f"{entry} {loss:+.1%} on {label} ≥ {_figure(*judged, on=run.gate)}")
+    return reasons
+
+
+def _figure(figure: float, stated_by: str, on: str | None = None) -> str:
+    """A detectable effect, naming the gate it is borrowed from when not ``on``'s own."""
+    borrowed = "" if stated_by == on else f" ({gate_label(stated_by)}'s)"
+    return f"{figure:.0%}{borrowed}"
+
+
+def ci_verdict(
+    mutation: Mutation,
+    runs: Sequence[GateRun],
+    detectable_by_gate: Mapping[str, Mapping[str, float | None]],
+) -> tuple[str, str]:
+    """CI's verdict on one bug from its gate runs (in .ci/run's order), and why.
+
+    A learning bug: :data:`CI_CAUGHT` when a gate called it a regression, :data:`CI_REFUSED`
+    when gates turned red without one, else :data:`CI_BELOW` or :data:`CI_GAP`: below only when
+    every CI gate ran and, on each, every entry's loss is smaller than the detectable effect it
+    is judged by (:func:`judged_by`). Not a learning bug (the control): ``false-alarm`` when any
+    gate turned red, :data:`REPLAY_CHANGED` when one did not replay its baseline exactly, else
+    ``passed``.
+    """
+    labels = [gate_label(r.gate) for r in runs if _red(r)]
+    if not mutation.learning:
+        if labels:
+            return "false-alarm", f"red on {', '.join(labels)}"
+        changed = [gate_label(r.gate) for r in runs if not r.replay.startswith("replay: identical")]
+        if changed:
+            return REPLAY_CHANGED, f"not replayed exactly on {', '.join(changed)}"
+        return "passed", f"every CI gate passed and replayed its baseline ({len(runs)} run)"
+    caught = [gate_label(r.gate) for r in runs if _caught(r)]
+    if caught:
+        return CI_CAUGHT, f"red on {', '.join(caught)}"
+    if labels:
+        return CI_REFUSED, f"red without a verdict on {', '.join(labels)}"
+    missing = [gate_label(g) for g in CI_GATES if g not in {r.gate for r in runs}]
+    if missing:
+        return CI_GAP, f"not run on {', '.join(missing)}"
+    reasons = [reason for r in runs for reason in _moved_too_far(r, detectable_by_gate)]
+    if reasons:
+        return CI_GAP, "; ".join(reasons)
+    return CI_BELOW, "every entry on every gate below the detectable effect it is judged by"
+
+
+@dataclasses.dataclass(frozen=True)
+class CiOutcome:
+    """What one bug did to CI: its gate runs in .ci/run's order and CI's verdict.
+
+    ``mutation``: the bug's group's first member (its base name and description); ``members``:
+    every mutation name with the same patch. ``not_run``: the CI gates not run (``--first-red``
+    stopped at a red one, or the copy was broken).
+    """
+
+    mutation: Mutation
+    members: tuple[str, ...]
+    verdict: str
+    detail: str
+    runs: tuple[GateRun, ...]
+    not_run: tuple[str, ...]
+    wall_s: float
+    cpu_s: float
+
+
+def check_ci(
+    members: Sequence[Mutation],
+    workers: int,
+    detectable_by_gate: Mapping[str, Mapping[str, float | None]],
+    *,
+    first_red: bool = False,
+    progress: Callable[[GateRun], None] = lambda run: None,
+) -> CiOutcome:
+    """Apply one bug once, then run every CI gate with the copy, as .ci/run orders them.
+
+    ``first_red``: stop at the first red gate, as .ci/run does under `set -e`.
+    """
+    mutation = members[0]
+    names = tuple(m.name for m in members)
+    started, cpu_before = time.monotonic(), _cpu_s()
+    runs: list[GateRun] = []
+    with tempfile.TemporaryDirectory(prefix=f"mutation-ci-{mutation.name}-") as tmp:
         copy = Path(tmp)
-        problem = patched_copy(mutation, copy)
-        if problem is not None:
-            return outcome("patch-failed", problem)
-        # The copy first on the path: the entry points name modules, which resolve to the copy.
-        module = _module(mutation.path)
-        imported = _run(
-            ["-c", f"import baselines, {module}; print({module}.__file__, baselines.__file__)"],
-            copy,
+        broken = prepare(mutation, copy)
+        if broken is None:
+            for gate in CI_GATES:
+                runs.append(run_gate(gate, copy, copy / f"run-{gate}", workers))
+                progress(runs[-1])
+                if first_red and _red(runs[-1]):
+                    break
+    verdict, detail = broken or ci_verdict(mutation, runs, detectable_by_gate)
+    wall, cpu = time.monotonic() - started, _cpu_s() - cpu_before
+    not_run = CI_GATES[len(runs) :]
+    return CiOutcome(mutation, names, verdict, detail, tuple(runs), not_run, wall, cpu)
+
+
+def _gate_cell_ci(
+    run: GateRun, learning: bool, detectable_by_gate: Mapping[str, Mapping[str, float | None]]
+) -> str:
+    """One gate run, compact: its outcome and the entry that decides it, vs its detectable."""
+    if run.run_status != 0:
+        return f"**refused** (run exit {run.run_status})"
+    if run.status == 2:
+        return "**refused**"
+    outcome = "**caught**" if run.status == 1 else "missed" if learning else "passed"
+    effects = run.effects
+    if effects is None:
+        return f"{outcome}: loss unknown"
+    if not effects:
+        return outcome
+    too_far = [
+        e
+        for e, loss in effects.items()
+        if not _below(loss, (judged_by(e, run.gate, detectable_by_gate) or (None,))[0])
+    ]
+    entry = too_far[0] if too_far else max(effects, key=lambda e: abs(effects[e]))
+    loss = effects[entry]
+    judged = judged_by(entry, run.gate, detectable_by_gate)
+    figure = "none" if judged is None else _figure(*judged, on=run.gate)
+    shown = f"{loss:+.1%}" if math.isfinite(loss) else "unknown"
+    return f"{outcome}: {entry} {shown} vs {figure}"
+
+
+def _detectable_cell_ci(
+    gate: str,
+    entries: Sequence[str],
+    detectable_by_gate: Mapping[str, Mapping[str, float | None]],
+) -> str:
+    """Each entry's detectable effect as judged on ``gate``, naming a borrowed figure's gate."""
+    cells = []
+    for entry in entries:
+        judged = judged_by(entry, gate, detectable_by_gate)
+        cells.append(f"{entry} {'none' if judged is None else _figure(*judged, on=gate)}")
+    return ", ".join(cells) or "none measured"
+
+
+def render_ci(
+    outcomes: Sequence[CiOutcome],
+    command: str,
+    load: str,
+    detectable_by_gate: Mapping[str, Mapping[str, float | None]],
+    *,
+    first_red: bool = False,
+) -> str:
+    """The generated CI-wide page: one row per bug across every CI gate, then each gate run."""
+    labels = [gate_label(g) for g in CI_GATES]
+    learning = [o for o in outcomes if o.mutation.learning and o.verdict not in _BROKEN]
+    stopped = [o for o in learning if o.verdict in (CI_CAUGHT, CI_REFUSED)]
+    gaps = [o for o in learning if o.verdict == CI_GAP]
+    below = [o for o in learning if o.verdict == CI_BELOW]
+    lines = [
+        "# CI against injected bugs: every gate `.ci/run` runs",
+        "",
+        "Generated by `ci/mutations.py --ci` (issue 36, item 3) — do not edit by hand; rerun it:",
+        "",
+        f"    {command}",
+        "",
+        f"Measured {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, load average at the"
+        f" start {load} on {os.cpu_count()} cores (the wall times are the machine's, the CPU"
+        " times the check's own: `opt-suite run` and `opt-suite compare` of each gate).",
+        "",
+        "Each row applies one bug (one patch; the per-gate checks of the same patch are listed"
+        " under it) to a copy of the package once, then runs every gate `.ci/run` runs, in its"
+        f" order ({', '.join(labels)}), with the copy first on `PYTHONPATH`, each compared with"
+        " its committed baseline with `.ci/run`'s flags. CI stops a bug when any gate turns red."
+        " **caught by CI**: some gate's `compare` exit 1; **refused by CI**: red without a"
+        " verdict (`compare` exit 2, or a failed `opt-suite run`, which stops `.ci/run`), none"
+        " exit 1; **missed: below every gate's detectable effect**: every gate passed and, on"
+        " every gate, every entry's loss is smaller than its detectable effect there — the"
+        " gate's own figure, or for an entry that gate states none for, the smallest another CI"
+        " gate states for the same method entry (named: *10% (gate-power's)*); **missed: a CI"
+        " gap**: every gate passed although some entry moved by at least that figure, or an"
+        " entry no CI gate guards moved at all, or an effect was not measured (the check"
+        " fails). A control must pass every gate and replay each baseline exactly:"
+        " **false-alarm** when red, **replay changed** when a baseline no longer replays.",
+        "",
+        "Each gate's cell: **caught** (exit 1), **refused**, *missed* (a learning bug passed) or"
+        " passed, with the entry that decides it — the first that reached its detectable"
+        " effect, else the one that moved most — its loss (a share of each task's range, as in"
+        " the per-gate pages) *vs* the detectable effect it is judged by.",
+    ]
+    if first_red:
+        lines += [
+            "",
+            "`--first-red`: each row stops at its first red gate, as `.ci/run` does under"
+            " `set -e`; the gates after it are *not run*.",
+        ]
+    lines += [
+        "",
+        f"| bug | patch | {' | '.join(labels)} | CI verdict | wall | CPU |",
+        "|---|---|" + "---|" * len(labels) + "---|---|---|",
+    ]
+    for o in outcomes:
+        m = o.mutation
+        by_gate = {r.gate: r for r in o.runs}
+        cells = [
+            _gate_cell_ci(by_gate[g], m.learning, detectable_by_gate)
+            if g in by_gate
+            else "*not run*"
+            for g in CI_GATES
+        ]
+        also = [n for n in o.members if n != m.name]
+        checks = f" (per-gate checks: {', '.join(f'`{n}`' for n in also)})" if also else ""
+        verdict = f"**{o.verdict}**: {_escaped(o.detail)}"
+        lines.append(
+            f"| `{m.name}`{checks} | {m.bug} (`{m.path}`) | {' | '.join(cells)} | {verdict} |"
+            f" {o.wall_s:.0f} s | {o.cpu_s:.0f} s |"
         )
-        if imported.returncode != 0:
-            return outcome("import-failed", _last_line(imported.stderr))
-        elsewhere = [f for f in imported.stdout.split() if not Path(f).is_relative_to(copy)]
-        if elsewhere:
-            return outcome("import-failed", f"imported from outside the copy: {elsewhere[0]}")
-        out = copy / "run"
-        spec, baseline = ROOT / gate.spec, ROOT / gate.baseline
-        run = _run(
-            ["-m", "opt_suite", "run", str(spec), "--out", str(out), "--quiet", "--no-report"]
-            + ["--workers", str(workers)],
-            copy,
-        )
-        compare = _run(
-            ["-m", "opt_suite", "compare", str(out), "--baseline", str(baseline)]
-            + list(gate.compare_flags),
-            copy,
-        )
-        replay = _replay_line(compare.stdout)
-        ran = "" if run.returncode == 0 else f"run exit {run.returncode}: "
-        red = "caught" if mutation.learning else "false-alarm"  # a control must pass
-        if compare.returncode == 2:
-            return outcome(
-                "refused" if mutation.learning else red, f"{ran}{_last_line(compare.stderr)}"
+    broken = [o.mutation.name for o in outcomes if o.verdict in _BROKEN]
+    alarms = [o.mutation.name for o in outcomes if o.verdict in ("false-alarm", REPLAY_CHANGED)]
+    lines += [
+        "",
+        f"Learning bugs stopped by CI: **{len(stopped)} of {len(learning)}**"
+        f" ({len([o for o in stopped if o.verdict == CI_CAUGHT])} by a regression verdict)."
+        f" Missed: **{len(gaps)} a CI gap**, {len(below)} below every gate's detectable effect."
+        + (f" Controls red or not replayed: **{', '.join(alarms)}**." if alarms else "")
+        + (f" Broken rows (not counted): {', '.join(broken)}." if broken else ""),
+        f"Whole check: {sum(o.wall_s for o in outcomes):.0f} s wall,"
+        f" {sum(o.cpu_s for o in outcomes):.0f} CPU-seconds.",
+        "",
+        "## Each gate run",
+        "",
+        "| bug | gate | run, compare exit | replay and verdict | loss per entry (share of each"
+        " task's range) | detectable per entry (as judged) | wall | CPU |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for o in outcomes:
+        for r in o.runs:
+            effects = (
+                "—"
+                if r.effects is None
+                else ", ".join(
+                    f"{e} {loss:+.1%}" if math.isfinite(loss) else f"{e} unknown"
+                    for e, loss in r.effects.items()
+                )
             )
-        effects = effects_of(out, gate)
-        if compare.returncode == 1:
-            flagged = f"{ran}{replay} — regression: {_flagged(compare.stdout)}"
-            return outcome(red, flagged, effects)
-        verdict = missed_verdict(effects, detectable) if mutation.learning else "passed"
-        return outcome(verdict, f"{ran}{replay} — {_last_line(compare.stdout)}", effects)
+            entries = list(r.effects or detectable_by_gate.get(r.gate, {}))
+            lines.append(
+                f"| `{o.mutation.name}` | {_gate_cell(GATES[r.gate])} |"
+                f" {r.run_status}, {r.status} | {_escaped(r.detail)} | {effects} |"
+                f" {_detectable_cell_ci(r.gate, entries, detectable_by_gate)} |"
+                f" {r.wall_s:.0f} s | {r.cpu_s:.0f} s |"
+            )
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _escaped(detail: str) -> str:
+    """A detail for a table cell: paths as in the repository, no column breaks."""
+    return detail.replace(f"{ROOT}/", "").replace("|", "\\|")
 
 
 def render(outcomes: Sequence[Outcome], command: str, load: str) -> str:
@@ -496,7 +898,7 @@ def render(outcomes: Sequence[Outcome], command: str, load: str) -> str:
     ]
     for o in outcomes:
         m = o.mutation
-        detail = o.detail.replace(f"{ROOT}/", "").replace("|", "\\|")  # paths as in the repo
+        detail = _escaped(o.detail)
         lines.append(
             f"| `{m.name}` | {m.bug} (`{m.path}`) | {_gate_cell(GATES[m.gate])} | **{o.verdict}** |"
             f" {_effects_cell(o, bold=True)} | {_detectable_cell(o.detectable)} |"
@@ -562,7 +964,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="opt-suite run --workers")
     parser.add_argument("--out", type=Path, help="write the Markdown table here")
     parser.add_argument("--list", action="store_true", help="list the mutations and exit")
+    parser.add_argument(
+        "--ci",
+        action="store_true",
+        help="each distinct bug once, on every gate .ci/run runs (--only names the bugs)",
+    )
+    parser.add_argument(
+        "--first-red",
+        action="store_true",
+        help="with --ci: stop a bug's row at its first red gate, as .ci/run does",
+    )
     args = parser.parse_args(argv)
+    if args.first_red and not args.ci:
+        print("mutations.py: --first-red: only with --ci", file=sys.stderr)
+        return 2
+    if args.ci:
+        return _main_ci(args)
     if args.list:
         for m in MUTATIONS:
             print(f"{m.name:30} {m.gate:10} {m.bug}")
@@ -594,6 +1011,59 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.out.write_text(render(outcomes, f"{command} --out {args.out}", load))
     bad = [o for o in outcomes if o.verdict in (*_BROKEN, MISSED_GAP, "false-alarm")]
     return 1 if bad else 0
+
+
+def _main_ci(args: argparse.Namespace) -> int:
+    """``--ci``: each chosen bug on every CI gate; the page; 0, 1 (a gap, an alarm) or 2."""
+    groups = patch_groups(MUTATIONS)
+    if args.list:
+        for name, members in groups.items():
+            print(f"{name:30} {', '.join(m.name for m in members)}")
+        return 0
+    unknown = sorted(set(args.only or ()) - set(groups))
+    if unknown:
+        print(
+            f"mutations.py: --ci --only: unknown bug {', '.join(unknown)}; --ci --list names"
+            " the bugs (one per patch, by the base name)",
+            file=sys.stderr,
+        )
+        return 2
+    chosen = [groups[n] for n in args.only] if args.only else list(groups.values())
+    detectable_by_gate = {g: detectable_effect(GATES[g]) for g in CI_GATES}
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    command = (
+        "nice python ci/mutations.py --ci"
+        + (f" --only {' '.join(args.only)}" if args.only else "")
+        + (" --first-red" if args.first_red else "")
+        + (f" --out {args.out}" if args.out is not None else "")
+    )
+
+    def progress(run: GateRun) -> None:
+        print(
+            f"  {gate_label(run.gate)}: run exit {run.run_status}, compare exit {run.status}:"
+            f" {run.detail} ({run.wall_s:.0f} s wall, {run.cpu_s:.0f} CPU-s)",
+            flush=True,
+        )
+
+    outcomes = []
+    for members in chosen:
+        print(f"{members[0].name}:", flush=True)
+        outcome = check_ci(
+            members, args.workers, detectable_by_gate, first_red=args.first_red, progress=progress
+        )
+        not_run = ", ".join(gate_label(g) for g in outcome.not_run)
+        print(
+            f"{outcome.mutation.name}: {outcome.verdict}: {outcome.detail}"
+            + (f"; not run: {not_run}" if not_run else "")
+            + f" ({outcome.wall_s:.0f} s wall, {outcome.cpu_s:.0f} CPU-s)",
+            flush=True,
+        )
+        outcomes.append(outcome)
+        if args.out is not None:  # after every row: an interrupted check keeps what it measured
+            page = render_ci(outcomes, command, load, detectable_by_gate, first_red=args.first_red)
+            args.out.write_text(page)
+    bad = (*_BROKEN, CI_GAP, "false-alarm", REPLAY_CHANGED)
+    return 1 if any(o.verdict in bad for o in outcomes) else 0
 
 
 if __name__ == "__main__":

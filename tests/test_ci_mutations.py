@@ -13,6 +13,7 @@ import dataclasses
 import importlib.util
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -239,3 +240,284 @@ def test_the_flagged_rows_are_read_whatever_the_units_column_says():
     )
     assert mutations._flagged(stdout) == "a -138.578 → -144.706 (-6.128), c 0.915 → 0.563 (-0.352)"
     assert mutations._flagged("PASS: nothing flagged") == "?"
+
+
+# The CI-wide check (--ci): each distinct bug on every gate .ci/run runs. Its rules are tested on
+# gate runs made by hand (GateRun): no gate runs here.
+
+
+def _ci_run_invocations() -> list[tuple[str, str, tuple[str, ...]]]:
+    """The gates .ci/run runs, in its order: (spec, baseline, compare's flags) of each.
+
+    Read from its commands: the quick spec's literal `opt-suite run SPEC` with the literal
+    `opt-suite compare RUN --baseline BASELINE FLAGS` after it, and each `gate NAME FLAGS` line,
+    which the `gate` function runs as ci/NAME.yaml against ci/baseline-NAME.json.
+    """
+    text = (ROOT / ".ci" / "run").read_text()
+    commands = [line.strip() for line in text.splitlines() if not line.lstrip().startswith("#")]
+    body = "\n".join(commands)
+    # the gate function: what a `gate NAME FLAGS` line means
+    assert 'opt-suite run "ci/$name.yaml" --out "runs/ci-$name"' in body
+    assert 'opt-suite compare "runs/ci-$name" --baseline "ci/baseline-$name.json" "$@"' in body
+    found, spec = [], None
+    for line in commands:
+        if "$" in line:  # the gate function's own lines, read above
+            continue
+        if ran := re.match(r"\.venv/bin/opt-suite run (\S+) ", line):
+            spec = ran.group(1)
+        elif compared := re.match(r"\.venv/bin/opt-suite compare \S+ --baseline (\S+)(.*)", line):
+            assert spec is not None, f".ci/run compares before running: {line}"
+            found.append((spec, compared.group(1), tuple(compared.group(2).split())))
+            spec = None
+        elif gate := re.match(r"gate (\S+)(.*)", line):
+            name = gate.group(1)
+            found.append(
+                (f"ci/{name}.yaml", f"ci/baseline-{name}.json", tuple(gate.group(2).split()))
+            )
+    return found
+
+
+def test_the_ci_gates_are_the_gates_ci_runs_in_its_order_with_its_flags():
+    ci = [GATES[g] for g in mutations.CI_GATES]
+    assert [(g.spec, g.baseline, g.compare_flags) for g in ci] == _ci_run_invocations()
+    assert not GATES["offline-power"].in_ci  # a proposal CI does not run
+    # CI's gates come first in GATES, so its order is .ci/run's wherever GATES is listed
+    assert list(GATES)[: len(ci)] == list(mutations.CI_GATES)
+
+
+GATES = mutations.GATES
+
+
+def test_each_distinct_bug_is_one_group_named_by_its_base_name():
+    groups = mutations.patch_groups(mutations.MUTATIONS)
+    assert list(groups) == [
+        "control",
+        "smdp-discount",
+        "jhat-no-termination-term",
+        "beta-frozen",
+        "demos-shuffled",
+        "bootstrap-per-run",
+        "ppo-advantage-sign",
+    ]
+    assert [m.name for m in groups["jhat-no-termination-term"]] == [
+        "jhat-no-termination-term",
+        "jhat-no-termination-term-gym",
+        "jhat-no-termination-term-offline",
+        "jhat-no-termination-term-power",
+        "jhat-no-termination-term-objective",
+    ]
+    assert {m.gate for m in groups["control"]} == set(GATES)  # every gate's control: one bug
+    for members in groups.values():
+        assert len({(m.path, m.old, m.new) for m in members}) == 1
+        assert len({m.learning for m in members}) == 1
+    assert sum(len(members) for members in groups.values()) == len(mutations.MUTATIONS)
+
+
+#: Each CI gate's stated detectable effect per entry: offline-options has none on the quick spec
+#: and gate-gymnasium, 10% on gate-power and gate-objective, 20% on gate-pixels.
+DETECTABLE = {
+    "quick": {"primitives": 0.1, "offline-options": None},
+    "power": {"primitives": 0.1, "offline-options": 0.1},
+    "field": {"primitives": 0.1},
+    "objective": {"primitives": 0.2, "offline-options": 0.1},
+    "gymnasium": {"primitives": 0.05, "offline-options": None, "bc-ppo": None},
+    "pixels": {"primitives": 0.1, "offline-options": 0.2},
+}
+IDENTICAL = "replay: identical: all 4 (method, seed, task) cells equal the baseline"
+
+
+def _ran(gate, status=0, effects=None, *, run_status=0, replay=IDENTICAL):
+    effects = {"primitives": 0.0} if effects is None else effects
+    return mutations.GateRun(gate, run_status, status, "detail", replay, effects, 1.0, 1.0)
+
+
+def _every_gate(**changed):
+    """A run of every CI gate, in order, each passing unmoved unless given here."""
+    return [changed.get(g, _ran(g)) for g in mutations.CI_GATES]
+
+
+JHAT = {m.name: m for m in mutations.MUTATIONS}["jhat-no-termination-term"]
+CONTROL = mutations.MUTATIONS[0]
+
+
+@pytest.mark.parametrize(
+    ("bug", "runs", "verdict", "detail"),
+    [
+        # caught on one gate (gate-objective) although the quick spec passed a gap-sized move
+        (
+            JHAT,
+            _every_gate(
+                quick=_ran("quick", 0, {"offline-options": -0.035}),
+                objective=_ran("objective", 1, {"offline-options": 0.446}),
+            ),
+            "caught by CI",
+            "red on gate-objective",
+        ),
+        # every gate passed, every entry below its figure: offline-options' 4% on the quick spec
+        # is judged by gate-power's 10% (the smallest stated, the first on a tie)
+        (
+            JHAT,
+            _every_gate(
+                quick=_ran("quick", 0, {"primitives": 0.0, "offline-options": 0.04}),
+                objective=_ran("objective", 0, {"offline-options": 0.047}),
+                pixels=_ran("pixels", 0, {"offline-options": -0.15}),
+            ),
+            mutations.CI_BELOW,
+            "every entry on every gate below the detectable effect it is judged by",
+        ),
+        # judged by another gate's figure: 12% on the quick spec reaches gate-power's 10%
+        (
+            JHAT,
+            _every_gate(quick=_ran("quick", 0, {"offline-options": 0.12})),
+            mutations.CI_GAP,
+            "offline-options +12.0% on fourrooms-quick ≥ 10% (gate-power's)",
+        ),
+        # on its own gate an entry is judged by that gate's figure: pixels' 20%, not power's 10%
+        (
+            JHAT,
+            _every_gate(pixels=_ran("pixels", 0, {"offline-options": 0.2})),
+            mutations.CI_GAP,
+            "offline-options +20.0% on gate-pixels ≥ 20%",
+        ),
+        # a gap via an entry no CI gate guards: bc-ppo moved at all
+        (
+            JHAT,
+            _every_gate(gymnasium=_ran("gymnasium", 0, {"primitives": 0.0, "bc-ppo": 0.002})),
+            mutations.CI_GAP,
+            "bc-ppo +0.2% on gate-gymnasium, guarded by no CI gate",
+        ),
+        # an effect not measured on a passing gate is no evidence of smallness
+        (
+            JHAT,
+            _every_gate(field=dataclasses.replace(_ran("field"), effects=None)),
+            mutations.CI_GAP,
+            "gate-field: no effect measured",
+        ),
+        # refused: red without a verdict (compare exit 2; a failed run stops .ci/run before its
+        # compare, whatever that compare would say)
+        (
+            JHAT,
+            _every_gate(
+                power=_ran("power", 2, None),
+                pixels=_ran("pixels", 1, {"offline-options": 0.5}, run_status=1),
+            ),
+            mutations.CI_REFUSED,
+            "red without a verdict on gate-power, gate-pixels",
+        ),
+        # the control: red anywhere is a false alarm; a baseline not replayed exactly is flagged
+        (CONTROL, _every_gate(field=_ran("field", 1)), "false-alarm", "red on gate-field"),
+        (
+            CONTROL,
+            _every_gate(pixels=_ran("pixels", replay="replay: changed: 3 of 144 cells differ")),
+            mutations.REPLAY_CHANGED,
+            "not replayed exactly on gate-pixels",
+        ),
+        (
+            CONTROL,
+            _every_gate(),
+            "passed",
+            "every CI gate passed and replayed its baseline (6 run)",
+        ),
+    ],
+    ids=[
+        "caught-on-one-gate",
+        "every-gate-below",
+        "judged-by-another-gates-figure",
+        "own-figure-first",
+        "gap-unguarded-entry",
+        "gap-unmeasured",
+        "refused",
+        "control-false-alarm",
+        "control-replay-changed",
+        "control-passed",
+    ],
+)
+def test_ci_verdict(bug, runs, verdict, detail):
+    assert mutations.ci_verdict(bug, runs, DETECTABLE) == (verdict, detail)
+
+
+def test_a_learning_bug_not_run_on_every_gate_and_never_red_is_a_gap():
+    runs = _every_gate()[:3]
+    assert mutations.ci_verdict(JHAT, runs, DETECTABLE) == (
+        mutations.CI_GAP,
+        "not run on gate-objective, gate-gymnasium, gate-pixels",
+    )
+
+
+def test_judged_by_names_the_gate_whose_figure_is_used():
+    assert mutations.judged_by("offline-options", "quick", DETECTABLE) == (0.1, "power")
+    assert mutations.judged_by("offline-options", "pixels", DETECTABLE) == (0.2, "pixels")
+    assert mutations.judged_by("bc-ppo", "gymnasium", DETECTABLE) is None
+
+
+@pytest.fixture
+def fake_gates(monkeypatch):
+    """check_ci with no copy and no gate run: gate-field red (compare exit 1), others passing."""
+    ran = []
+
+    def run_gate(name, copy, out, workers):
+        ran.append(name)
+        return _ran(
+            name, 1 if name == "field" else 0, {"primitives": 0.3 if name == "field" else 0.0}
+        )
+
+    monkeypatch.setattr(mutations, "prepare", lambda mutation, copy: None)
+    monkeypatch.setattr(mutations, "run_gate", run_gate)
+    return ran
+
+
+def test_first_red_stops_a_row_at_its_first_red_gate_and_the_page_says_what_was_not_run(
+    fake_gates,
+):
+    members = mutations.patch_groups(mutations.MUTATIONS)["smdp-discount"]
+    stopped = mutations.check_ci(members, 1, DETECTABLE, first_red=True)
+    assert fake_gates == ["quick", "power", "field"]
+    assert stopped.not_run == ("objective", "gymnasium", "pixels")
+    assert (stopped.verdict, stopped.detail) == ("caught by CI", "red on gate-field")
+    assert stopped.members == ("smdp-discount", "smdp-discount-field", "smdp-discount-power")
+    page = mutations.render_ci(
+        [stopped], "python ci/mutations.py --ci", "1.0", DETECTABLE, first_red=True
+    )
+    row = next(line for line in page.splitlines() if line.startswith("| `smdp-discount`"))
+    cells = row.split(" | ")
+    # bug, patch, the six gates in .ci/run's order, CI verdict, wall, CPU
+    assert cells[2:8] == [
+        "missed: primitives +0.0% vs 10%",
+        "missed: primitives +0.0% vs 10%",
+        "**caught**: primitives +30.0% vs 10%",
+        "*not run*",
+        "*not run*",
+        "*not run*",
+    ]
+    assert cells[8] == "**caught by CI**: red on gate-field"
+    assert "(per-gate checks: `smdp-discount-field`, `smdp-discount-power`)" in cells[0]
+    assert "Learning bugs stopped by CI: **1 of 1** (1 by a regression verdict)." in page
+    assert "the gates after it are *not run*" in page
+    fake_gates.clear()
+    whole = mutations.check_ci(members, 1, DETECTABLE)
+    assert fake_gates == list(mutations.CI_GATES) and whole.not_run == ()
+
+
+def test_the_ci_pages_gate_cell_names_a_borrowed_figure():
+    cell = mutations._gate_cell_ci(_ran("quick", 0, {"offline-options": 0.04}), True, DETECTABLE)
+    assert cell == "missed: offline-options +4.0% vs 10% (gate-power's)"
+    unguarded = _ran("gymnasium", 0, {"primitives": 0.01, "bc-ppo": 0.002})
+    assert mutations._gate_cell_ci(unguarded, True, DETECTABLE) == "missed: bc-ppo +0.2% vs none"
+    assert mutations._gate_cell_ci(_ran("pixels", 2, None), True, DETECTABLE) == "**refused**"
+    assert (
+        mutations._gate_cell_ci(_ran("field"), False, DETECTABLE)
+        == "passed: primitives +0.0% vs 10%"
+    )
+
+
+def test_ci_only_with_an_unknown_bug_exits_2_with_one_line(capsys):
+    assert mutations.main(["--ci", "--only", "control", "no-such-bug"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "mutations.py: --ci --only: unknown bug no-such-bug; --ci --list names the bugs"
+        " (one per patch, by the base name)"
+    )
+    # a per-gate name is not a bug's name in --ci
+    assert mutations.main(["--ci", "--only", "jhat-no-termination-term-power"]) == 2
+    assert mutations.main(["--first-red"]) == 2
+    assert capsys.readouterr().err.strip().endswith("--first-red: only with --ci")
