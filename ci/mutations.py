@@ -67,7 +67,7 @@ GATES = {
     "quick": Gate("specs/fourrooms-quick.yaml", "ci/baseline.json"),
     # The gate with power for every entry, compared as .ci/run does: the seed as the unit.
     "power": Gate("ci/gate-power.yaml", "ci/baseline-gate-power.json", ("--unit", "seed")),
-    # The model-free gates, compared as .ci/run does: the run's seeds against a 168-seed pool.
+    # The model-free gates, compared as .ci/run does: the run's seeds against a pool (408, 328).
     "gymnasium": Gate(
         "ci/gate-gymnasium.yaml", "ci/baseline-gate-gymnasium.json", ("--unit", "pool")
     ),
