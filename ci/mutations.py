@@ -93,7 +93,7 @@ GATES = {
     "objective": Gate(
         "ci/gate-objective.yaml", "ci/baseline-gate-objective.json", ("--unit", "seed"), in_ci=True
     ),
-    # The model-free gates, compared as .ci/run does: the run's seeds against a 168-seed pool.
+    # The model-free gates, compared as .ci/run does: the run's seeds against a pool (408, 328).
     "gymnasium": Gate(
         "ci/gate-gymnasium.yaml", "ci/baseline-gate-gymnasium.json", ("--unit", "pool"), in_ci=True
     ),

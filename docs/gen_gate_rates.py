@@ -98,9 +98,14 @@ def record(
     )
     if result.returncode not in (0, 1):  # 1: false alarms above alpha, itself a measurement
         raise SystemExit(f"{' '.join(command)} failed ({result.returncode}):\n{result.stderr}")
-    run = ResultsStore(fresh).run()
+    store = ResultsStore(fresh)
+    run = store.run()
     if run.finished is None or run.status != "done":
         raise SystemExit(f"{fresh}: the fresh run is {run.status}, not done: finish it first")
+    # The latest run may only have reused cells that earlier runs in the folder computed (e.g. a
+    # spec edit that leaves every cell id, such as evaluation.seeds): its wall time is then
+    # seconds, not what the fresh seeds cost. The runs that computed cells say that.
+    computing = [r for r in store.runs() if r.cells_computed and r.finished is not None]
     return {
         "gate": spec,
         "baseline": baseline,
@@ -112,6 +117,20 @@ def record(
             "wall_s": round(run.finished - run.started, 1),
             "commit": run.git_commit,
             "command": " ".join(["opt-suite", *run.argv[1:]]).replace(f"{ROOT}/", ""),
+            "reused": run.cells_reused or 0,
+            "computed_by": [
+                {
+                    "spec": r.spec_name,
+                    "spec_hash": r.spec_hash,
+                    "seeds": r.seeds,
+                    "cells": r.cells_computed,
+                    "workers": r.workers,
+                    "wall_s": round(r.finished - r.started, 1),
+                    "commit": r.git_commit,
+                }
+                for r in computing
+                if r.finished is not None
+            ],
         },
         "command": " ".join(command),
         "commit": git_commit(ROOT),
@@ -187,6 +206,20 @@ def measured_from_record(data: dict[str, Any], baseline: Baseline) -> MeasuredRa
     return measured(counted, baseline, data["date"])
 
 
+def _computed_by(fresh: dict[str, Any]) -> str:
+    """When the fresh run reused every cell: which earlier runs computed them, and in what time."""
+    runs = fresh.get("computed_by")
+    if not runs or not fresh.get("reused") or fresh["wall_s"] >= sum(r["wall_s"] for r in runs):
+        return ""
+    shown = "; ".join(
+        f"{r['cells']} cells in {duration(r['wall_s'])} with `--workers {r['workers']}` by a run"
+        f" of `{r['spec']}` (hash `{r['spec_hash'][:12]}`, {len(r['seeds'])} seeds) at"
+        f" `{short_commit(r['commit'])}`"
+        for r in runs
+    )
+    return f", reusing {fresh['reused']} cells computed earlier in its folder: {shown}"
+
+
 def _caught(rates: dict[str, Any], fraction: str) -> str:
     per = rates["power"].get(fraction)
     if per is None:
@@ -235,7 +268,8 @@ def section(data: dict[str, Any]) -> str:
         f"Fresh run: `{_shown(fresh['command'])}` ({len(fresh['seeds'])} seeds,"
         f" {duration(fresh['wall_s'])}"
         f" wall with `--workers {fresh['workers']}` on a shared machine) at "
-        f"`{short_commit(fresh['commit'])}`; measured by `{data['command']}` at "
+        f"`{short_commit(fresh['commit'])}`{_computed_by(fresh)}; "
+        f"measured by `{data['command']}` at "
         f"`{short_commit(data['commit'])}` on {data['date']}, CPU {data['cpu']}"
         + (
             f"; stamped into the baseline (digest `{rates['baseline_digest'][:12]}`"

@@ -179,3 +179,30 @@ def _assert_stamped_with_its_record(baseline: str, stem: str) -> None:
         for f in rates["power_rate"]
     }, f"{baseline}: not stamped with its record's power per entry (gen_gate_rates.py --restamp)"
     assert measured.unit == (loaded.gate_unit or "pair")
+
+
+def test_a_rates_record_names_the_runs_that_computed_a_fresh_run_it_only_reused():
+    # A spec edit that leaves every cell id (evaluation.seeds) reruns in seconds on the cells an
+    # earlier run computed: the page must give that earlier run's time, not the seconds.
+    import sys
+
+    sys.path.insert(0, str(ROOT / "docs"))
+    try:
+        from gen_gate_rates import _computed_by
+    finally:
+        sys.path.remove(str(ROOT / "docs"))
+    earlier = {
+        "spec": "gate-x",
+        "spec_hash": "ab" * 32,
+        "seeds": list(range(88, 328)),
+        "cells": 6960,
+        "workers": 2,
+        "wall_s": 1260.0,
+        "commit": "c1e4613bb8ba168a7eab089ba1b64c9dcd1606a7",
+    }
+    reused = {"wall_s": 8.0, "reused": 6960, "computed_by": [earlier]}
+    line = _computed_by(reused)
+    assert "reusing 6960 cells" in line and "21 min" in line and "`abababababab`" in line
+    assert "240 seeds" in line and "`c1e4613`" in line
+    assert _computed_by({**reused, "reused": 0}) == ""  # the run computed its cells itself
+    assert _computed_by({"wall_s": 8.0, "reused": 6960}) == ""  # a record from before the field
