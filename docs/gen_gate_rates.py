@@ -105,7 +105,6 @@ def record(
     # The latest run may only have reused cells that earlier runs in the folder computed (e.g. a
     # spec edit that leaves every cell id, such as evaluation.seeds): its wall time is then
     # seconds, not what the fresh seeds cost. The runs that computed cells say that.
-    computing = [r for r in store.runs() if r.cells_computed and r.finished is not None]
     return {
         "gate": spec,
         "baseline": baseline,
@@ -128,8 +127,8 @@ def record(
                     "wall_s": round(r.finished - r.started, 1),
                     "commit": r.git_commit,
                 }
-                for r in computing
-                if r.finished is not None
+                for r in store.runs()
+                if r.cells_computed and r.finished is not None
             ],
         },
         "command": " ".join(command),
