@@ -26,8 +26,11 @@ def _collect():
 def test_regenerate_script_runs_both_field_specs_then_collects():
     script, commands = regenerate_commands(FOLDER)
     assert set(commands) == {"run"}
-    runs = re.findall(r"opt-suite run ([a-z0-9-]+)", script)
+    (names,) = re.findall(r"^for spec in ([a-z0-9 -]+); do", script, flags=re.MULTILINE)
+    runs = names.split()
     assert runs == [s.spec for s in _collect().STUDIES]
+    # minatar-field starts from a copy of its parent's run, whose cells it shares
+    assert 'cp -r "$runs/minatar-breakout-controls" "$runs/minatar-field"' in script
     for name in runs:
         assert find_spec(name).is_file(), name
     assert "collect.py" in script
