@@ -15,7 +15,8 @@ are built on (they fix lambda1 = 0), and its ``sweep.md`` is copied beside it.
 Writes, next to this file, per study ``<spec>/``: the report's ``leaderboard.md``/``.json``,
 ``runs.json`` (every (method, seed, task) run's metrics), ``curves.png`` and
 ``curves_with_discovery.png``; then ``field.md`` and ``field.json`` (the field table) and
-``provenance.json`` (spec hashes, commit, versions, wall time of every run).
+``provenance.json`` (spec hashes, commit, versions, wall time of every run; ``/usr/bin/time``'s
+wall and CPU and the load around the last run, from ``RUNS_DIR/<spec>.timing``).
 
 What it computes itself: every entry's verdict against primitives and against offline-options by
 the suite's one rule (:func:`opt_suite.report.verdicts.entry_verdict`, described in
@@ -42,11 +43,17 @@ from typing import Any
 
 import numpy as np
 
+import opt_suite
 from opt_suite.report.baseline import load_baseline
 from opt_suite.report.leaderboard import improvement, rng_for
 from opt_suite.report.verdicts import design_of, runs_verdict, verdict_cell
 from opt_suite.run_view import RunView, run_provenance
 from opt_suite.verdict import familywise_statement
+
+# The results pages' shared code, docs/results/study_page.py, found through the checkout
+# opt_suite comes from: a copy of this folder elsewhere (the regeneration test's) runs too.
+sys.path.insert(0, str(Path(opt_suite.__file__).resolve().parents[1] / "docs" / "results"))
+import study_page  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 PRIMITIVES = "primitives"
@@ -427,6 +434,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     (HERE / "field.json").write_text(json.dumps(document, indent=1) + "\n")
     (HERE / "field.md").write_text(field_markdown(done, pending))
     provenance = {s["spec"]: run_provenance(args.runs_dir / s["spec"]) for s in done}
+    for spec, runs in provenance.items():
+        timing = args.runs_dir / f"{spec}.timing"
+        if timing.is_file() and runs:  # regenerate.sh's /usr/bin/time and the load around it
+            runs[-1]["timed"] = study_page.timed_run(timing.read_text())
     (HERE / "provenance.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
     print(f"collect.py: wrote {HERE}" + (f" ({len(pending)} pending)" if pending else ""))
     return 0
