@@ -157,6 +157,13 @@ def test_the_table_on_a_made_up_run(collect, tmp_path, monkeypatch):
     for claim in ("auc", "jump_start", "improvement"):
         assert f"{claim}_verdict_outcome" in csv_head
     assert "resamples" in csv_head and "scaled_pairs" in csv_head
+    # At a glance: the comparators some domain ran, each claim's outcome in the order
+    # auc / jump start / slope.
+    glance = (out / "summary.md").read_text()
+    assert "| domain | primitives | bc-option-never |" in glance
+    both = "inconclusive / inconclusive / inconclusive"
+    assert f"| CartPole (vector) | {both} | {both} |" in glance
+    assert "| MinAtar Asterix (image) | pending | pending |" in glance
 
 
 def test_a_domain_whose_references_refuse_pairs_names_them(collect, tmp_path):
