@@ -144,6 +144,8 @@ def main(runs_dir: Path, out: Path = HERE) -> int:
         if not (source / "runs.json").is_file():
             print(f"collect.py: {label}: no {source / 'runs.json'} yet: pending", file=sys.stderr)
             rows.append({"domain": label, "observations": kind, "verdict": "pending"})
+            # an earlier run's copies would make --tables-only judge a run this page does not show
+            shutil.rmtree(out / folder, ignore_errors=True)
             unfinished.append(unfinished_line(label, runs_dir / run))
             continue
         (out / folder).mkdir(exist_ok=True)
