@@ -11,7 +11,8 @@ Why compiled, in chunks: a step on four-rooms demonstrations is a few hundred ti
 forward-backward scans and their gradients); dispatched one by one from Python each step cost
 0.08 s (LOVE), so the README's 20,000 steps took half an hour. A chunk of :data:`CHUNK` steps is
 one XLA cluster (weights and Adam's moments are loop values, not variables), traced once per cell
-and run without Python between steps. Imports TensorFlow: import it inside ``discover``.
+and run without Python between steps. On frames the chunk is an ordinary TensorFlow graph
+instead (:func:`baselines.xla.xla_pays`). Imports TensorFlow: import it inside ``discover``.
 """
 
 from __future__ import annotations
@@ -184,7 +185,8 @@ def fit(
       step_noise: step i's extra inputs (a nest of float32 arrays, drawn in step order, e.g.
         its Gumbel noise); None: none.
       global_clipnorm: clip the gradients' global norm (None: no clipping).
-      jit_compile: compile the chunk with XLA (False: an ordinary TensorFlow graph).
+      jit_compile: compile the chunk with XLA (False: an ordinary TensorFlow graph). The callers
+        pass :func:`baselines.xla.xla_pays` of their inputs: not on frames.
 
     Raises:
       FloatingPointError: the loss or a gradient is not finite at some step (no weight is read;

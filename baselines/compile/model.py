@@ -43,6 +43,7 @@ from baselines.skill_networks import (
     skill_outputs,
     unstack_skills,
 )
+from baselines.xla import xla_pays
 from opt_suite.option_networks.networks import forward, glorot_uniform, init_weights
 
 __all__ = ["train_compile", "poisson_log_prior"]
@@ -264,6 +265,7 @@ def train_compile(
         params.iterations,
         params.learning_rate,
         step_noise=noise,
+        jit_compile=xla_pays(inputs.frames),
     )
     zeros_b, zeros_z = tf.zeros((n, b, width)), tf.zeros((n, b, count))
     samples = _read(weights, batch, zeros_b, zeros_z, params)

@@ -30,6 +30,7 @@ TensorFlow graph's dispatched ops (``benchmarks/bench_field.py``).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numba
@@ -43,6 +44,7 @@ from baselines.laplacian_options.table_network import (
     is_table_network,
     layout_of,
 )
+from baselines.xla import xla_pays
 from opt_suite._tf import tensorflow
 
 __all__ = ["allo_loss", "allo_table_step", "allo_table_steps", "train_allo"]
@@ -251,8 +253,9 @@ def _train_graph(
     data, data_next = stored(states), stored(next_states)
 
     # XLA: a step on four rooms is a few dozen small ops; as one cluster the 10 000 default
-    # steps took 12.6 s against 16.9 s as a TensorFlow graph (loaded 2-core machine).
-    @tf.function(jit_compile=True)
+    # steps took 12.6 s against 16.9 s as a TensorFlow graph (loaded 2-core machine). On frames
+    # (states [N, H, W, C]) XLA's convolutions are far slower than TensorFlow's (xla_pays).
+    @functools.partial(tf.function, jit_compile=xla_pays(frames=np.ndim(states) > 2))
     def run(picks: Any) -> tuple[Any, Any]:
         count = tf.shape(picks)[0]
         losses = tf.TensorArray(tf.float32, size=count)

@@ -40,6 +40,7 @@ from baselines.skill_networks import (
     skill_outputs,
     unstack_skills,
 )
+from baselines.xla import xla_pays
 from opt_suite.option_networks.networks import forward, init_policy
 
 __all__ = ["CURVES", "love_loss", "love_terms", "read_segments", "train_love"]
@@ -184,6 +185,7 @@ def train_love(
         params.iterations,
         params.learning_rate,
         global_clipnorm=params.grad_clip,
+        jit_compile=xla_pays(inputs.frames),
     )
     gamma, boundary = (t.numpy() for t in _posterior(weights, batch))
     boundaries, sequences = read_segments(gamma, boundary, inputs.demos.lengths)

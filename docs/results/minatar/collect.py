@@ -20,7 +20,8 @@ minatar-breakout-controls`` (a lambda1 sweep) and ``RUNS_DIR/minatar-asterix-con
   from the committed data without the runs;
 - ``experts.md``: each PPO expert's training returns (the train tasks' and, with ``references:
   measure``, the test tasks' reference experts);
-- ``provenance.json`` (here): spec hashes, commit, package versions, wall time of every run.
+- ``provenance.json`` (here): spec hashes, commit, package versions, wall time of every run
+  (and, from ``RUNS_DIR/<spec>.timing``, ``/usr/bin/time``'s wall and CPU and the load around it).
 
 It reads the runs' files and stores and computes nothing the report does not, except the
 pairwise comparisons (the report's statistics, applied to pairs other than the baseline).
@@ -36,10 +37,16 @@ from pathlib import Path
 
 import numpy as np
 
+import opt_suite
 from opt_suite.report import load_baseline
 from opt_suite.report.pairwise import comparison_markdown, comparison_rows
 from opt_suite.report.verdicts import load_references
 from opt_suite.run_view import run_provenance as runs_of  # one way to reopen a run
+
+# The results pages' shared code, docs/results/study_page.py, found through the checkout
+# opt_suite comes from: a copy of this folder elsewhere (the regeneration test's) runs too.
+sys.path.insert(0, str(Path(opt_suite.__file__).resolve().parents[1] / "docs" / "results"))
+import study_page  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 #: page folder -> the run directory's name under RUNS_DIR
@@ -79,6 +86,9 @@ def main(runs_dir: Path, games: list[str]) -> int:
         _copy_reports(run, out)
         (out / "experts.md").write_text(experts_table(run))
         provenance[name] = runs_of(run)
+        timing = runs_dir / f"{name}.timing"
+        if timing.is_file():  # regenerate.sh's /usr/bin/time wall and CPU, the load around it
+            provenance[name][-1]["timed"] = study_page.timed_run(timing.read_text())
     provenance_file.write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
     write_tables()
     print(f"collect.py: wrote {HERE}")

@@ -13,8 +13,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 runs=${1:-results}
 mkdir -p "$runs"
 
-opt-suite run minatar-breakout-controls --out "$runs/minatar-breakout-controls" --workers 2 --quiet
-opt-suite run minatar-asterix-controls --out "$runs/minatar-asterix-controls" --workers 2 --quiet
+# Each run's wall and CPU time beside the machine's load at its start and end, appended to
+# RUNS_DIR/<spec>.timing (the gymnasium page's cost table quotes them).
+for spec in minatar-asterix-controls minatar-breakout-controls; do
+  echo "start $(date -u +%T) $(uptime)" >> "$runs/$spec.timing"
+  /usr/bin/time -a -o "$runs/$spec.timing" -f "time wall_s %e user_s %U sys_s %S" \
+    opt-suite run "$spec" --out "$runs/$spec" --workers 2 --quiet
+  echo "end $(date -u +%T) $(uptime)" >> "$runs/$spec.timing"
+done
 
 # Every variant's kept options, drawn on test task 0 of seed 0 (strips of frames from a state
 # inside a demonstration), and the learner's use of every option set (share of decisions and of
