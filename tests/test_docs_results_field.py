@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -26,8 +27,11 @@ def _collect():
 def test_regenerate_script_runs_both_field_specs_then_collects():
     script, commands = regenerate_commands(FOLDER)
     assert set(commands) == {"run"}
-    runs = re.findall(r"opt-suite run ([a-z0-9-]+)", script)
+    (names,) = re.findall(r"^for spec in ([a-z0-9 -]+); do", script, flags=re.MULTILINE)
+    runs = names.split()
     assert runs == [s.spec for s in _collect().STUDIES]
+    # minatar-field starts from a copy of its parent's run, whose cells it shares
+    assert 'cp -r "$runs/minatar-breakout-controls" "$runs/minatar-field"' in script
     for name in runs:
         assert find_spec(name).is_file(), name
     assert "collect.py" in script
@@ -172,6 +176,31 @@ def test_a_missing_study_fails_unless_pending_is_allowed(tmp_path, capsys, monke
         "fourrooms-field",
         "minatar-field",
     ]
+
+
+def test_only_one_study_keeps_the_others_committed_rows(tmp_path, capsys, monkeypatch):
+    """--only SPEC: that study from RUNS_DIR, the other one as committed (its run may be gone)."""
+    collect = _collect()
+    out = tmp_path / "out"
+    out.mkdir()
+    committed = json.loads((FOLDER / "field.json").read_text())
+    committed_provenance = json.loads((FOLDER / "provenance.json").read_text())
+    (out / "field.json").write_text(json.dumps(committed))
+    shutil.copytree(FOLDER / "fourrooms-field", out / "fourrooms-field")  # its committed copies
+    shutil.copyfile(FOLDER / "provenance.json", out / "provenance.json")
+    monkeypatch.setattr(collect, "HERE", out)
+    with pytest.raises(SystemExit):
+        collect.main(["--only", "no-such-study", str(tmp_path / "runs")])
+    assert "is not a study" in capsys.readouterr().err
+    # minatar-field's run is missing here: it is pending, and four rooms' rows are the committed
+    assert collect.main(["--only", "minatar-field", "--pending-ok", str(tmp_path / "runs")]) == 0
+    written = json.loads((out / "field.json").read_text())
+    assert written["pending"] == ["minatar-field"]
+    (four_rooms,) = written["studies"]
+    assert four_rooms["spec"] == "fourrooms-field"
+    assert four_rooms["methods"].keys() == committed["studies"][0]["methods"].keys()
+    provenance = json.loads((out / "provenance.json").read_text())
+    assert provenance == {"fourrooms-field": committed_provenance["fourrooms-field"]}
 
 
 @pytest.mark.slow

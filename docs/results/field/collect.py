@@ -15,7 +15,8 @@ are built on (they fix lambda1 = 0), and its ``sweep.md`` is copied beside it.
 Writes, next to this file, per study ``<spec>/``: the report's ``leaderboard.md``/``.json``,
 ``runs.json`` (every (method, seed, task) run's metrics), ``curves.png`` and
 ``curves_with_discovery.png``; then ``field.md`` and ``field.json`` (the field table) and
-``provenance.json`` (spec hashes, commit, versions, wall time of every run).
+``provenance.json`` (spec hashes, commit, versions, wall time of every run; ``/usr/bin/time``'s
+wall and CPU and the load around the last run, from ``RUNS_DIR/<spec>.timing``).
 
 What it computes itself: every entry's verdict against primitives and against offline-options by
 the suite's one rule (:func:`opt_suite.report.verdicts.entry_verdict`, described in
@@ -42,11 +43,17 @@ from typing import Any
 
 import numpy as np
 
+import opt_suite
 from opt_suite.report.baseline import load_baseline
 from opt_suite.report.leaderboard import improvement, rng_for
 from opt_suite.report.verdicts import design_of, runs_verdict, verdict_cell
 from opt_suite.run_view import RunView, run_provenance
 from opt_suite.verdict import familywise_statement
+
+# The results pages' shared code, docs/results/study_page.py, found through the checkout
+# opt_suite comes from: a copy of this folder elsewhere (the regeneration test's) runs too.
+sys.path.insert(0, str(Path(opt_suite.__file__).resolve().parents[1] / "docs" / "results"))
+import study_page  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 PRIMITIVES = "primitives"
@@ -85,7 +92,8 @@ STUDIES = (
 
 VERDICT_RULE = (
     "The suite's one rule (docs/results-and-gate.md, Verdicts) on auc: better / worse when the"
-    " interval, which resamples seeds and then test tasks (crossed: the seeds share them), lies"
+    " interval, which resamples seeds and then test tasks (within each drawn seed where each seed"
+    " drew its own test tasks, one draw for all where the seeds share them), lies"
     " clear of no difference; equivalent when it lies within the spec's equivalence margin;"
     " otherwise inconclusive, with the smallest difference the design could have detected. On"
     " the normalised scale (IQM difference), every verdict of the page in one Bonferroni family."
@@ -403,6 +411,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="tabulate a run with failed or missing cells, its caveats in the table",
     )
     parser.add_argument(
+        "--only",
+        metavar="SPEC",
+        help="collect this study from RUNS_DIR and keep the other's committed copies here",
+    )
+    parser.add_argument(
         "--pending-ok",
         action="store_true",
         help="a study whose report is missing is written as pending instead of failing",
@@ -412,8 +425,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return verdicts_only()
     if args.runs_dir is None:
         parser.error("RUNS_DIR is needed (or --verdicts-only)")
-    done, pending = [], []
+    if args.only is not None and args.only not in {s.spec for s in STUDIES}:
+        parser.error(f"--only: {args.only!r} is not a study ({', '.join(s.spec for s in STUDIES)})")
+    # --only: the other studies as committed here (their runs need not be in RUNS_DIR)
+    kept = [] if args.only is None else _committed_studies(exclude=args.only)
+    done, pending = list(kept), []
     for study in STUDIES:
+        if any(row["spec"] == study.spec for row in kept):
+            continue
         try:
             done.append(study_rows(study, args.runs_dir, HERE / study.spec, args.allow_incomplete))
         except CollectError as exc:
@@ -422,14 +441,39 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 2
             print(f"collect.py: {study.spec} is PENDING ({exc})", file=sys.stderr)
             pending.append(study)
+    done.sort(key=lambda row: [s.spec for s in STUDIES].index(row["spec"]))
     decide(done, HERE)
     document = {"verdict_rule": VERDICT_RULE, "studies": done, "pending": [s.spec for s in pending]}
     (HERE / "field.json").write_text(json.dumps(document, indent=1) + "\n")
     (HERE / "field.md").write_text(field_markdown(done, pending))
-    provenance = {s["spec"]: run_provenance(args.runs_dir / s["spec"]) for s in done}
+    committed = HERE / "provenance.json"
+    old = json.loads(committed.read_text()) if kept and committed.is_file() else {}
+    lost = [row["spec"] for row in kept if row["spec"] not in old]
+    if lost:
+        print(
+            f"collect.py: --only keeps {lost[0]}, whose provenance {committed} lacks",
+            file=sys.stderr,
+        )
+        return 2
+    provenance = {
+        s["spec"]: old[s["spec"]] if s in kept else run_provenance(args.runs_dir / s["spec"])
+        for s in done
+    }
+    for spec, runs in provenance.items():
+        if any(row["spec"] == spec for row in kept):
+            continue
+        timing = args.runs_dir / f"{spec}.timing"
+        if timing.is_file() and runs:  # regenerate.sh's /usr/bin/time and the load around it
+            runs[-1]["timed"] = study_page.timed_run(timing.read_text())
     (HERE / "provenance.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
     print(f"collect.py: wrote {HERE}" + (f" ({len(pending)} pending)" if pending else ""))
     return 0
+
+
+def _committed_studies(exclude: str) -> list[dict[str, Any]]:
+    """The studies of the committed ``field.json`` but ``exclude`` (``--only``'s others)."""
+    document = json.loads((HERE / "field.json").read_text())
+    return [row for row in document["studies"] if row["spec"] != exclude]
 
 
 def verdicts_only() -> int:
