@@ -14,7 +14,6 @@ Measured figures: docs/performance.md (not copied here).
 
 from __future__ import annotations
 
-import functools
 import time
 
 import numpy as np
@@ -54,9 +53,9 @@ def _train(inputs, jit_compile: bool, seed: int) -> None:
     from baselines.love import LoveParams
     from baselines.love import model as love_model
 
-    fit = functools.partial(skill_networks.fit, jit_compile=jit_compile)
+    # train_love passes its own jit_compile (baselines.xla.xla_pays): this one overrides it
     real = love_model.fit
-    love_model.fit = lambda *a, **k: fit(*a, **{**k, "jit_compile": jit_compile})
+    love_model.fit = lambda *a, **k: skill_networks.fit(*a, **{**k, "jit_compile": jit_compile})
     try:
         params = LoveParams(features="frames", iterations=STEPS)
         love_model.train_love(inputs, params, np.random.SeedSequence(seed))

@@ -111,7 +111,7 @@ def test_the_table_on_a_made_up_run(collect, tmp_path, monkeypatch):
         tmp_path / "runs" / "gymnasium-cartpole",
         {"offline-options": mid, "primitives": low, "bc-option-never": high},
     )
-    monkeypatch.setattr(collect, "run_provenance", lambda directory: [])
+    monkeypatch.setattr(collect.study_page, "timed_provenance", lambda runs_dir, spec: [])
     out = tmp_path / "out"
     out.mkdir()
     assert collect.main(tmp_path / "runs", out) == 0

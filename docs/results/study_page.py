@@ -137,15 +137,25 @@ def _write_provenance(runs_dir: Path, spec: str, here: Path, timings: Path | Non
     Returns the seeds of the store's last run.
     """
     run = runs_dir / spec
-    provenance = run_provenance(run)
-    timing = runs_dir / f"{spec}.timing"
-    if timing.is_file():
-        provenance[-1]["timed"] = timed_run(timing.read_text())
+    provenance = timed_provenance(runs_dir, spec)
     measured = None if timings is None else measurement_of(timings / f"{spec}.json", run)
     if measured is not None:
         provenance[-1]["measured"] = measured
     write_json(here / "provenance.json", provenance)
     return cast(list[int], provenance[-1]["seeds"])  # the store's list of the run's seeds
+
+
+def timed_provenance(runs_dir: Path, spec: str) -> list[dict[str, Any]]:
+    """``run_provenance`` of ``runs_dir/spec``, its last run with ``timed`` when timed.
+
+    ``timed`` (:func:`timed_run`) comes from ``runs_dir/<spec>.timing``, which the pages'
+    ``regenerate.sh`` append to around every run (``/usr/bin/time`` and the load).
+    """
+    provenance = run_provenance(runs_dir / spec)
+    timing = runs_dir / f"{spec}.timing"
+    if timing.is_file() and provenance:
+        provenance[-1]["timed"] = timed_run(timing.read_text())
+    return provenance
 
 
 def timed_run(timing: str) -> dict[str, dict[str, float]]:

@@ -47,7 +47,7 @@ import opt_suite
 from opt_suite.report.baseline import load_baseline
 from opt_suite.report.leaderboard import improvement, rng_for
 from opt_suite.report.verdicts import design_of, runs_verdict, verdict_cell
-from opt_suite.run_view import RunView, run_provenance
+from opt_suite.run_view import RunView
 from opt_suite.verdict import familywise_statement
 
 # The results pages' shared code, docs/results/study_page.py, found through the checkout
@@ -455,16 +455,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    kept_specs = {row["spec"] for row in kept}
     provenance = {
-        s["spec"]: old[s["spec"]] if s in kept else run_provenance(args.runs_dir / s["spec"])
+        s["spec"]: old[s["spec"]]
+        if s["spec"] in kept_specs
+        else study_page.timed_provenance(args.runs_dir, s["spec"])
         for s in done
     }
-    for spec, runs in provenance.items():
-        if any(row["spec"] == spec for row in kept):
-            continue
-        timing = args.runs_dir / f"{spec}.timing"
-        if timing.is_file() and runs:  # regenerate.sh's /usr/bin/time and the load around it
-            runs[-1]["timed"] = study_page.timed_run(timing.read_text())
     (HERE / "provenance.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
     print(f"collect.py: wrote {HERE}" + (f" ({len(pending)} pending)" if pending else ""))
     return 0

@@ -60,7 +60,6 @@ from opt_suite.report.normalise import (
     pairs_remaining,
 )
 from opt_suite.report.verdicts import design_of, load_references, runs_verdict, verdict_cell
-from opt_suite.run_view import run_provenance
 from opt_suite.store import DB_NAME, ResultsStore
 from opt_suite.verdict import OUTCOMES, familywise_statement, interval_confidence
 
@@ -155,17 +154,11 @@ def main(runs_dir: Path, out: Path = HERE) -> int:
         rows += domain_rows(label, kind, out / folder / "runs.json")
         notes += reference_notes(label, out / folder / "runs.json")
         diagnostics += diagnostic_lines(label, out / folder / "leaderboard.json")
-        provenance[folder] = run_provenance(runs_dir / run)
-        timing = runs_dir / f"{run}.timing"
-        if timing.is_file():  # /usr/bin/time's wall and CPU seconds, the load around the run
-            provenance[folder][-1]["timed"] = study_page.timed_run(timing.read_text())
+        provenance[folder] = study_page.timed_provenance(runs_dir, run)
         costs += cost_lines(label, provenance[folder], runs_dir / f"{run}.timing")
-    decide(rows)
-    (out / "verdict.md").write_text(verdict_table(rows, notes))
-    (out / "summary.md").write_text(summary_table(rows))
+    write_tables(out, rows, notes)
     (out / "cost.md").write_text(cost_table(costs, unfinished))
     (out / "diagnostics.md").write_text(diagnostics_table(diagnostics))
-    (out / "verdict.csv").write_text(verdict_csv(rows))
     (out / "provenance.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
     print(f"collect.py: wrote {out}")
     return 0
@@ -181,12 +174,17 @@ def tables_only(out: Path = HERE) -> int:
             notes += reference_notes(label, out / folder / "runs.json")
         else:
             rows.append({"domain": label, "observations": kind, "verdict": "pending"})
+    write_tables(out, rows, notes)
+    print(f"collect.py: wrote {out / 'verdict.md'} from the committed copies")
+    return 0
+
+
+def write_tables(out: Path, rows: list[dict[str, Any]], notes: list[str]) -> None:
+    """Decide every row's verdicts, then write the tables both entry points write."""
     decide(rows)
     (out / "verdict.md").write_text(verdict_table(rows, notes))
     (out / "summary.md").write_text(summary_table(rows))
     (out / "verdict.csv").write_text(verdict_csv(rows))
-    print(f"collect.py: wrote {out / 'verdict.md'} from the committed copies")
-    return 0
 
 
 def domain_rows(label: str, kind: str, runs_json: Path) -> list[dict[str, Any]]:

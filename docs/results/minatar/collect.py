@@ -41,7 +41,6 @@ import opt_suite
 from opt_suite.report import load_baseline
 from opt_suite.report.pairwise import comparison_markdown, comparison_rows
 from opt_suite.report.verdicts import load_references
-from opt_suite.run_view import run_provenance as runs_of  # one way to reopen a run
 
 # The results pages' shared code, docs/results/study_page.py, found through the checkout
 # opt_suite comes from: a copy of this folder elsewhere (the regeneration test's) runs too.
@@ -85,10 +84,7 @@ def main(runs_dir: Path, games: list[str]) -> int:
         out.mkdir(exist_ok=True)
         _copy_reports(run, out)
         (out / "experts.md").write_text(experts_table(run))
-        provenance[name] = runs_of(run)
-        timing = runs_dir / f"{name}.timing"
-        if timing.is_file():  # regenerate.sh's /usr/bin/time wall and CPU, the load around it
-            provenance[name][-1]["timed"] = study_page.timed_run(timing.read_text())
+        provenance[name] = study_page.timed_provenance(runs_dir, name)
     provenance_file.write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
     write_tables()
     print(f"collect.py: wrote {HERE}")
