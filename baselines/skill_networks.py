@@ -2,7 +2,7 @@
 
 Both CompILE and LOVE keep K skills, each an option network of the suite (``mu`` and ``beta``
 heads, :func:`opt_suite.option_networks.networks.init_option`). The K networks share one structure,
-so they are held stacked ([K, ...] per weight) and evaluated in one vectorised call: the traced
+so they are held stacked ([K, ...] per weight) and evaluated in one mapped call: the traced
 graph holds one network, not K (tracing dominates a short run). :func:`fit` is the one training
 loop: the package's Adam (:mod:`opt_suite.objective.adam`) on every weight, one full-batch step
 per iteration, a non-finite loss or gradient stopping the run with the iteration named.
@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from baselines.xla import bucketed, xla_pays
 from opt_suite.objective.adam import adam_ascent_all, zero_moments
-from opt_suite.option_networks.conv import is_conv
 from opt_suite.option_networks.networks import forward, init_option
 
-__all__ = ["demo_tensors", "fit", "init_skills", "skill_outputs", "unstack_skills"]
+__all__ = ["demo_tensors", "fit", "init_skills", "padded", "skill_outputs", "unstack_skills"]
 
 
 def demo_tensors(inputs: Any) -> dict[str, tf.Tensor]:
@@ -36,18 +36,42 @@ def demo_tensors(inputs: Any) -> dict[str, tf.Tensor]:
 
     ``states`` int32 [U], ``coords`` (the U states' inputs, absent for one-hot input),
     ``positions`` int32 [B, T+1], ``actions`` int32 [B, T], ``lengths`` int32 [B].
+
+    For an XLA fit (feature inputs, :func:`baselines.xla.xla_pays`) T and U are padded to
+    :func:`baselines.xla.bucketed` sizes, so that most seeds share a compiled fit: the extra steps
+    lie past every demonstration's length (masked, as a shorter demonstration's are), the extra
+    states repeat the last one and no position points at them.
     """
     states, coords = inputs.state_input()
     demos = inputs.demos
+    positions, actions = demos.positions, demos.actions
+    if xla_pays(inputs.frames):
+        steps, count = bucketed(actions.shape[1]), bucketed(len(states))
+        positions = padded(positions, steps + 1, axis=1)
+        actions = padded(actions, steps, axis=1)
+        states = padded(states, count, axis=0, mode="edge")
+        if coords is not None:
+            coords = padded(coords, count, axis=0, mode="edge")
     batch = {
         "states": tf.constant(states, tf.int32),
-        "positions": tf.constant(demos.positions, tf.int32),
-        "actions": tf.constant(demos.actions, tf.int32),
+        "positions": tf.constant(positions, tf.int32),
+        "actions": tf.constant(actions, tf.int32),
         "lengths": tf.constant(demos.lengths, tf.int32),
     }
     if coords is not None:
         batch["coords"] = tf.constant(coords)
     return batch
+
+
+def padded(
+    array: np.ndarray, length: int, *, axis: int, mode: str = "constant", value: float = 0
+) -> np.ndarray:
+    """``array`` extended along ``axis`` to ``length`` entries (``mode="edge"``: the last one's)."""
+    widths = [(0, 0)] * array.ndim
+    widths[axis] = (0, length - array.shape[axis])
+    if mode == "edge":
+        return np.pad(array, widths, mode="edge")
+    return np.pad(array, widths, constant_values=value)
 
 
 def init_skills(
@@ -67,18 +91,20 @@ def init_skills(
 def skill_outputs(
     stacked: Any, states: tf.Tensor, coords: tf.Tensor | None
 ) -> tuple[tf.Tensor, tf.Tensor]:
-    """(action logits [U, K, A], termination logits [U, K]) of the K skills on U states."""
-    if is_conv(stacked):
-        # pfor has no batched-filter convolution and falls back to a while loop whose
-        # TensorArrays XLA cannot size; map_fn's loop has a static count (K) that XLA compiles.
-        spec = tf.TensorSpec(None, tf.float32)
-        out = tf.map_fn(
-            lambda w: forward(w, states, coords),
-            stacked,
-            fn_output_signature={"mu": spec, "beta": spec},
-        )
-    else:
-        out = tf.vectorized_map(lambda w: forward(w, states, coords), stacked)
+    """(action logits [U, K, A], termination logits [U, K]) of the K skills on U states.
+
+    One ``map_fn`` over the stacked networks: its loop has a static count (K) that XLA compiles,
+    and the traced graph holds one network, not K. Not ``tf.vectorized_map``: pfor made the
+    states' coords a compile-time constant of the XLA cluster, so every seed's demonstrated
+    states (other coords, same shapes) compiled the whole fit again, 5 s of CompILE's 6 s per
+    seed on four rooms. (pfor also has no batched-filter convolution.)
+    """
+    spec = tf.TensorSpec(None, tf.float32)
+    out = tf.map_fn(
+        lambda w: forward(w, states, coords),
+        stacked,
+        fn_output_signature={"mu": spec, "beta": spec},
+    )
     return tf.transpose(out["mu"], [1, 0, 2]), tf.transpose(out["beta"][..., 0])
 
 

@@ -180,7 +180,7 @@ def test_the_compiled_loss_and_segmentation_are_the_eager_ones():
     weights = init_compile(inputs, params, np.random.SeedSequence(7))
     batch = _batch(inputs, params.prior_rate)
     n, b = params.num_segments, len(inputs.demos.lengths)
-    width = inputs.demos.positions.shape[1]
+    width = int(batch["positions"].shape[1])  # padded to a bucket (demo_tensors)
     rng = np.random.default_rng(3)
     noise_b = tf.constant(rng.gumbel(size=(n, b, width)).astype(np.float32))
     noise_z = tf.constant(rng.gumbel(size=(n, b, params.latent_dim)).astype(np.float32))

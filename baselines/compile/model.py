@@ -40,6 +40,7 @@ from baselines.skill_networks import (
     demo_tensors,
     fit,
     init_skills,
+    padded,
     skill_outputs,
     unstack_skills,
 )
@@ -153,7 +154,7 @@ def compile_loss(
     inside = tf.cast(index <= lengths[:, None], tf.float32)  # positions 0..T
     acted = tf.cast(index < lengths[:, None], tf.float32)  # positions with an action
     # Every option's action logits and termination at every position: [B, T+1, K, A], [B, T+1, K].
-    # The K networks share one structure: one vectorised call traces ``forward`` once, not K times.
+    # The K networks share one structure: one mapped call traces ``forward`` once, not K times.
     mu_logits, beta_logits = skill_outputs(weights["options"], batch["states"], coords)
     logits_all = tf.gather(mu_logits, positions)
     beta_logit = tf.gather(beta_logits, positions)
@@ -221,15 +222,22 @@ def compile_loss(
 
 
 def _batch(inputs: SegmentInputs, prior_rate: float) -> dict[str, tf.Tensor]:
-    """The demonstrations with actions [B, T+1] (end of sequence and padding: A) and the prior."""
+    """The demonstrations with actions [B, T+1] (end of sequence and padding: A) and the prior.
+
+    The prior is normalised over the demonstrations' own T+1 positions, as the authors' over
+    their batch. Positions padded past them (:func:`demo_tensors`) carry the Poisson's finite
+    tail values but a boundary probability of exactly 0, so they add 0 to the KL and its gradient.
+    """
     demos = inputs.demos
-    lengths = demos.lengths
-    actions = np.full(demos.positions.shape, inputs.num_actions, np.int32)
-    steps = np.arange(demos.actions.shape[1])[None, :] < lengths[:, None]
-    actions[:, :-1] = np.where(steps, demos.actions, inputs.num_actions)
-    log_prior = poisson_log_prior(demos.positions.shape[1], prior_rate)
+    tensors = demo_tensors(inputs)
+    width, steps = int(tensors["positions"].shape[1]), demos.actions.shape[1]
+    actions = np.full((len(demos.lengths), width), inputs.num_actions, np.int32)
+    acted = np.arange(steps)[None, :] < demos.lengths[:, None]
+    actions[:, :steps] = np.where(acted, demos.actions, inputs.num_actions)
+    log_prior = poisson_log_prior(width, prior_rate)
+    log_prior -= np.logaddexp.reduce(log_prior[: steps + 1])
     return {
-        **demo_tensors(inputs),
+        **tensors,
         "actions": tf.constant(actions, tf.int32),
         "log_prior": tf.constant(log_prior, tf.float32),
     }
@@ -245,14 +253,16 @@ def train_compile(
     Raises:
       FloatingPointError: the loss or a gradient turns non-finite (naming the iteration).
     """
-    width = inputs.demos.positions.shape[1]
     n, b, count = params.num_segments, len(inputs.demos.lengths), params.latent_dim
     init_seed, noise_seed = seed.spawn(2)
     batch = _batch(inputs, params.prior_rate)
+    # The noise is drawn for the demonstrations' own T+1 positions (the draws do not depend on the
+    # padding) and is 0 on the padded ones, where no boundary can fall.
+    width, drawn = int(batch["positions"].shape[1]), inputs.demos.positions.shape[1]
     rng = np.random.default_rng(noise_seed)
 
     def noise(_: int) -> tuple[np.ndarray, np.ndarray]:
-        gumbel_b = _gumbel(rng, (n, b, width))
+        gumbel_b = padded(_gumbel(rng, (n, b, drawn)), width, axis=2)
         return gumbel_b, _gumbel(rng, (n, b, count))
 
     initial = init_compile(inputs, params, init_seed)
