@@ -87,7 +87,10 @@ GATES = {
     "power": Gate(
         "ci/gate-power.yaml", "ci/baseline-gate-power.json", ("--unit", "seed"), in_ci=True
     ),
-    "field": Gate("ci/gate-field.yaml", "ci/baseline-gate-field.json", in_ci=True),
+    # The field's methods and the cloning controls: 10 run seeds against a pool, as .ci/run does.
+    "field": Gate(
+        "ci/gate-field.yaml", "ci/baseline-gate-field.json", ("--unit", "pool"), in_ci=True
+    ),
     # Algorithm 1's objective guarded: offline-options at lambda2 = 1, where its results depend
     # on Ĵ's terms, compared as .ci/run does.
     "objective": Gate(

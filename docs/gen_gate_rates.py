@@ -4,8 +4,8 @@ Every false-alarm rate and power the docs quote for a gate comes from a file in
 ``docs/gate-rates/``, one per gate spec, written by this script from a fresh run of that spec
 (seeds its baseline does not have) and ``opt-suite gate-rates --json`` on it — never typed by hand:
 
-    opt-suite run ci/gate-field.yaml --seeds 2-41 --out runs/fresh-field      # 20 reruns of 2 seeds
-    python docs/gen_gate_rates.py --record ci/gate-field.yaml runs/fresh-field  # measure, render
+    opt-suite run ci/gate-field.yaml --seeds 200-399 --out runs/fresh-field   # 20 reruns of 10
+    python docs/gen_gate_rates.py --record ci/gate-field.yaml runs/fresh-field --unit pool
     python docs/gen_gate_rates.py --record ci/gate-power.yaml runs/fresh-power --unit seed
     python docs/gen_gate_rates.py                                              # render only
     python docs/gen_gate_rates.py --check                                      # exit 1 when stale
