@@ -226,6 +226,15 @@ MUTATIONS: tuple[Mutation, ...] = (
         "    return np.where(done, option_return, option_return + 0.9 * discount * next_value)",
         "field",
     ),
+    Mutation(
+        "segment-fit-ascends",
+        "LOVE's and CompILE's full-batch fit steps up their loss, not down (a sign flip in the "
+        "gradient), on the field gate",
+        "baselines/skill_networks.py",
+        "flat, {k: -g for k, g in grads.items()}, moments",
+        "flat, {k: g for k, g in grads.items()}, moments",
+        "field",
+    ),
     control("gymnasium"),
     control("pixels"),
     control("field"),

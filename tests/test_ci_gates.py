@@ -24,7 +24,7 @@ GATE_SPECS = sorted((ROOT / "ci").glob("gate-*.yaml"))
 SEED_UNIT = {"gate-power", "gate-objective"}
 #: Gate specs whose baseline is a pool of many seeds, compared with the run's seeds unpaired
 #: (`compare --unit pool`): a CI run of `evaluation.seeds` seeds against the pool's other seeds.
-POOL_UNIT = {"gate-gymnasium", "gate-pixels"}
+POOL_UNIT = {"gate-field", "gate-gymnasium", "gate-pixels"}
 #: Gate specs whose false-alarm rate was measured within alpha over >= 20 reruns under fresh seeds
 #: (docs/gate-rates.md, from the records docs/gen_gate_rates.py writes): only those may run in
 #: .ci/run, and each of those must (the test below checks the record).

@@ -298,6 +298,7 @@ def test_each_distinct_bug_is_one_group_named_by_its_base_name():
         "demos-shuffled",
         "bootstrap-per-run",
         "ppo-advantage-sign",
+        "segment-fit-ascends",
     ]
     assert [m.name for m in groups["jhat-no-termination-term"]] == [
         "jhat-no-termination-term",
