@@ -261,15 +261,30 @@ def per_task_probability_of_improvement(scores_x: np.ndarray, scores_y: np.ndarr
     The Mann-Whitney U statistic of X against Y divided by ``runs_x * runs_y``, one per task:
     ``[..., tasks]`` (:func:`probability_of_improvement` is its mean over tasks).
 
+    Computed from ranks, not by comparing every pair: U is the sum of X's midranks among all
+    runs minus ``runs_x (runs_x + 1) / 2``, a sum of halves, exact in float64 as the pairs' count
+    of wins and half-ties is, so both give the same bits. Every pair cost a 200-seed baseline's
+    export over 8 minutes (``runs_x * runs_y`` per task, per bootstrap resample). With a NaN
+    (no order) the pairs are compared as before: a NaN neither beats nor ties anything.
+
     Args:
         scores_x: ``[..., runs_x, tasks]``.
         scores_y: ``[..., runs_y, tasks]``, same tasks; leading axes broadcast with ``scores_x``'s.
     """
-    x = np.asarray(scores_x, dtype=np.float64)[..., :, None, :]
-    y = np.asarray(scores_y, dtype=np.float64)[..., None, :, :]
+    x = np.asarray(scores_x, dtype=np.float64)
+    y = np.asarray(scores_y, dtype=np.float64)
     if x.shape[-1] != y.shape[-1]:
         raise ValueError(f"X and Y must have the same tasks, got {x.shape[-1]} and {y.shape[-1]}")
-    return np.mean((x > y) + 0.5 * (x == y), axis=(-3, -2))
+    if np.isnan(x).any() or np.isnan(y).any():
+        pairs_x, pairs_y = x[..., :, None, :], y[..., None, :, :]
+        return np.mean((pairs_x > pairs_y) + 0.5 * (pairs_x == pairs_y), axis=(-3, -2))
+    lead = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+    n, m = x.shape[-2], y.shape[-2]
+    x = np.broadcast_to(x, (*lead, n, x.shape[-1]))
+    y = np.broadcast_to(y, (*lead, m, y.shape[-1]))
+    ranks = scipy.stats.rankdata(np.concatenate([x, y], axis=-2), method="average", axis=-2)
+    wins = np.sum(ranks[..., :n, :], axis=-2) - n * (n + 1) / 2
+    return wins / float(n * m)
 
 
 def probability_of_improvement(scores_x: np.ndarray, scores_y: np.ndarray) -> np.ndarray:
