@@ -49,6 +49,26 @@ class TestPointEstimates:
         x = rng().normal(size=(4, 3))
         assert stats.probability_of_improvement(x, x) == pytest.approx(0.5)
 
+    @pytest.mark.parametrize("ties", [False, True], ids=["continuous", "ties"])
+    def test_per_task_probability_of_improvement_is_every_pairs_count_to_the_bit(self, ties):
+        # The ranks (Mann-Whitney U) give the pairwise definition's bits, leading axes broadcast,
+        # ties counted half; a NaN keeps the pairwise rule (it beats and ties nothing).
+        draw = rng()
+        for lead_x, lead_y, n, m in [((), (), 5, 7), ((3,), (), 4, 9), ((2, 3), (3,), 6, 1)]:
+            if ties:
+                x = draw.integers(0, 4, (*lead_x, n, 5)).astype(float)
+                y = draw.integers(0, 4, (*lead_y, m, 5)).astype(float)
+            else:
+                x, y = draw.normal(size=(*lead_x, n, 5)), draw.normal(size=(*lead_y, m, 5))
+            pairs_x, pairs_y = x[..., :, None, :], y[..., None, :, :]
+            every_pair = np.mean((pairs_x > pairs_y) + 0.5 * (pairs_x == pairs_y), axis=(-3, -2))
+            got = stats.per_task_probability_of_improvement(x, y)
+            assert got.shape == every_pair.shape
+            assert np.array_equal(got, every_pair)
+        x = np.array([[np.nan, 1.0], [2.0, 1.0]])
+        y = np.array([[1.0, 1.0]])
+        np.testing.assert_array_equal(stats.per_task_probability_of_improvement(x, y), [0.5, 0.5])
+
     def test_probability_of_improvement_needs_the_same_tasks(self):
         with pytest.raises(ValueError, match="same tasks"):
             stats.probability_of_improvement(np.zeros((2, 3)), np.zeros((2, 4)))
