@@ -43,7 +43,8 @@ def _context(seed: int):
     family_cls = registry.load(registry.FAMILIES, "fourrooms")
     family = family_cls(family_cls.Params())
     train, _ = family.make_tasks(family_cls.Variation(), (), count=12, train=6, test=6, seed=seed)
-    demos = collect_demonstrations(family, train, DemonstrationsSpec(), np.random.SeedSequence(seed))
+    draw = np.random.SeedSequence(seed)
+    demos = collect_demonstrations(family, train, DemonstrationsSpec(), draw)
     return DiscoveryContext(
         family=family,
         train_tasks=tuple(train),
