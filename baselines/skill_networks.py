@@ -49,9 +49,9 @@ def demo_tensors(inputs: Any) -> dict[str, tf.Tensor]:
         steps, count = bucketed(actions.shape[1]), bucketed(len(states))
         positions = padded(positions, steps + 1, axis=1)
         actions = padded(actions, steps, axis=1)
-        states = padded(states, count, axis=0, mode="edge")
+        states = padded(states, count, axis=0, edge=True)
         if coords is not None:
-            coords = padded(coords, count, axis=0, mode="edge")
+            coords = padded(coords, count, axis=0, edge=True)
     batch = {
         "states": tf.constant(states, tf.int32),
         "positions": tf.constant(positions, tf.int32),
@@ -63,15 +63,11 @@ def demo_tensors(inputs: Any) -> dict[str, tf.Tensor]:
     return batch
 
 
-def padded(
-    array: np.ndarray, length: int, *, axis: int, mode: str = "constant", value: float = 0
-) -> np.ndarray:
-    """``array`` extended along ``axis`` to ``length`` entries (``mode="edge"``: the last one's)."""
+def padded(array: np.ndarray, length: int, *, axis: int, edge: bool = False) -> np.ndarray:
+    """``array`` extended along ``axis`` to ``length`` entries: zeros (``edge``: the last one's)."""
     widths = [(0, 0)] * array.ndim
     widths[axis] = (0, length - array.shape[axis])
-    if mode == "edge":
-        return np.pad(array, widths, mode="edge")
-    return np.pad(array, widths, constant_values=value)
+    return np.pad(array, widths, mode="edge" if edge else "constant")
 
 
 def init_skills(
@@ -259,7 +255,4 @@ def _chunk_noise(step_noise: Callable[[int], Any] | None, first: int, count: int
         return ()
     draws = [step_noise(first + i) for i in range(count)]
     stacked = tf.nest.map_structure(lambda *xs: np.stack(xs), *draws)
-    return tf.nest.map_structure(
-        lambda x: tf.constant(np.concatenate([x, np.zeros((size - count, *x.shape[1:]), x.dtype)])),
-        stacked,
-    )
+    return tf.nest.map_structure(lambda x: tf.constant(padded(x, size, axis=0)), stacked)
