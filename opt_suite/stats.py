@@ -42,6 +42,7 @@ import numpy as np
 import scipy.stats
 
 __all__ = [
+    "every_pair_probability_of_improvement",
     "holm",
     "iqm",
     "mean",
@@ -276,8 +277,7 @@ def per_task_probability_of_improvement(scores_x: np.ndarray, scores_y: np.ndarr
     if x.shape[-1] != y.shape[-1]:
         raise ValueError(f"X and Y must have the same tasks, got {x.shape[-1]} and {y.shape[-1]}")
     if np.isnan(x).any() or np.isnan(y).any():
-        pairs_x, pairs_y = x[..., :, None, :], y[..., None, :, :]
-        return np.mean((pairs_x > pairs_y) + 0.5 * (pairs_x == pairs_y), axis=(-3, -2))
+        return every_pair_probability_of_improvement(x, y)
     lead = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
     n, m = x.shape[-2], y.shape[-2]
     x = np.broadcast_to(x, (*lead, n, x.shape[-1]))
@@ -285,6 +285,17 @@ def per_task_probability_of_improvement(scores_x: np.ndarray, scores_y: np.ndarr
     ranks = scipy.stats.rankdata(np.concatenate([x, y], axis=-2), method="average", axis=-2)
     wins = np.sum(ranks[..., :n, :], axis=-2) - n * (n + 1) / 2
     return wins / float(n * m)
+
+
+def every_pair_probability_of_improvement(scores_x: np.ndarray, scores_y: np.ndarray) -> np.ndarray:
+    """:func:`per_task_probability_of_improvement` by its definition: every pair of runs compared.
+
+    ``runs_x * runs_y`` comparisons per task: the ranks' reference (tests, benchmark) and the rule
+    where a NaN leaves no order.
+    """
+    x = np.asarray(scores_x, dtype=np.float64)[..., :, None, :]
+    y = np.asarray(scores_y, dtype=np.float64)[..., None, :, :]
+    return np.mean((x > y) + 0.5 * (x == y), axis=(-3, -2))
 
 
 def probability_of_improvement(scores_x: np.ndarray, scores_y: np.ndarray) -> np.ndarray:

@@ -60,8 +60,7 @@ class TestPointEstimates:
                 y = draw.integers(0, 4, (*lead_y, m, 5)).astype(float)
             else:
                 x, y = draw.normal(size=(*lead_x, n, 5)), draw.normal(size=(*lead_y, m, 5))
-            pairs_x, pairs_y = x[..., :, None, :], y[..., None, :, :]
-            every_pair = np.mean((pairs_x > pairs_y) + 0.5 * (pairs_x == pairs_y), axis=(-3, -2))
+            every_pair = stats.every_pair_probability_of_improvement(x, y)
             got = stats.per_task_probability_of_improvement(x, y)
             assert got.shape == every_pair.shape
             assert np.array_equal(got, every_pair)
